@@ -7,6 +7,7 @@ import mmap
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -103,6 +104,35 @@ def default_signals() -> None:
     KeyboardInterrupt), so the child sets both to their defaults itself."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def fio_server_here():
+    """`fio --server` on 127.0.0.1 and a free port, started as a user starts it (iolab reuses it)."""
+    from iolab.engines.hosts import answers
+
+    port = free_port()
+    proc = subprocess.Popen(
+        ["fio", f"--server=ip:127.0.0.1,{port}"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        preexec_fn=default_signals,
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while not answers("127.0.0.1", port, timeout=0.2):
+            assert proc.poll() is None and time.monotonic() < deadline, "fio --server did not start listening"
+            time.sleep(0.05)
+        yield port
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
 
 
 def iolab(*args: str, timeout: float = 900, env: dict | None = None) -> subprocess.CompletedProcess:

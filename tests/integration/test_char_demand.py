@@ -289,3 +289,41 @@ def test_a_ramp_that_ran_out_of_demands_takes_its_answer_from_the_bisection(tmp_
         assert met and answer == max(met) and len([d for d in shorts if d > answer]) >= 2, (answer, tried)
     assert "bisection, judged by demand-shortfall(tolerance=0.02, steps=2)" in shown, shown
     assert "bisection(tolerance" not in shown, shown
+
+
+def test_a_bisection_step_keeps_its_ramps_rule_as_stored_and_older_runs_records_read_the_same(tmp_path):
+    """A bisection step's decision keeps the ramp rule's record as it is, with the bisection's label
+    beside it. It stored the record renamed "bisection" (later with a `judged_by` naming the ramp's
+    rule), which `show`, the report and the key figures undid; runs stored so still read the same."""
+    runs = tmp_path / "runs"
+    sets = ("--set", "demand=2000,4000000", "--no-report", "--runs-dir", str(runs))
+    p = iolab("run", "latency-demand", "--target", SIM, "--quick", *sets)
+    assert p.returncode == 0, p.stdout + p.stderr
+    [run_dir] = [d for d in runs.iterdir() if d.is_dir()]
+    path = run_dir / "manifest.json"
+    m = json.loads(path.read_text())
+    # the ramp's rule as the plan stored it (its `describe` aside, which no decision stores)
+    ramps = {ph["name"]: ph["stop_rule"] for ph in m["plan"]["phases"] if ph.get("stop_rule")}
+    assert ramps["read ramp"] == ramps["write ramp"] and ramps["read ramp"]["name"] == "demand-shortfall"
+    ramp_rule = {k: v for k, v in ramps["read ramp"].items() if k != "describe"}
+    halves = [d for d in m["decisions"] if ": bisection " in d["phase"]]
+    assert len(halves) == 6 and all(d["rule"] == ramp_rule and d["label"] == "bisection" for d in halves), halves
+
+    def shown() -> tuple[str, list, list]:
+        text = " ".join(iolab("show", str(run_dir)).stdout.split())
+        [record] = json.loads(iolab("show", str(run_dir), "--json").stdout)["runs"]
+        return text, record["decisions"], record["figures"]
+
+    now = shown()
+    assert "bisection, judged by demand-shortfall(tolerance=0.02, steps=2)" in now[0]
+    assert now[0].count("Bisection step, geometric mean of") == 6, now[0]
+    # as runs stored them before: renamed, and from 178c823 on with the ramp rule's name beside it
+    for judged_by in ({}, {"judged_by": "demand-shortfall"}):
+        old = [
+            {k: v for k, v in d.items() if k != "label"} | {"rule": {**d["rule"], "name": "bisection", **judged_by}}
+            if ": bisection " in d["phase"]
+            else d
+            for d in m["decisions"]
+        ]
+        path.write_text(json.dumps(m | {"decisions": old}, indent=2))
+        assert shown() == now, judged_by

@@ -25,6 +25,7 @@ COMMANDS = [
     "export",
     "info",
     "fio-job",
+    "plan",
     "watch",
     "check",
     "audit",

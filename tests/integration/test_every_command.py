@@ -45,6 +45,7 @@ LINES: dict[tuple[str, ...], tuple[str, bool]] = {
     ("power",): ("{cut} {d}/meter.csv", False),
     ("info",): (SIM, True),
     ("fio-job",): ("iops --quick -t file:{d}/never-created.img?size=16MiB", True),
+    ("plan",): ("pts --all --quick -t file:{d}/never-created.img?size=16MiB", True),
     ("watch",): ("{d}/runs --port 0", True),
     ("capture",): ("{loop} -d 3s -o {d}/capture.parquet", False),
     ("sim", "presets"): ("", True),

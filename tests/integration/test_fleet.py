@@ -395,6 +395,28 @@ def test_one_file_reached_by_two_names_is_refused_before_anything_runs(tmp_path)
         assert not (tmp_path / "runs" / "fleets").exists()
 
 
+def test_a_drive_behind_a_fio_server_of_this_machine_is_read_as_a_local_drive(scratch, fio_server_here):
+    """It said "identity not read (a host reached through fio only ...)": its path is this machine's,
+    which its run checks, claims and reads as a local run's. A hard link to it beside it is one drive."""
+    img = scratch / "h.img"
+    host = f'[[host]]\naddress = "127.0.0.1"\nport = {fio_server_here}\n'
+    f = scratch / "fleet.toml"
+    f.write_text(host + f'[[host.drive]]\ntarget = "file:{img}?size=16MiB"\nname = "h"\n')
+    r = iolab("run", "latency", *QUICK, "--fleet", str(f), "--runs-dir", str(scratch / "runs"))
+    assert r.returncode in (0, 7) and "Traceback" not in r.stderr, r.stdout + r.stderr
+    assert "identity not read" not in r.stdout, r.stdout
+    (row,) = json.loads((fleet_dir(r.stdout) / "report.json").read_text())["drives"]
+    assert row["state"] == "complete", row
+    m = json.loads((Path(row["run_dir"]) / "manifest.json").read_text())
+    assert m["target"]["identity"]["inode"] == img.stat().st_ino  # stored as a local run's
+    os.link(img, scratch / "link.img")
+    f.write_text(f'[[drive]]\ntarget = "file:{scratch}/link.img"\nname = "here"\n' + f.read_text())
+    r = iolab("run", "latency", *QUICK, "--fleet", str(f), "--runs-dir", str(scratch / "again"))
+    said = " ".join(r.stderr.split())
+    assert r.returncode == 2 and "drives 'here' and 'h' are one drive (file on this machine" in said, said
+    assert f"inode {img.stat().st_ino})" in said and not (scratch / "again").exists()
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root for network namespaces")
 def test_a_host_that_dies_mid_run_fails_its_own_drive_and_the_fleet_goes_on(scratch):
     runs = scratch / "runs"

@@ -6,48 +6,17 @@ not purged from here."""
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
-from iolab.engines.hosts import answers
 from iolab.store.runstore import RunStore
 
-from .conftest import default_signals, iolab
+from .conftest import free_port, iolab
 from .netns import fio_hosts
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (network namespaces)")
 QUICK = ("--quick", "--cell-time", "200ms", "--max-rounds", "1", "--no-report")
-
-
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture
-def fio_server_here():
-    """`fio --server` on 127.0.0.1 and a free port, started as a user starts it (iolab reuses it)."""
-    port = _port()
-    proc = subprocess.Popen(
-        ["fio", f"--server=ip:127.0.0.1,{port}"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        preexec_fn=default_signals,
-    )
-    try:
-        deadline = time.monotonic() + 10
-        while not answers("127.0.0.1", port, timeout=0.2):
-            assert proc.poll() is None and time.monotonic() < deadline, "fio --server did not start listening"
-            time.sleep(0.05)
-        yield port
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 def _run(runs: Path, target: str, hosts: str, *extra: str) -> RunStore:
@@ -98,7 +67,7 @@ def test_two_hosts_of_this_machine_writing_two_files_purge_both(scratch, fio_ser
     hosts = scratch / "hosts.toml"
     hosts.write_text(
         f'[[host]]\naddress = "127.0.0.1"\nport = {fio_server_here}\ntarget = "{scratch}/a.img"\n'
-        f'[[host]]\naddress = "127.0.0.2"\nport = {_port()}\ntarget = "{scratch}/b.img"\n'
+        f'[[host]]\naddress = "127.0.0.2"\nport = {free_port()}\ntarget = "{scratch}/b.img"\n'
     )
     r = iolab(
         "run",
@@ -120,7 +89,7 @@ def test_two_hosts_of_this_machine_writing_two_files_purge_both(scratch, fio_ser
 
 
 def test_a_fio_server_of_another_machine_is_still_not_purged(scratch):
-    port = _port()
+    port = free_port()
     with fio_hosts(1, port) as [(_, address)]:
         # its target cannot be checked from here: the test answers for it (its own scratch file)
         m = _run(
@@ -151,3 +120,9 @@ def test_resume_on_a_host_of_this_machine_checks_the_target_as_a_local_run(scrat
     res = iolab("resume", str(run), "--no-report", timeout=300)
     assert res.returncode == 2 and "Traceback" not in res.stderr, res.stdout + res.stderr
     assert "not the one the run wrote" in res.stderr and "inode" in res.stderr, res.stderr
+    # the run's own file back: it goes on, as a local run's, and says nothing of other hosts
+    (scratch / "moved-away.img").replace(target)
+    res = iolab("resume", str(run), "--no-report", timeout=300)
+    assert res.returncode == 0 and "Traceback" not in res.stderr, res.stdout + res.stderr
+    resumed = [n for n in RunStore.open(run).manifest.notes if n.startswith("resumed: ")]
+    assert resumed and not any("on the run's hosts" in n for n in resumed), resumed

@@ -31,7 +31,7 @@ def one_run(runs):
         (("--write-cache", "maybe"), "write cache (--write-cache): 'maybe' is not a setting"),
     ],
 )
-@pytest.mark.parametrize("command", ["run", "fio-job"])
+@pytest.mark.parametrize("command", ["run", "fio-job", "plan"])
 def test_a_bad_value_is_one_paragraph_and_exit_2(scratch, command, args, says):
     runs = scratch / "runs"
     where = ("--runs-dir", str(runs)) if command == "run" else ()
@@ -124,6 +124,7 @@ def test_which_options_each_test_ignores():
     from dataclasses import replace
 
     from iolab import suites
+    from iolab.api.runs import planned
     from iolab.api.unused import ignored
     from iolab.cli.options import PROFILE_FLAGS
     from iolab.targets import parse_target
@@ -131,7 +132,8 @@ def test_which_options_each_test_ignores():
     target, defaults = parse_target("sim:enterprise-sas"), suites.make_profile(quick=True)
 
     def said(test: str, **given) -> list[str]:
-        return ignored(test, replace(defaults, **given), defaults, PROFILE_FLAGS, target)
+        plans = [plan for plan, _, _ in planned(test, replace(defaults, **given), target)]
+        return ignored(test, plans, PROFILE_FLAGS)
 
     assert said("xsr", max_rounds=7) == [
         "--max-rounds changes nothing in xsr (its plan is the same without it): ignored."

@@ -60,6 +60,31 @@ def test_a_piped_run_on_the_simulator_prints_timestamped_rounds_phases_and_a_wal
         assert float(m.group(6)) > 0
 
 
+def test_a_sequence_with_write_saturation_expects_its_end_without_the_24_h_budget(tmp_path):
+    # PTS quick: IOPS, Throughput, Latency, then WSAT, which runs until its write budget is written
+    # (its 24 h time budget is only what it takes at most): the sequence's ETA said 24 h as its end
+    p = iolab(
+        "run", "pts", "-t", "sim:enterprise-sas", "--quick", "--cell-time", "100ms", "--no-report",
+        "--runs-dir", str(tmp_path / "runs"),
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr + p.stdout
+    lines = p.stdout.splitlines()
+    [first] = [line for line in lines if line.startswith("test 1/4: remaining 4 tests, ETA ")]
+    expected = re.match(rf"test 1/4: remaining 4 tests, ETA ({CLOCK}) to ({CLOCK}) \(", first)
+    assert expected and span(expected[2]) < 3600, first  # IOPS, Throughput, Latency, WSAT's first interval
+    budget = "plus the time Write Saturation takes to write its 2.147 GB budget, not yet estimated"
+    assert f", {budget}; at most 24:0" in first and first.endswith("(Write Saturation to its time budget)"), first
+    # the live ETA of the tests before WSAT, in wall time: the same expected end, the bound said as one
+    iops = [line for line in lines if re.search(r"^\S+ main: round \d+ done: IOPS 0/100 4KiB", line)]
+    said = re.compile(rf"\(done by \d\d:\d\d:\d\d\), {re.escape(budget)}; at most ")
+    assert iops and all(said.search(line) for line in iops), iops
+    assert not any("at the latest" in line and "Write Saturation" in line for line in lines), p.stdout
+    # WSAT's own: its write rate measured, its time budget only as what it takes at most
+    wsat = [line for line in lines if "write budget left at" in line]
+    assert wsat and all("test 4/4; to the end of the sequence: " in line for line in wsat)
+    assert "at most" in wsat[-1] and "its time budget" in wsat[-1]
+
+
 def test_a_logged_run_prints_every_report_path_however_many_lines_are_folded(tmp_path):
     # a quick WSAT logs ~100 rounds in seconds: the notes' fold kept only the newest "report: ..."
     # line ("(1 earlier line folded ...) report: ....pdf") and the HTML report's path was lost

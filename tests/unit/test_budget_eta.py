@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import io
 import time
+from dataclasses import replace
 
 from rich.console import Console
 
 from iolab import suites
 from iolab.api import registry
-from iolab.cli.progress import RichProgress, _clock
+from iolab.cli.budgeteta import PhaseWrites, budget_estimate
+from iolab.cli.progress import RichProgress, _clock, sequence_eta
 from iolab.core.plan import Phase, step_seconds
 from iolab.core.results import OpStats, RoundResult
 from iolab.core.units import eng
@@ -78,3 +80,69 @@ def test_a_rate_too_slow_for_the_budget_ends_the_estimate_at_the_time_budget():
     interval(p, phase, 1, 1_000)  # 1 kB/s: the budget would take far longer than its 24 h
     most = (phase.budget_seconds - 1) * RATIO
     assert p._eta(now=NOW).startswith(f"{_clock(most)} (done by {at(most)}: "), p._eta(now=NOW)
+
+
+def test_the_limit_the_eta_names_is_the_one_the_plan_ends_the_phase_at():
+    # one round's time (the cells' steps and the idles before them) is the plan's (Phase.round_seconds):
+    # 10 rounds of a 1 s interval after a 9 s idle take 100 s, past a 60 s time budget
+    p, phase = wsat()
+    plan = p.plan
+    assert plan is not None and phase.round_seconds() == 1.0
+    writes = PhaseWrites()
+    for rounds, idle, budget_s, limit, latest in (
+        (10, None, 60.0, "its round limit", 10.0),
+        (10, 9.0, 60.0, "its time budget", 60.0),
+        (100, None, 60.0, "its time budget", 60.0),
+        (10, 9.0, 200.0, "its round limit", 100.0),
+    ):
+        cells = tuple(replace(c, idle_before_s=idle) for c in phase.cells)
+        ph = replace(phase, cells=cells, max_rounds=rounds, budget_seconds=budget_s)
+        got = budget_estimate(plan, ph, 0.0, writes)
+        assert got is not None and (got.limit, got.most_s) == (limit, latest)
+        assert plan.phase_seconds(ph)[1] == latest
+
+
+def test_a_resumed_phase_counts_its_stored_rounds_in_the_bytes_and_the_time_left():
+    p, phase = wsat()
+    budget, budget_s = phase.budget_write_bytes, phase.budget_seconds
+    assert budget is not None and budget_s is not None and budget > 300e6
+    p.resumed(rounds=10, written=200_000_000)  # 10 rounds of 1 s stored before the stop
+    interval(p, phase, 11, 100_000_000)
+    text = p._eta(now=NOW)
+    assert f"{eng(budget - 300_000_000, 'B')} of the {eng(budget, 'B')} write budget left" in text, text
+    most = (budget_s - 11) * RATIO
+    assert f"; at most {_clock(most)} (by {at(most)}: its time budget)" in text, text
+
+
+def test_a_sequence_expects_its_end_without_a_write_budget_not_yet_estimated_and_says_it_at_most():
+    # PTS: IOPS, then WSAT (its 24 h time budget): the expected end was IOPS's latest + 24 h
+    profile = suites.make_profile("enterprise", quick=True)
+    iops, wsat_plan = (registry.build_plan(t, profile, TARGET) for t in ("iops", "wsat"))
+    [phase] = wsat_plan.phases
+    assert isinstance(phase, Phase) and phase.budget_write_bytes is not None and phase.budget_seconds is not None
+    (a, b), first = iops.timed_seconds(), phase.round_seconds()
+    budget = f"the time Write Saturation takes to write its {eng(phase.budget_write_bytes, 'B')} budget"
+    text = sequence_eta([iops, wsat_plan])
+    assert text.startswith(f"2 tests, ETA {_clock(a + first)} to {_clock(b + first)} (IOPS "), text
+    assert f"Write Saturation {_clock(first)} + its write budget, at most {_clock(phase.budget_seconds)})" in text
+    most = b + phase.budget_seconds
+    assert text.endswith(
+        f", plus {budget}, not yet estimated; at most {_clock(most)} (Write Saturation to its time budget)"
+    )
+
+    # the live ETA while IOPS runs, once its pace is measured: the same expected end and bound
+    p = RichProgress(Console(file=io.StringIO()), quiet=True)
+    p.in_sequence([iops, wsat_plan], 0)
+    p.test_starts(iops)
+    [main] = iops.phases
+    assert isinstance(main, Phase)
+    p.phase(main, 0)
+    w = main.precondition[0]
+    p.step("precondition", 0, 0, 1, w.label(), step_seconds(w))
+    p.done(RoundResult(OpStats.idle(), OpStats.idle(), 1.0, counters={"virtual_seconds": 1.0}), wall_s=RATIO)
+    done = step_seconds(w)
+    early, late, most_left = (a - done + first) * RATIO, (b - done + first) * RATIO, (most - done) * RATIO
+    assert p._eta(now=NOW).startswith(
+        f"test 1/2; to the end of the sequence: {_clock(early)}–{_clock(late)} (done by {at(late)}), plus {budget}, "
+        f"not yet estimated; at most {_clock(most_left)} (by {at(most_left)}: Write Saturation to its time budget); "
+    ), p._eta(now=NOW)

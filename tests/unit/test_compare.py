@@ -419,3 +419,30 @@ def test_two_runs_of_one_drive_are_told_apart_by_run_id_or_label(tmp_path):
     assert r.returncode != 0 and "Traceback" not in r.stderr
     assert "--label: 1 label for 2 runs" in " ".join((r.stdout + r.stderr).split())
     assert not (tmp_path / "bad").exists()
+
+
+def test_runs_that_share_an_id_are_named_apart_where_and_only_where_it_collides():
+    """Two runs started in one second in different runs directories share their id: the pages
+    name them by their runs directory too ("a/<id>"), or by their uid where those are alike;
+    a run whose id is its own keeps it bare."""
+    from types import SimpleNamespace
+
+    from iolab.pages.compare_pages.document import run_labels, run_names
+
+    def run(d: str, run_id: str, uid: str | None = None):
+        m = SimpleNamespace(run_id=run_id, uid=uid, split=[])
+        return SimpleNamespace(manifest=m, dir=Path(d) / run_id, label="sim SSD")
+
+    same = "20261130-092052-latency-sim"
+    runs = [
+        run("/x/a", same, "1234abcd99"),
+        run("/y/b", same, "5678ef0099"),
+        run("/x/a", "20261130-092053-latency-sim"),
+    ]
+    assert run_names(runs) == [f"a/{same}", f"b/{same}", "20261130-092053-latency-sim"]
+    labels = run_labels(runs)
+    assert labels[0] == f"D1 sim SSD [a/{same}]" and labels[1] == f"D2 sim SSD [b/{same}]"
+    assert len({lab.split(" ", 1)[1] for lab in labels}) == 3  # alike but for D1/D2 no more
+    # both in a directory named runs: by their uid
+    twins = [run("/x/runs", same, "1234abcd99"), run("/y/runs", same, "5678ef0099")]
+    assert run_names(twins) == [f"{same} (1234abcd)", f"{same} (5678ef00)"]

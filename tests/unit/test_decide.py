@@ -13,13 +13,16 @@ from iolab.api import registry
 from iolab.core.decide import (
     Decision,
     DemandShortfall,
+    LatencyBound,
     NoGain,
     Sample,
     best_by_iops,
+    decision_text,
     knee,
     last_gain,
     rule_from,
     rule_record,
+    stored_decision,
 )
 from iolab.core.errors import IolabError
 from iolab.core.plan import Cell, Deferred, Phase
@@ -282,3 +285,25 @@ def test_an_engine_that_cannot_idle_fails_the_run_saying_so(tmp_path):
     with pytest.raises(IolabError, match=r"cannot idle a target \(capabilities.idle\)"):
         Runner(plan, TARGET, engine, s, RunOptions()).run()
     assert RunStore.open(s.dir).manifest.state == "failed"
+
+
+def test_a_bisection_steps_decision_stored_in_an_older_form_reads_as_todays():
+    """A bisection step's decision keeps its ramp rule's record with the label "bisection"
+    beside it. Runs stored before renamed the record "bisection" (from 178c823 on with the rule's
+    name as `judged_by`; before that the parameters alone name it): each reads as today's, and
+    prints the same."""
+    for rule in (DemandShortfall(tolerance=0.05, steps=3), LatencyBound(percentile=99.9, bound_us=500.0)):
+        today = Decision(
+            "ramp: bisection 1", rule_record(rule), "geometric mean …", {"demand_iops": 1}, label="bisection"
+        )
+        new = today.record()
+        assert new["rule"] == rule_record(rule) and new["label"] == "bisection"
+        renamed = {k: v for k, v in new.items() if k != "label"} | {"rule": {**new["rule"], "name": "bisection"}}
+        judged = renamed | {"rule": {**renamed["rule"], "judged_by": rule.name}}
+        for old in (renamed, judged):
+            assert stored_decision(old) == new and decision_text(stored_decision(old)) == decision_text(new)
+        assert stored_decision(new) is new
+        assert f"bisection, judged by {rule.name}(" in decision_text(new)
+    # every other decision is stored and read as it always was, without a label
+    plain = Decision("ramp", rule_record(DemandShortfall()), "delivered …").record()
+    assert "label" not in plain and stored_decision(plain) is plain

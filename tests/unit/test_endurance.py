@@ -47,7 +47,7 @@ def test_tbw_and_dwpd_use_the_random_write_window(qos_run):
     assert facts["WAF the ratings rest on"].startswith(f"{steady:.2f} over ")
     assert (
         "basis: incompressible random write: the measurement window of phase 'write rounds' (rounds 2–6, "
-        "steady state not evaluated), cells " in facts["WAF the ratings rest on"]
+        "no steady state tracked), cells " in facts["WAF the ratings rest on"]
     )
     assert facts["WAF over the whole run, for reference"].startswith(f"{whole:.2f} over ")
     user = run.manifest.target["capacity"]
@@ -72,7 +72,7 @@ def test_terminal_states_the_endurance_basis(qos_run):
     line = next(x for x in r.stdout.splitlines() if x.startswith("endurance:"))
     assert line.startswith(
         f"endurance: WAF {steady:.2f}, basis: incompressible random write: the measurement window of phase "
-        "'write rounds' (rounds 2–6, steady state not evaluated), cells "
+        "'write rounds' (rounds 2–6, no steady state tracked), cells "
     )
     assert "P/E cycles (preset); DWPD " in line and "over 5 years (preset)" in line
 

@@ -8,7 +8,7 @@ import math
 import pytest
 
 from iolab.core.results import Histogram
-from iolab.pages.report import difference_plots, latency_plots, rwsw_plots, vfigure
+from iolab.pages.report import difference_plots, latency_plots, rwsw_plots, vaxes, vfigure
 from iolab.pages.report.plot_style import Series
 from iolab.pages.report.rwsw_plots import Panel
 
@@ -30,7 +30,7 @@ def test_latency_histogram_legend_is_off_the_bars():
         "cumulative %",
     ]
     top = next(s for s in d.shapes if isinstance(s, Clip))  # the histogram's axes
-    bars = [s for s in top.shapes if isinstance(s, Line) and s.stroke == vfigure.on_white("#1f77b4", 0.8)]
+    bars = [s for s in top.shapes if isinstance(s, Line) and s.stroke == vaxes.on_white("#1f77b4", 0.8)]
     assert bars
     strokes = [(a, b) for bar in bars for a, b in zip(bar.points, bar.points[1:]) if a[0] == b[0]]  # upright
     assert len(strokes) > 50

@@ -384,6 +384,36 @@ def test_a_file_to_be_made_reached_through_a_symlinked_directory_is_one_drive(tm
     assert refuse_duplicates(load_fleet(fleet_file(tmp_path, sims))) == []
 
 
+def test_a_drives_identity_in_the_fleet_is_the_one_resume_checks_said_in_one_line(tmp_path):
+    """One reader (run/identity.py): the fleet's key is built on the record a run stores, so every
+    name of one file (a hard link, a symlink) gives the dev and inode resume compares."""
+    from iolab.api.fleetfile import sim_key
+    from iolab.run.identity import drive_key, identity_key, target_identity
+
+    img = tmp_path / "a.img"
+    img.write_bytes(b"x")
+    (tmp_path / "hard.img").hardlink_to(img)
+    (tmp_path / "link.img").symlink_to(img)
+    names = [parse_target(f"file:{tmp_path}/{n}?size=1MiB") for n in ("a.img", "hard.img", "link.img")]
+    ident = target_identity(names[0])
+    said = f"file on this machine, filesystem device {ident['dev']} inode {ident['inode']}"
+    assert {drive_key(t) for t in names} == {said} and ident["inode"] == img.stat().st_ino
+    # the same record read on a host over SSH (engines/hosts.read_identity_over_ssh) names the host
+    assert identity_key({"read_on": "u@h", **ident}, "10.0.0.2") == said.replace("this machine", "10.0.0.2")
+    assert identity_key({"kind": "block", "path": "/dev/sdb", "not_read": "lsblk: not found"}, "10.0.0.2") is None
+    assert identity_key({"kind": "block", "wwid": "eui.0025", "serial": "S1"}, "10.0.0.2") == "wwid eui.0025"
+    # a file not made yet, through a symlinked directory: its real path, as stored for resume
+    (tmp_path / "real").mkdir()
+    (tmp_path / "dir").symlink_to(tmp_path / "real")
+    new = parse_target(f"file:{tmp_path}/dir/new.img?size=1MiB")
+    assert target_identity(new) == {"kind": "file", "path": f"{tmp_path}/real/new.img", "missing": True}
+    assert drive_key(new) == f"file to be made on this machine at {tmp_path}/real/new.img"
+    nbd = parse_target("nbd://storage.example/disk1?size=1GiB")
+    assert drive_key(nbd) == "NBD export nbd://storage.example:10809/disk1"
+    sims = [parse_target(s) for s in ("sim:enterprise-sas?seed=0&user_gb=.250", "sim:enterprise-sas?user_gb=0.25")]
+    assert drive_key(sims[0]) == drive_key(sims[1]) == f"simulated {sim_key(sims[1])}"
+
+
 def test_an_extreme_is_shown_but_not_judged():
     meta = {"MRT": {"unit": "µs", "direction": "lower-is-better", "kind": "extreme"}}
     ds = [DriveFigures(f"d{i}", {}, "complete", {"MRT": 1000.0 + i}, meta) for i in range(8)]

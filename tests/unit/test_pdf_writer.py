@@ -77,7 +77,7 @@ def test_a_vector_plot_is_drawn_as_vector_operators(tmp_path):
         Label(95, 55, "response time (µs)", anchor="middle"),
         Label(5, 30, "IOPS", rotate=90),
     )
-    doc = _doc(Page("plot", (Figure("A plot", Drawing(190, 60, shapes), 60, "the source"),)))
+    doc = _doc(Page("plot", (Figure("A plot", Drawing(190, 60, shapes), "the source"),)))
     _, pdf = write_document(doc, tmp_path, "r")
     [page] = _contents(pdf)
     assert b" re W n" in page  # the clip
@@ -91,7 +91,7 @@ def test_a_vector_plot_is_drawn_as_vector_operators(tmp_path):
 
 def test_a_label_is_anchored_by_its_measured_width():
     label = "response time (µs)"
-    doc = _doc(Page("plot", (Figure("A plot", Drawing(190, 60, (Label(95, 55, label, anchor="middle"),)), 60, "s"),)))
+    doc = _doc(Page("plot", (Figure("A plot", Drawing(190, 60, (Label(95, 55, label, anchor="middle"),)), "s"),)))
     [sheet] = lay_out([doc])
     [picture] = [i for i in sheet.items if type(i).__name__ == "Picture"]
     from iolab.pages.report.pdfdoc import Canvas, PdfFile

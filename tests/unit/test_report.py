@@ -346,6 +346,18 @@ def test_a_page_that_would_overflow_is_refused():
         Page("too long", (Table("t", ("a", "b"), tuple(rows), "src"),))
 
 
+def test_a_figure_takes_its_drawings_height_on_the_page():
+    """The page budget counts a figure as tall as its drawing prints: no second height to
+    disagree with it (two 100 mm plots do not fit one page, whatever a builder would say)."""
+    from iolab.pages.report.model import FIGURE_EXTRA_MM, Figure
+    from iolab.pages.report.vector import Drawing
+
+    fig = Figure("plot", Drawing(190.0, 73.5, ()), "src")
+    assert fig.height_mm == 73.5 and fig.total_mm == 73.5 + FIGURE_EXTRA_MM
+    with pytest.raises(ValueError, match="mm of content"):
+        Page("two plots", (fig, Figure("taller", Drawing(190.0, 110.0, ()), "src")))
+
+
 def test_split_rows_fits_each_chunk_on_a_page():
     rows = [(str(i), "value") for i in range(200)]
     chunks = split_rows(rows, 50.0, CONTENT_MM)

@@ -413,3 +413,104 @@ def test_a_stop_signal_while_the_run_directory_is_made_reaches_a_caller_who_know
     [started] = [s for s in seen if isinstance(s, Started)]  # the caller had the run before the stop
     store = RunStore.open(started.store.dir)
     assert store.manifest.state == "interrupted" and store.manifest.error.startswith("stopped by SIGTERM as it started")
+
+
+class DrainingEngine(ScriptedEngine):
+    """Each timed interval lasts `drain` seconds past its length (its IO in flight completing);
+    the `longer` call drains twice as long."""
+
+    capabilities = replace(SimEngine.capabilities, keeps_state=True)  # resumed in place, as a file
+
+    def __init__(self, iops_for, drain: float, longer: int | None = None, **kw):
+        super().__init__(iops_for, **kw)
+        self.drain, self.longer = drain, longer
+
+    def run(self, target, workload, raw_dir: Path, tag, progress=None):
+        r = super().run(target, workload, raw_dir, tag, progress)
+        extra = self.drain * (2 if self.calls == self.longer else 1)
+        return replace(r, runtime_s=r.runtime_s + extra) if workload.duration_s is not None else r
+
+
+def test_a_time_budget_starts_no_interval_it_cannot_hold_and_records_what_ran(tmp_path):
+    """1 s intervals that drain 0.5 s each, a 5 s budget: a fourth interval, begun at 4.5 s, would
+    end at 6.0 s (the budget checked only for being spent ran it); it does not start."""
+    _, store = go(tmp_path, "wsat", DrainingEngine(lambda rnd, call: 1000, drain=0.5), wsat_max_seconds=5.0)
+    [ph] = summarise(store)
+    assert ph.rounds == (1, 2, 3) and sum(c.runtime_s for c in store.cells("main")) == 4.5
+    reason = "ran 4.50 s of its 5.00 s time budget in 3 intervals: the next would take 1.50 s (1.00 s and the most drain measured, 0.500 s), more than the 0.500 s left"
+    assert ph.phase.stop_reason == reason
+    [d] = store.manifest.decisions
+    assert d["rule"] == {"name": "time-budget", "seconds": 5.0} and d["outcome"] == reason and d["round"] == 3
+    assert d["chosen"] == {"ran_s": 4.5, "rounds": 3, "next_round_s": 1.5}
+
+
+@pytest.mark.parametrize(
+    ("budget", "longer", "said"),
+    [
+        # 1.5 s, then 2.0 s (its drain doubled) begun with 1.7 s left, 1.5 s foreseen
+        (3.2, 2, "ran 3.50 s in 2 intervals, 0.300 s past its 3.20 s time budget (an interval lasts until its IO "
+         "in flight completes, and the last drained longer than any before it)"),
+        # the first interval has no drain before it to foresee its own
+        (1.2, None, "ran 1.50 s in 1 interval, 0.300 s past its 1.20 s time budget (an interval lasts until its IO "
+         "in flight completes, and the first had none measured before it)"),
+    ],
+)  # fmt: skip
+def test_an_interval_that_drains_longer_than_any_before_passes_the_budget_and_says_so(tmp_path, budget, longer, said):
+    engine = DrainingEngine(lambda rnd, call: 1000, drain=0.5, longer=longer)
+    _, store = go(tmp_path, "wsat", engine, wsat_max_seconds=budget)
+    [ph] = summarise(store)
+    assert ph.phase.stop_reason == said and store.manifest.decisions[0]["chosen"]["next_round_s"] is None
+
+
+def test_resume_of_a_phase_its_time_budget_ended_records_the_decision_once(tmp_path, monkeypatch):
+    """Killed after its last interval, before the phase's end: resume ends the phase at its time
+    budget as the runner would, from the stored intervals' drain, and records the decision unless
+    the run already had (killed between the two)."""
+    from iolab.run import resume
+
+    monkeypatch.setattr(resume.targets, "parse_target", lambda spec: TARGET)
+    monkeypatch.setattr(resume, "engine_class", lambda target: DrainingEngine)
+    for decided in (False, True):
+        runs = tmp_path / str(decided)
+        _, done = go(runs, "wsat", DrainingEngine(lambda rnd, call: 1000, drain=0.5), wsat_max_seconds=5.0)
+        run, stored = done.dir, done.manifest.decisions
+        done.close()
+        m = json.loads((run / "manifest.json").read_text())
+        (run / "manifest.json").write_text(json.dumps(m | {"state": "interrupted", "decisions": stored[:decided]}))
+        con = __import__("sqlite3").connect(run / "results.db")
+        with con:
+            con.execute("UPDATE phases SET ended=NULL, steady=NULL, rounds=NULL, stop_reason=NULL")
+        con.close()
+        engine = DrainingEngine(lambda rnd, call: 1000, drain=0.5)
+        r, _ = resume.prepare(run, lambda t, engine=engine, **_: engine, registry.build_plan)
+        resume.run(r, engine)
+        again = RunStore.open(run)
+        assert engine.calls == 0 and again.manifest.state == "complete"
+        assert again.manifest.decisions == stored, decided
+        assert again.phases()[0].stop_reason == stored[0]["outcome"]
+
+
+def test_a_resumed_phase_holds_its_time_budget_by_the_drain_its_stored_intervals_measured(tmp_path, monkeypatch):
+    """Intervals of 2.0 s (the first drains 1.0 s), 1.5, 1.5 within 6.6 s: after the third (5.0 s)
+    the next, at the most drain measured, would take 2.0 s of the 1.6 s left. Interrupted in the
+    third and resumed, the phase stops there too: the first interval's drain is in the store."""
+    from iolab.run import resume
+
+    def engine(**kw):
+        return DrainingEngine(lambda rnd, call: 1000, drain=0.5, **kw)
+
+    whole = go(tmp_path / "whole", "wsat", engine(longer=1), wsat_max_seconds=6.6)[1]
+    assert [c.runtime_s for c in whole.cells("main")] == [2.0, 1.5, 1.5]
+    plan = registry.build_plan("wsat", profile(wsat_max_seconds=6.6), TARGET)
+    s = start(plan, TARGET, engine(), RunOptions(), tmp_path / "cut")
+    with pytest.raises(KeyboardInterrupt):  # in the third interval
+        Runner(plan, TARGET, engine(longer=1, interrupt_at=3), s, RunOptions()).run()
+    s.close()
+    monkeypatch.setattr(resume.targets, "parse_target", lambda spec: TARGET)
+    monkeypatch.setattr(resume, "engine_class", lambda target: DrainingEngine)
+    later = engine()  # its own intervals drain 0.5 s: the 1.0 s is known only from the store
+    r, _ = resume.prepare(s.dir, lambda t, **_: later, registry.build_plan)
+    resume.run(r, later)
+    done = RunStore.open(s.dir)
+    assert [c.runtime_s for c in done.cells("main")] == [2.0, 1.5, 1.5] and later.calls == 1
+    assert done.phases()[0].stop_reason == whole.phases()[0].stop_reason

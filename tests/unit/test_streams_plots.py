@@ -127,6 +127,23 @@ def test_every_plot_keeps_the_geometry_rules(n_steps, source):
         assert all(t["box"][0] >= 0 and t["box"][2] <= w and t["box"][3] <= h for t in d.record["texts"]), name
 
 
+def test_a_long_trace_name_in_a_title_breaks_at_its_separators_not_inside_a_word():
+    """A title's lines break at spaces and after the name's "_" and "-" (textwidth.wrap), each
+    part of the name whole on one line; only a part wider than a line alone would be cut."""
+    stem = "web_server_frontend_cluster-node-17_2024-03-11_production_capture_after_the_kernel_upgrade"
+    a = dataclasses.replace(_analysis(5), source=f"/captures/{stem}.parquet")
+    for name, d in plots.drawings(a).items():
+        [title] = [t["text"] for t in d.record["texts"] if t["role"] == "title"]
+        lines = title.split("\n")
+        assert len(lines) > 1, name
+        for part in ("web_", "server_", "frontend_", "cluster-", "node-17_", "2024-03-11_", "production_", "upgrade"):
+            assert any(part in ln for ln in lines), (name, part, lines)
+    x = dataclasses.replace(_analysis(5), source="/captures/" + "x" * 300 + ".parquet")
+    for name, d in plots.drawings(x).items():  # one word wider than a line: cut where each line is full
+        [title] = [t for t in d.record["texts"] if t["role"] == "title"]
+        assert title["text"].count("x" * 60) >= 2 and plot_violations(d.record, name) == [], name
+
+
 def test_the_stack_top_is_each_steps_iops_and_the_axes_name_what_is_drawn():
     a = _analysis(40)
     d = plots.stream_map(a)

@@ -228,7 +228,7 @@ def test_a_refused_start_releases_its_claim(tmp_path):
 
 
 class RemoteEngine(FailingEngine):
-    capabilities = replace(FioEngine.capabilities, remote=True)
+    capabilities = replace(FioEngine.capabilities, remote_targets=True, claims_targets=True)
     split = [
         {
             "name": "192.0.2.1:8765",
@@ -264,6 +264,32 @@ def test_a_remote_engine_neither_claims_nor_checks_the_local_path_and_says_so(tm
     ):
         resume.prepare(store.dir, lambda t, **_: RemoteEngine(), registry.build_plan)
     assert targets.held(t) is None
+
+
+class ClaimingEngineHere(RemoteEngine):
+    """A hosts engine whose every host is this machine's: it claimed the paths it writes, which are
+    this machine's, so the run reads the target as a local run does (not through target_identity)."""
+
+    capabilities = replace(FioEngine.capabilities, claims_targets=True)
+
+
+def test_an_engine_that_claims_targets_of_this_machine_gets_a_local_runs_facts_and_identity(tmp_path):
+    from dataclasses import asdict
+
+    from iolab.run.identity import target_identity
+
+    f = tmp_path / "photos.tar"  # refused for a local engine above: the claiming engine checked it
+    f.write_bytes(b"precious" * 300_000)
+    t = parse_target(f"file:{f}")
+    store = start(_plan(t), t, ClaimingEngineHere(), RunOptions(), tmp_path / "runs")
+    assert targets.held(t) is None and store.manifest.safety_overrides == []
+    assert store.manifest.target["facts"] == asdict(t.facts) and t.facts.sources  # read here
+    with pytest.raises(EngineError):
+        Runner(_plan(t), t, ClaimingEngineHere(), store, RunOptions()).run()
+    m = store.manifest
+    assert m.target["identity"] == target_identity(t) and m.target["identity"]["kind"] == "file"
+    assert "host_writes" not in m.target
+    store.close()
 
 
 def test_hosts_mode_refuses_a_target_on_a_host_it_cannot_check_unless_allowed(tmp_path):

@@ -11,7 +11,7 @@ import math
 import random
 
 from iolab.pages.compare_pages.characterise import _per_drive_scatter, common_scale
-from iolab.pages.report import vfigure, vscatter
+from iolab.pages.report import vaxes, vfigure, vscatter
 from iolab.pages.report.char_plots import _rate_by_written, _scatter, per_round_plot
 from iolab.pages.report.fleet import DRIVE, OUTLIER, strips
 from iolab.pages.report.geometry import plot_violations
@@ -206,8 +206,8 @@ def test_the_fleet_strips_put_each_drive_on_its_figures_line_and_name_the_outlie
     assert [t for _, t in ax["y"]["ticks"]] == ["random read (IOPS)", "random write (IOPS)"]
     assert ax["x"]["label"] == "% of the fleet median"
     [clip] = clips(d)
-    red = dots(clip, vfigure.on_white(OUTLIER, 0.75))
-    grey = dots(clip, vfigure.on_white(DRIVE, 0.75))
+    red = dots(clip, vaxes.on_white(OUTLIER, 0.75))
+    grey = dots(clip, vaxes.on_white(DRIVE, 0.75))
     assert len(red) == 1 and len(grey) == 5
     # the outlier on the first figure's strip, level with its name, and named beside it
     name_y = {t["text"]: (t["box"][1] + t["box"][3]) / 2 / PX for t in d.record["texts"] if t["role"] == "ytick"}

@@ -16,7 +16,7 @@ import pytest
 from iolab.core.results import Histogram
 from iolab.core.steady import VariableVerdict
 from iolab.core.units import num
-from iolab.pages.report import latency_plots, plots, vfigure, vticks
+from iolab.pages.report import latency_plots, plots, vaxes, vfigure, vticks
 from iolab.pages.report.geometry import MIN_TICKS, plot_violations
 from iolab.pages.report.html import render
 from iolab.pages.report.layoutcheck import figures
@@ -24,6 +24,7 @@ from iolab.pages.report.model import Document, Figure, Page
 from iolab.pages.report.plot_style import Series
 from iolab.pages.report.vaxes import Axes, Note, Path, Rule
 from iolab.pages.report.vector import Clip, Drawing, Label, Line, svg
+from iolab.pages.report.vticks import autoscale
 
 
 def rules(d: Drawing) -> list[str]:
@@ -197,7 +198,7 @@ def test_the_latency_histogram_keeps_its_marks_axes_and_unmeasured_note():
 
 
 def test_histogram_bars_are_drawn_opaque_in_the_colour_they_show_at_80_percent():
-    assert vfigure.on_white("#1f77b4", 0.8) == "#4c92c3" and vfigure.on_white("#000000", 0.5) == "#808080"
+    assert vaxes.on_white("#1f77b4", 0.8) == "#4c92c3" and vaxes.on_white("#000000", 0.5) == "#808080"
     d = latency_plots.latency_histogram([("", histogram())], "t", 125)
     top = next(s for s in d.shapes if isinstance(s, Clip))
     bars = [s for s in top.shapes if isinstance(s, Line) and s.stroke == "#4c92c3"]
@@ -236,9 +237,7 @@ def test_measurement_window_and_convergence_keep_their_bands_and_window():
 
 def test_a_reports_html_carries_each_vector_plots_record():
     d = plots.lines_over_categories(["4 KiB", "8 KiB"], [Series("a <&> b", (0, 1), (5, 6))], "bs", "IOPS", "t")
-    doc = Document(
-        "t", "spec", "IOPS", "s", "e", "dev", "me", (), (), (Page("p", (Figure("IOPS & more", d, 110, "src"),)),)
-    )
+    doc = Document("t", "spec", "IOPS", "s", "e", "dev", "me", (), (), (Page("p", (Figure("IOPS & more", d, "src"),)),))
     html = render(doc)
     # the same HTML each time (pdf.py keeps laid-out pages by their HTML): clip ids by content
     assert svg(d) in html and render(doc) == html
@@ -258,7 +257,7 @@ from iolab.core.results import Histogram
 s = [Series("4KiB", (1, 2, 3), (5.0, 6.0, 7.0))]
 figs = [plots.convergence([("ART", s)], "ART", [2, 3]), plots.lines_over_categories(["a", "b", "c"], s, "bs", "IOPS", "t"),
         latency_plots.latency_histogram([("", Histogram((10.0, 20.0, 40.0), (5, 90, 5), 40.0))], "h")]
-html = render(Document("t", "s", "n", "a", "b", "d", "me", (), (), (Page("p", tuple(Figure("c", f, 40, "s") for f in figs)),)))
+html = render(Document("t", "s", "n", "a", "b", "d", "me", (), (), tuple(Page("p", (Figure("c", f, "s"),)) for f in figs)))
 print("matplotlib" in sys.modules, html.count("<svg"))
 """
 
@@ -310,3 +309,29 @@ def test_a_tick_of_a_quarter_step_shows_all_its_digits():
     assert [t.text for t in vticks.linear(2.2, 2.8, 3)] == ["2.25", "2.5", "2.75"]
     assert vticks.label(1234.5) == "1,234.5" and vticks.label(0.1 + 0.2) == "0.3" and vticks.label(-100.25) == "-100.25"
     assert num(100.25) == "100.2"  # a measured figure keeps the report's precision
+
+
+def test_a_note_with_a_word_wider_than_its_axes_is_broken_inside_them():
+    """A note wraps as the report's table cells do (textwidth.wrap): at spaces and after a
+    slash, and inside a word only when it alone is wider than the line, so it stays in its axes."""
+    ax = Axes(title="t", xlabel="x", ylabel="y", ylim=(0.0, 1.0), legend=False)
+    ax.add(Path((0.0, 1.0), (0.0, 0.0), "#1f77b4"))  # along the bottom, clear of the note
+    ax.notes.append(Note(0.5, 0.5, "read from /runs/" + "a" * 150 + "/results.db"))
+    d = vfigure.draw([ax], 120, 60)
+    [note] = [t for t in d.record["texts"] if t["role"] == "text"]
+    [clip] = [s for s in d.shapes if isinstance(s, Clip)]
+    x0, _, x1, _ = (v / vfigure.PX_PER_MM for v in note["box"])
+    assert clip.x <= x0 and x1 <= clip.x + clip.w
+    assert note["text"].startswith("read from /runs/\n")  # the path breaks after its slash first
+    assert plot_violations(d.record, "note") == []
+
+
+def test_a_rule_that_counts_is_in_the_autoscaled_limits_and_a_mark_is_not():
+    """A bound the data is read against (counts=True) widens the axes' range to show it, as
+    matplotlib's axhline did; a mark on the data (a percentile line) leaves the range to the data."""
+    ax = Axes(ylog=True)
+    ax.add(Path((0.0, 1.0), (10.0, 20.0), "#1f77b4"), Rule(1000.0, False, "#d62728", counts=True))
+    ax.add(Rule(5.0, True, "#000000"))  # beyond the data along x: a mark, not counted
+    x, y = ax.scales()
+    assert y.shows(1000.0) and y.lo < 10.0 and not x.shows(5.0)
+    assert (y.lo, y.hi) == pytest.approx(tuple(autoscale([10.0, 20.0, 1000.0], True)))

@@ -12,11 +12,12 @@ from typing import Any
 import pytest
 
 from iolab.core.decide import PERCENTILE_COLUMNS
-from iolab.pages.report import vfigure
+from iolab.pages.report import vfigure, vticks
 from iolab.pages.report.geometry import path_to_box, plot_violations, point_to_box
 from iolab.pages.report.latbound import _ramp_figure
 from iolab.pages.report.plot_style import PARTIAL_LABEL, Series, color
 from iolab.pages.report.rwsw_plots import Panel, demand_intensity, panels
+from iolab.pages.report.vaxes import GRID, TICK_PT
 from iolab.pages.report.vector import PT_MM, Circle, Clip, Drawing, Label, Line
 
 
@@ -96,6 +97,20 @@ def test_steps_are_drawn_as_steps_with_a_shaded_span_and_whole_number_ticks():
     # post steps: every segment level or upright, none sloping
     assert all(a[0] == b[0] or a[1] == b[1] for a, b in zip(line.points, line.points[1:]))
     assert len(line.points) == 9 and not dots(clip, color(0))
+
+
+def test_whole_number_ticks_are_as_many_as_the_axes_real_width_holds():
+    """Rounds get whole-number ticks chosen for the axes as laid out: a legend as wide as half
+    the page leaves a narrow axes, which holds fewer ticks than a page-wide guess would give."""
+    rounds = tuple(float(r) for r in range(1, 41))
+    name = "capture_" * 12  # no space: the legend keeps it on one line
+    d = panels([Panel("IOPS", "IOPS", (Series(name, rounds, tuple(100.0 + r for r in rounds)),))], "round", 80)
+    assert rules(d) == []
+    [clip] = clips(d)
+    [grid] = [s for s in clip.shapes if isinstance(s, Line) and s.stroke == GRID and s.points[0][0] == s.points[1][0]]
+    xs = {round(x, 6) for x, _ in grid.points}  # the x grid: a tooth at each tick
+    assert clip.w < 60 and len(xs) <= vticks.most_ticks(clip.w, TICK_PT, False)
+    assert all(float(v).is_integer() for v, _ in d.record["axes"][0]["x"]["ticks"])
 
 
 def test_an_unmeasured_panel_says_why_and_shows_no_y_ticks_or_legend():

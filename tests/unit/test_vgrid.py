@@ -15,6 +15,7 @@ from iolab.pages.report.geometry import plot_violations
 from iolab.pages.report.plot_style import color
 from iolab.pages.report.textwidth import width_mm
 from iolab.pages.report.vector import Drawing, Label, Line, Rect
+from iolab.pages.report.vtext import PX_PER_MM
 
 BLOCKS = ["0.5 KiB", "4 KiB", "8 KiB", "16 KiB", "32 KiB", "64 KiB", "128 KiB", "1024 KiB"]
 MIXES = ["0/100", "5/95", "35/65", "50/50", "65/35", "95/5", "100/0"]
@@ -99,7 +100,7 @@ def test_heat_map_categories_in_order_row_zero_at_the_top():
     d = plots.heatmap(BLOCKS, MIXES, Z, "IOPS", "IOPS — values")
     xt = sorted(_ticks(d, "xtick"), key=lambda t: t["box"][0])
     assert [t["text"] for t in xt] == BLOCKS
-    yt = sorted(_ticks(d, "ytick"), key=lambda t: -t["box"][1])  # the record's y is up: top first
+    yt = sorted(_ticks(d, "ytick"), key=lambda t: t["box"][1])  # the record's y is down: top first
     assert [t["text"] for t in yt if t["axes"] == 0] == MIXES
     [ax, cb] = d.record["axes"]
     assert [t for _, t in ax["x"]["ticks"]] == BLOCKS and [t for _, t in ax["y"]["ticks"]] == MIXES
@@ -117,9 +118,9 @@ def test_colour_bar_ticks_sit_at_their_values_colour(lower_is_better):
     ticks = _ticks(d, "ytick")
     ticks = [t for t in ticks if t["axes"] == 1]
     assert len(ticks) >= 3
-    k = vgrid.PX_PER_MM
+    k = PX_PER_MM
     for t in ticks:
-        y_mm = d.height_mm - (t["box"][1] + t["box"][3]) / 2 / k  # the label's middle, y down
+        y_mm = (t["box"][1] + t["box"][3]) / 2 / k  # the label's middle
         band = next(b for b in bands if b.y <= y_mm <= b.y + b.h)
         v = float(t["text"].replace(",", ""))
         assert _hex_close(band.fill or "", scale.colour(v), tol=12), (t["text"], band.fill, scale.colour(v))
@@ -154,7 +155,7 @@ def test_long_axis_names_and_title_shrink_to_stay_inside_a_short_heat_map():
     printed = {t["text"]: t for t in d.record["texts"]}
     assert set(printed) >= {long, title, long + " (log colour scale)"}
     x0, _, x1, _ = printed[title]["box"]
-    assert x1 - x0 < width_mm(title, 9) * vgrid.PX_PER_MM  # shrunk
+    assert x1 - x0 < width_mm(title, 9) * PX_PER_MM  # shrunk
 
 
 def test_record_is_in_the_pixels_of_a_png_plot_of_the_same_size():
@@ -163,7 +164,7 @@ def test_record_is_in_the_pixels_of_a_png_plot_of_the_same_size():
     assert d.record["size"] == [round(190 * k), round(d.height_mm * k)]
     [title] = _ticks(d, "title")
     x0, _, x1, _ = title["box"]
-    assert x1 - x0 == pytest.approx(width_mm("Title text", 9) * k)
+    assert x1 - x0 == pytest.approx(width_mm("Title text", 9) * k, abs=0.02)  # a hundredth of a pixel, as vfigure's
 
 
 def test_an_overlap_in_the_drawing_is_one_in_the_record():
@@ -173,16 +174,17 @@ def test_an_overlap_in_the_drawing_is_one_in_the_record():
     ink.text(Label(14, 10.5, "2,000,000", 7), "ytick")
     ink.text(Label(48, 10, "off the edge", 7), "text")
     ink.text(Label(2, 18, "ends at its x", 7, anchor="end"), "text")
-    rules = sorted(v.rule for v in plot_violations(ink.record([]), "made"))
+    rules = sorted(v.rule for v in plot_violations(ink.drawing("", []).record, "made"))
     assert rules == ["edge", "edge", "overlap"]
 
 
 @pytest.mark.parametrize(
     ("lo", "hi", "log", "label", "want"),
     [
-        # a narrow log range: round steps, not two-digit values evenly spaced on the log scale (21,000 / 23,000 / …)
-        (21_000.0, 27_000.0, True, "IOPS", ["22,000", "24,000", "26,000"]),
-        (49.3, 148.4, True, "MB/s", ["50", "70", "100"]),
+        # a log range under a decade: a linear bar's round steps, as many as its length holds (the
+        # log rules' 1-1.5-2-3-5-7 steps labelled three: 22,000 / 24,000 / 26,000 and 50 / 70 / 100)
+        (21_000.0, 27_000.0, True, "IOPS", [f"{v},000" for v in range(21, 28)]),
+        (49.3, 148.4, True, "MB/s", [str(v) for v in range(50, 150, 10)]),
         # over decades: 1-2-5, as a log axis of a line plot labels them
         (150.0, 94_000.0, True, "IOPS", ["200", "500", "1,000", "2,000", "5,000", "10,000", "20,000", "50,000"]),
         (1e3, 1e7, True, "IOPS", ["1,000", "10,000", "100,000", "1,000,000", "10,000,000"]),
@@ -244,8 +246,8 @@ def test_3d_categories_in_order():
     d = plots.columns_3d(BLOCKS, MIXES, Z, "IOPS", "IOPS")
     # block sizes left to right along the front edge; mixes from the front (low on the page) back
     assert [t["text"] for t in sorted(_ticks(d, "xtick"), key=lambda t: t["box"][0])] == BLOCKS
-    assert [t["text"] for t in sorted(_ticks(d, "ytick"), key=lambda t: t["box"][1])] == MIXES
-    zt = sorted(_ticks(d, "ztick"), key=lambda t: t["box"][1])
+    assert [t["text"] for t in sorted(_ticks(d, "ytick"), key=lambda t: -t["box"][1])] == MIXES
+    zt = sorted(_ticks(d, "ztick"), key=lambda t: -t["box"][1])  # bottom first
     assert [float(t["text"].replace(",", "")) for t in zt] == sorted(float(t["text"].replace(",", "")) for t in zt)
 
 
@@ -301,3 +303,25 @@ def test_the_plots_module_hands_back_the_vector_drawings():
     args = (["a", "b"], ["r", "w"], [[1.0, 2.0], [3.0, math.nan]], "IOPS", "t")
     assert plots.heatmap(*args) == vgrid.heatmap(*args)
     assert plots.columns_3d(*args) == v3d.columns_3d(*args)
+
+
+@pytest.mark.parametrize("draw", [plots.heatmap, plots.columns_3d])
+def test_the_record_is_y_down_as_every_plots_record(draw):
+    """The heat map's and the 3D plot's records measure y down from the top, as vfigure's do
+    (matplotlib's y-up boxes are gone): the title's box at the top, above every other text."""
+    d = draw(BLOCKS, MIXES, Z, "IOPS", "IOPS — values")
+    [title] = _ticks(d, "title")
+    assert 0 <= title["box"][1] < 10
+    assert all(title["box"][3] <= t["box"][1] + 0.5 for t in d.record["texts"] if t is not title)
+
+
+def test_a_log_colour_bar_under_a_decade_is_labelled_as_a_linear_one_would_be():
+    """49 to 148 µs on a log colour scale: the log steps (1, 1.5, 2, 3, 5, 7) label only 50, 70
+    and 100; under a decade the bar reads nearly linear, so it gets a linear bar's round values."""
+    z = [[111.3, 117.9, 134.2], [122.9, 104.3, 132.1], [148.4, 49.3, 59.15]]
+    d = plots.heatmap(BLOCKS, MIXES, z, "ART (µs)", "ART — values", height_mm=95)
+    assert plot_violations(d.record, "heat") == []
+    [_, cb] = d.record["axes"]
+    values = [v for v, _ in cb["y"]["ticks"]]
+    assert cb["y"]["scale"] == "log" and len(values) >= 6
+    assert values == sorted(values) and all(float(v / 10).is_integer() for v in values)  # 50, 60, … 140

@@ -153,7 +153,8 @@ class Run:
     def steady_state(self) -> str:
         """reached (every phase that tracks steady state reached it), not-reached, not-evaluated or
         not-applicable (outcome.steady_state)."""
-        return steady_state(self._summaries())
+        m = self._store.manifest
+        return steady_state(self._summaries(), m.plan if m else None)
 
     def phases(self) -> list[PhaseVerdict]:
         """Each phase's steady-state verdict, in the order the phases ran."""

@@ -10,7 +10,8 @@ from iolab.core.errors import IolabError
 from iolab.core.procs import same_process_alive
 from iolab.core.safefile import read_json
 from iolab.core.units import counted
-from iolab.store.manifest import Manifest, runs_root
+from iolab.store.manifest import Manifest, runs_root, unknown_parts
+from iolab.store.resultsdb import unknown_schema
 from iolab.store.runstore import RunStore
 
 
@@ -25,6 +26,7 @@ class RunSummary:
     compliant: bool
     noncompliance: tuple[str, ...] = ()
     problem: str | None = None  # why a broken run cannot be read
+    unknown: tuple[str, ...] = ()  # what a newer iolab stored that this one does not know (manifest.unknown_parts)
 
 
 def _looks_like_run(d: Path) -> bool:
@@ -73,8 +75,17 @@ def summarise_run(d: Path) -> RunSummary:
     try:
         s.check()
         state = "interrupted" if m.state == "running" and not s.writer_alive() else m.state
+        unknown = tuple(unknown_parts(m, unknown_schema(s.query)))
         return RunSummary(
-            m.run_id, d, m.test, m.target.get("spec", "?"), state, m.started, m.compliant, tuple(m.noncompliance)
+            m.run_id,
+            d,
+            m.test,
+            m.target.get("spec", "?"),
+            state,
+            m.started,
+            m.compliant,
+            tuple(m.noncompliance),
+            unknown=unknown,
         )
     except IolabError as e:
         return RunSummary(
@@ -94,7 +105,7 @@ def summarise_run(d: Path) -> RunSummary:
 
 def _manifest_or_none(d: Path) -> Manifest | None:
     try:
-        return Manifest(**read_json(d / "manifest.json", "run manifest", "manifest"))
+        return Manifest.from_document(read_json(d / "manifest.json", "run manifest", "manifest"))
     except (OSError, IolabError, TypeError):
         return None
 

@@ -46,30 +46,43 @@ if TYPE_CHECKING:
 # them, which was a third of its start's CPU (numpy: 0.15 CPU-s of 0.5; tests/integration/test_report_speed.py).
 
 
+# One test's plan, the target it runs on, what keeps its input in the run directory (`planned`)
+RunPlan = tuple[TestPlan, Target, "InputKeeper | None"]
+
+
 def plans(
     test: str, profile: Profile, target: Target, workload: str | Path | None = None, everything: bool = False
 ) -> list[TestPlan]:
     """The plans `iolab run TEST` runs: one test's, or each of a sequence's in order (with
     `everything`, its optional tests too). Every `--set` parameter must belong to one of them
-    (checked before any plan is built)."""
-    return [plan for plan, _, _ in planned(test, profile, target, workload, everything)]
+    (checked before any plan is built). Without the record of the options each ignores (its
+    probing builds the plan again per option given): only a run keeps it (`planned`)."""
+    return [plan for plan, _, _ in planned(test, profile, target, workload, everything, probe=False)]
 
 
 def planned(
-    test: str, profile: Profile, given: Target, workload: str | Path | None = None, everything: bool = False
-) -> list[tuple[TestPlan, Target, InputKeeper | None]]:
+    test: str,
+    profile: Profile,
+    given: Target,
+    workload: str | Path | None = None,
+    everything: bool = False,
+    probe: bool = True,
+) -> list[RunPlan]:
     """Each plan with the target it runs on and what keeps its input in the run directory: on
     a simulated drive a --quick run tests a copy of it, each test's own (suites.quick_setup),
-    and says so in the plan's notes."""
+    and says so in the plan's notes. `probe`: each plan records the profile options it is the
+    same without (TestPlan.ignored_options: one more build per option given), which the run
+    keeps and `iolab run` says before it starts (api/unused.py); a run start builds them once."""
     tests = registry.sequence(test, everything)
     check_known(dict(profile.settings), {t.name: t.params for t in tests})
     out = []
-    # each run keeps which options its test ignored (api/unused.py says so before it starts)
     defaults = suites.make_profile(profile.name, quick=profile.quick, spec=profile.spec)
     for t in tests:
         prof, tgt, notes = suites.quick_setup(profile, given, t)
         plan = registry.build_plan(t.name, prof, tgt, workload)
-        ignored = ignored_options(partial(built_plan, t, given, workload), profile, defaults, plan=plan)
+        ignored = (
+            ignored_options(partial(built_plan, t, given, workload), profile, defaults, plan=plan) if probe else {}
+        )
         out.append((replace(plan, notes=plan.notes + notes, ignored_options=ignored), tgt, t.keep_input))
     return out
 
@@ -138,6 +151,7 @@ class RunHow(TypedDict, total=False):
     engine: Engine | None
     everything: bool
     spec_sheet: Path | None
+    plans: Sequence[RunPlan] | None
 
 
 def run_steps(
@@ -154,6 +168,7 @@ def run_steps(
     engine: Engine | None = None,
     everything: bool = False,
     spec_sheet: Path | None = None,
+    plans: Sequence[RunPlan] | None = None,
 ) -> Generator[Step, None, None]:
     """`run_test` as the steps its caller shows between them (the CLI's `iolab run`): the run
     goes down api → run (runstart.start: safety, claim, run directory; Runner) → engine → store
@@ -161,14 +176,15 @@ def run_steps(
     error or interruption is raised after its run's `Ended`, the runs so far kept; closing the
     iterator at `Started` (Ctrl-C while it was shown) marks that run interrupted. `spec_sheet`:
     each run's report opens with a front page against it (read, and so checked, before anything
-    runs)."""
+    runs). `plans`: what `planned` built of these arguments, when the caller built them first
+    (`iolab run` says the options they ignore before the run): not built again."""
     if spec_sheet is not None:
         read_spec_sheet(Path(spec_sheet), test, everything)
     given = parse_target(target) if isinstance(target, str) else target
     engine = engine or engine_for(given, stall_timeout=stall_timeout)  # by the target's kind, which a copy keeps
     done: list[Path] = []
     try:
-        runs = planned(test, profile or Profile(), given, workload, everything)
+        runs = list(plans) if plans is not None else planned(test, profile or Profile(), given, workload, everything)
         for i, (plan, tgt, keeper) in enumerate(runs):
             yield Planned([p for p, _, _ in runs], i)
             # a stop while the run directory is made is raised once the caller knows the run

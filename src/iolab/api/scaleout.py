@@ -126,13 +126,13 @@ def _refuse_one_target_twice(specs: list[str]) -> None:
     by what each target is (the fleet's identity: WWID or serial, device number, inode).
     Simulated drives are each their own: each run simulates its own copy."""
     from iolab import targets
-    from iolab.api.fleetident import target_identity
+    from iolab.run.identity import drive_key
 
     seen: dict[str, str] = {}
     for spec in specs:
         try:
             t = targets.parse_target(spec)
-            key = None if t.kind == "sim" else target_identity(t)
+            key = None if t.kind == "sim" else drive_key(t)
         except IolabError:  # its own run says what is wrong with it, beside the others' outcomes
             continue
         if key is None:

@@ -11,55 +11,37 @@ active range the runner reads from the plan's profile (a plan's
 the run (`Deferred`) is compared as its builder, which is never the same twice: such a test is
 taken to use every option, so the check can miss an option, never invent one.
 
-The same evidence is kept with each run (api/runs.planned sets TestPlan.ignored_options, the
-manifest stores them): a comparison or a check counts an ignored option at the value the run's
-plan is the same at, so two WSAT runs that differ only in `--max-rounds` measure the same.
+The evidence is found once, where the run's plans are built (api/runs.planned sets
+TestPlan.ignored_options), and kept with each run (the manifest stores it): a comparison or a
+check counts an ignored option at the value the run's plan is the same at, so two WSAT runs
+that differ only in `--max-rounds` measure the same.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from functools import partial
-from pathlib import Path
+from collections.abc import Mapping, Sequence
 
-from iolab.api import registry
-from iolab.api.runs import built_plan
-from iolab.core.plan import Profile, ignored_options
-from iolab.targets import Target
+from iolab.core.plan import TestPlan
 
 
-def ignored(
-    test: str,
-    profile: Profile,
-    defaults: Profile,
-    flags: Mapping[str, str],
-    target: Target,
-    workload: str | Path | None = None,
-    everything: bool = False,
-) -> list[str]:
-    """One line per given option (`flags`: Profile field -> its command-line flag) that changes
-    nothing in some of the tests `iolab run TEST` runs with `profile`; `defaults`: the profile
-    without the options given."""
-    given = {k: f for k, f in flags.items() if getattr(profile, k) != getattr(defaults, k)}
-    if not given:
-        return []
-    unused: dict[str, list[str]] = {k: [] for k in given}
-    tests = registry.sequence(test, everything)
-    for t in tests:
-        for k in ignored_options(partial(built_plan, t, target, workload), profile, defaults, tuple(given)):
-            unused[k].append(t.name)
+def ignored(test: str, plans: Sequence[TestPlan], flags: Mapping[str, str]) -> list[str]:
+    """One line per option of `flags` (Profile field -> its command-line flag) that changes nothing
+    in some of `plans`, the plans `iolab run TEST` runs as api.runs.planned built them: each
+    records the options given that its plan is the same without (so a plan is not built again
+    to say so)."""
+    unused = {k: [p.test for p in plans if k in p.ignored_options] for k in flags}
     out = []
     for k, names in unused.items():
         if not names:
             continue
-        if len(tests) == 1:
-            out.append(f"{given[k]} changes nothing in {test} (its plan is the same without it): ignored.")
-        elif len(names) == len(tests):
+        if len(plans) == 1:
+            out.append(f"{flags[k]} changes nothing in {test} (its plan is the same without it): ignored.")
+        elif len(names) == len(plans):
             out.append(
-                f"{given[k]} changes nothing in any of {test}'s tests (their plans are the same without it): ignored."
+                f"{flags[k]} changes nothing in any of {test}'s tests (their plans are the same without it): ignored."
             )
         else:
             out.append(
-                f"{given[k]} changes nothing in {', '.join(names)} (their plans are the same without it): ignored there."
+                f"{flags[k]} changes nothing in {', '.join(names)} (their plans are the same without it): ignored there."
             )
     return out

@@ -26,8 +26,8 @@ JSON_HELP = (
     "docs/schema/outcome.schema.json); the terminal output goes to standard error."
 )
 STEADY_HELP = (
-    "Exit with code 6 when a run completed but a phase that tracks steady state did not reach it "
-    "or ran too few rounds to be judged."
+    "Exit with code 6 when a run did not show steady state: a phase that tracks it did not reach it "
+    "or ran too few rounds to be judged, or the run did not complete."
 )
 
 # The command that was asked for a JSON document, so an error that ends it still prints one.

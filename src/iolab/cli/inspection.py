@@ -66,7 +66,8 @@ def info(
 )
 def fio_job(test: str = typer.Argument(..., metavar="TEST", help=TEST_HELP), *, args: RunArgs):
     """Print the exact fio job files a test runs (preconditioning and one round), to reproduce any cell by
-    hand; with --paths/--hosts, each path's or host's own job file (nothing is connected or checked)."""
+    hand; with --paths/--hosts, each path's or host's own job file (nothing is connected or checked). `iolab plan`
+    gives the overview of the same plans (phases, budgets, steady-state rule, compliance, ETA)."""
     from iolab import targets
     from iolab.api import runs as api
     from iolab.api import scaleout

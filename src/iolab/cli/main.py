@@ -17,6 +17,7 @@ from iolab.cli import conventions as cli_typer
 from iolab.cli import fleet as cli_fleet
 from iolab.cli import inspection as cli_inspect
 from iolab.cli import options as opts
+from iolab.cli import planview as cli_plan
 from iolab.cli import traces as cli_traces
 from iolab.cli.auto import JSON_HELP, STEADY_HELP, emit, want_json
 from iolab.cli.console import Console
@@ -34,6 +35,7 @@ from iolab.core.errors import IolabError
 from iolab.core.streams import drop_output
 
 if TYPE_CHECKING:
+    from iolab.api.runs import RunPlan
     from iolab.store.runstore import RunStore
 
 # The library is imported by the commands that use it: `iolab --help`, `iolab tests` and
@@ -107,7 +109,9 @@ def run(
         raise typer.Exit(scaleout.run_many(target, sys.argv[1:], root, console))
     # An empty -t is a mistake, not a request for the simulated drive.
     tgt = targets.parse_target(target[0] if target else default_target())
-    _say_ignored(test, prof, tgt, args)
+    # built once: what the notes say is what the run runs (a plan that cannot be built: main says why)
+    plans = api.planned(test, prof, tgt, args.workload, args.everything)
+    _say_ignored(test, plans)
     engine = run_engine(tgt, stall_s, args)
     view = RunView(console, err, args)
     try:
@@ -125,6 +129,7 @@ def run(
                 report=args.report,
                 everything=args.everything,
                 spec_sheet=args.spec_sheet,
+                plans=plans,
             )
             view.follow(steps)
     except KeyboardInterrupt as e:
@@ -134,17 +139,11 @@ def run(
     finish("run", args.json_out, args.require_steady, view.records, reports=[str(p) for p in view.sequence_reports])
 
 
-def _say_ignored(test: str, prof, tgt, args: RunArgs) -> None:
+def _say_ignored(test: str, plans: list[RunPlan]) -> None:
     """A note for each option the run's tests do not use (api/unused.py), before anything runs."""
     from iolab.api.unused import ignored
 
-    try:
-        lines = ignored(
-            test, prof, args.make_profile(given=False), opts.PROFILE_FLAGS, tgt, args.workload, args.everything
-        )
-    except IolabError:  # a plan that cannot be built: the run says why, as it starts
-        return
-    for line in lines:
+    for line in ignored(test, [plan for plan, _, _ in plans], opts.PROFILE_FLAGS):
         err.print(f"iolab: note: {esc(line)}", highlight=False)
 
 
@@ -186,6 +185,7 @@ def resume(
 
     def started(r) -> None:
         current[:] = [r.store]
+        progress.test_starts(r.plan)  # its ETA and steady-state window, as a new run's
         if args.quiet:
             return
         console.print(
@@ -273,6 +273,7 @@ def runs(runs_dir: Optional[Path] = RunsDirOpt, json_out: bool = typer.Option(Fa
     from rich.table import Table
 
     from iolab.api.runlist import checked_root, leftovers, list_runs
+    from iolab.store.manifest import unknown_text
 
     want_json("runs", console, json_out)
     runs_dir = checked_root(runs_dir)
@@ -291,6 +292,7 @@ def runs(runs_dir: Optional[Path] = RunsDirOpt, json_out: bool = typer.Option(Fa
                     "compliant": r.compliant,
                     "noncompliance": list(r.noncompliance),
                     "problem": r.problem,
+                    "unknown": list(r.unknown),
                 }
                 for r in list_runs(runs_dir)
             ],
@@ -305,6 +307,9 @@ def runs(runs_dir: Optional[Path] = RunsDirOpt, json_out: bool = typer.Option(Fa
         state = f"[red]broken: {esc(r.problem)}[/]" if r.problem else esc(r.state)
         t.add_row(esc(r.run_id), esc(r.test), esc(r.target), state, esc(r.started), esc(compliance_text(r)))
     console.print(t)
+    for r in found:
+        if unknown := unknown_text(r.unknown):
+            err.print(f"[yellow]{esc(r.run_id)}: {esc(unknown)}[/]", soft_wrap=True)
     broken = sum(1 for r in found if r.problem)
     if broken:
         err.print(f"[yellow]{broken} of {len(found)} runs cannot be read (state 'broken'; the reason is shown)[/]")
@@ -436,6 +441,7 @@ def export(
 
 app.command()(cli_inspect.info)
 app.command("fio-job")(cli_inspect.fio_job)
+app.command("plan")(with_run_args()(cli_plan.plan))
 app.command("audit")(with_runs_dir(cli_inspect.audit))
 app.command("power")(with_runs_dir(cli_inspect.power))
 

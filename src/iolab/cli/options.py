@@ -244,12 +244,9 @@ class RunArgs:
         if self.ioengine is not None:  # refused before anything starts, whatever the target
             check_ioengine(self.ioengine)
 
-    def make_profile(self, given: bool = True) -> "Profile":
-        """The profile the options make (`given` False: the same profile and quick scaling without them)."""
+    def make_profile(self) -> "Profile":
+        """The profile the options make."""
         from iolab import suites
-
-        if not given:
-            return suites.make_profile(self.profile, quick=self.quick, spec=self.spec)
 
         sets = [
             *(self.sets or ()),

@@ -12,8 +12,8 @@ from rich.live import Live
 from rich.markup import escape as esc
 from rich.table import Table
 
-from iolab.cli.budgeteta import Estimate, PhaseWrites, budget_estimate
-from iolab.core.plan import Phase, TestPlan
+from iolab.cli.budgeteta import Ahead, Estimate, PhaseWrites, ahead, budget_estimate, plans_ahead
+from iolab.core.plan import Phase, TestPlan, step_seconds
 from iolab.core.results import RoundResult
 from iolab.core.steady import SteadyVerdict
 from iolab.core.units import counted, num
@@ -33,19 +33,39 @@ def _clock(seconds: float) -> str:
 def sequence_eta(plans: list[TestPlan], pace: Pace | None = None) -> str:
     """What a sequence will take, for `iolab run SEQ`: each test's timed steps from the earliest
     stop (steady state at the first window) to the latest (every round limit); once `pace` has
-    measured this run's speed, that in wall time too."""
-    spans = [p.timed_seconds() for p in plans]
-    parts = ", ".join(
-        f"{p.title} {_clock(a)}–{_clock(b)}" if a != b else f"{p.title} {_clock(a)}" for p, (a, b) in zip(plans, spans)
-    )
-    early, late = sum(a for a, _ in spans), sum(b for _, b in spans)
+    measured this run's speed, that in wall time too. A write-budgeted phase (Write Saturation)
+    counts as its own ETA does before its write rate is measured: its first round in the
+    expected end, its time budget only as the sequence's "at most" (`Ahead`)."""
+    parts = []
+    for p in plans:
+        a, b = p.timed_seconds()
+        if ahead(p).unknown:
+            parts.append(f"{p.title} {_clock(a)} + its write budget, at most {_clock(b)}")
+        else:
+            parts.append(f"{p.title} {_clock(a)}–{_clock(b)}" if a != b else f"{p.title} {_clock(a)}")
+    rest = plans_ahead(plans)
     text = (
-        f"{counted(len(plans), 'test')}, ETA {_clock(early)} to {_clock(late)} ({parts}), plus fills "
-        "at the drive's speed (on a simulated drive: virtual time, far less wall time)"
+        f"{counted(len(plans), 'test')}, ETA {_clock(rest.early)} to {_clock(rest.late)} ({', '.join(parts)}), "
+        "plus fills at the drive's speed, all in the drive's own time (on a simulated drive virtual time, "
+        "far less wall time"
+        + ("" if pace is not None and pace.ratio() is not None else ": the wall-clock ETA follows its first step")
+        + ")"
     )
+    if rest.unknown:
+        text += f", plus {rest.then}, not yet estimated; at most {_clock(rest.most)} ({rest.limit})"
     if pace is not None and pace.ratio() is not None:
-        text += f"; in wall time at this run's pace so far: {eta_text(early, late, pace)}"
+        text += (
+            f"; in wall time at this run's pace so far: {eta_text(rest.early, rest.late, pace, budget=_later(rest))}"
+        )
     return text
+
+
+def _later(rest: Ahead, late_s: float = 0.0) -> Estimate | None:
+    """The estimate of a span with write budgets to come (None without: the plan's span is it);
+    `late_s`: the latest seconds of the steps before them (the phase under way)."""
+    if not rest.unknown:
+        return None
+    return Estimate(0.0, 0.0, late_s + rest.most, rest.limit, "", rest.then)
 
 
 def round_text(phase, rnd: int, window: int) -> str:
@@ -92,8 +112,9 @@ def eta_text(
     early_s: float, late_s: float, pace: Pace, now: float | None = None, budget: Estimate | None = None
 ) -> str:
     """The wall time left when `early_s` to `late_s` planned seconds are left, at this run's pace.
-    `budget`: a write-budgeted phase runs now, and `late_s` is an estimate from its write rate,
-    not a latest end; its `most_s` (with the same seconds after it added) is."""
+    `budget`: a write-budgeted phase runs now or is still to come, and `late_s` is an estimate
+    (from its write rate, or before a budget not yet estimated), not a latest end; its `most_s`
+    (with the same seconds after it added) is."""
     got = pace.ratio()
     if got is None:
         return "estimating… (no step measured yet)"
@@ -106,9 +127,11 @@ def eta_text(
         return f"{span} (done by {end} at the latest; wall clock: {basis})"
     most = budget.most_s * r
     at_most = f"at most {_clock(most)} (by {time.strftime('%H:%M:%S', time.localtime(t + most))}: {budget.limit})"
+    then = f", plus {budget.then}, not yet estimated" if budget.then else ""
     if budget.how is None:
-        return f"{at_most}, the write budget's end not yet estimated; wall clock: {basis}"
-    return f"{span} (done by {end}: {budget.how}); {at_most}; wall clock: {basis}"
+        return f"{at_most}, the write budget's end not yet estimated{then}; wall clock: {basis}"
+    why = f": {budget.how}" if budget.how else ""
+    return f"{span} (done by {end}{why}){then}; {at_most}; wall clock: {basis}"
 
 
 def round_summary(
@@ -138,13 +161,13 @@ def round_summary(
 class RichProgress:
     """The runner's progress hooks, shown as a live panel on a terminal and as timestamped lines
     elsewhere, or nothing at all (`quiet`). `sequence` = (this test's number, the number of tests,
-    the latest timed seconds of the tests after this one): the ETA then covers the rest of the
+    the planned seconds of the tests after this one): the ETA then covers the rest of the
     sequence too (`in_sequence`)."""
 
     def __init__(
         self,
         console: Console,
-        sequence: tuple[int, int, float] | None = None,
+        sequence: tuple[int, int, Ahead] | None = None,
         quiet: bool = False,
         report: bool = True,
     ):
@@ -193,7 +216,7 @@ class RichProgress:
 
     def in_sequence(self, plans: list[TestPlan], index: int) -> None:
         """The sequence's test `index` starts: its live ETA covers the tests after it too."""
-        self.sequence = (index + 1, len(plans), sum(p.timed_seconds()[1] for p in plans[index + 1 :]))
+        self.sequence = (index + 1, len(plans), plans_ahead(plans[index + 1 :]))
         self.phase_index, self.phase_done_s, self.writes, self.cell_wall = 0, 0.0, PhaseWrites(), None
 
     def test_starts(self, plan: TestPlan) -> None:
@@ -211,6 +234,16 @@ class RichProgress:
         else:
             self.console.print(f"[bold]{esc(title)}[/] · phase {index + 1}{of}: {esc(phase.name)}")
         self._refresh()
+
+    def resumed(self, rounds: int, written: int) -> None:
+        """The phase under way continues a stopped run's: its preconditioning and `rounds` rounds
+        are done and wrote `written` bytes, which its write budget's rest and time left count."""
+        if self.phase_ is None:
+            return
+        self.writes.written += written
+        self.phase_done_s += (
+            sum(step_seconds(w) for w in self.phase_.precondition) + rounds * self.phase_.round_seconds()
+        )
 
     def step(self, what: str, round_: int, index: int, count: int, label: str, seconds: float) -> None:
         self.what, self.round, self.index, self.count = what, round_, index, count
@@ -335,20 +368,18 @@ class RichProgress:
         the rest of the phase under way, then the phases after it (and the tests after this one)."""
         if self.plan is None:
             return "estimating…"
-        spans = [self.plan.phase_seconds(p) for p in self.plan.phases]
-        i = min(self.phase_index, len(spans) - 1)
-        first, last = spans[i]
-        after = self.sequence[2] if self.sequence is not None else 0.0
-        later = (sum(a for a, _ in spans[i + 1 :]), sum(b for _, b in spans[i + 1 :]) + after)
+        i = min(self.phase_index, len(self.plan.phases) - 1)
+        first, last = self.plan.phase_seconds(self.plan.phases[i])
+        later = ahead(self.plan, self.plan.phases[i + 1 :]) + (self.sequence[2] if self.sequence else Ahead())
         got = budget_estimate(self.plan, self.phase_, self.phase_done_s, self.writes) if self.phase_ else None
         if got is None:
             early, late = max(0.0, first - self.phase_done_s), max(0.0, last - self.phase_done_s)
-            budget = None
+            budget = _later(later, late)
         else:
             early, late = got.early_s, got.late_s
-            more = ", then what follows it at its latest" if later[1] else ""
-            budget = Estimate(0.0, 0.0, got.most_s + later[1], f"{got.limit}{more}", got.how)
-        text = eta_text(early + later[0], late + later[1], self.pace, now, budget)
+            more = ", then what follows it at its latest" if later.most else ""
+            budget = Estimate(0.0, 0.0, got.most_s + later.most, f"{got.limit}{more}", got.how, later.then)
+        text = eta_text(early + later.early, late + later.late, self.pace, now, budget)
         if self.sequence is None:
             return text
         number, count, _ = self.sequence

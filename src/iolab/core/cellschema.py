@@ -240,8 +240,9 @@ def cell_values(result: RoundResult, **given: Any) -> tuple[Any, ...]:
 
 
 def cell_row(row: dict[str, Any]) -> CellRow:
-    """A CellRow from a cells row as SQLite returns it (columns by name)."""
-    decoded = dict(row)
+    """A CellRow from a cells row as SQLite returns it (columns by name). A column a newer
+    iolab added is not this version's to read: it stays in the database, out of the row."""
+    decoded: dict[str, Any] = {c.name: row.get(c.name) for c in CELL_COLUMNS}
     for c in CELL_COLUMNS:
         decoded[c.name] = c.decode(decoded)
     return CellRow(**decoded)

@@ -75,19 +75,44 @@ def sample_of_row(row: CellRow) -> Sample:
     )
 
 
+BISECTION_LABEL = "bisection"  # the label of a bisection step's decision (suites/bisection.py)
+
+
 @dataclass(frozen=True)
 class Decision:
     """What a rule or a phase builder decided: stored in manifest.decisions as a dict."""
 
     phase: str
-    rule: dict[str, Any]  # {"name": ..., parameters ...}
+    rule: dict[str, Any]  # {"name": ..., parameters ...}: rule_record of the rule that judged
     outcome: str  # one sentence with the measured figures it rests on
     chosen: dict[str, Any] = field(default_factory=dict)  # the values decided (e.g. {"queue_depth": 16})
     round: int | None = None  # after which round (None: before the phase ran)
     cell: str | None = None  # after which cell
+    # Who decided, where not the rule itself: a bisection step (BISECTION_LABEL) is built by the
+    # bisection and judged by its ramp's rule, whose record `rule` is, as the ramp stored it.
+    label: str | None = None
 
     def record(self) -> dict[str, Any]:
-        return asdict(self)
+        """The stored dict; `label` only where there is one (the other decisions stay as they were)."""
+        out = asdict(self)
+        if self.label is None:
+            del out["label"]
+        return out
+
+
+def stored_decision(d: dict[str, Any]) -> dict[str, Any]:
+    """A stored decision in today's form. A bisection step's decision stored before `label`
+    existed named the rule "bisection", with the ramp rule's parameters and, from 178c823 on, its
+    name as `judged_by` (before that, the parameters alone name it: tolerance and steps are
+    demand-shortfall's, percentile and bound_us latency-bound's)."""
+    rule = d.get("rule") or {}
+    if rule.get("name") != BISECTION_LABEL or "label" in d:
+        return d
+    params = {k: v for k, v in rule.items() if k not in ("name", "judged_by")}
+    name = rule.get("judged_by") or next(
+        (n for n in RULES if set(rule_record(RULES[n]())) - {"name"} == set(params)), None
+    )
+    return d | {"rule": {"name": name or BISECTION_LABEL, **params}, "label": BISECTION_LABEL}
 
 
 def decision_text(d: dict[str, Any]) -> str:
@@ -98,15 +123,11 @@ def decision_text(d: dict[str, Any]) -> str:
         else f"after round {d['round']}" + (f", cell {d['cell']}" if d.get("cell") else "")
     )
     rule = d["rule"]
-    params = ", ".join(f"{k}={v}" for k, v in rule.items() if k not in ("name", "describe", "judged_by"))
-    # a decision made by another rule's judgement (a bisection step by its ramp's) names that rule: its
-    # parameters are that rule's, not the decision's own (a ramp's `steps` is not the bisection's)
-    how = (
-        f"{rule['name']}, judged by {rule['judged_by']}({params})"
-        if "judged_by" in rule
-        else f"{rule['name']}({params})"
-    )
-    return f"{d['phase']} ({where}): {how}: {d['outcome']}"
+    params = ", ".join(f"{k}={v}" for k, v in rule.items() if k not in ("name", "describe"))
+    # a decision judged by a rule it was not made by (a bisection step, by its ramp's rule) names
+    # both: the parameters are that rule's, not the decision's own (a ramp's `steps` is not the bisection's)
+    how = f"{rule['name']}({params})"
+    return f"{d['phase']} ({where}): {d['label'] + ', judged by ' if d.get('label') else ''}{how}: {d['outcome']}"
 
 
 class StopRule(Protocol):

@@ -15,8 +15,8 @@ class Exit:
     REFUSED = 3  # a write refused by a safety check (the override flag is named)
     ENGINE = 4  # the IO engine failed or gave output iolab cannot trust; the run is kept as failed
     DISK_FULL = 5  # the results filesystem filled: the run stopped, everything stored before is kept
-    NOT_STEADY = 6  # --require-steady: the run completed, but a phase did not reach steady state or was not
-    # evaluated (check: a run on either side did not)
+    NOT_STEADY = 6  # --require-steady: a phase did not reach steady state or was not evaluated, or the run
+    # did not complete (show); check: a run on either side did not
     REGRESSION = 7  # iolab check: a key figure regressed beyond noise and tolerance, or is missing
     AUDIT_FAILED = 8  # iolab audit: a stored run broke a physical invariant (its figures are marked)
     INTERRUPTED = 130  # Ctrl-C; 128 + N when stopped by signal N (SIGTERM: 143)

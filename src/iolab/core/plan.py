@@ -99,6 +99,15 @@ class Phase:
         """The tracking variables that are reported but do not decide steady state."""
         return frozenset(t.name for t in self.tracking if not t.decides)
 
+    def round_seconds(self) -> float:
+        """The planned time of one round: its cells' timed steps and the idles before them
+        (idles are wall time the run takes too: Host Idle Recovery, 10.5 h of its ~13 h)."""
+        return sum(step_seconds(c.workload) + (c.idle_before_s or 0.0) for c in self.cells)
+
+    def time_bound(self) -> bool:
+        """Whether its time budget, not its round limit, is what ends it at the latest."""
+        return self.budget_seconds is not None and self.budget_seconds <= self.round_seconds() * self.max_rounds
+
 
 @dataclass(frozen=True)
 class Deferred:
@@ -295,11 +304,8 @@ class TestPlan:
         if isinstance(ph, Deferred):  # its cells exist only once the phases before it ran
             return ph.seconds, ph.seconds
         timed = sum(step_seconds(w) for w in ph.precondition)
-        # idles are wall time the run takes too (Host Idle Recovery: 10.5 h of its ~13 h)
-        per_round = sum(step_seconds(c.workload) + (c.idle_before_s or 0.0) for c in ph.cells)
-        most = per_round * ph.max_rounds
-        if ph.budget_seconds is not None:
-            most = min(most, ph.budget_seconds)
+        per_round = ph.round_seconds()
+        most = ph.budget_seconds if ph.budget_seconds is not None and ph.time_bound() else per_round * ph.max_rounds
         if ph.stop_on_steady:
             least = min(most, per_round * self.rule.window)
         elif ph.budget_write_bytes is not None:

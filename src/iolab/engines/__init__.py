@@ -73,25 +73,13 @@ class Engine(Protocol):
 
 @runtime_checkable
 class HostsEngine(Engine, Protocol):
-    """An engine whose targets are on other hosts (capabilities.remote): it reads their facts there."""
+    """An engine whose targets are on other machines (capabilities.remote_targets): it reads them there."""
 
     def target_identity(self) -> dict:
         """Each host's target as that host sees it, for the manifest (what `iolab resume` checks)."""
 
     def wear_snapshot(self, record: dict, phase: str, when: str) -> list[str]:
         """Store each host's drive write counters in record[host][phase][when]; notes for the report."""
-
-    @property
-    def remote(self) -> bool:
-        """Some target is on another machine (False: every host is this machine's, its path is
-        the one written, and its facts are read here as a local run's)."""
-
-
-def targets_elsewhere(engine: Engine) -> bool:
-    """Whether the engine writes targets on other machines, so this machine's reading of the
-    target's path is not that drive: a hosts engine whose every host is this machine's is still
-    `capabilities.remote` (it checked and claimed the paths itself) but writes paths of this machine."""
-    return engine.capabilities.remote and not (isinstance(engine, HostsEngine) and not engine.remote)
 
 
 class EngineClass(Protocol):

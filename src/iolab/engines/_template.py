@@ -46,7 +46,8 @@ class TemplateEngine:
         purge_methods=tuple(m for m in PURGE_METHODS if m != "none"),  # carried out by the target kind's hook
         write_cache=False,  # it cannot switch a cache: set_write_cache only says so
         replay_timestamps=False,
-        remote=False,
+        remote_targets=False,  # the target is this machine's: the run reads its facts and identity here
+        claims_targets=False,  # the run's start claims the target and checks it is safe to write
         virtual_time=False,  # wall-clock time: idles and budgets cost real seconds
         keeps_state=True,  # the file outlives the process, so `iolab resume` can continue a phase
     )

@@ -15,6 +15,12 @@ class Capabilities:
     purge_methods: tuple[str, ...]  # --purge values it carries out ('auto' picks one); the kind narrows them
     write_cache: bool  # switching the volatile write cache has an effect it can report
     replay_timestamps: bool  # replays IOs at their captured times (open loop)
-    remote: bool  # runs the workload on another host
+    # The targets are on another machine: this machine's reading of the target's path (its facts,
+    # identity, write counters) is not the drive written, so the engine reads them where they are
+    # (engines.HostsEngine). False for a fio server of this machine: it writes a path of this one.
+    remote_targets: bool
+    # The engine checked and claimed every target it writes itself, where each is written (a hosts
+    # run's paths, hostcheck.py), so the run's start neither claims nor checks the target's path.
+    claims_targets: bool
     virtual_time: bool  # time is the model's, not the wall clock's (idle and budgets cost no wall time)
     keeps_state: bool  # the device's state outlives the process, so an interrupted phase can continue

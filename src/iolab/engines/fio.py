@@ -56,7 +56,8 @@ class FioEngine:
         purge_methods=tuple(m for m in _TARGET_PURGES if m != "none"),
         write_cache=True,
         replay_timestamps=False,
-        remote=False,
+        remote_targets=False,
+        claims_targets=False,
         virtual_time=False,
         keeps_state=True,
     )

@@ -162,7 +162,7 @@ class SplitFioEngine:
 
     def where_read(self) -> str:
         """The report's note on where the target's facts and write counters were read."""
-        if not self.remote:
+        if not self._elsewhere():
             return (
                 "target identity, facts and the drive's write counters: read on this machine, as a local run's "
                 "(every host is this machine's and writes its path)"
@@ -232,35 +232,35 @@ class SplitFioEngine:
             for leg in self.legs
         ]
 
-    @property
-    def remote(self) -> bool:
-        """The targets are on other hosts: some leg's host is not this machine (a host whose address
-        is this machine's writes a path of this machine, checked and claimed here: hostcheck.py)."""
+    def _elsewhere(self) -> bool:
+        """Some leg's host is another machine (a host whose address is this machine's writes a path
+        of this machine, checked and claimed here: hostcheck.py)."""
         return self.servers is not None and any(leg.name not in self.local_targets for leg in self.legs)
 
     def _here(self) -> list[Target]:
         """The drives the legs write when all are this machine's: each distinct path once."""
-        if self.servers is None or self.remote:
+        if self.servers is None or self._elsewhere():
             return [self.legs[0].target]  # --paths: every path reaches the same drive
         return list({t.path: t for t in self.local_targets.values()}.values())
 
     @property
     def capabilities(self) -> Capabilities:
-        # fio's, except that iolab cannot idle, trim, purge or switch the cache of another host
-        if self.servers is None:
+        if self.servers is None:  # --paths: one drive of this machine, which the run's start claims
             return FioEngine.capabilities
-        if not self.remote:
-            # fio servers of this machine: a local run's purge, idle and trim; still `remote` to the
-            # run's start, as the engine checked and claimed each host's path itself. The write
-            # cache is left alone: the runner puts back the run target's, not each host's path's.
-            return replace(FioEngine.capabilities, write_cache=False, remote=True)
+        if not self._elsewhere():
+            # fio servers of this machine: a local run's purge, idle, trim and readings of the target;
+            # the paths were checked and claimed by split_engine. The write cache is left alone: the
+            # runner puts back the run target's, not each host's path's.
+            return replace(FioEngine.capabilities, write_cache=False, claims_targets=True)
+        # fio's, except that iolab cannot idle, trim, purge or switch the cache of another host
         return replace(
             FioEngine.capabilities,
             idle=False,
             trim=False,
             purge_methods=(),
             write_cache=False,
-            remote=True,
+            remote_targets=True,
+            claims_targets=True,
             keeps_state=True,
         )
 
@@ -290,7 +290,7 @@ class SplitFioEngine:
                     self.holds.append(RemoteHold(leg.host, leg.target))
 
     def purge(self, target: Target, method: str) -> PurgeOutcome:
-        if self.remote and method != "none":
+        if self._elsewhere() and method != "none":
             return PurgeOutcome(
                 "none",
                 False,
@@ -308,12 +308,12 @@ class SplitFioEngine:
         )
 
     def idle(self, target: Target, seconds: float) -> None:
-        if self.remote:  # capabilities.idle is False: the runner refuses such a plan before this
+        if self._elsewhere():  # capabilities.idle is False: the runner refuses such a plan before this
             raise EngineError("the targets are on other hosts; iolab cannot keep them idle.")
         self.single.idle(self._here()[0], seconds)  # no IO from iolab to any of them: one wait
 
     def set_write_cache(self, target: Target, enabled: bool) -> str:
-        if self.remote:
+        if self._elsewhere():
             return "not changed: the targets are on other hosts"
         if self.servers is not None:
             return "not changed: a hosts run leaves each host's write cache as it is"

@@ -270,7 +270,8 @@ class SimEngine:
         purge_methods=PURGE_METHODS,
         write_cache=True,
         replay_timestamps=True,
-        remote=False,
+        remote_targets=False,
+        claims_targets=False,
         virtual_time=True,
         keeps_state=False,
     )

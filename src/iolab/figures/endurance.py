@@ -110,6 +110,8 @@ def steady_random_write(phases: list[PhaseSummary]) -> Waf | None:
         state = {True: "at steady state", False: "steady state NOT reached", None: "steady state not evaluated"}[
             ph.steady
         ]
+        if ph.steady is None and not ph.tracks:
+            state = "no steady state tracked"
         what = "steady random write" if ph.steady else "random write"
         cells = _names(r.cell_key for r in kept)
         left = _names(r.cell_key for r in window if not _incompressible(r))

@@ -17,29 +17,53 @@ This holds for every phase that tracks steady state and writes, Write Saturation
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from iolab.core.decide import Decision
 from iolab.core.plan import Deferred, Phase, TestPlan
 from iolab.core.steady import SteadyVerdict
 from iolab.core.units import counted, duration
-from iolab.store.manifest import manifest_of
+from iolab.store.manifest import Manifest, manifest_of
 from iolab.store.runstore import RunStore
+
+
+@dataclass(frozen=True)
+class Spent:
+    """What a phase's measured rounds took so far, as its budgets and steady state count it."""
+
+    written: int  # bytes its rounds wrote (the write budget)
+    elapsed: float  # their engine seconds (the time budget)
+    since_purge: int  # bytes written since the last purge (the steady-state minimum)
+    capacity: int  # the drive's
+    rounds: int = 0  # rounds measured
+    # Engine seconds the next round is expected to take: each timed cell's planned length and the
+    # most it ran past it so far (run/budget.next_round_s).
+    next_round_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class Ending:
+    """Why a phase ends after a round, and the decision to record where one decided it."""
+
+    reason: str
+    decision: Decision | None = None
 
 
 def early_stop(
     phase: Phase,
     verdict: SteadyVerdict | None,
-    written: int,
-    elapsed: float,
-    since_purge: int = 0,
+    spent: Spent,
     minimum: int = 0,
     what: str = "",
     doubt: str | None = None,
     share: float | None = None,
-) -> str | None:
+) -> Ending | None:
     """Why the phase ends after this round (steady state, a budget), or None to go on. Steady
     state is not accepted before the phase has written its own minimum (RWSW saturation tests),
     `minimum` bytes were written since the purge (`steady_minimum`) and nothing casts `doubt`
     on the drive having left fresh-out-of-box (`fob_doubt`). A range cut below the drive's
     (`share`) ends the phase at its window too, as that range's steady state, never the drive's."""
+    written, since_purge = spent.written, spent.since_purge
     if (
         verdict is not None
         and verdict.steady
@@ -55,45 +79,75 @@ def early_stop(
                 f", declared after {since_purge / 1e9:.3f} GB written since the purge "
                 f"(≥ {what}, {minimum / 1e9:.3f} GB)"
             )
-        return why if share is None else f"{why}; {range_label(share)}"
+        return Ending(why if share is None else f"{why}; {range_label(share)}")
     if phase.budget_write_bytes is not None and written >= phase.budget_write_bytes:
-        return f"wrote {written / 1e9:.3f} GB, the budget of {phase.budget_write_bytes / 1e9:.3f} GB"
-    if phase.budget_seconds is not None and elapsed >= phase.budget_seconds:
-        return time_budget_reason(elapsed, phase.budget_seconds)
-    return None
+        return Ending(f"wrote {written / 1e9:.3f} GB, the budget of {phase.budget_write_bytes / 1e9:.3f} GB")
+    decision = time_budget(phase, spent)
+    return Ending(decision.outcome, decision) if decision is not None else None
 
 
-def time_budget_reason(elapsed: float, budget: float) -> str:
-    """Why a phase ended at its time budget, with the engine time it really ran. The budget is
-    checked between intervals, and an interval lasts past its nominal length until the IO in
-    flight at its end completes (as fio's runtime does): 100 ms cells of SEQ 1 MiB at TC4/QD32
-    measured 0.39 s each on the simulator. So a phase can pass its budget by most of an
-    interval, and the reason says so rather than claim it ran the budget."""
-    ran = duration(elapsed)
-    if ran == duration(budget):
-        return f"ran {ran}, the time budget"
-    past = duration(elapsed - budget)
-    return f"ran {ran}, {past} past its {duration(budget)} time budget (it is checked after each interval)"
+def time_budget(phase: Phase, spent: Spent) -> Decision | None:
+    """The decision to end a phase at its time budget, or None to go on. An interval lasts past
+    its planned length until the IO in flight at its end completes (as fio's runtime does: 100 ms
+    cells of SEQ 1 MiB at TC4/QD32 measured 0.39 s each on the simulator), so a budget checked
+    only for being spent was passed by up to an interval (XSR's 2 s group ran 2.37 s). No round
+    starts when what is left of the budget is less than it is expected to take (its planned
+    length and the most drain measured so far); a round still ends past the budget when it drains
+    longer than any before it (the first has none before it), and the decision says by how much."""
+    budget = phase.budget_seconds
+    if budget is None:
+        return None
+    ran, left, noun = spent.elapsed, budget - spent.elapsed, "interval" if len(phase.cells) == 1 else "round"
+    if left > 0 and left + 1e-9 * budget >= spent.next_round_s:  # the tolerance: float sums of exact lengths
+        return None
+    done = f"ran {duration(ran)} in {counted(spent.rounds, noun)}"
+    if left > 0:
+        planned = sum(c.workload.duration_s or 0.0 for c in phase.cells)
+        outcome = (
+            f"ran {duration(ran)} of its {duration(budget)} time budget in {counted(spent.rounds, noun)}: the next "
+            f"would take {duration(spent.next_round_s)} ({duration(planned)} and the most drain measured, "
+            f"{duration(spent.next_round_s - planned)}), more than the {duration(left)} left"
+        )
+    elif duration(ran) == duration(budget):
+        outcome = f"{done}, the time budget"
+    else:
+        why = (
+            "the first had none measured before it"
+            if spent.rounds <= 1
+            else "the last drained longer than any before it"
+        )
+        outcome = (
+            f"{done}, {duration(-left)} past its {duration(budget)} time budget (an interval lasts until its IO "
+            f"in flight completes, and {why})"
+        )
+    chosen = {"ran_s": ran, "rounds": spent.rounds, "next_round_s": spent.next_round_s if left > 0 else None}
+    return Decision(phase.name, {"name": "time-budget", "seconds": budget}, outcome, chosen, spent.rounds)
+
+
+def record_ending(m: Manifest, ending: Ending | None) -> None:
+    """Store the decision that ended a resumed run's phase after its stored rounds, unless the
+    run stored it before it was stopped (between the decision and the phase's end)."""
+    d = ending.decision if ending is not None else None
+    if d is not None and not any(x.get("phase") == d.phase and x["rule"] == d.rule for x in m.decisions):
+        m.decisions.append(d.record())
 
 
 def after_round(
-    store: RunStore, plan: TestPlan, phase: Phase, verdict: SteadyVerdict | None, done: tuple[int, float, int, int]
-) -> str | None:
-    """`early_stop` with the evidence behind a steady window; `done`: (bytes the phase's rounds
-    wrote, their engine seconds, bytes written since the purge, the drive's capacity)."""
-    written, elapsed, since_purge, capacity = done
+    store: RunStore, plan: TestPlan, phase: Phase, verdict: SteadyVerdict | None, spent: Spent
+) -> Ending | None:
+    """`early_stop` with the evidence behind a steady window."""
     minimum, what = steady_minimum(plan, phase), plan.rule.minimum_text()
-    doubt = fob_doubt(store, phase, verdict, since_purge, minimum, what)
-    share = range_share(plan.capacity, capacity, plan.profile.active_range)
-    return early_stop(phase, verdict, written, elapsed, since_purge, minimum, what, doubt, share)
+    doubt = fob_doubt(store, phase, verdict, spent.since_purge, minimum, what)
+    share = range_share(plan.capacity, spent.capacity, plan.profile.active_range)
+    return early_stop(phase, verdict, spent, minimum, what, doubt, share)
 
 
 def settle(
-    store: RunStore, plan: TestPlan, phase: Phase, verdict: SteadyVerdict | None, done: tuple[int, float, int, int]
+    store: RunStore, plan: TestPlan, phase: Phase, verdict: SteadyVerdict | None, spent: Spent
 ) -> tuple[bool | None, str]:
     """The phase's stored verdict once it ended: the window's, unless the evidence that the
     drive left fresh-out-of-box is missing; then False and why (to add to the stop reason)."""
-    written, _, since_purge, capacity = done
+    written, since_purge, capacity = spent.written, spent.since_purge, spent.capacity
     steady = verdict.steady if verdict is not None else None
     if not steady:
         return steady, ""
@@ -219,4 +273,4 @@ def rule_text(plan: TestPlan) -> str:
         parts.append(f"reported, not a stop, in {', '.join(report)} (each runs to its budget or limit)")
     if not stop and not report and any(isinstance(ph, Deferred) for ph in plan.phases):
         parts.append(f"at most {counted(plan.rule.max_rounds, 'round')}")
-    return plan.rule.describe("; ".join(parts) or "not evaluated (no phase tracks steady state)")
+    return plan.rule.describe("; ".join(parts) or "not applicable (no phase tracks steady state)")

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.markup import escape as esc
 from rich.table import Table
 
-from iolab.core.units import num
+from iolab.core.units import num, pct_text
 from iolab.figures.compare.characterise import DIRECTIONS, direction_figures, grid
 from iolab.figures.summary import PhaseSummary
 from iolab.pages.report.char_series import phase_series, steady_figures
@@ -64,9 +64,15 @@ def qos_view(ph: PhaseSummary, console: Console) -> None:
             f"{len(rows)} rounds: median IOPS {num(statistics.median(r.iops for r in rows))}, "
             f"average latency {num(statistics.median(r.lat_mean_us or 0 for r in rows))} µs (median round), "
             f"worst maximum {num(worst.lat_max_us)} µs in round {worst.round}, "
-            f"last round 99.99 % {num(rows[-1].p99_99)} µs"
+            f"last round 99.99 % {_us(pct_text(rows[-1].p99_99, rows[-1].ios, 99.99))}"
         )
     )
+
+
+def _us(text: str) -> str:
+    """'70.40 µs', or 'n/m (20,400 IOs)' where the IOs cannot measure the percentile: the value
+    stored per round is read off however few IOs, so it is shown only where `measurable`."""
+    return text if text.startswith("n/m") else f"{text} µs"
 
 
 def consistency_view(ph: PhaseSummary, console: Console) -> None:

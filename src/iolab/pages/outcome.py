@@ -13,15 +13,17 @@ takes as the run's own noise), and the report files written.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 from iolab.core.decide import decision_text
 from iolab.core.errors import Exit
 from iolab.figures.audit import Audit, kinds_of, stored_audit
 from iolab.figures.compare import KeyMetric
 from iolab.figures.summary import PhaseSummary, summarise, summarise_phase
-from iolab.store.manifest import manifest_of
+from iolab.store.manifest import manifest_of, unknown_parts
+from iolab.store.resultsdb import unknown_schema
 from iolab.store.runstore import RunStore
 
 SCHEMA_NAME = "iolab-outcome"
@@ -31,11 +33,18 @@ SCHEMA_VERSION = 1
 Figures = Callable[[Sequence[list[PhaseSummary]]], Sequence[KeyMetric]]
 
 
-def steady_state(phases: Sequence[PhaseSummary]) -> str:
+def steady_state(phases: Sequence[PhaseSummary], plan: Mapping[str, Any] | None = None) -> str:
     """reached (every phase with tracking variables reached it), not-reached (one was evaluated
     and failed), not-evaluated (one tracks steady state but its rounds never filled a window,
-    e.g. --max-rounds below the window), or not-applicable (no phase tracks steady state)."""
+    e.g. --max-rounds below the window, or it never ran: a run that failed or was stopped first),
+    or not-applicable (no phase tracks steady state).
+
+    `plan`: the manifest's plan summary, which says which phases track steady state whether or not
+    they stored a round (a failed run may have stored none). A deferred phase never built says
+    nothing of its tracking; none of today's tests gives one tracking variables."""
     tracked = [ph.steady for ph in phases if ph.tracks]
+    stored = {ph.phase.name for ph in phases}
+    tracked += [None for p in (plan or {}).get("phases", ()) if p.get("tracking") and p.get("name") not in stored]
     if not tracked:
         return "not-applicable"
     if False in tracked:
@@ -44,9 +53,13 @@ def steady_state(phases: Sequence[PhaseSummary]) -> str:
 
 
 def run_exit_code(record: dict, require_steady: bool) -> int:
-    """A complete run's exit code: NOT_STEADY only when asked to require steady state, which a
-    run that never evaluated it did not show either."""
-    if require_steady and record["state"] == "complete" and record["steady_state"] in ("not-reached", "not-evaluated"):
+    """A run's exit code as a stored record gives it: NOT_STEADY only when asked to require steady
+    state, which a run that never evaluated it did not show either, nor one that did not complete
+    (failed, interrupted or still running: its figures are no finished run's, whatever its
+    phases say). A test that tracks no steady state (not-applicable) passes once complete."""
+    if not require_steady:
+        return Exit.OK
+    if record["state"] != "complete" or record["steady_state"] in ("not-reached", "not-evaluated"):
         return Exit.NOT_STEADY
     return Exit.OK
 
@@ -154,12 +167,14 @@ def run_record(store: RunStore, figures: Figures | None, reports: Sequence = ())
         # the options the test ignored, each at the value its plan is the same at (check counts them so)
         "ignored_options": m.ignored_options,
         "steady_rule": m.steady_rule,
-        "steady_state": steady_state(phases),
+        "steady_state": steady_state(phases, m.plan),
         "phases": [_phase(ph, audit) for ph in phases],
         "decisions": [{**d, "text": decision_text(d)} for d in m.decisions],
         "figures": _figures(store, phases, figures, audit),
         "audit": audit.to_dict(),
         "reports": [str(p) for p in reports],
+        # what a newer iolab stored that this one does not know (kept, not read)
+        "unknown": unknown_parts(m, unknown_schema(store.query)),
     }
 
 

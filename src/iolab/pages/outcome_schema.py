@@ -10,28 +10,13 @@ import json
 import sys
 
 from iolab.pages.outcome import SCHEMA_NAME, SCHEMA_VERSION
+from iolab.pages.plan_schema import PLAN, PLAN_DEFS
+from iolab.pages.schema_parts import NUM, NUM_OR_NULL, STR_OR_NULL
+from iolab.pages.schema_parts import arr as _arr
+from iolab.pages.schema_parts import obj as _obj
+from iolab.pages.schema_parts import ref as _ref
+from iolab.pages.schema_parts import t as _t
 
-
-def _t(*types: str) -> dict:
-    return {"type": list(types) if len(types) > 1 else types[0]}
-
-
-def _obj(required: dict, optional: dict | None = None) -> dict:
-    """An object with these fields (all listed fields required; more may be added later)."""
-    return {"type": "object", "required": sorted(required), "properties": {**required, **(optional or {})}}
-
-
-def _arr(items: dict) -> dict:
-    return {"type": "array", "items": items}
-
-
-def _ref(name: str) -> dict:
-    return {"$ref": f"#/$defs/{name}"}
-
-
-NUM = _t("number")
-NUM_OR_NULL = _t("number", "null")
-STR_OR_NULL = _t("string", "null")
 DIRECTION = {"enum": ["higher-is-better", "lower-is-better"]}
 KIND = {"enum": ["value", "percentile", "extreme"]}
 
@@ -85,7 +70,9 @@ DEFS = {
             "round": _t("integer", "null"),
             "cell": STR_OR_NULL,
             "text": _t("string"),
-        }
+        },
+        # added within version 1: who decided where not the rule, which judged it (a bisection step)
+        {"label": _t("string")},
     ),
     "figure": _obj(
         {
@@ -139,7 +126,13 @@ DEFS = {
             "reports": _arr(_t("string")),
         },
         # added within version 1 (absent from documents written before it)
-        {"audit": _ref("audit"), "ignored_options": _t("object"), "uid": STR_OR_NULL},
+        {
+            "audit": _ref("audit"),
+            "ignored_options": _t("object"),
+            "uid": STR_OR_NULL,
+            # what a newer iolab stored in the run that this one does not know (kept, not read)
+            "unknown": _arr(_t("string")),
+        },
     ),
     "listed_run": _obj(
         {
@@ -152,7 +145,8 @@ DEFS = {
             "compliant": _t("boolean"),
             "noncompliance": _arr(_t("string")),
             "problem": STR_OR_NULL,
-        }
+        },
+        {"unknown": _arr(_t("string"))},  # added within version 1, as the run record's
     ),
     # `iolab runs`: a fleet directory under RUNS_DIR/fleets (its drives' runs are in `listed`)
     "listed_fleet": _obj(
@@ -360,7 +354,7 @@ POWER = _obj(
 )
 
 # The commands whose --json prints this document (`sim calibrate --json` prints its own).
-COMMANDS = ("run", "resume", "show", "compare", "runs", "check", "history", "audit", "power")
+COMMANDS = ("run", "resume", "show", "compare", "runs", "check", "history", "audit", "power", "plan")
 
 SCHEMA = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -368,7 +362,7 @@ SCHEMA = {
     "title": "iolab --json output",
     "description": "One document per command: run, resume and show list runs; compare adds a ranking; "
     "runs lists run directories; check adds verdicts per key figure; history one figure across runs; "
-    "audit gives each run's self-audit; power a meter log's figures per cell.",
+    "audit gives each run's self-audit; power a meter log's figures per cell; plan what a run would do.",
     **_obj(
         {
             "schema": {"const": SCHEMA_NAME},
@@ -394,10 +388,11 @@ SCHEMA = {
                 )
             ),
             "power": POWER,
+            "plan": PLAN,
             "error": _t("string"),
         },
     ),
-    "$defs": DEFS,
+    "$defs": DEFS | PLAN_DEFS,
 }
 
 

@@ -18,7 +18,8 @@ from iolab.figures.audit import Audit, kinds_of, marker, stored_audit
 from iolab.figures.endurance import Endurance, endurance
 from iolab.figures.summary import PhaseSummary, interval_label, rounds_count, summarise
 from iolab.pages.report.rundata import rounds_text, stored_power
-from iolab.store.manifest import manifest_of
+from iolab.store.manifest import manifest_of, unknown_parts, unknown_text
+from iolab.store.resultsdb import unknown_schema
 from iolab.store.runstore import RunStore
 
 PhaseView = Callable[[PhaseSummary, Console], None]
@@ -63,6 +64,8 @@ def render(store: RunStore, console: Console, view: PhaseView | None = None, fig
     console.print(esc(f"steady-state rule: {m.steady_rule}"))
     for note in m.notes:
         console.print(esc(f"note: {note}"))
+    if unknown := unknown_text(unknown_parts(m, unknown_schema(store.query))):
+        console.print(f"[yellow]{esc(unknown)}[/]")
     audit = stored_audit(store)
     render_audit(audit, console)
     phases = summarise(store)
@@ -177,7 +180,7 @@ def render_phase(ph: PhaseSummary, console: Console, view: PhaseView) -> None:
     steady = {
         True: "[green]steady state reached[/]",
         False: "[red]steady state NOT reached[/]",
-        None: "steady state not evaluated",
+        None: "steady state not evaluated" if ph.tracks else "steady state not applicable (the phase tracks none)",
     }[ph.steady]
     rounds = rounds_count(ph)
     console.print(f"[bold]{esc(ph.phase.name)}[/]: {rounds}; {steady}; {esc(ph.phase.stop_reason or 'unfinished')}")
@@ -197,14 +200,16 @@ def is_grid(ph: PhaseSummary) -> bool:
 
 def grid_view(title: str, fmt: Callable) -> PhaseView:
     """One figure per cell in a block size × mix table (rows × columns); `fmt(cell)` prints it.
-    Phases that are not such a grid get one row per cell."""
+    `title` says how each figure was reduced over the window (a mean, a maximum, a percentile of
+    the merged histogram): the view cannot know it. Phases that are not such a grid get one row
+    per cell."""
 
     def view(ph: PhaseSummary, console: Console) -> None:
         if not is_grid(ph):
             if ph.cells:
                 render_cells(ph, console)
             return
-        t = Table(title=f"{title}, mean over the measurement window", title_justify="left")
+        t = Table(title=title, title_justify="left")
         t.add_column("block size", justify="right")
         for mix in ph.mixes:
             t.add_column(esc(f"R/W {mix}"), justify="right")
@@ -217,7 +222,7 @@ def grid_view(title: str, fmt: Callable) -> PhaseView:
 
 
 def iops_grid(ph: PhaseSummary, console: Console) -> None:
-    grid_view("IOPS", lambda c: num(c.iops))(ph, console)
+    grid_view("IOPS, mean over the measurement window", lambda c: num(c.iops))(ph, console)
 
 
 generic_view = iops_grid  # any test: the IOPS grid when its cells form one, else a row per cell
@@ -269,9 +274,11 @@ def render_steady(ph: PhaseSummary, console: Console) -> None:
 
 def render_cells(ph: PhaseSummary, console: Console) -> None:
     """Phases whose cells are not a block size × mix grid (RWSW, ramps): one row per cell."""
-    t = Table(title="per cell, mean over the measurement window", title_justify="left")
+    t = Table(title="per cell over the measurement window", title_justify="left")
     idles = any(c.idle_before_s is not None for c in ph.cells)
-    cols = ("cell", *(("idle before",) if idles else ()), "IOPS", "MB/s", "ART µs", "99.999 % µs")
+    # each column says its own reduction: a 99.999 % is no mean of the rounds' percentiles
+    figures = ("IOPS (mean)", "MB/s (mean)", "ART µs (mean)", "99.999 % µs (merged histogram)")
+    cols = ("cell", *(("idle before",) if idles else ()), *figures)
     for col in cols:
         t.add_column(col, justify="right")
     cells = ph.cells if len(ph.cells) <= 30 else ph.cells[:10] + ph.cells[-10:]

@@ -19,8 +19,8 @@ limit and may take the whole rest:
   bytes only, with no time limit, so it never leaves a remainder. It writes at least one pace
   (the interval before it kept that back) and at most FINAL_PACES: one to two planned lengths
   at the pace's rate, shorter only if the rate in it beats every recent one, longer if the
-  target is slower than its fastest recent interval (the phase's time budget is checked
-  between intervals, as always).
+  target is slower than its fastest recent interval (the phase's time budget is held between
+  intervals, as always: see the end of this module).
 - The first interval has no rate to go by: it keeps half the budget back.
 
 `is_partial` says which intervals the budget, not the cell time, ended: one a cap ended early,
@@ -34,8 +34,9 @@ rate and never enter a steady-state window, a window mean or a minimum.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
+from iolab.core.cellschema import CellRow
 from iolab.core.plan import Cell, Phase
 from iolab.core.results import PARTIAL_TOLERANCE, RoundResult
 from iolab.core.workload import Workload
@@ -59,6 +60,15 @@ def pace(recent: Sequence[Interval], length_s: float) -> float | None:
 def latest(recent: Sequence[Interval], result: RoundResult) -> tuple[Interval, ...]:
     """A cell's latest intervals with this one's result added: what `pace` reads."""
     return (*recent, (result.write.io_bytes, result.runtime_s))[-PACE_INTERVALS:]
+
+
+def stored_intervals(cells: Iterable[CellRow]) -> dict[str, tuple[Interval, ...]]:
+    """Each cell's latest stored intervals, oldest first, as the runner keeps them for `pace`
+    (a resumed phase's)."""
+    out: dict[str, tuple[Interval, ...]] = {}
+    for c in cells:
+        out[c.cell_key] = (*out.get(c.cell_key, ()), (c.write_bytes, c.runtime_s))[-PACE_INTERVALS:]
+    return out
 
 
 def write_share(w: Workload) -> float:
@@ -103,3 +113,33 @@ def is_partial(planned: Cell, run: Cell, result: RoundResult) -> bool:
     if run is planned or d is None:
         return False
     return run.workload.duration_s is None or result.runtime_s < d * (1 - PARTIAL_TOLERANCE)
+
+
+# -- the time budget ----------------------------------------------------------------------------
+# An interval runs past its planned length until its IO in flight completes; a phase with a time
+# budget starts no round that what is left of it cannot hold (figures/phaseend.time_budget), by
+# what the round is expected to take: its planned length and the most its cells drained so far.
+
+
+def drained(planned: Cell, result: RoundResult) -> float:
+    """How long an interval ran past its planned length (0 for one run by bytes alone). The cell,
+    not its length, is handed in: the cell time keeps to its one path (tests/unit/test_run_path.py)."""
+    d = planned.workload.duration_s
+    return max(0.0, result.runtime_s - d) if d is not None else 0.0
+
+
+def stored_drains(cells: Iterable[CellRow]) -> dict[str, float]:
+    """The most each cell drained in a phase's stored rounds (a resumed phase's, as the runner
+    keeps them); an interval a byte budget ended is not a timed one and does not count."""
+    out: dict[str, float] = {}
+    for c in cells:
+        d = c.workload.get("duration_s")
+        if not c.partial and d is not None:
+            out[c.cell_key] = max(out.get(c.cell_key, 0.0), c.runtime_s - d)
+    return out
+
+
+def next_round_s(phase: Phase, drains: Mapping[str, float]) -> float:
+    """Engine seconds the phase's next round is expected to take: each timed cell's planned
+    length and the most it drained so far."""
+    return sum(c.workload.duration_s + drains.get(c.key, 0.0) for c in phase.cells if c.workload.duration_s is not None)

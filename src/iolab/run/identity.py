@@ -1,4 +1,7 @@
-"""Which target a run wrote to, recorded so `iolab resume` can tell it is the same one.
+"""Which target a run wrote to, recorded so `iolab resume` can tell it is the same one, and which
+drive a target is, so that a fleet or `iolab run -t A -t B` never tests one drive twice at once.
+The one place that reads a target's identity on this machine (a host's is read there over SSH,
+engines/hosts.read_identity_over_ssh, as the same record).
 
 A device is known by its serial, model and capacity (a loop device by its backing file); a
 file by its path, inode and size; an NBD export by its URI and size; a simulated drive by its
@@ -17,8 +20,8 @@ from iolab.targets import Target
 def _file_id(path: str) -> dict:
     try:
         st = os.stat(path)
-    except OSError:
-        return {"path": path, "missing": True}
+    except OSError:  # a file not made yet: every name of it leads to one real path
+        return {"path": os.path.realpath(path), "missing": True}
     return {"path": os.path.realpath(path), "dev": st.st_dev, "inode": st.st_ino, "size": st.st_size}
 
 
@@ -54,6 +57,44 @@ def target_identity(target: Target) -> dict:
     if backing is not None:
         ident["backing_file"] = _file_id(backing)
     return ident
+
+
+def drive_key(target: Target) -> str | None:
+    """What drive a target of this machine is, in words that are one answer for every name of it (a
+    symbolic or hard link, a second device node, a multipath device's other path); None: nothing
+    can be read. Built on target_identity; a device with neither WWID nor serial (a loop device) is
+    its device number here, which the run does not store (it may change at the next boot)."""
+    key = identity_key(target_identity(target), "this machine")
+    if key is not None or target.kind != "block":
+        return key
+    try:
+        rdev = os.stat(target.path).st_rdev
+    except OSError:
+        return None
+    return f"block device {os.major(rdev)}:{os.minor(rdev)} (major:minor)"
+
+
+def identity_key(ident: dict, where: str) -> str | None:
+    """The drive an identity record names (target_identity's, or read on a host over SSH), as
+    drive_key says it; None when the record cannot tell (not read, or a device without WWID or serial)."""
+    kind = ident.get("kind")
+    if ident.get("not_read") is not None:
+        return None
+    if kind == "sim":  # one preset, parameters and seed, however the spec writes them
+        from iolab.targets.sim_facts import drive_key as sim_drive  # lazy: the simulator's native module
+
+        return f"simulated {sim_drive(ident['preset'], dict(ident['options']))!r}"
+    if kind == "nbd":  # only the server knows its exports: one URI is one export
+        return f"NBD export {ident['uri']}"
+    if kind == "file":
+        if ident.get("missing"):
+            return f"file to be made on {where} at {ident['path']}"
+        return f"file on {where}, filesystem device {ident['dev']} inode {ident['inode']}"
+    if ident.get("wwid"):
+        return f"wwid {ident['wwid']}"
+    if ident.get("serial"):
+        return f"model {ident.get('model') or '?'} serial {ident['serial']}"
+    return None
 
 
 def differences(stored: dict, now: dict) -> list[str]:

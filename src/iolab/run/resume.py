@@ -26,11 +26,11 @@ from iolab.core.plan import Cell, Deferred, Phase, Profile, TestPlan
 from iolab.core.runfiles import INPUTS_DIR
 from iolab.core.steady import evaluate
 from iolab.core.units import counted
-from iolab.engines import Capabilities, Engine, HostsEngine, engine_class, purge_methods, targets_elsewhere
+from iolab.engines import Capabilities, Engine, HostsEngine, engine_class, purge_methods
 from iolab.engines.fio_hosts import legs_from_manifest, split_engine
 from iolab.engines.fio_job import async_ioengine
-from iolab.figures.phaseend import after_round, settle, written_since_purge
-from iolab.run.budget import PACE_INTERVALS, Interval, is_partial, within_budget
+from iolab.figures.phaseend import Spent, after_round, record_ending, settle, written_since_purge
+from iolab.run.budget import is_partial, next_round_s, stored_drains, stored_intervals, within_budget
 from iolab.run.identity import differences, last_modified, target_identity
 from iolab.run.leftovers import end_leftovers
 from iolab.run.runner import Runner, StartAt, build_deferred, cell_tag, workload_record
@@ -78,22 +78,22 @@ def prepare(
     _refuse_finished(m)
     target = targets.parse_target(m.target["spec"])
     # A split run goes on over the paths or hosts it stored (never on the target alone); hosts'
-    # targets are checked (and claimed on this machine) by split_engine, as in a new run.
+    # targets are checked and claimed by split_engine, as in a new run (then _check_hosts compares them).
     sim_split = bool(m.split) and target.kind == "sim"  # ports of one simulated drive, not fio legs
     legs = legs_from_manifest(target, m.split) if m.split and not sim_split else None
-    remote = bool(legs and legs[0].host)
+    hosts = bool(legs and legs[0].host)
     workload = probe.dir / INPUTS_DIR if (probe.dir / INPUTS_DIR).is_dir() else None
     plan = build_plan(m.test, _stored_profile(m), target, workload)
-    stored = _check_same_run(m, plan, target, remote)
-    ran_with, ioengine = _ioengines(m, target, remote, ioengine)
+    stored = _check_same_run(m, plan, target, hosts)
+    ran_with, ioengine = _ioengines(m, target, hosts, ioengine)
     # one run per target, a resumed one too; Runner.run releases it
-    claim = TargetClaim(target, None) if remote else targets.claim(target)
+    claim = TargetClaim(target, None) if hosts else targets.claim(target)
     engine = None
     try:
         # Nothing of the stopped run may still write into raw/ or onto the target when resume
         # reads or moves its files, or when the safety checks ask whether the target is in use.
         ended = end_leftovers(probe.raw_dir, m.run_id)
-        if not remote:
+        if not hosts:
             targets.check_safe_to_write(target, allow_unsafe, allow_system_disk)
         engine = (
             split_engine(
@@ -110,7 +110,7 @@ def prepare(
             if sim_split
             else engine_for(target, ioengine=ioengine)
         )
-        elsewhere = remote and _check_hosts(m, stored, target, engine)
+        elsewhere = hosts and _check_hosts(m, stored, target, engine)
         caps = engine.capabilities if legs else engine_class(target).capabilities
         options = RunOptions(
             purge_method=_purge_of(m, target, caps),
@@ -156,9 +156,9 @@ def _stored_profile(m: Manifest) -> Profile:
         ) from None
 
 
-def _check_same_run(m: Manifest, plan: TestPlan, target: Target, remote: bool) -> dict | None:
-    """Refuse to go on with another plan or on another drive than the run's; returns the
-    target's identity as the run stored it."""
+def _check_same_run(m: Manifest, plan: TestPlan, target: Target, hosts: bool) -> dict | None:
+    """Refuse to go on with another plan or on another drive than the run's (a hosts run's drives:
+    _check_hosts, once its engine is made); returns the target's identity as the run stored it."""
     if not same_plan(plan, m.plan):
         raise IolabError(
             f"run {m.run_id}: this iolab builds a different plan for its test than the stored one "
@@ -166,7 +166,7 @@ def _check_same_run(m: Manifest, plan: TestPlan, target: Target, remote: bool) -
             f"Start a new run: iolab run {m.test} -t {m.target['spec']}"
         )
     stored = m.target.get("identity")
-    if not remote:
+    if not hosts:
         _check_identity(m, stored, target)
     return stored
 
@@ -180,19 +180,19 @@ def _check_identity(m: Manifest, stored: dict | None, target: Target) -> None:
         )
 
 
-def _ioengines(m: Manifest, target: Target, remote: bool, asked: str | None) -> tuple[str | None, str | None]:
+def _ioengines(m: Manifest, target: Target, hosts: bool, asked: str | None) -> tuple[str | None, str | None]:
     """The fio ioengine the stored rounds ran with, and the one the rounds to come use: that
-    one, unless told otherwise."""
+    one, unless told otherwise (a host's is its host entry's)."""
     ran_with = m.versions.get("ioengine")
-    if ran_with is None and not remote and str(m.versions.get("engine")).startswith("fio") and target.kind != "nbd":
+    if ran_with is None and not hosts and str(m.versions.get("engine")).startswith("fio") and target.kind != "nbd":
         ran_with = async_ioengine("fio")  # stored before the choice was recorded: fio's rounds used this
     return ran_with, asked or (ran_with if ran_with in ("io_uring", "libaio") else None)
 
 
 def _check_hosts(m: Manifest, stored: dict | None, target: Target, engine: Engine) -> bool:
-    """Refuse another target than the run's; True: it is on other hosts, whose targets are as read there
-    (ssh mode; through fio only, nothing). All this machine's: a local run's identity (targets_elsewhere)."""
-    if not targets_elsewhere(engine):
+    """Refuse another target than the run's; True: it is on other machines, whose targets are as read
+    there (ssh mode; through fio only, nothing). All this machine's: a local run's identity."""
+    if not engine.capabilities.remote_targets:
         _check_identity(m, stored, target)
         return False
     diff = _host_differences(stored, engine.target_identity()) if stored and isinstance(engine, HostsEngine) else []
@@ -305,14 +305,16 @@ def _within(
         verdict = evaluate(history, plan.rule, ph.shown_only) if ph.tracking else None
         if verdict is not None:
             store.add_steady(ph.name, done, verdict.variables)
-        ended = (written, elapsed, written_since_purge(store, i), target.capacity)
+        upto = next_round_s(ph, stored_drains(cells))
+        ended = Spent(written, elapsed, written_since_purge(store, i), target.capacity, done, upto)
         stop = after_round(store, plan, ph, verdict, ended)
         if stop is not None or done >= ph.max_rounds:
-            # It was killed after its last round, before closing the phase.
+            # It was killed after its last round, before closing the phase (or recording why, as the runner does).
+            record_ending(manifest_of(store), stop)
             steady, why_not = settle(store, plan, ph, verdict, ended)
-            reason = stop or f"reached the round limit ({ph.max_rounds})"
+            reason = stop.reason if stop else f"reached the round limit ({ph.max_rounds})"
             store.finish_phase(ph.name, steady, done, reason + (f"; {why_not}" if why_not not in reason else ""))
-            notes.append(f"{ph.name}: its stored rounds 1-{done} already end it ({stop or 'round limit'}).")
+            notes.append(f"{ph.name}: its stored rounds 1-{done} already end it ({reason}).")
             return _where(store, plan, target, caps, notes)
     notes.append(
         f"{ph.name}: continues at round {done + 1} (rounds 1-{done} are kept"
@@ -320,15 +322,7 @@ def _within(
         + ")."
     )
     samples = tuple(sample_of_row(c) for c in cells) if ph.stop_rule is not None else ()
-    return StartAt(i, done + 1, written, elapsed, history, samples, _recent(cells))
-
-
-def _recent(cells: list[CellRow]) -> dict[str, tuple[Interval, ...]]:
-    """Each cell's latest stored intervals, oldest first, as the runner keeps them for budget.pace."""
-    out: dict[str, tuple[Interval, ...]] = {}
-    for c in cells:
-        out[c.cell_key] = (*out.get(c.cell_key, ()), (c.write_bytes, c.runtime_s))[-PACE_INTERVALS:]
-    return out
+    return StartAt(i, done + 1, written, elapsed, history, samples, stored_intervals(cells))
 
 
 def _begun(ph: Phase | Deferred) -> Phase:
@@ -385,7 +379,7 @@ def _recover_round(
     written = sum(c.write_bytes for c in finished) + sum(
         c.write_bytes for c in store.cells(ph.name, complete_only=False) if c.round == rnd
     )
-    recent = _recent(finished)
+    recent = stored_intervals(finished)
     recovered = 0
     complete = True
     for ordinal, (kind, planned) in enumerate(cells):

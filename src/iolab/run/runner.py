@@ -21,11 +21,11 @@ from iolab.core.runfiles import POWER_FILE
 from iolab.core.steady import SteadyVerdict, evaluate
 from iolab.core.units import counted, duration
 from iolab.core.workload import Workload
-from iolab.engines import Engine, HostsEngine, targets_elsewhere
+from iolab.engines import Engine, HostsEngine
 from iolab.figures.audit import audit
-from iolab.figures.phaseend import after_round, settle, written_since_purge
+from iolab.figures.phaseend import Spent, after_round, settle, written_since_purge
 from iolab.figures.simpower import model_document
-from iolab.run.budget import Interval, is_partial, latest, within_budget
+from iolab.run.budget import Interval, drained, is_partial, latest, next_round_s, stored_drains, within_budget
 from iolab.run.identity import target_identity
 from iolab.run.live import LiveFile
 from iolab.run.runstart import RunOptions, phase_summary
@@ -40,6 +40,8 @@ class Progress(Protocol):
     """What the runner tells whoever watches (the CLI's Rich display, or nothing)."""
 
     def phase(self, phase: Phase, index: int) -> None: ...
+    # the phase just begun goes on from a stopped run's `rounds` stored rounds, which wrote `written` bytes
+    def resumed(self, rounds: int, written: int) -> None: ...
     # a cell or preconditioning step starts: its workload's label and planned seconds (core.plan.step_seconds)
     def step(self, what: str, round_: int, index: int, count: int, label: str, seconds: float) -> None: ...
     def live(self, elapsed_s: float, iops: float) -> None: ...
@@ -53,6 +55,9 @@ class Progress(Protocol):
 
 class NoProgress:
     def phase(self, phase: Phase, index: int) -> None:
+        pass
+
+    def resumed(self, rounds: int, written: int) -> None:
         pass
 
     def step(self, what: str, round_: int, index: int, count: int, label: str, seconds: float) -> None:
@@ -173,6 +178,8 @@ class Runner:
                 if isinstance(phase, Deferred):
                     phase = self.build(i, phase)
                 self.progress.phase(phase, i)
+                if start_at is not None and i == start_at.phase and start_at.round > 0:
+                    self.progress.resumed(start_at.round - 1, start_at.written)  # its budget is partly spent
                 self.wear(phase.name, "start")
                 self.run_phase(phase, i, start_at if start_at is not None and i == start_at.phase else None)
                 self.wear(phase.name, "end")
@@ -214,7 +221,9 @@ class Runner:
     def decide(self, decision: Decision) -> None:
         manifest_of(self.store).decisions.append(decision.record())
         self.store.write_manifest()
-        self.progress.note(f"{decision.phase}: decided by {decision.rule['name']}: {decision.outcome}")
+        self.progress.note(
+            f"{decision.phase}: decided by {decision.label or decision.rule['name']}: {decision.outcome}"
+        )
 
     # -- one phase -----------------------------------------------------------------------
     def run_phase(self, phase: Phase, ordinal: int, at: StartAt | None = None) -> None:
@@ -223,21 +232,14 @@ class Runner:
             at = None  # resumed from the phase's purge: as a fresh phase
         first = at.round if at is not None else 1
         if at is None:
-            store.begin_phase(phase.name, ordinal)
-        if at is None and phase.purge:
-            self.purge(phase)
-        if at is None and phase.precondition:
-            store.begin_round(phase.name, 0)
-            for i, w in enumerate(phase.precondition):
-                self.progress.step("precondition", 0, i, len(phase.precondition), w.label(), step_seconds(w))
-                self.measure(phase, 0, i, "precondition", Cell(w.label(), w, "", 0))
-            store.finish_round(phase.name, 0)
+            self.begin(phase, ordinal)
 
         # Budgets count the engine's own time (virtual seconds on the simulator), so a 24-hour
         # Write Saturation means 24 hours of measured IO on any engine.
         elapsed = at.elapsed if at else 0.0
         written = at.written if at else 0
         recent = dict(at.recent if at else {})  # each cell's latest intervals, for budget.within_budget
+        drains = stored_drains(store.cells(phase.name)) if at else {}  # the most each cell drained (time budget)
         history: dict[str, list[tuple[int, float]]] = {
             t.name: list(at.history.get(t.name, []) if at else []) for t in phase.tracking
         }
@@ -266,6 +268,7 @@ class Runner:
                     # Stored and shown with its true length, but an interval the budget ended is
                     # not a sample of the same thing (run/budget.py): it never enters the window.
                     continue
+                drains[planned.key] = max(drains.get(planned.key, 0.0), drained(planned, result))
                 for t in phase.tracking:
                     if t.cell_key == cell.key:
                         history[t.name].append((rnd, metric_of(result, t.metric)))
@@ -279,22 +282,36 @@ class Runner:
             if verdict is not None:
                 store.add_steady(phase.name, rnd, verdict.variables)
             self.progress.round_done(phase, rnd, history, verdict)
-            early = after_round(store, self.plan, phase, verdict, (written, elapsed, self.since_purge, capacity))
-            if early is not None:
-                stop_reason = early
+            spent = Spent(written, elapsed, self.since_purge, capacity, rnd, next_round_s(phase, drains))
+            if (early := after_round(store, self.plan, phase, verdict, spent)) is not None:
+                stop_reason = early.reason
+                if early.decision is not None:  # the time budget: what it was and what ran
+                    self.decide(early.decision)
                 break
         else:
             if not phase.stop_on_steady:
                 stop_reason = (
                     "ran its single round" if phase.max_rounds == 1 else f"ran all {phase.max_rounds} intervals"
                 )
-        steady, why_not = settle(store, self.plan, phase, verdict, (written, elapsed, self.since_purge, capacity))
+        steady, why_not = settle(store, self.plan, phase, verdict, Spent(written, elapsed, self.since_purge, capacity))
         if why_not and why_not not in stop_reason:
             stop_reason += "; " + why_not
         if steady is False and phase.stop_on_steady:
             self.progress.note(f"{phase.name}: steady state NOT reached after {counted(rnd, 'round')}")
         store.finish_phase(phase.name, steady, rnd, stop_reason)
         self.progress.phase_done(phase, steady, rnd, stop_reason)
+
+    def begin(self, phase: Phase, ordinal: int) -> None:
+        """A phase from its start: stored as begun, purged and preconditioned as it asks."""
+        self.store.begin_phase(phase.name, ordinal)
+        if phase.purge:
+            self.purge(phase)
+        if phase.precondition:
+            self.store.begin_round(phase.name, 0)
+            for i, w in enumerate(phase.precondition):
+                self.progress.step("precondition", 0, i, len(phase.precondition), w.label(), step_seconds(w))
+                self.measure(phase, 0, i, "precondition", Cell(w.label(), w, "", 0))
+            self.store.finish_round(phase.name, 0)
 
     def purge(self, phase: Phase) -> None:
         method = self.options.purge_method
@@ -367,7 +384,8 @@ class Runner:
 
     def hosts_engine(self) -> HostsEngine | None:
         """The engine when its targets are on other hosts: it reads their identity and wear there."""
-        return self.engine if targets_elsewhere(self.engine) and isinstance(self.engine, HostsEngine) else None
+        remote = self.engine.capabilities.remote_targets
+        return self.engine if remote and isinstance(self.engine, HostsEngine) else None
 
     def idle(self, seconds: float, where: str) -> None:
         caps = self.engine.capabilities

@@ -17,7 +17,7 @@ from iolab import __version__, targets
 from iolab.core.decide import rule_record
 from iolab.core.errors import IolabError
 from iolab.core.plan import Deferred, Phase, TestPlan
-from iolab.engines import Engine, purge_methods, targets_elsewhere
+from iolab.engines import Engine, purge_methods
 from iolab.figures.phaseend import range_label, range_share, rule_text
 from iolab.run.stopsignals import Interrupted
 from iolab.store.manifest import Manifest, manifest_of, now_iso
@@ -68,7 +68,9 @@ def platform_facts() -> dict[str, Any]:
     }
 
 
-def new_manifest(plan: TestPlan, target: Target, engine: Engine, options: RunOptions) -> Manifest:
+def noncompliance_of(plan: TestPlan, target: Target, options: RunOptions) -> list[str]:
+    """Why a run of `plan` on `target` is not compliant (empty: it is), as its manifest says;
+    `iolab plan` says it before the run."""
     profile = plan.profile
     noncompliance = profile.noncompliance()
     share = range_share(plan.capacity, target.capacity, profile.active_range)
@@ -79,6 +81,12 @@ def new_manifest(plan: TestPlan, target: Target, engine: Engine, options: RunOpt
         )
     if options.purge_method == "none":
         noncompliance.append("no purge (--purge none)")
+    return noncompliance
+
+
+def new_manifest(plan: TestPlan, target: Target, engine: Engine, options: RunOptions) -> Manifest:
+    profile = plan.profile
+    noncompliance = noncompliance_of(plan, target, options)
     return Manifest(
         run_id="",
         test=plan.test,
@@ -92,7 +100,7 @@ def new_manifest(plan: TestPlan, target: Target, engine: Engine, options: RunOpt
             "tested_capacity": plan.capacity,
             "short_name": target.short_name,
             # targets on other machines: this machine's reading of the path is not that drive
-            "facts": asdict(DeviceFacts() if targets_elsewhere(engine) else target.facts),
+            "facts": asdict(DeviceFacts() if engine.capabilities.remote_targets else target.facts),
         }
         # the drive a quick copy stands for: the runs of a sequence test copies of one drive
         | ({"copy_of": target.copy_of} if target.copy_of else {}),
@@ -178,6 +186,16 @@ def same_plan(plan: TestPlan, stored: dict[str, Any]) -> bool:
     return built == as_planned(stored)
 
 
+def check_purge_method(target: Target, options: RunOptions) -> None:
+    """Refuse a --purge that is not one for this target, before anything is written."""
+    allowed = purge_methods(target)
+    if options.purge_method not in allowed:
+        raise IolabError(
+            f"purge method {options.purge_method!r}: not one for {target.spec} ({target.kind}); "
+            f"use one of {', '.join(allowed)}. Nothing was run or written."
+        )
+
+
 def start(plan: TestPlan, target: Target, engine: Engine, options: RunOptions, root: Path) -> RunStore:
     """Build a simulated drive, check the purge method fits the target, claim the target for
     this run (a second run on it is refused, naming this one), check it is safe to write, then
@@ -187,21 +205,16 @@ def start(plan: TestPlan, target: Target, engine: Engine, options: RunOptions, r
         # The simulated drive is built (a load= state read and checked) before its run
         # directory exists: a drive that cannot be built leaves no failed run behind.
         engine.prepare(target)
-    allowed = purge_methods(target)
-    if options.purge_method not in allowed:
-        raise IolabError(
-            f"purge method {options.purge_method!r}: not one for {target.spec} ({target.kind}); "
-            f"use one of {', '.join(allowed)}. Nothing was run or written."
-        )
-    # A remote engine writes the hosts' targets, not this machine's path of the same name: a
-    # local claim or check would guard the wrong thing (the engine checked and claimed each
-    # host's target where it is written, hostcheck.py, and says what it overrode).
-    remote = engine.capabilities.remote
-    claim = TargetClaim(target, None) if remote else targets.claim(target)
+    check_purge_method(target, options)
+    # An engine that claims its targets checked and claimed each one where it is written (a hosts
+    # run's paths, hostcheck.py) and says what it overrode: a claim or check of the target's path
+    # here would guard the wrong thing (another machine's drive) or claim a path a second time.
+    by_engine = engine.capabilities.claims_targets
+    claim = TargetClaim(target, None) if by_engine else targets.claim(target)
     try:
         overrides = (
             list(getattr(engine, "safety_overrides", ()))
-            if remote
+            if by_engine
             else targets.check_safe_to_write(target, options.allow_unsafe, options.allow_system_disk)
         )
         manifest = new_manifest(plan, target, engine, options)

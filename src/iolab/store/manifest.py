@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass, field
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+from iolab import __version__
+from iolab.core.decide import stored_decision
 from iolab.core.errors import IolabError
 from iolab.core.procs import boot_id, process_start
 
@@ -66,6 +69,46 @@ class Manifest:
     # share it (the run id does, for runs started in one second in different runs directories).
     # None for runs stored before it existed.
     uid: str | None = None
+    # What a newer iolab stored that this one does not know, by name: never a key of
+    # manifest.json itself (STORED_APART); `manifest_bytes` writes the fields back beside the
+    # known ones, so a resume or any rewrite by this version loses nothing stored.
+    unknown: dict[str, Any] = field(default_factory=dict, metadata={"apart": True})
+
+    @classmethod
+    def from_document(cls, data: Any) -> Manifest:
+        """A Manifest from manifest.json's document. Fields a newer iolab added are kept in
+        `unknown` (a run is not unreadable for what it has in addition); a missing required
+        field, or a document that is no object, still raises TypeError."""
+        if not isinstance(data, dict):
+            raise TypeError(f"a JSON {type(data).__name__}, not an object")
+        known = {k: v for k, v in data.items() if k in KNOWN_FIELDS}
+        if isinstance(known.get("decisions"), list):  # in today's form (a bisection step's of older runs)
+            known["decisions"] = [stored_decision(d) if isinstance(d, dict) else d for d in known["decisions"]]
+        return cls(**known, unknown={k: v for k, v in data.items() if k not in KNOWN_FIELDS})
+
+
+# Manifest fields that are not keys of manifest.json: a key of that name in the file is a field
+# this version does not know, like any other.
+STORED_APART = frozenset(f.name for f in fields(Manifest) if f.metadata.get("apart"))
+KNOWN_FIELDS = frozenset(f.name for f in fields(Manifest)) - STORED_APART
+
+
+def unknown_parts(m: Manifest, schema: Sequence[str] = ()) -> list[str]:
+    """What a run holds that this version does not know: its manifest's fields and the results.db
+    tables and columns `schema` names (resultsdb.unknown_schema)."""
+    return [f"manifest.json field {k}" for k in sorted(m.unknown)] + [f"results.db {s}" for s in schema]
+
+
+def unknown_text(parts: Sequence[str]) -> str | None:
+    """What `iolab show` and `iolab runs` say of a run holding what this version does not know
+    (`unknown_parts`; None: nothing): that it is kept, and that nothing it records is shown."""
+    if not parts:
+        return None
+    return (
+        f"iolab {__version__} does not know {'; '.join(parts)} (a newer iolab wrote "
+        f"{'it' if len(parts) == 1 else 'them'}, or a hand did): kept as stored and not read, so nothing "
+        "recorded there is shown or used here."
+    )
 
 
 def run_key(run_id: str, uid: str | None, legacy: str = "") -> str:
@@ -98,7 +141,12 @@ def stamp_writer(m: Manifest) -> None:
 
 
 def manifest_bytes(m: Manifest) -> bytes:
-    return json.dumps(asdict(m), indent=2, sort_keys=False, default=str).encode()
+    """manifest.json's text: the known fields, then those a newer iolab stored, as they were."""
+    doc = asdict(m)
+    for name in STORED_APART:
+        doc.pop(name)
+    doc |= {k: v for k, v in m.unknown.items() if k not in doc}
+    return json.dumps(doc, indent=2, sort_keys=False, default=str).encode()
 
 
 FLEET_FILE = "fleet.json"  # a fleet directory's state (api/fleet.py writes it)

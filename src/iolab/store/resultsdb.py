@@ -9,7 +9,9 @@ import os
 import shutil
 import sqlite3
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 from iolab.core.cellschema import ADDED_CELL_COLUMNS, CREATE_CELLS
@@ -44,6 +46,31 @@ CREATE TABLE IF NOT EXISTS steady (
 CREATE INDEX IF NOT EXISTS series_by_cell ON series (cell_id);
 CREATE INDEX IF NOT EXISTS histograms_by_cell ON histograms (cell_id);
 """
+)
+# The writes name their columns, and rewrite a row only in the columns this version knows:
+# a results.db a newer iolab wrote may have more, which stay as stored (docs/architecture.md,
+# "The run directory"). A phase or round begun again (resumed) starts its known columns afresh;
+# INSERT OR REPLACE deleted the row and with it what a newer iolab stored there.
+BEGIN_PHASE = (
+    "INSERT INTO phases (name, ordinal, started) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET"
+    " ordinal=excluded.ordinal, started=excluded.started, purge_method=NULL, purge_ok=NULL, purge_detail=NULL,"
+    " steady=NULL, rounds=NULL, stop_reason=NULL, ended=NULL"
+)
+BEGIN_ROUND = (
+    "INSERT INTO rounds (phase, round, started, complete) VALUES (?, ?, ?, 0) ON CONFLICT (phase, round)"
+    " DO UPDATE SET started=excluded.started, ended=NULL, complete=0"
+)
+INSERT_SERIES = (
+    "INSERT INTO series (cell_id, t_s, read_iops, write_iops, mbps, lat_mean_us, lat_max_us) VALUES (?,?,?,?,?,?,?)"
+)
+INSERT_HISTOGRAM = "INSERT INTO histograms (cell_id, direction, value_us, count, max_us) VALUES (?,?,?,?,?)"
+# A round's verdict, stored again when a resumed run evaluates the round again.
+_STEADY = "window vals average range_measured range_allowed slope intercept fit_excursion fit_allowed range_ok slope_ok"
+_STEADY_COLUMNS = _STEADY.split()
+STEADY_UPSERT = (
+    f"INSERT INTO steady (phase, round, variable, {', '.join(_STEADY_COLUMNS)})"
+    f" VALUES ({','.join('?' * (3 + len(_STEADY_COLUMNS)))}) ON CONFLICT (phase, round, variable)"
+    f" DO UPDATE SET {', '.join(f'{c}=excluded.{c}' for c in _STEADY_COLUMNS)}"
 )
 # per-second series columns added after the first release (older results.db gain them when
 # opened for writing; readers of an older file get None)
@@ -153,6 +180,36 @@ def check_tables(con: sqlite3.Connection, db: Path, deep: bool) -> None:
         raise IolabError(f"{db}: damaged ({e}).") from None
     if ok != "ok":
         raise IolabError(f"{db}: damaged (integrity check: {ok}).")
+
+
+def unknown_schema(query: Callable[[str], list[Any]]) -> list[str]:
+    """The tables and columns of a results.db (read through `query`) that this version's schema
+    does not have, a newer iolab's: "table NAME", "column TABLE.NAME". They stay as stored."""
+    mem = _empty()
+    try:
+        known = _columns(lambda sql: mem.execute(sql).fetchall())
+    finally:
+        mem.close()
+    out = []
+    for table, columns in _columns(query).items():
+        if table not in known:
+            out.append(f"table {table}")
+        else:
+            out += [f"column {table}.{c}" for c in columns if c not in known[table]]
+    return out
+
+
+def _columns(query: Callable[[str], list[Any]]) -> dict[str, list[str]]:
+    """Each table's columns (SQLite's own tables aside)."""
+    tables = [n for (n,) in query("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
+    return {
+        t: [row[1] for row in query(f"PRAGMA table_info({quote_id(t)})")] for t in tables if not t.startswith("sqlite_")
+    }
+
+
+def quote_id(name: str) -> str:
+    """An SQL identifier quoted (a table a newer iolab named is only read back as a name)."""
+    return '"' + name.replace('"', '""') + '"'
 
 
 # Filesystems whose locks and shared memory SQLite cannot rely on (mountinfo's type names).

@@ -32,6 +32,7 @@ from iolab.core.procs import same_process_alive
 from iolab.core.results import Histogram, RoundResult
 from iolab.core.safefile import read_json
 from iolab.core.steady import VariableVerdict
+from iolab.store import resultsdb
 from iolab.store.durable import (
     RESERVE_BYTES,
     ResultsDiskFull,
@@ -164,8 +165,7 @@ class RunStore:
     def _read_manifest(self) -> Manifest:
         path = self.dir / "manifest.json"
         try:
-            data = read_json(path, "run manifest", "manifest")
-            return Manifest(**data)
+            return Manifest.from_document(read_json(path, "run manifest", "manifest"))
         except (OSError, TypeError) as e:
             raise IolabError(f"{path}: unreadable manifest ({e}).") from None
         except IolabError:
@@ -243,9 +243,7 @@ class RunStore:
     # -- writing ----------------------------------------------------------------------------
     def begin_phase(self, name: str, ordinal: int) -> None:
         with self._tx():
-            self._db.execute(
-                "INSERT OR REPLACE INTO phases (name, ordinal, started) VALUES (?, ?, ?)", (name, ordinal, time.time())
-            )
+            self._db.execute(resultsdb.BEGIN_PHASE, (name, ordinal, time.time()))
 
     def record_purge(self, phase: str, method: str, ok: bool, detail: str) -> None:
         with self._tx():
@@ -256,10 +254,7 @@ class RunStore:
 
     def begin_round(self, phase: str, rnd: int) -> None:
         with self._tx():
-            self._db.execute(
-                "INSERT OR REPLACE INTO rounds (phase, round, started, complete) VALUES (?, ?, ?, 0)",
-                (phase, rnd, time.time()),
-            )
+            self._db.execute(resultsdb.BEGIN_ROUND, (phase, rnd, time.time()))
 
     def add_cell(
         self,
@@ -300,7 +295,7 @@ class RunStore:
             cell_id = cur.lastrowid
             assert cell_id is not None  # set by every INSERT that returns
             self._db.executemany(
-                "INSERT INTO series VALUES (?,?,?,?,?,?,?)",
+                resultsdb.INSERT_SERIES,
                 [
                     (cell_id, s.t_s, s.read_iops, s.write_iops, s.mbps, s.lat_mean_us, s.lat_max_us)
                     for s in result.series
@@ -310,7 +305,7 @@ class RunStore:
                 hist = stats.histogram
                 if hist is not None:
                     self._db.executemany(
-                        "INSERT INTO histograms VALUES (?,?,?,?,?)",
+                        resultsdb.INSERT_HISTOGRAM,
                         [(cell_id, direction, v, c, hist.max_us) for v, c in zip(hist.values_us, hist.counts)],
                     )
         return cell_id
@@ -325,7 +320,7 @@ class RunStore:
         with self._tx():
             for v in verdicts:
                 self._db.execute(
-                    "INSERT OR REPLACE INTO steady VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    resultsdb.STEADY_UPSERT,
                     (
                         phase,
                         rnd,

@@ -15,7 +15,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from iolab.core.decide import Decision, Sample
+from iolab.core.decide import BISECTION_LABEL, Decision, Sample
 from iolab.core.plan import Cell, Deferred, Phase
 from iolab.core.units import num
 
@@ -81,9 +81,7 @@ def refinements(
                     else f"half of {num(hi)} (not met; no step met): {num(mid)} IOPS"
                 )
             phase = Phase(names[k], (cell(demand),), (), purge=False, max_rounds=1, stop_on_steady=False)
-            return phase, Decision(
-                names[k], {**rule, "name": "bisection", "judged_by": rule["name"]}, outcome, {"demand_iops": demand}
-            )
+            return phase, Decision(names[k], rule, outcome, {"demand_iops": demand}, label=BISECTION_LABEL)
 
         return Deferred(
             names[k],

@@ -83,7 +83,7 @@ TEST = TestDef(
     pages=latency_pages,
     overlays=latency_overlays,
     view=grid_view(
-        "ART / MRT / 99.999 % (µs)",
+        "ART (mean) / MRT (maximum) / 99.999 % (of the merged histogram) over the measurement window, µs",
         lambda c: f"{num(c.lat_mean_us)} / {num(c.lat_max_us)} / {pct_text(c.p99_999_us, c.ios)}",
     ),
 )

@@ -104,5 +104,5 @@ TEST = TestDef(
     key_figures=key_figures,
     pages=throughput_pages,
     overlays=throughput_overlays,
-    view=grid_view("MB/s", lambda c: num(c.mbps)),
+    view=grid_view("MB/s, mean over the measurement window", lambda c: num(c.mbps)),
 )

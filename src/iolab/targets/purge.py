@@ -59,6 +59,21 @@ def purge(target: Target, method: str, progress: ProgressFn | None = None) -> Pu
     return replace(outcome, seconds=time.monotonic() - start)
 
 
+def auto_method(target: Target) -> str:
+    """What `--purge auto` will do on this target, said before anything runs (`iolab plan`): the
+    method `purge` picks from the target's kind and interface, and its declared fallback."""
+    if target.kind == "sim":
+        return "sim-purge (the simulator's secure erase: every flash block erased)"
+    if target.kind == "file":
+        return "file (every block of the file deallocated, then allocated again as unwritten)"
+    if target.kind == "nbd":
+        return "none possible: iolab has no purge for NBD exports (purge the storage behind it, then --purge none)"
+    iface = target.facts.interface
+    chosen = _AUTO_BY_INTERFACE.get(iface or "", "blkdiscard")
+    fallback = "" if chosen == "blkdiscard" else "; blkdiscard if the drive cannot"
+    return f"{chosen} ({iface or 'unknown'} interface{fallback})"
+
+
 def _purge(target: Target, method: str, progress: ProgressFn | None) -> PurgeOutcome:
     if method == "none":
         return PurgeOutcome(

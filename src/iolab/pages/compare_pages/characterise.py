@@ -57,11 +57,7 @@ def matrix_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
         pages.append(
             Page(
                 f"{name}: IOPS vs queue depth ({series})",
-                (
-                    Figure(
-                        f"{name}, {series}: one line per drive", png, 110, "Source: each run's results.db table cells."
-                    ),
-                ),
+                (Figure(f"{name}, {series}: one line per drive", png, "Source: each run's results.db table cells."),),
             )
         )
     return pages
@@ -97,7 +93,6 @@ def entropy_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
                 Figure(
                     f"{name}, QD{qd}: IOPS vs entropy, one line per drive",
                     png,
-                    85,
                     "Source: each run's results.db table cells.",
                 )
             )
@@ -130,7 +125,7 @@ def qos_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
                 height_mm=85,
                 logy=log,
             )
-            blocks.append(Figure(f"{name}: {what}, one line per drive", png, 85, "Source: each run's results.db."))
+            blocks.append(Figure(f"{name}: {what}, one line per drive", png, "Source: each run's results.db."))
         pages.append(Page(f"{name}: per round", tuple(blocks)))
     return pages
 
@@ -181,7 +176,6 @@ def consistency_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
     figure = Figure(
         f"IOPS every second, one panel per drive, linear from 0 to {num(common_scale(series))}",
         _per_drive_scatter(series, height),
-        height,
         "Source: each run's results.db table series.",
     )
     table = Table(

@@ -5,6 +5,7 @@ test's declaration (the caller passes them; each family's overlays are in this p
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -68,10 +69,26 @@ def run_labels(runs: list[RunData], names: Sequence[str] = ()) -> list[str]:
         )
     split = any(r.manifest.split for r in runs)
     base = list(names) or [r.label + (f" ({legs_text(r)})" if split else "") for r in runs]
-    return [
-        f"D{i + 1} {b}" + (f" [{r.manifest.run_id}]" if base.count(b) > 1 else "")
-        for i, (b, r) in enumerate(zip(base, runs))
-    ]
+    ids = run_names(runs)
+    return [f"D{i + 1} {b}" + (f" [{n}]" if base.count(b) > 1 else "") for i, (b, n) in enumerate(zip(base, ids))]
+
+
+def run_names(runs: Sequence[RunData]) -> list[str]:
+    """Each run's id, as the pages name the run; runs that share one (started in one second in
+    different runs directories) told apart by their runs directory's name ("a/<id>"), or where
+    those are alike too by the start of their uid."""
+    ids = [r.manifest.run_id for r in runs]
+    out = []
+    for r, run_id in zip(runs, ids):
+        twins = [q for q, i in zip(runs, ids) if i == run_id]
+        if len(twins) == 1:
+            out.append(run_id)
+        elif [q.dir.parent.name for q in twins].count(r.dir.parent.name) == 1:
+            out.append(f"{r.dir.parent.name}/{run_id}")
+        else:  # a run stored before uids: its directory's whole path tells it from its twin
+            mark = r.manifest.uid or hashlib.sha1(str(r.dir).encode()).hexdigest()
+            out.append(f"{run_id} ({mark[:8]})")
+    return out
 
 
 # -- document --------------------------------------------------------------------------------
@@ -103,7 +120,7 @@ def build_comparison(
         columns=comparison_columns(runs, labels),
         banners=comparison_banners(runs, labels, diffs),
         pages=tuple(pages),
-        footer="runs " + ", ".join(r.manifest.run_id for r in runs) + f" · comparison by iolab {__version__}",
+        footer="runs " + ", ".join(run_names(runs)) + f" · comparison by iolab {__version__}",
     )
 
 
@@ -217,7 +234,7 @@ def summary_pages(runs: list[RunData], labels: list[str], metrics: tuple[KeyMetr
         tuple(
             (
                 lab,
-                r.manifest.run_id,
+                run_name,
                 r.manifest.state,
                 "yes" if r.manifest.compliant else "no",
                 "; ".join(
@@ -227,7 +244,7 @@ def summary_pages(runs: list[RunData], labels: list[str], metrics: tuple[KeyMetr
                 )
                 or "none",
             )
-            for r, lab in zip(runs, labels)
+            for r, lab, run_name in zip(runs, labels, run_names(runs))
         ),
         "Source: each run's manifest.json and results.db.",
     )
@@ -252,7 +269,6 @@ def _metric_bars_page(metrics: tuple[KeyMetric, ...], values, labels: list[str])
             Figure(
                 f"Key figures ({unit}), one bar per drive",
                 png,
-                height,
                 "Source: the summary table on the previous page.",
             )
         )
@@ -265,11 +281,11 @@ def _metric_bars_page(metrics: tuple[KeyMetric, ...], values, labels: list[str])
 DRIVES_PER_TABLE = 4
 
 
-def _drive_facts(r: RunData, label: str) -> dict[str, str]:
+def _drive_facts(r: RunData, label: str, run_name: str) -> dict[str, str]:
     """One run's facts as the side-by-side table shows them: the run, then its header columns."""
     m = r.manifest
     facts = {
-        "Run": m.run_id,
+        "Run": run_name,
         "State": m.state,
         "Run directory": r.href("."),
         "Compliance": "spec-compliant settings" if m.compliant else "NON-COMPLIANT: " + "; ".join(m.noncompliance),
@@ -292,17 +308,17 @@ def drives_pages(runs: list[RunData], labels: list[str], diffs: Sequence[str] = 
             )
         )
     for i in range(0, len(runs), DRIVES_PER_TABLE):
-        group = list(zip(runs, labels))[i : i + DRIVES_PER_TABLE]
-        per_run = [_drive_facts(r, lab) for r, lab in group]
+        group = list(zip(runs, labels, run_names(runs)))[i : i + DRIVES_PER_TABLE]
+        per_run = [_drive_facts(r, lab, name) for r, lab, name in group]
         keys = list(dict.fromkeys(k for d in per_run for k in d))
         rows = tuple((k, *(d.get(k, "—") for d in per_run)) for k in keys)
         tables.append(
             Table(
                 "Drives side by side" + (f" (D{i + 1}–D{i + len(group)})" if len(runs) > DRIVES_PER_TABLE else ""),
-                ("item", *(lab for _, lab in group)),
+                ("item", *(lab for _, lab, _ in group)),
                 rows,
                 "Source: each run's manifest.json and results.db.",
-                tuple(link for r, _ in group for link in r.store_links()),
+                tuple(link for r, _, _ in group for link in r.store_links()),
             )
         )
     return table_pages(DRIVES_PAGE, tables)

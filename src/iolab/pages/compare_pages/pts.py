@@ -63,7 +63,7 @@ def _by_block_size_page(runs, labels, mix: str, attr: str, ylabel: str, title: s
         [kib_label(b) for b in sizes], series, "block size", ylabel, title, height_mm=125, logy=logy
     )
     src = "Source: each run's results.db, mean of each cell over that run's measurement window."
-    return Page(title[0].upper() + title[1:], (Figure(f"{title}, one line per drive", png, 125, src),))
+    return Page(title[0].upper() + title[1:], (Figure(f"{title}, one line per drive", png, src),))
 
 
 def _tracking_page(runs, labels, mix: str, bs: int, attr: str, ylabel: str, phase: str) -> Page:
@@ -84,7 +84,7 @@ def _tracking_page(runs, labels, mix: str, bs: int, attr: str, ylabel: str, phas
         return Page(title, (Text(("No drive has this cell measured.",)),))
     png = difference_plots.difference_from_mean(series, "round", ylabel, f"{what} per round", height_mm=155)
     src = "Source: each run's results.db, every complete round. " + difference_plots.alignment_text(series, "round")
-    return Page(title, (Figure(f"{what}: per round, and difference from the group mean", png, 155, src),))
+    return Page(title, (Figure(f"{what}: per round, and difference from the group mean", png, src),))
 
 
 def _histogram_overlay_page(runs, labels, mix: str, bs: int) -> Page:
@@ -100,7 +100,7 @@ def _histogram_overlay_page(runs, labels, mix: str, bs: int) -> Page:
         hists, f"R/W {mix} {kib_label(bs)}: cumulative response times per drive", height_mm=150
     )
     src = "Source: each run's results.db histograms, merged over its measurement window (exact bin counts)."
-    return Page(title, (Figure(f"R/W {mix} {kib_label(bs)}: response-time distribution per drive", png, 150, src),))
+    return Page(title, (Figure(f"R/W {mix} {kib_label(bs)}: response-time distribution per drive", png, src),))
 
 
 def wsat_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
@@ -123,7 +123,6 @@ def wsat_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
                 Figure(
                     "IOPS vs time, one line per drive",
                     plots.time_series_pair(by_time, "time (minutes)", "IOPS", "IOPS vs time", height_mm=160),
-                    160,
                     src,
                 ),
             ),
@@ -136,7 +135,6 @@ def wsat_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
                     plots.time_series_pair(
                         by_tgbw, "total GB written (TGBW, 10⁹ B)", "IOPS", "IOPS vs TGBW", height_mm=160
                     ),
-                    160,
                     src,
                 ),
             ),
@@ -149,7 +147,6 @@ def wsat_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
                     difference_plots.difference_from_mean(
                         by_interval, "interval", "IOPS", "IOPS per interval", height_mm=155
                     ),
-                    155,
                     src + " " + difference_plots.alignment_text(by_interval, "interval"),
                 ),
             ),

@@ -46,7 +46,7 @@ def xsr_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
     return [
         Page(
             "Throughput vs Time",
-            (Figure("Cross Stimulus Recovery: MB/s over the three groups, one line per drive", png, 150, src),),
+            (Figure("Cross Stimulus Recovery: MB/s over the three groups, one line per drive", png, src),),
         ),
         Page("Recovery Times", (table,)),
     ]
@@ -98,7 +98,6 @@ def dirth_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
                     plots.time_series_pair(
                         series, "total outstanding IO (TC × QD)", "IOPS", "IOPS vs OIO", height_mm=150
                     ),
-                    150,
                     src,
                 ),
             ),
@@ -124,7 +123,6 @@ def dirth_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
                     Figure(
                         "DIRTH: response-time distribution of the test workload at each drive's MaxIOPS point",
                         png,
-                        150,
                         f"{SRC}, phase {OP_PHASE!r}: the MaxIOPS workload's histogram (fio json+ bins).",
                     ),
                 ),
@@ -158,7 +156,7 @@ def hir_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
         Page(
             "Mean IOPS per Wait State",
             (
-                Figure("Host Idle Recovery: mean burst IOPS after each idle, one bar per drive", png, 100, src),
+                Figure("Host Idle Recovery: mean burst IOPS after each idle, one bar per drive", png, src),
                 Table(
                     "Recovery per drive (×)",
                     ("drive", "PC IOPS (window mean)", *(f"after {duration(i)}" for i in idles)),

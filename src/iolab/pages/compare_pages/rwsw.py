@@ -34,7 +34,6 @@ def multi_wsat_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
                 Figure(
                     "Multi-WSAT: composite IOPS per interval, and difference from the group mean",
                     png,
-                    155,
                     "Source: each run's results.db, every complete interval. "
                     + difference_plots.alignment_text(series, "interval"),
                 ),
@@ -62,7 +61,6 @@ def replay_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
                 Figure(
                     "Replay-Native: IOPS per step for each drive, and difference from the group mean",
                     png,
-                    155,
                     "Source: each run's results.db, every replay step. Steps are matched by their start time in the capture "
                     "(the same for every drive): the group mean at a step is the mean of the drives that replayed it, and a "
                     "difference is drawn only where at least two drives did.",
@@ -105,7 +103,6 @@ def dirth_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
                 Figure(
                     "DIRTH on the composite: MB/s and 99.999 % response time per level, one line per drive",
                     png,
-                    160,
                     src,
                 ),
             ),
@@ -122,7 +119,6 @@ def dirth_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
                         missing=f"no drive measured a 99.999 % response time: it needs {percentile_min_ios(99.999):,}"
                         " IOs in a level's window",
                     ),
-                    100,
                     src,
                 ),
             ),

@@ -6,7 +6,8 @@ same pages (SNIA PTS layout: page header, four header columns, the test's tables
     header.py   page header fields, the four header columns, banners
     vector.py   a plot as vector shapes (a Drawing), shown as inline SVG
     vticks.py, vaxes.py, vtext.py, vfigure.py  the plots iolab draws itself: ticks (a colour bar's
-                too), axes, text, layout; vlabels.py labels beside points, clear of the series
+                too), axes, text, layout; vlabels.py labels beside points, clear of the series;
+                vlegend.py the legend beside the axes
     vgrid.py, v3d.py, vbars.py, vscatter.py  heat maps, 3D columns, bars, one-per-second dots
     plot_style.py     the plots' palette and `Series`
     stream_plots.py   a trace's stream-analysis plots (the RWSW Self-Test pages, `iolab trace analyze`)

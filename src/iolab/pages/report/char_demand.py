@@ -14,7 +14,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table as RichTable
 
-from iolab.core.decide import DemandShortfall, Sample, rule_from, sample_of_row
+from iolab.core.decide import BISECTION_LABEL, DemandShortfall, Sample, rule_from, sample_of_row
+from iolab.core.errors import IolabError
 from iolab.core.units import counted, num, pct_text
 from iolab.figures.compare import cell_percentile
 from iolab.figures.summary import CellAverage, PhaseSummary
@@ -125,7 +126,7 @@ def refined(phases: Sequence[PhaseSummary], name: str) -> tuple[float | None, st
     halved = [s for h in hs for s, _ in steps(h)]
     top, verdict = sustainable(ph, "highest ramp step met" if halved else "maximum sustainable IOPS")
     decided = [d for d in (ph.decisions if ph else ()) if d["rule"].get("name") == DemandShortfall.name]
-    judged = [step_rule(d) for d in map(bisection_decision, hs) if d is not None]
+    judged = [rule for rule in (step_rule(d) for d in map(bisection_decision, hs) if d is not None) if rule]
     rule = rule_from(decided[-1]["rule"]) if decided else next(iter(judged), None)
     if not halved or ph is None or not isinstance(rule, DemandShortfall):
         return top, verdict
@@ -152,12 +153,17 @@ def refined(phases: Sequence[PhaseSummary], name: str) -> tuple[float | None, st
 
 def bisection_decision(ph: PhaseSummary) -> dict[str, Any] | None:
     """A bisection step's decision (suites/bisection.py), which names the demand it tried."""
-    return next((d for d in ph.decisions if d["rule"].get("name") == "bisection"), None)
+    return next((d for d in ph.decisions if d.get("label") == BISECTION_LABEL), None)
 
 
-def step_rule(d: dict[str, Any]) -> DemandShortfall:
-    """The ramp's rule a bisection step was judged by (its decision keeps the rule's record)."""
-    return DemandShortfall(**{k: v for k, v in d["rule"].items() if k not in ("name", "judged_by")})
+def step_rule(d: dict[str, Any]) -> DemandShortfall | None:
+    """The ramp's rule a bisection step was judged by (its decision's rule, as the ramp stored it);
+    None for a rule this page does not judge by, or one this iolab does not know."""
+    try:
+        rule = rule_from(d["rule"])
+    except IolabError:
+        return None
+    return rule if isinstance(rule, DemandShortfall) else None
 
 
 def demand_pages(run: RunData) -> list[Page]:
@@ -208,7 +214,6 @@ def _ramp_pages(run: RunData, name: str, ph: PhaseSummary) -> list[Page]:
     figure = Figure(
         f"RND 4 KiB {name.split()[0]}s: delivered IOPS, average and maximum latency per demanded rate",
         _demand_plot(st),
-        150,
         src,
     )
     return [Page(f"Latency vs Demand — {name}", (Text((verdict,)), figure))] + table_pages(
@@ -265,9 +270,7 @@ def demand_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
             "demanded IOPS",
             150,
         )
-        pages.append(
-            Page(f"Latency vs Demand — {name}, per drive", (Figure(f"{name}: one line per drive", png, 150, src),))
-        )
+        pages.append(Page(f"Latency vs Demand — {name}, per drive", (Figure(f"{name}: one line per drive", png, src),)))
     return pages
 
 
@@ -291,11 +294,11 @@ def halfway_text(ph: PhaseSummary) -> str:
     """What one bisection step found: its demand met or not, by the ramp's rule. (A step is
     not a ramp: its rule does not decide in it, and the answer is the bisection's, in `refined`.)"""
     d = bisection_decision(ph)
+    rule = step_rule(d) if d is not None else None
     done = [s for s, _ in steps(ph)]
     s = done[-1] if done else None
-    if d is None or s is None or not s.demand_iops:
+    if d is None or rule is None or s is None or not s.demand_iops:
         return "not measured" if s is None else undecided_text(s)
-    rule = step_rule(d)
     return (
         f"Bisection step, {d['outcome']}: delivered {num(s.iops)} ({(s.iops / s.demand_iops - 1) * 100:+.1f} %), "
         + ("within" if rule.met(s) else "short by more than")
@@ -369,7 +372,7 @@ def maxiops_pages(run: RunData) -> list[Page]:
         png = panels(items, "outstanding IO (threads × QD, log scale)", 80, logx2=True)
         blocks: list[Block] = [
             Text((verdict,)),
-            Figure(f"RND 4 KiB {op}s: the queue-depth and thread-count searches", png, 80, src),
+            Figure(f"RND 4 KiB {op}s: the queue-depth and thread-count searches", png, src),
         ]
         if rounds is not None and rounds.rows:
             rpng = panels(
@@ -383,7 +386,7 @@ def maxiops_pages(run: RunData) -> list[Page]:
                 "round",
                 60,
             )
-            blocks.append(Figure(f"Rounds at the optimum ({where})", rpng, 60, rsrc))
+            blocks.append(Figure(f"Rounds at the optimum ({where})", rpng, rsrc))
         pages.append(Page(f"Maximum IOPS — {op}", tuple(blocks)))
         rows = [
             (c.mix or s.key, str(s.outstanding), num(c.iops), num(c.lat_mean_us), num(c.lat_max_us))
@@ -429,7 +432,6 @@ def maxiops_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
                 Figure(
                     "IOPS vs outstanding IO, one line per drive",
                     panels(items, "outstanding IO (log scale)", 170, logx2=True),
-                    170,
                     src,
                 ),
             ),

@@ -9,13 +9,11 @@ import math
 from collections.abc import Sequence
 
 from iolab.pages.report import vfigure, vticks
-from iolab.pages.report.geometry import MIN_TICKS
 from iolab.pages.report.model import CONTENT_WIDTH_MM
 from iolab.pages.report.plot_style import color
-from iolab.pages.report.vaxes import TICK_PT, Axes, Path, Rule
+from iolab.pages.report.vaxes import Axes, Path, Rule
 from iolab.pages.report.vector import Drawing
 from iolab.pages.report.vscatter import dots
-from iolab.pages.report.vticks import Tick
 
 LINE_PT = 1.5  # matplotlib's lines.linewidth, which the report's style keeps
 
@@ -29,27 +27,17 @@ def per_round_plot(
     """IOPS (top) and the latency series (bottom, log) per round, on one round axis."""
     every = [*xs, *(x for _, pts in latency for x, _ in pts)]
     shared = vticks.autoscale(every, False)  # matplotlib's sharex: both panels span every round
-    rounds = round_ticks(xs, shared)
     title = f"{name}: IOPS, average and maximum latency per round"
-    top = Axes(title=title, ylabel="IOPS", ylim=(0, None), xlim=shared, xticks=rounds)
+    top = Axes(title=title, ylabel="IOPS", ylim=(0, None), xlim=shared)
     top.add(Path(xs, iops, color(0), LINE_PT, marker_pt=2.5))
-    bottom = Axes(xlabel="round", ylabel="latency (µs, log scale)", ylog=True, xlim=shared, xticks=rounds)
+    bottom = Axes(xlabel="round", ylabel="latency (µs, log scale)", ylog=True, xlim=shared)
+    top.count_x(xs)
+    bottom.count_x(xs)
     for i, (label, pts) in enumerate(latency):
         if pts:
             lx, ly = zip(*pts)
             bottom.add(Path(lx, ly, color(i + 1), LINE_PT, marker_pt=2.5, label=label))
     return vfigure.draw([top, bottom], CONTENT_WIDTH_MM, 120, f"{name}: per round")
-
-
-def round_ticks(xs: Sequence[float], lim: tuple[float, float]) -> list[Tick] | None:
-    """Rounds are whole numbers: no tick between them (1.5); fewer of them than an axis labels at
-    least (two rounds): each one labelled (plot_style.whole_number_ticks' rule)."""
-    if not xs or not all(float(v).is_integer() for v in xs):
-        return None
-    distinct = sorted(set(xs))
-    if len(distinct) < MIN_TICKS:
-        return [Tick(v, vticks.label(v)) for v in distinct]
-    return vticks.linear(*lim, vticks.most_ticks(CONTENT_WIDTH_MM - 40, TICK_PT, False), whole=True)
 
 
 def _scatter(

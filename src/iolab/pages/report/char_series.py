@@ -64,7 +64,6 @@ def _per_round_figure(ph: PhaseSummary) -> Figure:
     return Figure(
         f"{ph.phase.name}: per round",
         png,
-        120,
         f"Source: results.db table cells, phase {ph.phase.name!r}, every complete round ({len(rows)}).",
     )
 
@@ -129,7 +128,7 @@ def _histogram_page(run: RunData, ph: PhaseSummary, label: str, row: CellRow, h:
         _source(run, ph, f"histograms (the round's full-resolution bins, cell {row.id})"),
         run.raw_links([row]),
     )
-    return Page(title, (Figure(title, png, 120, table.source), table))
+    return Page(title, (Figure(title, png, table.source), table))
 
 
 # -- IO consistency ----------------------------------------------------------------------------
@@ -202,13 +201,11 @@ def consistency_pages(run: RunData) -> list[Page]:
                 Figure(
                     "IOPS every second, whole run, linear scale from 0",
                     _scatter(t, iops, "IOPS every second", "IOPS", False, 85),
-                    85,
                     src,
                 ),
                 Figure(
                     f"steady part (after {start:g} s), linear scale from 0",
                     _scatter(zt, zy, f"steady part, from {start:g} s", "IOPS", False, 80),
-                    80,
                     src,
                 ),
             ),
@@ -219,7 +216,6 @@ def consistency_pages(run: RunData) -> list[Page]:
                 Figure(
                     "IOPS every second, whole run, log scale in whole decades (deep dips)",
                     _scatter(t, iops, "IOPS every second", "IOPS", True, 80),
-                    80,
                     src,
                 ),
                 _latency_figure(t, lat, lat_max, src),
@@ -267,11 +263,10 @@ def _latency_figure(t: list[float], lat: Latencies, lat_max: Latencies, src: str
             label="average",
             more=(("maximum", lat_max),),
         )
-        return Figure("average and maximum latency every second (µs, log scale)", png, 80, src)
+        return Figure("average and maximum latency every second (µs, log scale)", png, src)
     return Figure(
         "average latency every second (the engine reports no maximum per second)",
         _scatter(t, lat, "average latency every second", "latency (µs)", True, 80),
-        80,
         src,
     )
 
@@ -340,7 +335,7 @@ def timed_pages(run: RunData) -> list[Page]:
             "Preconditioning — IOPS every Second",
             (
                 told,
-                Figure("4 KiB random-write IOPS every second while preconditioning, linear scale from 0", png, 85, src),
+                Figure("4 KiB random-write IOPS every second while preconditioning, linear scale from 0", png, src),
             ),
         )
     ]

@@ -75,7 +75,7 @@ def slc_pages(run: RunData) -> list[Page]:
     plot = _rate_by_written(written_gb(t, mbps), mbps, c.size_gb, tuple(r for r in rates if r is not None))
     page = Page(
         "SLC Cache: MB/s against GB written",
-        (Figure("each second's MB/s at the GB written by its end", plot, 95, src), Text((c.text(), METHOD), 45)),
+        (Figure("each second's MB/s at the GB written by its end", plot, src), Text((c.text(), METHOD), 45)),
     )
     row = ph.rows[-1]
     table = Table("the fill's figures", ("figure", "value"), _rows(c), src, run.raw_links([row]) + run.store_links())

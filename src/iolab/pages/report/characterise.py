@@ -84,7 +84,6 @@ def _lines(ph: PhaseSummary, metric: Metric, height: float) -> Figure:
     return Figure(
         f"{ph.phase.name}: {name} vs queue depth, one line per series",
         png,
-        height,
         f"Source: results.db table cells, phase {ph.phase.name!r}.",
     )
 
@@ -108,7 +107,6 @@ def _lines_across(ph: PhaseSummary, metric: Metric, height: float, across: str) 
     return Figure(
         f"{ph.phase.name}: {name} vs {across}, one line per queue depth (TC 1)",
         png,
-        height,
         f"Source: results.db table cells, phase {ph.phase.name!r}.",
     )
 
@@ -130,7 +128,6 @@ def _heat(ph: PhaseSummary, metric: Metric, height: float) -> Figure:
     return Figure(
         f"{ph.phase.name}: {name} map (queue depth × series)",
         png,
-        height,
         f"Source: results.db table cells, phase {ph.phase.name!r}.",
     )
 

@@ -71,7 +71,7 @@ def _dv_rounds_page(run: RunData, dv: PhaseSummary) -> Page:
     )
     return Page(
         "Demand Variation Rounds",
-        (Figure(f"{run.manifest.title}: demand-variation rounds and pre-writes", png, 150, src),),
+        (Figure(f"{run.manifest.title}: demand-variation rounds and pre-writes", png, src),),
     )
 
 
@@ -93,7 +93,7 @@ def _pc_page(run: RunData, pc: PhaseSummary) -> Page:
     )
     return Page(
         "Preconditioning — IOPS per Round",
-        (Figure(f"{run.manifest.title}: preconditioning IOPS per round", png, 115, src), steady_note(run, pc)),
+        (Figure(f"{run.manifest.title}: preconditioning IOPS per round", png, src), steady_note(run, pc)),
     )
 
 
@@ -179,7 +179,7 @@ def _iops_by_qd_page(run: RunData, lines: Lines, points: list[DemandPoint], src:
     )
     return Page(
         "Demand Variation",
-        (Figure(f"{run.manifest.title}: IOPS vs queue depth, one line per thread count", dv_png, 120, src),),
+        (Figure(f"{run.manifest.title}: IOPS vs queue depth, one line per thread count", dv_png, src),),
     )
 
 
@@ -220,15 +220,15 @@ def _demand_pages(run: RunData, lines: Lines, per: str, src: str) -> list[Page]:
     return [
         Page(
             "Demand Intensity",
-            (Figure(f"{title}: average response time vs IOPS {per}", di_png, 120, src),),
+            (Figure(f"{title}: average response time vs IOPS {per}", di_png, src),),
         ),
         Page(
             "Throughput vs Total Outstanding IO",
-            (Figure(f"{title}: IOPS and MB/s vs TC × QD {per}", oio_png, 140, src),),
+            (Figure(f"{title}: IOPS and MB/s vs TC × QD {per}", oio_png, src),),
         ),
         Page(
             "Response Times vs Total Outstanding IO",
-            (Figure(f"{title}: ART and 99.999 % response time vs TC × QD {per}", rt_png, 140, src),),
+            (Figure(f"{title}: ART and 99.999 % response time vs TC × QD {per}", rt_png, src),),
         ),
     ]
 
@@ -255,7 +255,7 @@ def _cpu_pages(
             lower_is_better=True,
         )
         what = "host CPU use of the engine (fio usr_cpu + sys_cpu, % of one CPU per job)"
-        return [Page("CPU Utilisation", (Figure(f"{run.manifest.title}: {what}", hm, 110, src),))]
+        return [Page("CPU Utilisation", (Figure(f"{run.manifest.title}: {what}", hm, src),))]
     if not any(v is not None for v in cpu.values()):
         why = "Not measured: the engine of this run reports no CPU use (fio does; the simulated drives do not)."
         return [Page("CPU Utilisation", (Text((why,)),))]

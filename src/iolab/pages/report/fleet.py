@@ -13,9 +13,8 @@ from iolab.pages.report import vfigure
 from iolab.pages.report.header import fit_banners, fit_column
 from iolab.pages.report.model import CONTENT_MM, CONTENT_WIDTH_MM, Document, Figure, Page, Table, Text, block_height
 from iolab.pages.report.sections import table_pages
-from iolab.pages.report.vaxes import Axes, Path, PointLabel, Rule
+from iolab.pages.report.vaxes import Axes, Path, PointLabel, Rule, on_white
 from iolab.pages.report.vector import Drawing
-from iolab.pages.report.vfigure import on_white
 from iolab.pages.report.vticks import Tick, autoscale
 
 SUMMARY = "Fleet — Summary"  # the page that prints in full what the heads and banners shorten
@@ -65,7 +64,6 @@ def _strip_pages(doc: dict[str, Any]) -> list[Page]:
         fig = Figure(
             f"Each drive's key figures as % of the fleet median (figures {start + 1}-{start + len(part)} of {len(figs)})",
             strips(part),
-            STRIP_MM * len(part) + 14,
             f"{doc['outlier_rule']['text']}; red: an outlier; dashed: the fences",
         )
         pages.append(Page("Fleet — Distributions", (fig,)))

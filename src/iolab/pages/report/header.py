@@ -7,6 +7,7 @@ from __future__ import annotations
 from iolab.core.steady import SteadyRule
 from iolab.core.units import counted, eng, kib_label
 from iolab.figures.audit import Audit, marker
+from iolab.figures.summary import PhaseSummary
 from iolab.pages.report import textwidth
 from iolab.pages.report.model import HeaderColumn
 from iolab.pages.report.rundata import RunData, rounds_text
@@ -134,6 +135,8 @@ def steady_text(run: RunData, short: bool = False) -> str:
         state = {True: "steady state reached", False: "STEADY STATE NOT ACHIEVED", None: "steady state not evaluated"}[
             ph.steady
         ]
+        if ph.steady is None and not ph.tracks:
+            state = "steady state not applicable"
         if run.runs_to_budget(ph):
             state = "for information: " + {True: "steady", False: "not steady", None: "not evaluated"}[ph.steady]
         name = f"{ph.phase.name}: " if len(run.phases) > 1 else ""
@@ -247,6 +250,9 @@ def banners(run: RunData) -> tuple[str, ...]:
     if unsteady:
         where = "; ".join(f"{ph.phase.name}: {rounds_text(ph.window)}" for ph in unsteady)
         out.append((f"STEADY STATE NOT ACHIEVED ({where})", "STEADY STATE NOT ACHIEVED", RUN_DETAILS))
+    if unjudged := not_evaluated_text(run):
+        # as prominent as a failed one: a window of 3 rounds is no steady state either
+        out.append((unjudged, NOT_EVALUATED, RUN_DETAILS))
     if run.audit is not None and not run.audit.passed:
         names = ", ".join(r.name for r in run.audit.failed)
         touched = ", ".join(run.audit.touched())
@@ -254,6 +260,27 @@ def banners(run: RunData) -> tuple[str, ...]:
         full = f"{short} — " + "; ".join(f"{r.name}: {r.reason}" for r in run.audit.failed)
         out.append((full, short, RUN_DETAILS))
     return fit_banners(out)
+
+
+NOT_EVALUATED = "STEADY STATE NOT EVALUATED"
+
+
+def not_evaluated_text(run: RunData) -> str | None:
+    """The banner of a run whose phases track steady state but were never judged (RunData.unjudged),
+    each phase with its rounds; None when every such phase was judged."""
+    unjudged = run.unjudged()
+    if not unjudged:
+        return None
+    window = SteadyRule(strict=bool(run.manifest.profile.get("strict_steady"))).window
+    return f"{NOT_EVALUATED} ({'; '.join(_unjudged_text(name, ph, window) for name, ph in unjudged)})"
+
+
+def _unjudged_text(name: str, ph: PhaseSummary | None, window: int) -> str:
+    """'main: 3 rounds, fewer than the 5-round window'; 'main: no round stored'."""
+    if ph is None or not ph.rounds:
+        return f"{name}: no round stored"
+    short = f", fewer than the {window}-round window" if len(ph.rounds) < window else ""
+    return f"{name}: {counted(len(ph.rounds), 'round')}{short}"
 
 
 def fit_banners(items: list[tuple[str, str, str]]) -> tuple[str, ...]:

@@ -33,9 +33,7 @@ def _pc_pages(run: RunData, res: HirResult) -> list[Page]:
         f"{SRC}, phase {ph.phase.name!r}: every complete interval of rounds {rounds_text(ph.rounds)}; time is the "
         "cumulative measured runtime."
     )
-    pages = [
-        Page("Preconditioning IOPS", (Figure("Host Idle Recovery: preconditioning IOPS per interval", png, 150, src),))
-    ]
+    pages = [Page("Preconditioning IOPS", (Figure("Host Idle Recovery: preconditioning IOPS per interval", png, src),))]
     return pages + measurement_window_pages(run, ph, lambda v: "IOPS")
 
 
@@ -94,18 +92,12 @@ def hir_pages(run: RunData) -> list[Page]:
     pages.append(
         Page(
             "IOPS vs Time — Wait States",
-            (
-                Figure(
-                    "Host Idle Recovery: IOPS of each burst and baseline interval, idle periods shaded", png, 130, src
-                ),
-            ),
+            (Figure("Host Idle Recovery: IOPS of each burst and baseline interval, idle periods shaded", png, src),),
         )
     )
     png = plots.time_series_pair(by_gb, "total GB written (TGBW, 10⁹ B)", "IOPS", "IOPS vs TGBW", height_mm=160)
     pages.append(
-        Page(
-            "IOPS vs Total GB Written", (Figure("Host Idle Recovery: IOPS vs TGBW, linear and log–log", png, 160, src),)
-        )
+        Page("IOPS vs Total GB Written", (Figure("Host Idle Recovery: IOPS vs TGBW, linear and log–log", png, src),))
     )
     cats = [duration(w.idle_s) for w in res.waits]
     groups = [
@@ -126,7 +118,6 @@ def hir_pages(run: RunData) -> list[Page]:
                 Figure(
                     "Host Idle Recovery: mean IOPS of the bursts and of the return to baseline, per wait state",
                     png,
-                    95,
                     src,
                 ),
                 Text((steady,), 12),

@@ -48,14 +48,12 @@ def _ramp_figure(rows: list[CellRow], pct: float, bound: float, src: str) -> Fig
     if lat:
         xs, ys = zip(*lat)
         top.add(Path(xs, ys, plot_style.color(0), 1.5, marker_pt=3, label=f"{pct:g} % latency"))
-    top.add(Rule(bound, False, plot_style.color(3), 1.5, "--", f"bound {num(bound)} µs"))
-    # the bound counts in the y range, as an axhline does in matplotlib's autoscale
-    top.ylim = autoscale([*(v for _, v in lat), bound], True)
+    top.add(Rule(bound, False, plot_style.color(3), 1.5, "--", f"bound {num(bound)} µs", counts=True))
     bottom = Axes(xlabel="demand (IOPS, all hosts/paths)", ylabel="IOPS", xlim=xlim)
     bottom.add(Path(tuple(demand), tuple(demand), "#808080", 1.5, ":", label="demanded"))
     bottom.add(Path(tuple(demand), tuple(delivered), plot_style.color(1), 1.5, marker_pt=3, label="delivered"))
     title = f"{pct:g} % latency and delivered IOPS at each demand step"
-    return Figure(title, vfigure.draw([top, bottom], CONTENT_WIDTH_MM, 95, title), 95, src)
+    return Figure(title, vfigure.draw([top, bottom], CONTENT_WIDTH_MM, 95, title), src)
 
 
 def _ramp_table(run: RunData, rows: list[CellRow], pct: float, bound: float, src: str) -> Table:
@@ -141,7 +139,6 @@ def latbound_pages(run: RunData) -> list[Page]:
                 Figure(
                     "IOPS every second",
                     _scatter(t, [p[1] + p[2] for p in pts], f"{rate:,} IOPS demanded", "IOPS", False, 80),
-                    80,
                     ssrc,
                 ),
                 _latency_figure(t, [p[4] for p in pts], [p[5] for p in pts], ssrc),

@@ -47,10 +47,14 @@ class Table:
 @dataclass(frozen=True)
 class Figure:
     caption: str
-    drawing: Drawing  # the plot, drawn by iolab as vector shapes
-    height_mm: float  # printed height; width is the page's content width
+    drawing: Drawing  # the plot, drawn by iolab as vector shapes across the page's content width
     source: str
     alt: str = ""
+
+    @property
+    def height_mm(self) -> float:
+        """The printed height: the drawing's (it is printed at its own size)."""
+        return self.drawing.height_mm
 
     @property
     def total_mm(self) -> float:

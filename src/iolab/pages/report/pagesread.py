@@ -69,7 +69,7 @@ def _blocks(body: str) -> Iterator[Block]:
         elif kind == "figure":
             height = re.search(r'<svg[^>]* height="([\d.]+)mm"', part)
             # the plot's shapes are not read back: the layout takes its height alone
-            yield Figure(caption, Drawing(0.0, 0.0, ()), float(height.group(1)) if height else 0.0, source)
+            yield Figure(caption, Drawing(0.0, float(height.group(1)) if height else 0.0, ()), source)
         else:
             head = tuple(_text(c) for c in re.findall(r"<th>(.*?)</th>", part, re.S))
             rows = [

@@ -145,7 +145,7 @@ def time_series_pair(series: Sequence[Series], xlabel: str, ylabel: str, title: 
             if pts:
                 xs, ys = zip(*pts)
                 ax.add(Path(xs, ys, color(i), 1.0, marker_pt=2.5 if len(xs) <= 60 else 0.0, label=s.label))
-                ax.add(*_partial(s, log))
+                ax.add(*partial_rings(s, log))
         if not log:  # from 0, as the log axes cannot
             ax.xlim = (0.0, max(0.0, autoscale([x for s in series for x in s.x], False)[1]) or 1.0)
         ax.legend = (
@@ -157,9 +157,9 @@ def time_series_pair(series: Sequence[Series], xlabel: str, ylabel: str, title: 
     return vfigure.draw(stacked, CONTENT_WIDTH_MM, height_mm, title)
 
 
-def _partial(s: Series, log: bool) -> list[Path]:
-    """A series' partial intervals ringed, so no reader takes them
-    for full ones; the legend names the rings once (it keeps one entry per label)."""
+def partial_rings(s: Series, log: bool) -> list[Path]:
+    """A series' partial intervals ringed, so no reader takes them for full ones; the legend
+    names the rings once however many series have them (it keeps one entry per label)."""
     pts = [(s.x[i], s.y[i]) for i in s.partial if i < len(s.x) and (not log or (s.x[i] > 0 and s.y[i] > 0))]
     if not pts:
         return []

@@ -125,7 +125,7 @@ def throughput_pages(run: RunData) -> list[Page]:
         "Throughput by block size (2D)",
         height_mm=100,
     )
-    fig = Figure("Throughput by block size, read and write", png, 100, src)
+    fig = Figure("Throughput by block size, read and write", png, src)
     pages.append(Page("Tabular Results and 2D Plot — Throughput", (table, fig)))
     return pages
 
@@ -280,8 +280,8 @@ def wsat_pages(run: RunData) -> list[Page]:
         height_mm=160,
     )
     pages = [
-        Page("IOPS vs Time", (Figure("Write Saturation: IOPS vs time, linear and log–log", p1, 160, src),)),
-        Page("IOPS vs Total GB Written", (Figure("Write Saturation: IOPS vs TGBW, linear and log–log", p2, 160, src),)),
+        Page("IOPS vs Time", (Figure("Write Saturation: IOPS vs time, linear and log–log", p1, src),)),
+        Page("IOPS vs Total GB Written", (Figure("Write Saturation: IOPS vs TGBW, linear and log–log", p2, src),)),
     ]
     pages += _wsat_latency_pages(ph, minutes, label, src)
     pages += measurement_window_pages(run, ph, lambda v: "IOPS")
@@ -311,7 +311,6 @@ def _wsat_latency_pages(ph: PhaseSummary, minutes: list[float], label: str, src:
                 Figure(
                     "Write Saturation: average (ART) and maximum (MRT) response time per interval, linear and log–log",
                     p3,
-                    160,
                     src + " ART: the interval's mean over all IOs; MRT: its slowest IO.",
                 ),
             ),

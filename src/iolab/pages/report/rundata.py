@@ -81,6 +81,20 @@ class RunData:
         check is for information."""
         return self.plan_phase(ph.phase.name).get("stop_on_steady") is False
 
+    def not_judged(self, ph: PhaseSummary) -> bool:
+        """The phase tracks steady state and stops at it, but its rounds never filled a window
+        (--max-rounds below it, or a run that ended first): its figures are no steady state's."""
+        return ph.tracks and ph.steady is None and not self.runs_to_budget(ph)
+
+    def unjudged(self) -> list[tuple[str, PhaseSummary | None]]:
+        """Every phase `not_judged`, and each the plan gives tracking variables that stored no
+        round (a failed or stopped run), by name; None for a phase not stored."""
+        stored = {ph.phase.name: ph for ph in self.phases}
+        planned = [p for p in self.manifest.plan.get("phases", ()) if p.get("tracking") and p.get("name") not in stored]
+        return [(ph.phase.name, ph) for ph in self.phases if self.not_judged(ph)] + [
+            (str(p["name"]), None) for p in planned if p.get("stop_on_steady") is not False
+        ]
+
     def phase(self, name: str) -> PhaseSummary | None:
         for ph in self.phases:
             if ph.phase.name == name:

@@ -132,7 +132,7 @@ def _interval_panels(run: RunData, ph: PhaseSummary, title: str) -> list[Page]:
         if pts:
             xs, ys = zip(*pts)
             series.append(Series(name, xs, ys))
-    pages = [Page("IOPS and MB/s vs Time", (Figure(f"{title}: IOPS and MB/s per interval", png1, 150, src),))]
+    pages = [Page("IOPS and MB/s vs Time", (Figure(f"{title}: IOPS and MB/s per interval", png1, src),))]
     if series:
         png2 = panels(
             [Panel(f"{title}: response times per interval", "response time (µs)", tuple(series), logy=True)],
@@ -144,7 +144,7 @@ def _interval_panels(run: RunData, ph: PhaseSummary, title: str) -> list[Page]:
         pages.append(
             Page(
                 "Response Times vs Time",
-                (Figure(f"{title}: ART, 99.999 % and maximum response time per interval", png2, 110, src),),
+                (Figure(f"{title}: ART, 99.999 % and maximum response time per interval", png2, src),),
             )
         )
     return pages
@@ -266,7 +266,7 @@ def streams_pages(run: RunData) -> list[Page]:
         "IOPS per stream (steady-state window)",
         height_mm=90,
     )
-    pages = _pack("IOPS per Stream", (table, Figure("Individual Streams: IOPS of each stream alone", png, 90, src)))
+    pages = _pack("IOPS per Stream", (table, Figure("Individual Streams: IOPS of each stream alone", png, src)))
     series = []
     for ph in phases:
         series.append(Series(ph.phase.name, tuple(r.round for r in ph.rows), tuple(r.iops for r in ph.rows)))
@@ -280,7 +280,6 @@ def streams_pages(run: RunData) -> list[Page]:
                 Figure(
                     "Individual Streams: IOPS per interval (one line per stream)",
                     conv,
-                    120,
                     "Source: results.db table cells, every complete interval of each stream's phase.",
                 ),
             ),
@@ -332,7 +331,7 @@ def steady_pages(run: RunData, what: str) -> list[Page]:
     return _pack(
         "Preconditioning — Composite to Steady State",
         (
-            Figure(f"Composite IOPS per round (after purge and WIPC) before {what}", png, 85, src),
+            Figure(f"Composite IOPS per round (after purge and WIPC) before {what}", png, src),
             Text((verdict,), height_mm=12),
             _workload_table(run, ph, "The composite workload used to reach steady state"),
         ),

@@ -11,11 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from iolab.core.units import num
-from iolab.pages.report import vfigure, vticks
-from iolab.pages.report.geometry import MIN_TICKS
+from iolab.pages.report import vfigure
 from iolab.pages.report.model import CONTENT_WIDTH_MM
-from iolab.pages.report.plot_style import PARTIAL_LABEL, Series, color
-from iolab.pages.report.vaxes import TICK_PT, Axes, Band, Note, Path, PointLabel
+from iolab.pages.report.plot_style import Series, color
+from iolab.pages.report.plots import partial_rings
+from iolab.pages.report.vaxes import Axes, Band, Note, Path, PointLabel
 from iolab.pages.report.vector import Drawing
 from iolab.pages.report.vticks import Tick, autoscale
 
@@ -48,13 +48,13 @@ def panels(
     xs = [x for p in items for s in p.series for x in s.x]
     # one x range for all (matplotlib's sharex): the data's and the shaded span's
     xlim = autoscale([*xs, *(shade or ())], logx2)
-    if logx2:
-        xticks: list[Tick] | None = [Tick(x, num(x, trim=True)) for x in sorted(set(xs))]
-    else:
-        xticks = _whole_ticks(xs, xlim)
+    xticks = [Tick(x, num(x, trim=True)) for x in sorted(set(xs))] if logx2 else None
     stacked = []
     for k, p in enumerate(items):
-        stacked.append(_panel(p, xlabel if k == len(items) - 1 else "", logx2, xlim, xticks, shade, shade_label))
+        ax = _panel(p, xlabel if k == len(items) - 1 else "", logx2, xlim, xticks, shade, shade_label)
+        if not logx2:  # rounds, intervals and steps: whole numbers
+            ax.count_x(xs)
+        stacked.append(ax)
     return vfigure.draw(stacked, CONTENT_WIDTH_MM, height_mm, xlabel)
 
 
@@ -82,40 +82,17 @@ def _panel(
         yticks=None if measured else [],
         legend=measured,
     )
-    labelled = False
     for i, s in enumerate(p.series):
         if not s.x:
             continue
         marker = 2.8 if len(s.x) <= 80 and not p.steps else 0.0
         ax.add(Path(s.x, s.y, color(i), 1.1, marker_pt=marker, step=p.steps, label=s.label))
-        labelled = partial_rings(ax, s, log, labelled)
+        ax.add(*partial_rings(s, log))
     if shade is not None:  # after the series, as in matplotlib's legend (vfigure draws it beneath them)
         ax.add(Band(shade[0], shade[1], None, None, SHADE, 0.08, shade_label))
     if not measured:
         ax.notes.append(Note(0.5, 0.5, textwrap.fill(p.missing, 70), size_pt=8))
     return ax
-
-
-def partial_rings(ax: Axes, s: Series, log: bool, labelled: bool) -> bool:
-    """Ring a series' partial intervals so no reader takes them for full ones ."""
-    pts = [(s.x[i], s.y[i]) for i in s.partial if i < len(s.x) and (not log or (s.x[i] > 0 and s.y[i] > 0))]
-    if not pts:
-        return labelled
-    xs, ys = zip(*pts)
-    ax.add(Path(xs, ys, "#d62728", 0.0, marker_pt=7, ring=True, label="" if labelled else PARTIAL_LABEL))
-    return True
-
-
-def _whole_ticks(xs: Sequence[float], xlim: tuple[float, float]) -> list[Tick] | None:
-    """Rounds, intervals and steps are whole numbers: no tick between them (1.5), and each one
-    labelled when there are fewer than an axis labels at least."""
-    if not xs or not all(float(x).is_integer() for x in xs):
-        return None
-    distinct = sorted(set(xs))
-    if len(distinct) < MIN_TICKS:
-        return [Tick(x, num(x, trim=True)) for x in distinct]
-    # as many as the axes' width holds (the legend takes ~45 mm of the page's width)
-    return vticks.linear(*xlim, vticks.most_ticks(CONTENT_WIDTH_MM - 45, TICK_PT, False), whole=True)
 
 
 def demand_intensity(

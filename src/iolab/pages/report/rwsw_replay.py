@@ -158,7 +158,6 @@ def _summary_page(run: RunData, ph: PhaseSummary, t: ReplayTotals, steps: Steps,
             Figure(
                 "Replay-Native: IOPS and MB/s per step" + (", with the capture's own" if len(iops) > 1 else ""),
                 png,
-                105,
                 src,
             ),
         ),
@@ -188,7 +187,7 @@ def _response_time_pages(steps: Steps, ax: _Axis, src: str) -> list[Page]:
         f"{ax.name} ({ax.unit})",
         110,
     )
-    return [Page("Response Times vs Time", (Figure("Replay-Native: response times per step", png, 110, src),))]
+    return [Page("Response Times vs Time", (Figure("Replay-Native: response times per step", png, src),))]
 
 
 def _steps_table(run: RunData, ph: PhaseSummary, steps: Steps, axis: str, src: str) -> Table:
@@ -225,7 +224,6 @@ def _histogram_page(histogram: Histogram) -> Page:
             Figure(
                 "Replay-Native: response-time histogram of every IO of the replay",
                 hpng,
-                150,
                 "Source: results.db table histograms, every replay step merged (exact bin counts).",
             ),
         ),

@@ -89,7 +89,6 @@ def selftest_from(a: StreamAnalysis, src: str) -> list[Page]:
             Figure(
                 "Self-Test: IOPS of each dominant stream per step (stacked; height = the step's IOPS)",
                 d,
-                d.height_mm,
                 src,
             )
         )
@@ -104,13 +103,12 @@ def selftest_from(a: StreamAnalysis, src: str) -> list[Page]:
                 f"time ({unit})",
                 70,
             ),
-            70,
             src,
         )
     )
     pages.append(Page("Self-Test — IO Stream Map", tuple(blocks)))
     more = [
-        Figure(f"Self-Test: {what} per step (average and maximum)", plots[name], plots[name].height_mm, src)
+        Figure(f"Self-Test: {what} per step (average and maximum)", plots[name], src)
         for name, what in (("outstanding", "outstanding IO"), ("response_times", "response time"))
         if name in plots
     ]

@@ -28,9 +28,11 @@ def phase_prefix(run: RunData, ph: PhaseSummary) -> str:
 
 
 def window_source(run: RunData, ph: PhaseSummary, what: str = "mean of each cell") -> str:
+    # a window of fewer rounds than the rule judges is said so where its figures are (the banner too)
+    judged = "; steady state not evaluated: too few rounds to judge" if run.not_judged(ph) else ""
     return (
         f"Source: results.db table cells, phase {ph.phase.name!r}, {what} over the measurement window "
-        f"({rounds_text(ph.window)}); run {run.manifest.run_id}."
+        f"({rounds_text(ph.window)}{judged}); run {run.manifest.run_id}."
     )
 
 
@@ -74,7 +76,7 @@ def convergence_page(
         f"Source: results.db table cells, phase {ph.phase.name!r}, every complete round "
         f"({rounds_text(ph.rounds)}); shaded: measurement window {rounds_text(ph.window)}."
     )
-    return Page(title, (Figure(f"{phase_prefix(run, ph)}{title}", png, height, src), steady_note(run, ph)))
+    return Page(title, (Figure(f"{phase_prefix(run, ph)}{title}", png, src), steady_note(run, ph)))
 
 
 def steady_note(run: RunData, ph: PhaseSummary) -> Text:
@@ -154,7 +156,6 @@ def measurement_window_pages(
         fig = Figure(
             f"{phase_prefix(run, ph)}Steady-state measurement window: {v.name}" + ("" if decides else " (shown only)"),
             png,
-            95,
             "Source: the tracking variable of each window round (results.db tables cells and steady); "
             "bands: ±10 % (steady-state slope limit) and ±20 % (range limit) of the window average.",
         )
@@ -266,7 +267,7 @@ def plot_2d_page(
         else ""
     )
     png = plots.lines_over_categories(labels, series, "block size", ylabel, title, height_mm=120, logy=logy, note=note)
-    fig = Figure(f"{phase_prefix(run, ph)}{title}", png, 120, window_source(run, ph, how))
+    fig = Figure(f"{phase_prefix(run, ph)}{title}", png, window_source(run, ph, how))
     return Page(title, (fig, Text((note[0].upper() + note[1:] + ".",))) if note else (fig,))
 
 
@@ -305,8 +306,8 @@ def plot_3d_pages(
         lower_is_better=lower_is_better,
     )
     return [
-        Page(f"{prefix}3D Column Plot", (Figure(f"{phase_prefix(run, ph)}{what}: 3D column plot", png3d, 160, src),)),
-        Page(f"{prefix}Heat Map", (Figure(f"{phase_prefix(run, ph)}{what}: heat map with values", heat, 95, src),)),
+        Page(f"{prefix}3D Column Plot", (Figure(f"{phase_prefix(run, ph)}{what}: 3D column plot", png3d, src),)),
+        Page(f"{prefix}Heat Map", (Figure(f"{phase_prefix(run, ph)}{what}: heat map with values", heat, src),)),
     ]
 
 
@@ -350,7 +351,6 @@ def histogram_page(run: RunData, ph: PhaseSummary, cell: CellAverage) -> Page:
     fig = Figure(
         f"{phase_prefix(run, ph)}Response time histogram, {cell.key} (all IOs, read and write)",
         png,
-        125,
         window_source(run, ph, "histograms merged (exact; percentiles are not averaged)"),
     )
     return Page(title, (fig, table))
@@ -379,6 +379,7 @@ def details_pages(run: RunData) -> list[Page]:
         ("Started / ended", f"{m.started} / {m.ended or '—'}"),
         ("Compliance", "spec-compliant settings" if m.compliant else "NON-COMPLIANT: " + "; ".join(m.noncompliance)),
         ("Steady-state rule", m.steady_rule),
+        *([("Steady state", text)] if (text := header.not_evaluated_text(run)) else []),  # its banner in full
         ("Write cache", m.write_cache or "not recorded"),
         *nvme_power_rows(m.target.get("facts", {})),
         *([("Power model", f"{m.power_model['source']}: see the Power Consumption pages")] if m.power_model else []),

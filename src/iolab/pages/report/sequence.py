@@ -53,6 +53,38 @@ def order_runs(runs: Sequence[RunData]) -> list[RunData]:
     return sorted(runs, key=lambda r: r.manifest.started)
 
 
+def devices(runs: Sequence[RunData]) -> list[list[RunData]]:
+    """The runs grouped by the device they ran on (the target as the run stored it), in the order
+    first used: a quick sequence on a simulated drive runs each test on its own copy, and a test
+    whose footprint needs more (Consistency) on a larger one than the rest."""
+    out: dict[str, list[RunData]] = {}
+    for r in runs:
+        out.setdefault(str(r.manifest.target.get("spec")), []).append(r)
+    return list(out.values())
+
+
+def _device_name(groups: list[list[RunData]]) -> str:
+    """The page header's device: the one device, or the drive the copies are of and how many."""
+    first = groups[0][0]
+    if len(groups) == 1:
+        return header.device_line(first)
+    of = first.manifest.target.get("copy_of")
+    # the count first: the PDF's page header cuts a long device name at its end
+    return f"{len(groups)} copies of {of}" if of else f"{len(groups)} devices (the Devices table)"
+
+
+def _device_items(groups: list[list[RunData]]) -> list[tuple[str, str]]:
+    """The Device Under Test column: each item the devices share once, each that differs per
+    device (D1, D2, ... as the Devices table names them)."""
+    per = [[(k, v) for k, v in header.device_items(g[0]) if k != "Write amplification"] for g in groups]
+    out = []
+    for i, (k, v) in enumerate(per[0]):
+        values = [items[i][1] for items in per]
+        same = len(set(values)) == 1
+        out.append((k, v if same else "; ".join(f"D{j}: {x}" for j, x in enumerate(values, 1))))
+    return out
+
+
 def write_sequence_report(
     name: str, heading: str | None, members: Sequence[SequenceMember], out_dir: Path
 ) -> list[Path]:
@@ -118,7 +150,7 @@ def summary_document(name: str, heading: str | None, members: Sequence[SequenceM
         else f"Sequence of {counted(len(runs), 'run')}",
         started=min(r.manifest.started for r in runs),
         ended=max((r.manifest.ended or f"not finished ({r.manifest.state})") for r in runs),
-        device=header.device_line(first),
+        device=_device_name(devices(runs)),
         tested_by=", ".join(sorted({r.manifest.platform.get("tested_by") or "not given (--tested-by)" for r in runs})),
         columns=_columns(members),
         banners=header.fit_banners(banners),
@@ -129,7 +161,7 @@ def summary_document(name: str, heading: str | None, members: Sequence[SequenceM
 
 def _columns(members: Sequence[SequenceMember]) -> tuple[HeaderColumn, ...]:
     first = members[0].run
-    device = [(k, v) for k, v in header.device_items(first) if k != "Write amplification"]  # per run, on its pages
+    device = _device_items(devices([m.run for m in members]))  # write amplification: per run, on its pages
     tests = [
         (m.label, f"{m.run.manifest.state}" + ("" if m.run.manifest.compliant else ", non-compliant")) for m in members
     ]
@@ -158,7 +190,32 @@ def _report_link(run: RunData) -> tuple[Link, ...]:
     return (Link("own report", run.href(f"report/{own.name}")),) if own.is_file() else ()
 
 
+def _devices_table(members: Sequence[SequenceMember], groups: list[list[RunData]]) -> Table:
+    """Which tests ran on which device (D1, D2, ...), each with its target, model and capacity."""
+    label = {id(m.run): m.label for m in members}
+    rows = tuple(
+        (
+            f"D{i}",
+            f"{g[0].manifest.target.get('spec')} ({g[0].manifest.target.get('kind')})",
+            header.device_line(g[0]),
+            header.capacity_text(g[0]),
+            ", ".join(label[id(r)] for r in g),
+        )
+        for i, g in enumerate(groups, 1)
+    )
+    return Table(
+        "Devices the tests ran on: each key figure is its test's device's",
+        ("device", "target", "vendor / model", "capacity", "tests"),
+        rows,
+        "Source: each run's manifest.json (target); a quick run on a simulated drive tests a copy of it, "
+        "sized for the test.",
+    )
+
+
 def summary_pages(members: Sequence[SequenceMember]) -> list[Page]:
+    groups = devices([m.run for m in members])
+    device_of = {id(r): f"D{i}" for i, g in enumerate(groups, 1) for r in g}
+    several = len(groups) > 1  # one device: every figure is its, as the page header says
     runs, figs, links = [], [], []
     for m in members:
         r = m.run
@@ -181,10 +238,11 @@ def summary_pages(members: Sequence[SequenceMember]) -> list[Page]:
             )
         )
         links += [Link(x.label, x.href, m.label) for x in (*_report_link(r), *r.store_links(), r.link("raw", "raw/"))]
+        on = (device_of[id(r)],) if several else ()
         for k in m.figures:
-            figs.append((m.label, k.short, k.fmt(k.get(r.phases))))
+            figs.append((m.label, k.short, k.fmt(k.get(r.phases)), *on))
         if not m.figures:
-            figs.append((m.label, "no key figures declared for this test", "—"))
+            figs.append((m.label, "no key figures declared for this test", "—", *on))
     src = (
         "Source: each run's manifest.json and results.db; the pages after this summary are each run's own report "
         "(the Self-Test pages of a capture follow the first run that replayed it)."
@@ -199,10 +257,11 @@ def summary_pages(members: Sequence[SequenceMember]) -> list[Page]:
         ),
         Table(
             "Key figures per test (↑ higher / ↓ lower is better)",
-            ("test", "key figure", "value"),
+            ("test", "key figure", "value", *(("device",) if several else ())),
             tuple(figs),
             "Source: each run's results.db, the figures `iolab compare` ranks drives by; "
             "'—' where the run measured none.",
         ),
+        *((_devices_table(members, groups),) if several else ()),
     ]
     return table_pages(SUMMARY, tables)

@@ -29,7 +29,7 @@ from iolab.pages.report.model import CONTENT_WIDTH_MM
 from iolab.pages.report.vaxes import TITLE_PT, Axes, Fill
 from iolab.pages.report.vaxes import Path as Series
 from iolab.pages.report.vector import Drawing, Line, Rect, svg
-from iolab.pages.report.vtext import PX_PER_MM, Canvas, text_height, wrap_mm
+from iolab.pages.report.vtext import Canvas, fill_mm, text_height
 from iolab.targets.writepolicy import check_file, mark_written, output_dir
 from iolab.traces.analysis.streamstats import StreamAnalysis
 
@@ -117,19 +117,6 @@ def _title(a: StreamAnalysis, what: str, bins: Bins | None = None) -> str:
     return f"{what} — {Path(a.source).stem}, {a.step_s:g} s steps" + (bins.note(len(a.steps)) if bins else "")
 
 
-def _wrapped(title: str, size_pt: float = TITLE_PT, width_mm: float = TITLE_WRAP_MM) -> str:
-    """`title` in lines no wider than `width_mm`: at spaces, and inside a word too wide for a
-    line of its own (a trace's file name), so the title stays inside the figure."""
-    out: list[str] = []
-    for line in wrap_mm(title, width_mm, size_pt):
-        while textwidth.width_mm(line, size_pt) > width_mm and len(line) > 1:
-            cut = max(k for k in range(1, len(line)) if textwidth.width_mm(line[:k], size_pt) <= width_mm or k == 1)
-            out.append(line[:cut])
-            line = line[cut:]
-        out.append(line)
-    return "\n".join(out)
-
-
 def _edges(bins: Bins, div: float) -> np.ndarray:
     return np.append(bins.start_s, bins.start_s[-1] + bins.dur_s[-1]) / div if len(bins.dur_s) else np.zeros(1)
 
@@ -149,7 +136,7 @@ def stream_map(a: StreamAnalysis) -> Drawing:
     rates = ios / np.where(bins.dur_s > 0, bins.dur_s, 1.0)
     labels = [f"{a.streams[i].label()} ({a.streams[i].pct:.1f} %)" for i in dom] + ["other streams"]
     ax = Axes(
-        title=_wrapped(_title(a, "IO stream map", bins)),
+        title=fill_mm(_title(a, "IO stream map", bins), TITLE_WRAP_MM, TITLE_PT),
         xlabel=f"time ({unit})",
         ylabel="IOPS" + (" (average over each bin)" if bins.per > 1 else ""),
         ylim=(0, None),
@@ -189,7 +176,8 @@ def per_step(a: StreamAnalysis, avg: str, mx: str, ylabel: str, what: str, log: 
     weight = np.array([s.duration_s if avg == "oio_avg" else s.ios for s in a.steps], dtype=float)
     b_avg, b_max = (bins.mean(v_avg, weight), bins.max(v_max)) if len(a.steps) else (v_avg, v_max)
     edges = _edges(bins, div)
-    ax = Axes(title=_wrapped(_title(a, what, bins)), xlabel=f"time ({unit})", ylabel=ylabel, ylog=log)
+    title = fill_mm(_title(a, what, bins), TITLE_WRAP_MM, TITLE_PT)
+    ax = Axes(title=title, xlabel=f"time ({unit})", ylabel=ylabel, ylog=log)
     for values, label, color, width in ((b_max, "maximum", MAXIMUM, 1.0), (b_avg, "average", AVERAGE, 1.5)):
         for xs, ys in _runs(edges, values):
             ax.add(Series(xs, ys, color, width, step=True, label=label))
@@ -234,7 +222,7 @@ def stream_table(a: StreamAnalysis, max_rows: int = 25) -> Drawing:
     title = (
         f"{_title(a, 'IO streams')}: {a.total_ios:,} IOs; dominant (≥ {a.threshold * 100:g} %) {a.dominant_pct:.1f} %"
     )
-    title = _wrapped(title, TABLE_TITLE_PT, 0.9 * W)
+    title = fill_mm(title, 0.9 * W, TABLE_TITLE_PT)
     widths = [max(textwidth.width_mm(r[k], TABLE_PT) for r in rows) + 2 * CELL_PAD for k in range(len(cols))]
     pitch = text_height(1, TABLE_PT) + CELL_PAD
     top = 3.0 + text_height(title.count("\n") + 1, TABLE_TITLE_PT) + 2.0
@@ -251,8 +239,7 @@ def stream_table(a: StreamAnalysis, max_rows: int = 25) -> Drawing:
     rules = [((left, top + pitch * k), (rights[-1], top + pitch * k)) for k in range(len(rows) + 1)]
     rules += [((x, top), (x, bottom)) for x in rights]
     c.shapes += [Line(seg, "#000000", 0.5) for seg in rules]
-    record = {"size": [round(W * PX_PER_MM), round(height * PX_PER_MM)], "texts": c.texts, "axes": []}
-    return Drawing(W, height, tuple(c.shapes), "IO streams", {**record, "figure_legends": []})
+    return c.drawing("IO streams", [])
 
 
 def drawings(a: StreamAnalysis, table: bool = True) -> dict[str, Drawing]:

@@ -11,7 +11,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from iolab.pages.report.vticks import Scale, Tick, autoscale
+from iolab.pages.report.geometry import MIN_TICKS
+from iolab.pages.report.vector import PT_MM, Circle
+from iolab.pages.report.vticks import Scale, Tick, autoscale, label
 
 TITLE_PT, LABEL_PT, TICK_PT, LEGEND_PT = 9.0, 8.0, 7.0, 7.0
 LEGEND_TITLE_PT = 6.5
@@ -24,6 +26,24 @@ def dashes(style: str, width_pt: float) -> tuple[float, ...]:
     """A line style ("-", "--", ":") as on/off lengths in pt, scaled by the width as matplotlib does."""
     pattern = {"--": DASHED, ":": DOTTED}.get(style, ())
     return tuple(v * width_pt for v in pattern)
+
+
+def on_white(color: str, opacity: float) -> str:
+    """`color` (#rrggbb) as it shows at `opacity` over white."""
+    rgb = [int(color[k : k + 2], 16) for k in (1, 3, 5)]
+    return "#" + "".join(f"{round(255 - opacity * (255 - v)):02x}" for v in rgb)
+
+
+def marker_radius(s: Path) -> float:
+    """A dot as large as matplotlib draws it: its size is the face's diameter, and the edge
+    (1 pt, in the same colour) adds half its width all round; a ring is its stroke's centre."""
+    return (s.marker_pt if s.ring else s.marker_pt + 1.0) / 2 * PT_MM
+
+
+def marker(s: Path, x: float, y: float) -> Circle:
+    """The series' marker at (x, y) mm: a dot in its colour, or a ring."""
+    r = marker_radius(s)
+    return Circle(x, y, r, None, s.color, 1.2) if s.ring else Circle(x, y, r, s.color)
 
 
 @dataclass(frozen=True)
@@ -59,7 +79,9 @@ class Band:
 
 @dataclass(frozen=True)
 class Rule:
-    """A line across the whole axes at x = value (`vertical`) or y = value."""
+    """A line across the whole axes at x = value (`vertical`) or y = value; `counts`: the axes'
+    autoscaled limits take it in, as matplotlib's axhline does (a bound the data must be read
+    against), where a mark on the data (a percentile) leaves them to the data."""
 
     value: float
     vertical: bool
@@ -67,6 +89,7 @@ class Rule:
     width_pt: float = 0.6
     style: str = "-"
     label: str = ""
+    counts: bool = False
 
 
 @dataclass(frozen=True)
@@ -162,6 +185,7 @@ class Axes:
     legend: bool = True  # a legend beside the axes on the right, of every labelled artist
     legend_top: bool = False  # its top level with the axes' (matplotlib's "outside right upper")
     legend_title: str = ""  # a heading over its entries (lines split at "\n"), at LEGEND_TITLE_PT
+    xwhole: bool = False  # x counts rounds, intervals or steps: ticks at whole numbers alone (count_x)
     artists: list[Artist] = field(default_factory=list)
     notes: list[Note] = field(default_factory=list)
     point_labels: list[PointLabel] = field(default_factory=list)
@@ -183,6 +207,17 @@ class Axes:
                 hi = autoscale([lo, top], self.ylog)[1] if top > lo else lo + 1.0
         return Scale(xlo, xhi, self.xlog), Scale(lo, hi, self.ylog)
 
+    def count_x(self, xs: Sequence[float]) -> None:
+        """x counts rounds, intervals or steps if every x in `xs` is a whole number: then no tick
+        between two (1.5), as many as the axes' width holds (vfigure), or each one labelled when
+        there are fewer of them than an axis labels at least (two rounds)."""
+        if not xs or not all(float(x).is_integer() for x in xs):
+            return
+        self.xwhole = True
+        distinct = sorted(set(xs))
+        if len(distinct) < MIN_TICKS:
+            self.xticks = [Tick(x, label(x)) for x in distinct]
+
     def right_scale(self) -> Scale:
         return Scale(*self.right_lim)
 
@@ -199,7 +234,7 @@ class Axes:
 
 def _extents(artists: Sequence[Artist]) -> tuple[list[float], list[float]]:
     """The x and y values that set autoscaled limits (matplotlib's data limits: a span's x counts,
-    a rule's does not; the right axis' series count only along x)."""
+    a rule's only when it `counts`; the right axis' series count only along x)."""
     xs: list[float] = []
     ys: list[float] = []
     for a in artists:
@@ -215,6 +250,8 @@ def _extents(artists: Sequence[Artist]) -> tuple[list[float], list[float]]:
         elif isinstance(a, Fill):
             xs += a.edges
             ys += (*a.lows, *a.highs)
+        elif isinstance(a, Rule) and a.counts:
+            (xs if a.vertical else ys).append(a.value)
     return xs, ys
 
 

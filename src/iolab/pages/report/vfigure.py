@@ -11,18 +11,14 @@ are in pixels at plot_style's 140 dpi (geometry.py's tolerances are in those pix
 from __future__ import annotations
 
 import math
-import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from iolab.pages.report import textwidth, vlabels, vticks
+from iolab.pages.report import textwidth, vlabels, vlegend, vticks
 from iolab.pages.report.geometry import MIN_TICKS, PER_SECOND
-from iolab.pages.report.plot_style import LEGEND_WRAP
 from iolab.pages.report.vaxes import (
     GRID,
     LABEL_PT,
-    LEGEND_PT,
-    LEGEND_TITLE_PT,
     TICK_PT,
     TITLE_PT,
     Artist,
@@ -33,18 +29,20 @@ from iolab.pages.report.vaxes import (
     Rule,
     Stems,
     dashes,
+    marker,
+    marker_radius,
+    on_white,
 )
-from iolab.pages.report.vector import PT_MM, Circle, Clip, Drawing, Line, Rect, Shape
-from iolab.pages.report.vtext import PX_PER_MM, Canvas, em, text_height, wrap_mm
+from iolab.pages.report.vector import PT_MM, Clip, Drawing, Line, Rect, Shape
+from iolab.pages.report.vtext import PX_PER_MM, Canvas, fill_mm, text_height, wrap_mm
 from iolab.pages.report.vticks import Scale, Tick
 
 Point = tuple[float, float]
-__all__ = ["PX_PER_MM", "draw", "lay_out", "legend_entries", "marker_radius", "wrap_mm"]
+__all__ = ["PX_PER_MM", "draw", "lay_out", "wrap_mm"]
 
 TICK_LEN, MINOR_LEN, TICK_PAD = 3.5 * PT_MM, 2.0 * PT_MM, 3.5 * PT_MM
 LABEL_PAD, TITLE_PAD, FIG_PAD, PANEL_GAP = 4 * PT_MM, 6 * PT_MM, 3 * PT_MM, 2.0
 RULE_CLEAR_MM = 1.0  # a text keeps this far off a reference line (vaxes.Rule), beyond its width
-HANDLE, HANDLE_PAD, LEGEND_GAP, ENTRY_GAP = 14 * PT_MM, 5.6 * PT_MM, 2.5, 0.5  # legend (mm; gap in em)
 
 
 @dataclass(frozen=True)
@@ -92,13 +90,7 @@ def draw(panels: Sequence[Axes], width_mm: float, height_mm: float, alt: str = "
         axes_rec.append(_panel(canvas, p, i, len(panels) + len(twins)))
         if p.axes.right_label:
             twins.append(_twin_record(p))
-    record = {
-        "size": [round(width_mm * PX_PER_MM), round(height_mm * PX_PER_MM)],
-        "texts": canvas.texts,
-        "axes": axes_rec + twins,
-        "figure_legends": [],
-    }
-    return Drawing(width_mm, height_mm, tuple(canvas.shapes), alt, record)
+    return canvas.drawing(alt, axes_rec + twins)
 
 
 def lay_out(panels: Sequence[Axes], width_mm: float, height_mm: float) -> list[Panel]:
@@ -114,7 +106,7 @@ def lay_out(panels: Sequence[Axes], width_mm: float, height_mm: float) -> list[P
 
 def _resolve(a: Axes, x: Scale, y: Scale, box: Box) -> Panel:
     # an axis of IOs per second gets whole-number ticks (geometry.py's fraction rule)
-    xw, yw = bool(PER_SECOND.search(a.xlabel)), bool(PER_SECOND.search(a.ylabel))
+    xw, yw = a.xwhole or bool(PER_SECOND.search(a.xlabel)), bool(PER_SECOND.search(a.ylabel))
     if yw and not y.log and y.hi - y.lo < MIN_TICKS - 1:  # room for three whole numbers (0, 1, 2 IOPS)
         y = Scale(y.lo, y.lo + MIN_TICKS - 1)
     xt = a.xticks if a.xticks is not None else vticks.ticks_for(x, vticks.most_ticks(box.w, TICK_PT, False), xw)
@@ -135,11 +127,9 @@ def _margins(p: Panel) -> tuple[float, float, float, float]:
     if a.ylabel and a.y_visible:
         left += LABEL_PAD + text_height(1, LABEL_PT)
     right = _right_axis_width(p)
-    entries = legend_entries(a)
+    entries = vlegend.entries(a)
     if entries:
-        widest = max(textwidth.width_mm(ln, LEGEND_PT) for t, _ in entries for ln in t.split("\n"))
-        heading = _widest_lines(a.legend_title, LEGEND_TITLE_PT)
-        right += LEGEND_GAP + max(HANDLE + HANDLE_PAD + widest, heading)
+        right += vlegend.GAP + vlegend.width(entries, a.legend_title)
     # a title or a tick label of several lines (wrapped titles, categories' names) needs each line's room
     top = text_height(a.title.count("\n") + 1, TITLE_PT) + TITLE_PAD if a.title else 1.0
     bottom = TICK_LEN + TICK_PAD + text_height(max((t.text.count("\n") + 1 for t in p.xticks), default=1), TICK_PT)
@@ -159,21 +149,6 @@ def _layout(panels: Sequence[Panel], width_mm: float, height_mm: float) -> list[
         out.append(Box(left, y + top, max(10.0, width_mm - left - right), h))
         y += top + h + bottom + PANEL_GAP
     return out
-
-
-def legend_entries(a: Axes) -> list[tuple[str, Artist]]:
-    """The legend's entries, each wrapped at word boundaries: one per label, in the order drawn."""
-    if not a.legend:
-        return []
-    seen: dict[str, Artist] = {}
-    for art in a.artists:
-        if art.label and art.label not in seen:
-            seen[art.label] = art
-    return [(_wrapped(label), art) for label, art in seen.items()]
-
-
-def _wrapped(label: str) -> str:
-    return textwrap.fill(label, LEGEND_WRAP, break_long_words=False, break_on_hyphens=False)
 
 
 # -- one panel ---------------------------------------------------------------------------------
@@ -211,7 +186,9 @@ def _panel(c: Canvas, p: Panel, i: int, twin: int) -> dict[str, object]:
     at = [(pl, (p.X(pl.x), p.Y(pl.y))) for pl in a.point_labels if p.x.shows(pl.x) and p.y.shows(pl.y)]
     vlabels.place_labels(c, at, area, drawn, i)
     _value_labels(c, p, i)
-    entries = _legend(c, p, i)
+    title_h = text_height(1, TITLE_PT) + TITLE_PAD if a.title else 0.0
+    x = b.x + b.w + _right_axis_width(p) + vlegend.GAP
+    entries = vlegend.draw(c, a, x, b.y - title_h, b.y + b.h / 2, i)
     # what the series drew, for the rule that no text covers it: only where a text is inside the axes
     inside = {"drawn": drawn.record(area, c.boxes)} if a.point_labels or a.notes or a.value_labels else {}
     return {
@@ -313,12 +290,6 @@ def _stems(p: Panel, s: Stems) -> list[Shape]:
     return [Line(tuple(run[:-1] if len(run) == 3 else run), paint, s.width_pt) for run in runs]
 
 
-def on_white(color: str, opacity: float) -> str:
-    """`color` (#rrggbb) as it shows at `opacity` over white."""
-    rgb = [int(color[k : k + 2], 16) for k in (1, 3, 5)]
-    return "#" + "".join(f"{round(255 - opacity * (255 - v)):02x}" for v in rgb)
-
-
 def _path(p: Panel, s: Path) -> list[Shape]:
     ylog = p.axes.right_scale().log if s.right else p.y.log
     ok = [(x, y) for x, y in zip(s.xs, s.ys) if math.isfinite(x) and math.isfinite(y) and (x > 0 or not p.x.log)]
@@ -331,11 +302,8 @@ def _path(p: Panel, s: Path) -> list[Shape]:
             line = [q for (x0, y0), (x1, _) in zip(pts, pts[1:]) for q in ((x0, y0), (x1, y0))] + [pts[-1]]
         out.append(Line(tuple(line), s.color, s.width_pt, dashes(s.style, s.width_pt)))
     if s.marker_pt:
-        r = marker_radius(s)
-        b = p.box
-        for x, y in pts:
-            if b.x - r <= x <= b.x + b.w + r and b.y - r <= y <= b.y + b.h + r:
-                out.append(Circle(x, y, r, None, s.color, 1.2) if s.ring else Circle(x, y, r, s.color))
+        r, b = marker_radius(s), p.box
+        out += [marker(s, x, y) for x, y in pts if b.x - r <= x <= b.x + b.w + r and b.y - r <= y <= b.y + b.h + r]
     return out
 
 
@@ -346,12 +314,6 @@ def comb(teeth: Sequence[tuple[Point, Point]], color: str, width_pt: float) -> l
     0.4 ms, and a log axis has dozens of minor ticks."""
     points = [q for root, tip in teeth for q in (root, tip, root)]
     return [Line(tuple(points[:-1]), color, width_pt)] if points else []
-
-
-def marker_radius(s: Path) -> float:
-    """A dot as large as matplotlib draws it: its size is the face's diameter, and the edge
-    (1 pt, in the same colour) adds half its width all round; a ring is its stroke's centre."""
-    return (s.marker_pt if s.ring else s.marker_pt + 1.0) / 2 * PT_MM
 
 
 def _x_axis(c: Canvas, p: Panel, i: int) -> list[Tick]:
@@ -407,9 +369,8 @@ def _right_axis(c: Canvas, p: Panel, twin: int) -> None:
 def _notes(c: Canvas, p: Panel, i: int) -> None:
     b = p.box
     for n in p.axes.notes:
-        lines = wrap_mm(n.text, b.w * 0.92, n.size_pt)
-        y = b.y + (1 - n.fy) * b.h
-        c.text("\n".join(lines), n.size_pt, "text", i, b.x + n.fx * b.w, y, "center", n.valign, color=n.color)
+        text, y = fill_mm(n.text, b.w * 0.92, n.size_pt), b.y + (1 - n.fy) * b.h
+        c.text(text, n.size_pt, "text", i, b.x + n.fx * b.w, y, "center", n.valign, color=n.color)
 
 
 def _right_axis_width(p: Panel) -> float:
@@ -426,59 +387,3 @@ def _value_labels(c: Canvas, p: Panel, i: int) -> None:
         if p.x.shows(v.x):
             y = min(p.Y(v.y), b.y + b.h) if p.y.shows(v.y) else b.y + b.h
             c.text(v.text, v.size_pt, "text", i, p.X(v.x), y, "center", "bottom", v.upright, v.color)
-
-
-def _legend(c: Canvas, p: Panel, i: int) -> list[str]:
-    """The legend right of the axes (and of a right-hand axis), centred on the axes' height or
-    level with the top of its title; returns its entries' texts."""
-    entries = legend_entries(p.axes)
-    if not entries:
-        return []
-    b, e = p.box, em(LEGEND_PT)
-    x = b.x + b.w + _right_axis_width(p) + LEGEND_GAP
-    heights = [text_height(t.count("\n") + 1, LEGEND_PT) for t, _ in entries]
-    total = sum(heights) + ENTRY_GAP * e * (len(entries) - 1)
-    heading = p.axes.legend_title
-    head_h = text_height(heading.count("\n") + 1, LEGEND_TITLE_PT) + ENTRY_GAP * e if heading else 0.0
-    if p.axes.legend_top:
-        y = b.y - (text_height(1, TITLE_PT) + TITLE_PAD if p.axes.title else 0.0)
-    else:
-        y = b.y + b.h / 2 - (total + head_h) / 2
-    if heading:  # centred over the entries, as matplotlib's legend title
-        mid = x + max(HANDLE + HANDLE_PAD + _widest_entry(entries), _widest_lines(heading, LEGEND_TITLE_PT)) / 2
-        c.text(heading, LEGEND_TITLE_PT, "legend", i, mid, y, "center", "top")
-        y += head_h
-    for (text, art), h in zip(entries, heights):
-        mid = y + h / 2
-        c.shapes.extend(_handle(art, x, mid))
-        c.text(text, LEGEND_PT, "legend", i, x + HANDLE + HANDLE_PAD, mid, "left", "center")
-        y += h + ENTRY_GAP * e
-    return [t for t, _ in entries]
-
-
-def _widest_lines(text: str, size_pt: float) -> float:
-    return max(textwidth.width_mm(ln, size_pt) for ln in text.split("\n"))
-
-
-def _widest_entry(entries: Sequence[tuple[str, Artist]]) -> float:
-    return max(_widest_lines(t, LEGEND_PT) for t, _ in entries)
-
-
-def _handle(art: Artist, x: float, y: float) -> list[Shape]:
-    """An entry's sample: a line (with its marker in the middle), or a shaded patch."""
-    seg = ((x, y), (x + HANDLE, y))
-    if isinstance(art, Band | Fill):
-        h = 0.7 * em(LEGEND_PT)
-        return [Rect(x, y - h / 2, HANDLE, h, art.color, None, opacity=art.opacity if isinstance(art, Band) else 1.0)]
-    if isinstance(art, Rule):
-        return [Line(seg, art.color, art.width_pt, dashes(art.style, art.width_pt))]
-    if isinstance(art, Stems):
-        return [Line(seg, on_white(art.color, art.opacity), art.width_pt)]
-    out: list[Shape] = []
-    if art.width_pt > 0:
-        out.append(Line(seg, art.color, art.width_pt, dashes(art.style, art.width_pt)))
-    if art.marker_pt:
-        r = marker_radius(art)
-        mid = x + HANDLE / 2
-        out.append(Circle(mid, y, r, None, art.color, 1.2) if art.ring else Circle(mid, y, r, art.color))
-    return out

@@ -3,8 +3,8 @@
 without matplotlib, labels placed by their box, and the geometry record
 geometry.plot_violations reads. Ticks, a colour bar's too, are vticks.py's.
 
-The record is in vtext.PX_PER_MM's pixels (140 dpi), y upwards, as every plot's record, so
-geometry.py's tolerances (1.5 px overlap, 1 px edge) mean the same in each.
+The record is in vtext.PX_PER_MM's pixels (140 dpi), y down, as every plot's record (vfigure's
+too), so geometry.py's tolerances (1.5 px overlap, 1 px edge) mean the same in each.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from iolab.pages.report.model import CONTENT_WIDTH_MM
 from iolab.pages.report.textwidth import fit_pt, width_mm
 from iolab.pages.report.vaxes import LABEL_PT, TICK_PT, TITLE_PT
 from iolab.pages.report.vector import PT_MM, Drawing, Label, Line, Rect, Shape
-from iolab.pages.report.vtext import ASC, DESC, PX_PER_MM
+from iolab.pages.report.vtext import ASC, DESC, text_record
 from iolab.pages.report.vticks import Tick
 
 CELL_PT = 6.5  # a heat map cell's value, as matplotlib's heat map printed it
@@ -155,29 +155,8 @@ class Ink:
 
     def drawing(self, alt: str, axes: list[dict[str, Any]]) -> Drawing:
         """Texts are drawn last, over every shape."""
-        return Drawing(
-            self.width,
-            self.height,
-            (*self.shapes, *(t for t, _, _ in self.texts)),
-            alt=alt,
-            record=self.record(axes),
-        )
-
-    def record(self, axes: list[dict[str, Any]]) -> dict[str, Any]:
-        k, h = PX_PER_MM, self.height
-        texts = []
-        for lab, role, ax in self.texts:
-            if lab.text.strip():
-                x0, y0, x1, y1 = box(lab)
-                texts.append(
-                    {"text": lab.text, "role": role, "axes": ax, "box": [x0 * k, (h - y1) * k, x1 * k, (h - y0) * k]}
-                )
-        return {
-            "size": [round(self.width * k), round(self.height * k)],
-            "texts": texts,
-            "axes": axes,
-            "figure_legends": [],
-        }
+        texts = [text_record(lab.text, role, ax, box(lab)) for lab, role, ax in self.texts if lab.text.strip()]
+        return vtext.drawing(self.width, self.height, (*self.shapes, *(t for t, _, _ in self.texts)), texts, axes, alt)
 
 
 def along(text: str, size_pt: float, middle: float, lo: float, hi: float) -> tuple[float, float]:
@@ -224,10 +203,15 @@ class ColourScale:
 
     def ticks(self, whole: bool, length_mm: float) -> list[Tick]:
         """The colour bar's ticks as an axis this long has them (vticks' rules: round values,
-        1-2-5 steps or powers of ten on a log scale), none outside the bar."""
+        1-2-5 steps or powers of ten on a log scale), none outside the bar; on a log scale under
+        a decade, which reads nearly as a linear one, at least as many as a linear bar's."""
         scale, most = vticks.Scale(self.lo, self.hi, self.log), vticks.most_ticks(length_mm, TICK_PT, True)
         # a per-second range without a whole number in it (2.1 to 2.6 IOPS) has only fractions to show
-        return vticks.ticks_for(scale, most, whole) or vticks.ticks_for(scale, most)
+        ticks = vticks.ticks_for(scale, most, whole) or vticks.ticks_for(scale, most)
+        if self.log and self.hi < 10 * self.lo:  # 1-1.5-2-3-5-7 steps: three labels on 49 to 148 µs
+            even = vticks.linear(self.lo, self.hi, most, whole) or vticks.linear(self.lo, self.hi, most)
+            ticks = even if len(even) > len(ticks) else ticks
+        return ticks
 
 
 def colour_scale(z: Sequence[Sequence[float | None]], log: bool, lower_is_better: bool) -> ColourScale | None:

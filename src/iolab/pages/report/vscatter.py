@@ -13,10 +13,10 @@ from typing import Any, cast
 from iolab.pages.report.vaxes import TITLE_PT, Path
 from iolab.pages.report.vector import Clip, Drawing, Line, Shape
 from iolab.pages.report.vfigure import FIG_PAD, TITLE_PAD
-from iolab.pages.report.vtext import PX_PER_MM, Canvas, text_height
+from iolab.pages.report.vtext import PX_PER_MM, Canvas, drawing, text_height
 
 # matplotlib's scatter(s=3): a face of 3 pt² (√3 pt across) edged in its own colour by
-# lines.linewidth (1.5 pt); a Path's marker_pt is the face with a 1 pt edge (vfigure.marker_radius)
+# lines.linewidth (1.5 pt); a Path's marker_pt is the face with a 1 pt edge (vaxes.marker_radius)
 DOT_PT = math.sqrt(3.0) + 1.5 - 1.0
 HANDLE_DOT_PT = 3 * math.sqrt(3.0) + 1.5 - 1.0  # legend(markerscale=3)
 # dots in one cell of a CELLS_X × CELLS_Y grid over the points are drawn once: a dot is 1.14 mm
@@ -61,14 +61,12 @@ def titled(d: Drawing, title: str) -> Drawing:
     c = Canvas(d.width_mm, d.height_mm)
     box = c.text(title, TITLE_PT, "title", -1, d.width_mm / 2, FIG_PAD, "center", "top")
     dy = box[3] - FIG_PAD + TITLE_PAD
-    height = d.height_mm + dy
     shift = dy * PX_PER_MM
-    rec = dict(d.record)
     texts = cast(list[dict[str, Any]], d.record["texts"])
     moved = [{**t, "box": [v + (shift if k % 2 else 0.0) for k, v in enumerate(t["box"])]} for t in texts]
-    rec["texts"] = c.texts + moved
-    rec["size"] = [round(d.width_mm * PX_PER_MM), round(height * PX_PER_MM)]
-    return Drawing(d.width_mm, height, (*c.shapes, *(_down(s, dy) for s in d.shapes)), d.alt, rec)
+    shapes = (*c.shapes, *(_down(s, dy) for s in d.shapes))
+    axes = cast(list[dict[str, object]], d.record["axes"])
+    return drawing(d.width_mm, d.height_mm + dy, shapes, c.texts + moved, axes, d.alt)
 
 
 def title_height() -> float:

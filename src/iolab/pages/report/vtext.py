@@ -6,8 +6,10 @@ width in mm, and the `Canvas` that collects the shapes drawn and the boxes of th
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from iolab.pages.report import textwidth
-from iolab.pages.report.vector import PT_MM, Label, Shape
+from iolab.pages.report.vector import PT_MM, Drawing, Label, Shape
 
 PX_PER_MM = 140 / 25.4  # the record's unit: plot_style.DPI's pixels
 ASC, DESC, LINE = 0.76, 0.24, 1.2  # a text line's box above and below its baseline, line pitch (em)
@@ -69,26 +71,49 @@ class Canvas:
                 self.shapes.append(Label(at, y0 + pitch, ln, size_pt, color, anchor=anchor))
         box = (x0, y0, x0 + w, y0 + h)
         if text.strip():
-            px = [round(v * PX_PER_MM, 2) for v in box]
-            self.texts.append({"text": text, "role": role, "axes": axes, "box": px})
+            self.texts.append(text_record(text, role, axes, box))
             self.boxes.append(box)
         return box
 
+    def drawing(self, alt: str, axes: Iterable[dict[str, object]]) -> Drawing:
+        return drawing(self.w, self.h, self.shapes, self.texts, axes, alt)
+
+
+def text_record(text: str, role: str, axes: int, box: Box4) -> dict[str, object]:
+    """A text as the record holds it: its role, the axes it belongs to (-1: the figure's), its
+    box (x0, y0, x1, y1 in mm) in pixels, y down."""
+    return {"text": text, "role": role, "axes": axes, "box": [round(v * PX_PER_MM, 2) for v in box]}
+
+
+def drawing(
+    width_mm: float,
+    height_mm: float,
+    shapes: Iterable[Shape],
+    texts: Iterable[dict[str, object]],
+    axes: Iterable[dict[str, object]],
+    alt: str = "",
+) -> Drawing:
+    """A plot with the record geometry.py's rules read: its size in pixels, every text placed
+    (text_record) and each axes' record (vfigure's, vgrid's)."""
+    record = {
+        "size": [round(width_mm * PX_PER_MM), round(height_mm * PX_PER_MM)],
+        "texts": list(texts),
+        "axes": list(axes),
+        "figure_legends": [],
+    }
+    return Drawing(width_mm, height_mm, tuple(shapes), alt, record)
+
 
 def wrap_mm(text: str, width_mm: float, size_pt: float) -> list[str]:
-    """`text` broken at spaces into lines no wider than `width_mm` (a word wider stays whole)."""
-    out: list[str] = []
-    for para in text.split("\n"):
-        line = ""
-        for word in para.split():
-            trial = f"{line} {word}" if line else word
-            if line and textwidth.width_mm(trial, size_pt) > width_mm:
-                out.append(line)
-                line = word
-            else:
-                line = trial
-        out.append(line)
-    return out
+    """`text` in lines no wider than `width_mm`, each "\n" starting a new one: broken as the
+    report's table cells are (textwidth.wrap: at spaces, after a hyphen, slash or underscore, and
+    inside a word only when it alone is wider than a line)."""
+    return [ln for para in text.split("\n") for ln in textwidth.wrap(para, width_mm, size_pt)]
+
+
+def fill_mm(text: str, width_mm: float, size_pt: float) -> str:
+    """`wrap_mm`'s lines as one text."""
+    return "\n".join(wrap_mm(text, width_mm, size_pt))
 
 
 def free(box: Box4, area: Box4, placed: list[Box4]) -> bool:

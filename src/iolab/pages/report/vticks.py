@@ -84,12 +84,8 @@ def linear(lo: float, hi: float, most: int, whole: bool = False) -> list[Tick]:
     span = hi - lo
     if span <= 0:
         return [Tick(lo, label(lo))]
-    mag = 10 ** math.floor(math.log10(span / max(1, most)))
-    steps = sorted(m * mag * k for k in (0.1, 1.0, 10.0) for m in LINEAR_STEPS)
-    if whole:
-        steps = [st for st in steps if st >= 1 and float(st).is_integer()] or [1.0]
     values: list[float] = []
-    for step in steps:
+    for step in _steps(span / max(1, most), whole):
         values = _multiples(lo, hi, step)
         if len(values) <= most:
             break
@@ -97,22 +93,27 @@ def linear(lo: float, hi: float, most: int, whole: bool = False) -> list[Tick]:
 
 
 def covering(lo: float, hi: float, least: int, whole: bool = False) -> list[float]:
-    """Round-number ticks from the last multiple at or below `lo` to the first at or above `hi`
-    (an axis whose ends are ticks: the 3D plot's value axis), the widest step (1, 2, 2.5 or 5
-    times a power of ten) that gives at least `least`; `whole`: whole-number steps alone."""
+    """`linear`'s round-number ticks, but from the last multiple at or below `lo` to the first at
+    or above `hi` (an axis whose ends are ticks: the 3D plot's value axis), at the widest step
+    that gives at least `least`; `whole`: whole-number steps alone."""
     if not hi > lo:
         return [lo]
-    mag = 10 ** math.floor(math.log10(hi - lo))
-    steps = sorted((m * mag * k for k in (0.01, 0.1, 1.0) for m in LINEAR_STEPS), reverse=True)
-    if whole:
-        steps = [st for st in steps if st >= 1 and float(st).is_integer()] or [1.0]
     values: list[float] = []
-    for step in steps:
-        a, b = math.floor(lo / step + 1e-9) * step, math.ceil(hi / step - 1e-9) * step
-        values = _multiples(a, b, step)
+    for step in reversed(_steps(hi - lo, whole, 0.01)):
+        values = _multiples(math.floor(lo / step + 1e-9) * step, math.ceil(hi / step - 1e-9) * step, step)
         if len(values) >= least:
             break
     return values
+
+
+def _steps(unit: float, whole: bool, lowest: float = 0.1) -> list[float]:
+    """The round steps (1, 2, 2.5 or 5 times a power of ten) over three decades from `lowest`
+    times `unit`'s power of ten, narrowest first; `whole`: the whole-number ones alone."""
+    mag = 10 ** math.floor(math.log10(unit))
+    steps = sorted(m * mag * k for k in (lowest, lowest * 10, lowest * 100) for m in LINEAR_STEPS)
+    if whole:
+        steps = [st for st in steps if st >= 1 and float(st).is_integer()] or [1.0]
+    return steps
 
 
 def most_ticks(length_mm: float, size_pt: float, vertical: bool) -> int:

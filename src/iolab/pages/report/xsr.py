@@ -60,7 +60,7 @@ def xsr_pages(run: RunData) -> list[Page]:
         ("Maximum Response Time vs Time", "MRT (µs)", lambda r: r.lat_max_us or 0.0),
     ):
         png = plots.time_series_pair(_series(res, get), "time (minutes)", ylabel, title, height_mm=160)
-        pages.append(Page(title, (Figure(f"Cross Stimulus Recovery: {title.lower()}, all groups", png, 160, src),)))
+        pages.append(Page(title, (Figure(f"Cross Stimulus Recovery: {title.lower()}, all groups", png, src),)))
     g1, g2, g3 = res.groups
     rows = (
         ("Group 1 mean TP (SEQ 1024 KiB W)", f"{num(g1.mean_mbps)} MB/s over {len(g1.rows)} intervals"),

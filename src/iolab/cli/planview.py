@@ -1,0 +1,218 @@
+"""`iolab plan`: what `iolab run` would do, printed before a run (api/planinfo.py describes it;
+this module prints it and adds the ETA `iolab run` prints at its start, from cli/progress and
+cli/budgeteta). Nothing is purged, written or claimed, and no run directory is made."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict
+from itertools import groupby
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.markup import escape as esc
+
+from iolab.api.planinfo import PlanDescription, PlannedCell, PlannedPhase, PlannedTest, Step
+from iolab.cli.auto import emit, want_json
+from iolab.cli.console import Console
+from iolab.cli.options import PROFILE_FLAGS, TEST_HELP, RunArgs
+from iolab.core.errors import IolabError
+from iolab.core.plan import percent_text
+from iolab.core.units import counted, duration, eng, kib_label, num
+
+console = Console()
+# `iolab run`'s own --repeat and --fleet make several runs of one plan: taken here only to say so
+# (hidden: `iolab plan -h` lists what it describes).
+REPEAT = typer.Option(1, "--repeat", metavar="N", hidden=True, help="Refused: a plan is one run's.")
+FLEET = typer.Option(None, "--fleet", metavar="FILE", hidden=True, help="Refused: a plan is one target's.")
+
+
+def plan(
+    test: str = typer.Argument(..., metavar="TEST", help=TEST_HELP),
+    repeat: int = REPEAT,
+    fleet_file: Optional[Path] = FLEET,
+    *,
+    args: RunArgs,
+):
+    """Describe what `iolab run TEST` would do with these options, without touching the target: per test the
+    tested capacity, purge, phases, cells, round limits, budgets, steady-state rule, compliance, ignored
+    options and the ETA (--json: the same as one document). `iolab fio-job` prints the exact fio jobs."""
+    from iolab import targets
+    from iolab.api import planinfo
+    from iolab.api.runs import read_spec_sheet
+    from iolab.api.scaleout import legs_for_run
+    from iolab.engines.sim import DEFAULT_PRESET
+
+    want_json("plan", console, args.json_out)
+    if repeat != 1:
+        raise IolabError(
+            "--repeat runs the same plan N times: `iolab plan` describes one run of it (leave --repeat out; "
+            "the time is N × the ETA shown)."
+        )
+    if fleet_file is not None:
+        raise IolabError("--fleet runs on every drive of a fleet file: `iolab plan` describes one target (give -t).")
+    if args.target and len(args.target) > 1:
+        raise IolabError(
+            "`iolab plan` describes the plan on one target: give one --target (each drive of a several-target "
+            "run is planned on its own capacity)."
+        )
+    args.stall_seconds()  # a bad --stall-timeout is refused as `iolab run` refuses it
+    if args.spec_sheet is not None:
+        read_spec_sheet(args.spec_sheet, test, args.everything)
+    given = targets.parse_target(args.target[0] if args.target else f"sim:{DEFAULT_PRESET}")
+    legs = legs_for_run(given, args.paths, args.hosts, args.hosts_file)
+    split = f"the outstanding IO split over {counted(len(legs[0]), 'leg')} ({legs[1]})" if legs else None
+    d = planinfo.describe(
+        test, args.make_profile(), given, args.run_options(), PROFILE_FLAGS, args.workload, args.everything, split
+    )
+    if args.json_out:
+        emit("plan", 0, plan=document(test, given.spec, d))
+        return
+    show(test, given.spec, d)
+
+
+def eta(d: PlanDescription) -> dict[str, Any]:
+    """The ETA `iolab run` prints as it starts (sequence_eta before any step is measured) and its numbers."""
+    from iolab.cli.budgeteta import plans_ahead
+    from iolab.cli.progress import sequence_eta
+
+    plans = list(d.plans)
+    rest = plans_ahead(plans)
+    return {
+        "text": sequence_eta(plans),
+        "earliest_s": rest.early,
+        "expected_latest_s": rest.late,
+        "at_most_s": rest.most,
+        "not_estimated": list(rest.unknown),
+    }
+
+
+def document(test: str, target: str, d: PlanDescription) -> dict[str, Any]:
+    """The `plan` part of `iolab plan --json` (pages/outcome_schema.py declares it)."""
+    return {
+        "test": test,
+        "target": target,
+        "split": d.split,
+        "ignored": list(d.ignored),
+        "eta": eta(d),
+        "tests": [asdict(t) for t in d.tests],
+    }
+
+
+def show(test: str, target: str, d: PlanDescription) -> None:
+    out = console.print
+    out(
+        f"[bold]iolab plan {esc(test)}[/] on {esc(target)}: what `iolab run` would do (nothing was purged or written)",
+        soft_wrap=True,
+    )
+    for line in d.ignored:
+        out(f"note: {esc(line)}", soft_wrap=True)
+    if d.split:
+        out(esc(d.split))
+    # a sequence's run prints this line before its first test; a single test's run prints its
+    # phases' ETA as they start (the same plan spans, TestPlan.phase_seconds)
+    said = " (as `iolab run` prints it before the first test)" if len(d.tests) > 1 else ""
+    out(f"[bold]ETA[/]{said}: {esc(eta(d)['text'])}", soft_wrap=True)
+    for i, t in enumerate(d.tests):
+        out("")
+        _show_test(t, i, len(d.tests))
+
+
+def _show_test(t: PlannedTest, i: int, n: int) -> None:
+    out = console.print
+    of = f"test {i + 1}/{n}: " if n > 1 else ""
+    out(f"[bold]{esc(of + t.title)}[/] ({esc(t.test)}; {esc(t.spec)})")
+    copy = f" (a copy of {t.copy_of}, scaled for --quick)" if t.copy_of else ""
+    tracked = any(ph.tracking for ph in t.phases)
+    rows = [
+        ("target", f"{t.target}{copy}, {eng(t.target_capacity_bytes, 'B')}"),
+        ("tested", f"{eng(t.tested_capacity_bytes, 'B')}, active range {percent_text(t.active_range)}"),
+        ("purge", f"{t.purge_method}: {t.purge_does}" if t.purge_method == "auto" else t.purge_does),
+        ("cell time", f"{duration(t.cell_seconds)}; round limit {t.max_rounds} (profile)"),
+        ("steady state", t.steady_rule + (f" ({eng(t.steady_min_write_bytes, 'B')})" if tracked else "")),
+        ("timed steps", _span(t.earliest_s, t.latest_s) + " (fills by bytes at the drive's speed come on top)"),
+        ("compliant", "yes" if t.compliant else "no: " + "; ".join(t.noncompliance)),
+    ]
+    if t.ignored_options:
+        rows.append(("ignored", ", ".join(f"{k} (the plan is the same at {v})" for k, v in t.ignored_options.items())))
+    rows += [("parameter", f"{k}: {v}") for k, v in t.parameters.items()]
+    rows += [("note", note) for note in t.notes]
+    for name, text in rows:
+        out(f"  {name:<13} {esc(text)}", soft_wrap=True)
+    for j, ph in enumerate(t.phases):
+        _show_phase(ph, j, len(t.phases))
+
+
+def _show_phase(ph: PlannedPhase, j: int, n: int) -> None:
+    out = console.print
+    head = f"  [bold]phase {j + 1}/{n}: {esc(ph.name)}[/]"
+    if ph.built_from is not None:
+        built = f"built during the run from {ph.built_from}; {_span(ph.earliest_s, ph.latest_s)}"
+        out(f"{head}: {esc(built)}", soft_wrap=True)
+        return
+    out(f"{head}{' (purge first)' if ph.purge else ''}: {esc(_ends(ph))}", soft_wrap=True)
+    for k, w in enumerate(ph.precondition):
+        out(f"    preconditioning {k + 1}: {esc(_step(w))}", soft_wrap=True)
+    if ph.stop_rule:
+        out(f"    stop rule: {esc(ph.stop_rule)}", soft_wrap=True)
+    if ph.tracking:
+        out(f"    steady-state variables: {esc(', '.join(ph.tracking))}", soft_wrap=True)
+    for line in _cells(ph.cells):
+        out(f"    {esc(line)}", soft_wrap=True)
+
+
+def _ends(ph: PlannedPhase) -> str:
+    """What ends the phase, and what a round and the phase take."""
+    parts = [
+        f"{counted(len(ph.cells), 'cell')} a round ({duration(ph.round_seconds)})",
+        f"up to {counted(ph.max_rounds or 0, 'round')}",
+    ]
+    if ph.stop_on_steady:
+        parts.append("stops at steady state")
+    if ph.budget_write_bytes is not None:
+        parts.append(f"write budget {eng(ph.budget_write_bytes, 'B')}")
+    if ph.budget_seconds is not None:
+        parts.append(f"time budget {duration(ph.budget_seconds)}")
+    if ph.min_write_bytes is not None:
+        parts.append(f"steady only after {eng(ph.min_write_bytes, 'B')} written")
+    return ", ".join(parts) + f"; timed steps {_span(ph.earliest_s, ph.latest_s)}"
+
+
+def _cells(cells: Sequence[PlannedCell]) -> list[str]:
+    """One line for a block size × mix grid run alike (the PTS tables), else one line per cell."""
+    alike = [list(g) for _, g in groupby(cells, key=lambda c: (_how(c.workload), c.idle_before_s))]
+    sizes = sorted({c.block_size for c in cells}, reverse=True)
+    mixes = list(dict.fromkeys(c.mix for c in cells))
+    if len(alike) == 1 and len(cells) > 1 and len(cells) == len(sizes) * len(mixes) and len(sizes) > 1:
+        return [
+            f"cells: {len(sizes)} block sizes × {len(mixes)} R/W mixes, each {_how(cells[0].workload)}",
+            f"  block sizes {', '.join(kib_label(s) for s in sizes)}; mixes (R/W %) {', '.join(mixes)}",
+        ]
+    lines = []
+    for c in cells:
+        idle = f", after {duration(c.idle_before_s)} idle" if c.idle_before_s else ""
+        lines.append(f"cell {c.key}: {c.workload.label}, {_how(c.workload)}{idle}")
+    return lines
+
+
+def _how(w: Step) -> str:
+    """Outstanding IO and length of a workload."""
+    out = f"TC{w.threads}/QD{w.queue_depth}"
+    if w.rate_iops:
+        out += f" at {num(w.rate_iops)} IOPS"
+    if w.seconds is not None:
+        out += f", {duration(w.seconds)}"
+    if w.ramp_s:
+        out += f" after {duration(w.ramp_s)} warm-up"
+    if w.bytes is not None:
+        out += f", {eng(w.bytes, 'B')}"
+    return out
+
+
+def _step(w: Step) -> str:
+    return f"{w.label} ({num(w.read_pct)} % read), {_how(w)}"
+
+
+def _span(a: float, b: float) -> str:
+    return duration(a) if a == b else f"{duration(a)} to {duration(b)}"

@@ -1,0 +1,134 @@
+"""A figure's label is true of the run it came from: each column of a terminal table says how
+it was reduced over the window, a percentile is printed only where its IOs measure it, every
+report page of a run not judged steady says so, --require-steady holds runs that never showed
+steady state, and a sequence summary names the device each figure came from. Real `iolab`
+runs on the simulated drive, quick, 100 ms cells, a few rounds."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from .conftest import iolab, killed_at
+
+pytestmark = pytest.mark.integration
+
+QUICK = ("--quick", "--cell-time", "100ms")
+SIM = ("-t", "sim:enterprise-sas?seed=1")
+
+
+def flat(text: str) -> str:
+    """Rich wraps a table's title to the table's width: the words, one space apart."""
+    return " ".join(text.split())
+
+
+def test_the_latency_table_says_each_columns_reduction_not_mean_for_all(tmp_path):
+    p = iolab("run", "latency", *SIM, *QUICK, "--max-rounds", "3", "--no-report", "--runs-dir", str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    said = "ART (mean) / MRT (maximum) / 99.999 % (of the merged histogram) over the measurement window, µs"
+    shown = iolab("show", next(tmp_path.iterdir()).as_posix())
+    for out in (p.stdout, shown.stdout):
+        assert said in flat(out)
+        assert "99.999 % (µs), mean over" not in flat(out)  # a maximum and a percentile are no means
+
+
+def test_the_qos_summary_prints_no_9999_percentile_its_ios_cannot_measure(tmp_path):
+    """100 ms rounds hold a few thousand IOs, far below what a 99.99 % needs: the summary line
+    says n/m with the count, as the key-figure table's '—' and the report's n/m."""
+    p = iolab("run", "qos", *SIM, *QUICK, "--set", "rounds=2", "--no-report", "--runs-dir", str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    shown = iolab("show", next(tmp_path.iterdir()).as_posix())
+    for out in (flat(p.stdout), flat(shown.stdout)):
+        said = re.findall(r"µs in round \d+, last round 99\.99 % (\S+)", out)
+        assert said == ["n/m", "n/m"], out  # write and read rounds
+        assert len(re.findall(r"last round 99\.99 % n/m \([\d,]+ IOs\)", out)) == 2
+        # its phases track no steady state: not applicable, never "not evaluated" (too few rounds)
+        assert "rounds; steady state not applicable (the phase tracks none)" in out
+        assert "not evaluated" not in out and "no steady state tracked" in out  # the endurance basis
+
+
+def _steady(path: Path) -> tuple[str, str]:
+    r = json.loads(iolab("show", str(path), "--json").stdout)["runs"][0]
+    return r["state"], r["steady_state"]
+
+
+def test_require_steady_holds_an_interrupted_or_failed_run_and_says_not_evaluated_from_the_plan(scratch):
+    """A run that never completed did not show steady state: --require-steady exits 6 (as for
+    one not evaluated), and a failed run that stored no phase is 'not-evaluated' from its plan,
+    not 'not-applicable' (that is for tests whose phases track none)."""
+    killed = scratch / "killed"
+    args = ["run", "latency", *QUICK, "--max-rounds", "3", "--no-report", "--runs-dir", str(killed)]
+    killed_at([*args, "-t", f"file:{scratch}/k.img?size=16MiB"], killed, "*/raw/main-r02-*")
+    [cut] = killed.iterdir()
+    assert _steady(cut) == ("interrupted", "not-evaluated")
+    failed = scratch / "failed"
+    p = iolab(
+        "run", "latency", "-t", f"file:{scratch}/f.img?size=100TiB", *QUICK, "--no-report", "--runs-dir", str(failed)
+    )
+    assert p.returncode != 0 and "cannot allocate" in flat(p.stdout + p.stderr)
+    [bad] = failed.iterdir()
+    assert _steady(bad) == ("failed", "not-evaluated")
+    qos = scratch / "qos"  # a test whose phases track no steady state
+    p = iolab("run", "qos", "-t", f"file:{scratch}/f.img?size=100TiB", *QUICK, "--no-report", "--runs-dir", str(qos))
+    [bad_qos] = qos.iterdir()
+    assert _steady(bad_qos) == ("failed", "not-applicable")
+    for run in (cut, bad, bad_qos):
+        assert iolab("show", str(run)).returncode == 0
+        assert iolab("show", str(run), "--require-steady").returncode == 6
+
+
+def _page_texts(report: Path) -> list[str]:
+    pages = re.split(r'<section class="page', report.read_text())[1:]
+    return [flat(html.unescape(re.sub(r"<[^>]+>", " ", p))) for p in pages]
+
+
+def test_every_page_of_a_run_whose_steady_state_was_not_evaluated_says_so(scratch):
+    """--max-rounds 3 under the 5-round window: the run tracks steady state but never judged it.
+    Every page carries the caveat as a failed one carries STEADY STATE NOT ACHIEVED, and the
+    tables' source line says its window was not judged; so does a run that failed before its
+    first round (a file that cannot be allocated)."""
+    runs = scratch / "runs"
+    p = iolab("run", "latency", *SIM, *QUICK, "--max-rounds", "3", "--runs-dir", str(runs))
+    assert p.returncode == 0, p.stderr
+    [run] = runs.iterdir()
+    pages = _page_texts(next((run / "report").glob("*.html")))
+    banner = "STEADY STATE NOT EVALUATED (main: 3 rounds, fewer than the 5-round window)"
+    assert len(pages) > 2 and all(banner in t for t in pages), [i for i, t in enumerate(pages) if banner not in t]
+    assert "measurement window (rounds 1–3; steady state not evaluated: too few rounds to judge)" in " ".join(pages)
+    assert "measurement window (rounds 1–3)" not in " ".join(t.split("Source:", 1)[-1] for t in pages)
+
+    failed = scratch / "failed"
+    p = iolab("run", "latency", "-t", f"file:{scratch}/f.img?size=100TiB", *QUICK, "--runs-dir", str(failed))
+    assert p.returncode != 0
+    [bad] = failed.iterdir()
+    pages = _page_texts(next((bad / "report").glob("*.html")))
+    # beside the incomplete-run and quick-profile banners it is short, and whole on Run Details
+    assert pages and all("STEADY STATE NOT EVALUATED" in t for t in pages)
+    assert "Steady state STEADY STATE NOT EVALUATED (main: no round stored)" in " ".join(pages)
+
+
+def test_a_sequence_summary_names_the_device_each_key_figure_came_from(tmp_path):
+    """A quick Consistency test runs on a 4 GB copy of the simulated drive, the others on a
+    0.537 GB one: the summary said only the first run's (Capacity 536.9 MB, user_gb=0.536870912)
+    over Consistency's figures too."""
+    runs = tmp_path / "runs"
+    for test, short in (("qos", "rounds=2"), ("consistency", "duration=2s")):
+        p = iolab("run", test, *SIM, *QUICK, "--set", short, "--no-report", "--runs-dir", str(runs))
+        assert p.returncode == 0, p.stderr
+    qos, cons = sorted(runs.iterdir())
+    assert "user_gb=4" in json.loads((cons / "manifest.json").read_text())["target"]["spec"]
+    p = iolab("report", "--sequence", str(qos), str(cons), "-o", str(tmp_path / "seq"))
+    assert p.returncode == 0, p.stderr
+    page1, page2 = _page_texts(next((tmp_path / "seq").glob("*.html")))[:2]
+    summary = page1 + " " + page2
+    assert "Device: 2 copies of sim:enterprise-sas?seed=1" in page1
+    assert "Capacity D1: 536.9 MB; D2: 4.000 GB" in page1
+    assert re.search(r"D1 sim:enterprise-sas\?seed=1&user_gb=0\.5\S+ \(sim\) .* 536\.9 MB QoS D2 ", summary)
+    assert re.search(r"D2 sim:enterprise-sas\?seed=1&user_gb=4\S* \(sim\) .* 4\.000 GB Consistency", summary)
+    # each key figure with its device
+    assert re.search(r"QoS write: median round IOPS ↑ [\d,.]+ D1", summary)
+    assert re.search(r"Consistency IOPS over the whole period ↑ [\d,.]+ D2", summary)

@@ -1,0 +1,144 @@
+"""`iolab plan`: what `iolab run` would do, from the command line, touching nothing: one test, a
+sequence (characterise, pts --all), a real file target that stays as it was, bad input refused
+with exit 2, and --json documents held to docs/schema/outcome.schema.json."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from iolab.api import registry
+
+from ..schema_lite import errors
+from .conftest import iolab
+
+ROOT = Path(__file__).parents[2]
+SCHEMA = json.loads((ROOT / "docs/schema/outcome.schema.json").read_text())
+
+
+def plan_json(*args: str, runs: Path) -> dict:
+    p = iolab("plan", *args, "--json", "--runs-dir", str(runs))
+    assert p.returncode == 0, p.stdout + p.stderr
+    doc = json.loads(p.stdout)
+    assert errors(doc, SCHEMA) == [], errors(doc, SCHEMA)
+    assert doc["command"] == "plan" and doc["exit_code"] == 0
+    assert not runs.exists(), "a plan makes no runs directory"
+    return doc["plan"]
+
+
+def test_one_test_is_printed_with_its_cells_purge_compliance_and_eta(scratch):
+    runs = scratch / "runs"
+    p = iolab("plan", "iops", "--quick", "--runs-dir", str(runs))
+    assert p.returncode == 0, p.stdout + p.stderr
+    out = " ".join(p.stdout.split())
+    assert "IOPS (iops; PTS 2.0.2 (enterprise))" in out
+    # the quick copy the test would use is named, with the drive it stands for
+    assert re.search(r"target sim:enterprise-sas\?user_gb=0\.53\d+&op=[\d.]+ \(a copy of sim:enterprise-sas", out)
+    assert "purge auto: sim-purge" in out
+    assert "8 block sizes × 7 R/W mixes, each TC4/QD32, 1.00 s" in out
+    assert "up to 10 rounds, stops at steady state" in out
+    assert "preconditioning 1: WIPC SEQ 128KiB W" in out
+    assert "5-round window" in out
+    assert "compliant no: quick profile; 1 s per cell instead of 60 s" in out
+    # the ETA `iolab run` prints at its start (cli/progress.sequence_eta)
+    assert "ETA: 1 test, ETA 4:40 to 9:20 (IOPS 4:40–9:20)" in out
+    assert "Traceback" not in p.stderr and not runs.exists()
+
+
+def test_the_json_document_is_the_plan_iolab_run_builds(scratch):
+    plan = plan_json("iops", "--quick", "--cell-time", "2s", "--max-rounds", "7", runs=scratch / "runs")
+    (t,) = plan["tests"]
+    (ph,) = t["phases"]
+    assert t["test"] == "iops" and t["copy_of"] == "sim:enterprise-sas"
+    assert t["tested_capacity_bytes"] == t["target_capacity_bytes"] == 536870912
+    assert len(ph["cells"]) == 56 and {c["workload"]["seconds"] for c in ph["cells"]} == {2.0}
+    assert {(c["workload"]["threads"], c["workload"]["queue_depth"]) for c in ph["cells"]} == {(4, 32)}
+    assert ph["max_rounds"] == 7 and ph["stop_on_steady"] and ph["round_seconds"] == 112.0
+    assert ph["precondition"][0]["bytes"] == 2 * 536870912 and ph["precondition"][0]["seconds"] is None
+    # a steady phase runs between one window of rounds and its round limit
+    assert (ph["earliest_s"], ph["latest_s"]) == (5 * 112.0, 7 * 112.0)
+    assert plan["eta"]["earliest_s"] == 560.0 and plan["eta"]["at_most_s"] == 784.0
+    assert plan["ignored"] == [] and t["ignored_options"] == {}
+    assert not t["compliant"] and "quick profile" in t["noncompliance"]
+
+
+def test_a_sequence_lists_each_test_in_the_order_run_runs_them(scratch):
+    plan = plan_json("characterise", "--quick", runs=scratch / "runs")
+    assert [t["test"] for t in plan["tests"]] == [d.name for d in registry.sequence("characterise")]
+    assert plan["eta"]["text"].startswith(f"{len(plan['tests'])} tests, ETA ")
+    p = iolab("plan", "characterise", "--quick", "--runs-dir", str(scratch / "runs"))
+    assert p.returncode == 0 and not (scratch / "runs").exists(), p.stderr
+    assert f"ETA (as `iolab run` prints it before the first test): {plan['eta']['text']}" in " ".join(p.stdout.split())
+    n, last = len(plan["tests"]), plan["tests"][-1]["title"]
+    assert " ".join(p.stdout.split()).count(f"test {n}/{n}: {last} (") == 1
+    by = {t["test"]: t for t in plan["tests"]}
+    # a test that needs a larger quick copy names its own (suites.quick_setup)
+    assert "user_gb=4" in by["consistency"]["target"] and by["consistency"]["copy_of"] == "sim:enterprise-sas"
+    # phases built during the run say from what
+    assert any(ph["built_from"] for ph in by["max-iops"]["phases"])
+
+
+def test_pts_all_says_write_budgets_and_the_options_a_test_ignores(scratch):
+    plan = plan_json("pts", "--all", "--quick", "--max-rounds", "6", runs=scratch / "runs")
+    assert [t["test"] for t in plan["tests"]] == [d.name for d in registry.sequence("pts", True)]
+    wsat = next(t for t in plan["tests"] if t["test"] == "wsat")
+    budgeted = [ph for ph in wsat["phases"] if ph["budget_write_bytes"]]
+    assert budgeted and budgeted[0]["budget_write_bytes"] == 4 * wsat["tested_capacity_bytes"]
+    assert budgeted[0]["budget_seconds"] == 24 * 3600.0
+    assert plan["eta"]["not_estimated"] and plan["eta"]["at_most_s"] > plan["eta"]["expected_latest_s"]
+    assert wsat["ignored_options"] == {"--max-rounds": 10}
+    assert any("--max-rounds changes nothing in" in line and "wsat" in line for line in plan["ignored"])
+
+
+def test_a_file_target_is_read_not_written(scratch):
+    img = scratch / "d.img"
+    img.write_bytes(hashlib.sha256(b"iolab").digest() * (64 * 2**20 // 32))
+    before = (img.stat().st_mtime_ns, img.stat().st_size, hashlib.sha256(img.read_bytes()).hexdigest())
+    target = f"file:{img}?size=64MiB"
+    runs = scratch / "runs"
+    p = iolab("plan", "iops", "--quick", "-t", target, "--runs-dir", str(runs))
+    assert p.returncode == 0, p.stdout + p.stderr
+    plan = plan_json("iops", "--quick", "-t", target, runs=runs)
+    (t,) = plan["tests"]
+    assert t["target"] == target and t["copy_of"] is None and t["tested_capacity_bytes"] == 64 * 2**20
+    assert t["purge_does"].startswith("file (")
+    # the cells are the fio jobs `iolab fio-job` prints for the same plan
+    jobs = iolab("fio-job", "iops", "--quick", "-t", target)
+    assert jobs.returncode == 0, jobs.stderr
+    assert len(re.findall(r"^# ---- IOPS / main / cell ", jobs.stdout, re.M)) == len(t["phases"][0]["cells"])
+    after = (img.stat().st_mtime_ns, img.stat().st_size, hashlib.sha256(img.read_bytes()).hexdigest())
+    assert after == before and not runs.exists()
+    assert sorted(os.listdir(scratch)) == ["d.img"]
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (("nosuch",), "test 'nosuch': unknown"),
+        (("iops", "--cell-time", "abc"), "cannot read 'abc' as a duration"),
+        (("iops", "--active-range", "150"), "150 % is not allowed"),
+        (("iops", "--repeat", "3"), "--repeat runs the same plan N times"),
+        (("iops", "--fleet", "f.toml"), "`iolab plan` describes one target"),
+        (("iops", "-t", "sim:enterprise-sas", "-t", "sim:enterprise-sas"), "give one --target"),
+        (("iops", "--purge", "nvme-format", "-t", "file:{d}/f.img?size=16MiB"), "purge method 'nvme-format'"),
+        (("iops", "--no-such-option"), "No such option"),
+    ],
+)
+def test_bad_input_is_refused_with_exit_2(scratch, args, says):
+    runs = scratch / "runs"
+    p = iolab("plan", *(a.format(d=scratch) for a in args), "--runs-dir", str(runs))
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert says in " ".join(p.stderr.split()) and "Traceback" not in p.stderr
+    assert not runs.exists() and not (scratch / "f.img").exists()
+
+
+def test_an_error_with_json_is_a_document_too(scratch):
+    p = iolab("plan", "nosuch", "--json", "--runs-dir", str(scratch / "runs"))
+    assert p.returncode == 2
+    doc = json.loads(p.stdout)
+    assert errors(doc, SCHEMA) == [] and doc["command"] == "plan" and "unknown" in doc["error"]
