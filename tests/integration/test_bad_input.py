@@ -123,6 +123,17 @@ def test_the_installed_command_says_the_same(line, place):
     assert p.stderr.startswith("iolab: ")
 
 
+@pytest.mark.parametrize("test", ["qos", "max-iops"])
+def test_a_tests_own_rounds_are_bounded_as_max_rounds_is(test, place):
+    # `iolab run qos --quick --set rounds=1000000` was accepted (and would have run for days)
+    # (a refusal comes at once: the time-out only ends a run that was not refused)
+    p = iolab("run", test, "--quick", "--cell-time", "100ms", "--no-report", "--set", "rounds=1000000", timeout=300)
+    _check(p.returncode, p.stdout, p.stderr, place)
+    assert p.returncode == 2 and "give a whole number of rounds from 1 to 1,000" in " ".join(p.stderr.split())
+    at_most = iolab("fio-job", test, "--quick", "--set", "rounds=1000", "-t", f"file:{place}/f.img?size=64MiB")
+    assert at_most.returncode == 0, at_most.stderr
+
+
 @pytest.mark.parametrize("state", ["afile", "missing.state"])
 def test_a_saved_state_that_cannot_be_loaded_leaves_no_failed_run(state, place):
     # load= was read once the run had started: a failed run directory was left behind

@@ -285,6 +285,31 @@ def test_a_reader_that_goes_away_does_not_end_the_run(tmp_path):
     assert manifest["state"] == "complete", manifest.get("error")
 
 
+def test_a_report_is_written_when_the_reader_of_both_streams_goes_away(tmp_path):
+    # `iolab run iops --quick 2>&1 | head -3` and `iolab report RUN 2>&1 | head -1` exited 1 with
+    # report/ empty: the report's progress line ("writing report ...: page 16 of 16") met EPIPE
+    runs = tmp_path / "runs"
+
+    def head_1(*args: str) -> tuple[int, str]:
+        """`iolab ARGS 2>&1 | head -1`: one pipe for both streams, closed after its first line."""
+        p = subprocess.Popen([*IOLAB, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        assert p.stdout is not None
+        first = p.stdout.readline()
+        p.stdout.close()  # as `head -1` exits
+        return p.wait(timeout=600), first
+
+    code, first = head_1("run", "iops", "--quick", "--cell-time", "100ms", "--max-rounds", "1", "--runs-dir", str(runs))
+    [d] = list(runs.iterdir())
+    assert code == 0 and first.startswith("IOPS on "), first
+    reports = sorted(f.suffix for f in (d / "report").iterdir())
+    assert reports == [".html", ".pdf"]
+    for f in (d / "report").iterdir():
+        f.unlink()
+    code, first = head_1("report", str(d))
+    assert code == 0 and first.startswith("writing report"), first
+    assert sorted(f.suffix for f in (d / "report").iterdir()) == reports
+
+
 def test_data_on_standard_output_ends_quietly_when_its_reader_goes_away(tmp_path):
     # `iolab export RUN -o - --format json | head -2` exited 1 (the flush at exit met the closed
     # pipe), and a fleet's --json document would have too

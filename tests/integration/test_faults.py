@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from iolab.store.durable import ResultsDiskFull
-from tests.integration.conftest import IOLAB, iolab
+from tests.integration.conftest import IOLAB, default_signals, iolab
 
 
 @pytest.fixture
@@ -82,18 +82,23 @@ def signal_when(proc: subprocess.Popen, ready, sig: int) -> str:
         proc.kill()
 
 
-@pytest.mark.parametrize("sig,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
-def test_a_stop_while_the_report_is_written_keeps_the_run_and_no_half_report(tmp_path, sig, code):
-    runs = tmp_path / "runs"
-    proc = subprocess.Popen(
-        [*IOLAB, "run", "latency", "--quick", "--cell-time", "200ms", "--max-rounds", "1", "--runs-dir", str(runs)],
+def stoppable_run(runs: Path, cell_time: str) -> subprocess.Popen:
+    """A quick latency run that writes its report, which the test stops with a signal."""
+    return subprocess.Popen(
+        [*IOLAB, "run", "latency", "--quick", "--cell-time", cell_time, "--max-rounds", "1", "--runs-dir", str(runs)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env=dict(os.environ, COLUMNS="100"),
         # as from a terminal: a child of a shell that ignores SIGINT would ignore it too
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        preexec_fn=default_signals,
     )
+
+
+@pytest.mark.parametrize("sig,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_stop_while_the_report_is_written_keeps_the_run_and_no_half_report(tmp_path, sig, code):
+    runs = tmp_path / "runs"
+    proc = stoppable_run(runs, "200ms")
     err = signal_when(proc, lambda: list(runs.glob("*/report")), sig)  # the report's directory: being written now
     assert proc.returncode == code, err
     [run] = list(runs.iterdir())
@@ -117,6 +122,35 @@ def test_a_stop_while_the_report_is_written_keeps_the_run_and_no_half_report(tmp
         ln for ln in err.splitlines() if ln.strip() and not ln.startswith("writing report ")
     ] == ["stopped by SIGTERM: the report being written was not kept (the reports listed above are whole)"], err
     assert list((run / "report").iterdir()) == []
+
+
+def test_a_stop_once_both_reports_are_in_place_says_they_are_kept(tmp_path):
+    # Ctrl-C once the HTML and PDF were in place said "a report stopped half-way is not kept"
+    for attempt in range(3):  # the run may end before the test sees both files: then once more
+        runs = tmp_path / f"runs{attempt}"
+        proc = stoppable_run(runs, "100ms")
+        try:
+            while len(list(runs.glob("*/report/*.*"))) < 2 and proc.poll() is None:
+                time.sleep(0.002)
+            proc.send_signal(signal.SIGSTOP)  # held at this moment, wherever it is, while it is signalled
+            if proc.poll() is not None:
+                continue
+            proc.send_signal(signal.SIGINT)
+            proc.send_signal(signal.SIGCONT)
+            err = proc.communicate(timeout=600)[1]
+        finally:
+            proc.kill()
+            proc.wait()
+        break
+    else:
+        pytest.fail("each run ended before the test could stop it")
+    [run] = list(runs.iterdir())
+    html, pdf = (run / "report" / f"{run.name}{ext}" for ext in (".html", ".pdf"))
+    assert proc.returncode == 130, err
+    said = " ".join(err.split())
+    assert f"after run {run.name} was complete" in said and f"its report is kept too: {html} and {pdf}" in said
+    assert "half-way" not in said
+    assert html.stat().st_size > 0 and pdf.read_bytes().startswith(b"%PDF")
 
 
 CLAIMER = """

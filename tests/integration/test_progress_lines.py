@@ -83,3 +83,16 @@ def test_a_sequence_with_write_saturation_expects_its_end_without_the_24_h_budge
     wsat = [line for line in lines if "write budget left at" in line]
     assert wsat and all("test 4/4; to the end of the sequence: " in line for line in wsat)
     assert "at most" in wsat[-1] and "its time budget" in wsat[-1]
+
+
+def test_a_logged_run_prints_every_report_path_however_many_lines_are_folded(tmp_path):
+    # a quick WSAT logs ~100 rounds in seconds: the notes' fold kept only the newest "report: ..."
+    # line ("(1 earlier line folded ...) report: ....pdf") and the HTML report's path was lost
+    # (whether lines are folded at that moment depends on the pace: test_progress.py folds for sure)
+    runs = tmp_path / "runs"
+    p = iolab("run", "wsat", "--quick", "--cell-time", "100ms", "--runs-dir", str(runs))
+    assert p.returncode == 0, p.stdout + p.stderr
+    [run] = list(runs.iterdir())
+    said = [ln.split("report: ", 1)[1] for ln in p.stdout.splitlines() if "report: " in ln]
+    assert sorted(said) == sorted(str(f) for f in (run / "report").iterdir()), p.stdout
+    assert len(said) == 2

@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((ROOT / "docs/schema/outcome.schema.json").read_text())
 QUICK = ("--quick", "--cell-time", "1s", "--max-rounds", "5", "--no-report")
 ART = "ART RND 4KiB R/W 65/35"
+IOPS = "RND 4KiB R/W 0/100 IOPS"
 
 
 def quick_run(runs: Path, target: str, test: str = "latency") -> dict:
@@ -275,6 +276,36 @@ def test_a_malformed_published_csv_is_one_message_naming_file_line_and_field(run
     message = " ".join(p.stderr.split())
     assert f"{bad}, {where}" in message and "Nothing was compared." in message
     assert not (tmp_path / "cmp").exists()  # refused before anything was written
+
+
+@pytest.mark.parametrize(
+    "value, unit, said",
+    [
+        ("-50000", "IOPS", "-50,000 IOPS is negative; the figure is a magnitude"),
+        ("1e300", "IOPS", "1.000e+300 IOPS is more than any drive's (at most 1,000,000,000 IOPS is taken)"),
+        ("2e9", "IOPS", "2,000,000,000 IOPS is more than any drive's"),
+    ],
+)
+def test_a_negative_or_implausible_published_figure_is_refused_and_printed_readably(tmp_path, value, unit, said):
+    # -50000 and 1e300 IOPS were ranked (1e300 first), the latter printed with 301 digits
+    f = tmp_path / "vendor.csv"
+    f.write_text(f"drive,figure,value,unit\nA,{IOPS},{value},{unit}\nB,{IOPS},180000,IOPS\n")
+    p = iolab("compare", str(f))
+    message = " ".join(p.stderr.split())
+    assert p.returncode == 2 and f"{f}, line 2, field 'value': {said}" in message, p.stdout + p.stderr
+    assert not re.search(r"\d[\d,]{20,}", message)  # no number printed digit by digit
+
+
+def test_published_figures_up_to_the_bound_and_negative_ones_of_other_units_are_ranked(tmp_path):
+    f = tmp_path / "vendor.csv"
+    f.write_text(
+        f"drive,figure,value,unit,direction\nA,{IOPS},1e9,IOPS,\nB,{IOPS},180000,IOPS,\n"
+        "A,Temperature rise,-2.5,°C,lower-is-better\nB,Temperature rise,3,°C,lower-is-better\n"
+    )
+    p = iolab("compare", str(f), "--json")
+    assert p.returncode == 0, p.stderr
+    figures = {x["name"]: x for x in json.loads(p.stdout)["ranking"]["figures"]}
+    assert figures[IOPS]["ranks"] == [1, 2] and figures["Temperature rise"]["ranks"] == [1, 2]
 
 
 def test_a_made_up_figure_with_a_direction_column_is_ranked(tmp_path):

@@ -17,7 +17,7 @@ from iolab.engines.hostlist import Host
 from iolab.engines.merge import breakdown
 from iolab.store.runstore import RunStore
 
-from .conftest import iolab
+from .conftest import IOLAB, iolab
 from .netns import fio_hosts, kill_host
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root for network namespaces and loop devices")
@@ -247,6 +247,24 @@ def test_several_targets_run_in_parallel_and_are_compared(scratch):
     assert any(p.suffix == ".html" for p in (scratch / "runs" / "compare").iterdir())
     runs = [RunStore.open(p) for p in (scratch / "runs").iterdir() if p.name != "compare"]
     assert sorted(s.manifest.target["path"] for s in runs) == [f"{scratch}/a.img", f"{scratch}/b.img"]
+
+
+def test_several_targets_are_compared_however_long_the_runs_directory_on_a_narrow_console(scratch):
+    # at 80 columns the child's "run directory: ..." line wrapped and the parent, which parsed it,
+    # compared PosixPath('.'): exit 2 after both runs had completed
+    root = scratch / "a-runs-directory-whose-path-is-longer-than-the-eighty-columns-of-the-console" / "runs"
+    a, b = "sim:enterprise-sas", "sim:enterprise-sas?t_prog_us=2300"
+    args = ("run", "latency", "--quick", "--cell-time", "100ms", "--max-rounds", "1", "--no-report")
+    env = dict(os.environ, COLUMNS="80", IOLAB_RUNS=str(root))
+    r = subprocess.run([*IOLAB, *args, "-t", a, "-t", b], capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    [html] = [p for p in (root / "compare").iterdir() if p.suffix == ".html"]
+    runs = sorted(p for p in root.iterdir() if p.name != "compare")
+    assert len(runs) == 2 and all(p.name in html.read_text() for p in runs)
+    # and a person reads each run directory whole, to copy it
+    assert {ln.split("run directory: ", 1)[1] for ln in r.stdout.splitlines() if "] run directory: " in ln} == {
+        str(p) for p in runs
+    }
 
 
 def test_a_server_iolab_starts_is_bound_to_the_given_address_and_stopped_at_the_end():

@@ -104,6 +104,18 @@ def test_plain_lines_are_timestamped_folded_to_about_one_a_second_and_keep_the_n
     assert "note 0" in lines[0] and lines[-1].endswith("note 39") and "folded" in lines[-1]
 
 
+def test_result_lines_are_never_folded_and_come_after_the_lines_held_before_them():
+    out = io.StringIO()
+    with RichProgress(Console(file=out, width=200)) as p:
+        for i in range(40):  # the burst spent: notes are held now
+            p.note(f"note {i}")
+        p.result("report: a.html")
+        p.result("report: b.pdf")
+    lines = out.getvalue().splitlines()
+    assert [ln[9:] for ln in lines[-2:]] == ["report: a.html", "report: b.pdf"]
+    assert lines[-3].endswith("note 39") and "folded" in lines[-3]
+
+
 def test_a_long_step_without_a_line_gets_a_heartbeat_saying_what_runs(monkeypatch):
     monkeypatch.setattr(progress, "HEARTBEAT_S", 0.2)
     plan = qos_plan()

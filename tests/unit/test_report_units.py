@@ -1,5 +1,5 @@
 """The one number formatter every report, plot and terminal view prints with (units.num, eng,
-duration): fixed significant digits, no exponent notation, engineering units."""
+duration): fixed significant digits, no exponent notation (below 10^15), engineering units."""
 
 from __future__ import annotations
 
@@ -40,6 +40,18 @@ def test_num_never_uses_exponent_notation_across_magnitudes():
             assert not EXPONENT.search(text), text
             digits = re.sub(r"[^0-9]", "", text).lstrip("0")
             assert len(digits) >= 4, text  # never fewer than four significant digits
+
+
+def test_num_prints_a_huge_number_as_mantissa_and_exponent_not_every_digit():
+    # 1e300 (a published figure) printed 301 digits
+    assert [num(v) for v in (1e300, -1e300, 1e15, 1.23456e18)] == [
+        "1.000e+300",
+        "-1.000e+300",
+        "1.000e+15",
+        "1.235e+18",
+    ]
+    assert num(999_999_999_999_999.0) == "999,999,999,999,999"
+    assert printed_value(1e300) == 1e300
 
 
 def test_trimmed_ticks_and_printed_values():

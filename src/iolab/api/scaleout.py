@@ -4,9 +4,11 @@ drives in parallel, one run each, then their comparison report)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,6 +22,32 @@ if TYPE_CHECKING:  # imported where used: the command line imports this module f
     from iolab.targets import Target
 
 TARGET_FLAGS = ("--target", "-t")
+
+# run_many's children name each run directory they complete in the file this variable names (one
+# JSON string a line): a machine channel. The printed "run directory: ..." line is for people, and
+# a terminal's width wraps it (a long runs directory was then read as the path '.').
+RUN_DIRS_ENV = "IOLAB_RUN_DIRS_FILE"
+
+
+def run_dirs_file() -> Path | None:
+    """The file this process, a child of run_many, names its run directories in (None: not such a
+    child). Taken out of the environment, so that no process it starts writes there too."""
+    given = os.environ.pop(RUN_DIRS_ENV, None)
+    return Path(given) if given else None
+
+
+def tell_run_dir(told: Path, run_dir: Path) -> None:
+    with told.open("a", encoding="utf-8") as f:
+        f.write(json.dumps(str(run_dir)) + "\n")
+
+
+def _told_run_dir(told: Path) -> Path | None:
+    """The last run directory a child named (None: it completed none)."""
+    try:
+        lines = told.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return None
+    return Path(json.loads(lines[-1])) if lines else None
 
 
 def legs_for_run(tgt: Target, paths: str | None, hosts: str | None, hosts_file: Path | None) -> tuple[list, str] | None:
@@ -124,24 +152,28 @@ def run_many(target_specs: list[str], argv: list[str], root: Path, console) -> i
     report of the runs that finished. Returns the exit status (0: every run finished)."""
     _refuse_one_target_twice(target_specs)
     base = _without_targets(argv)
-    procs, dirs, lock = [], {}, threading.Lock()
+    with tempfile.TemporaryDirectory(prefix="iolab-run-many-") as told:
+        return _run_many(target_specs, base, root, console, Path(told))
+
+
+def _run_many(target_specs: list[str], base: list[str], root: Path, console, told: Path) -> int:
+    procs, lock = [], threading.Lock()
 
     def pump(spec: str, proc: subprocess.Popen) -> None:
         for line in proc.stdout:  # type: ignore[union-attr]
             line = line.rstrip("\n")
-            if line.startswith("run directory: "):
-                dirs[spec] = Path(line.split(": ", 1)[1])
             with lock:
                 console.print(f"[{spec}] {line}", markup=False, highlight=False, soft_wrap=True)
 
     threads = []
-    for spec in target_specs:
+    for i, spec in enumerate(target_specs):
         # main(), not app(): a child's error comes out as its one paragraph and exit code
         proc = subprocess.Popen(
             [sys.executable, "-c", "from iolab.cli.main import main; main()", *base, "--target", spec],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
+            env=dict(os.environ, **{RUN_DIRS_ENV: str(told / f"{i}.json")}),
         )
         procs.append((spec, proc))
         threads.append(threading.Thread(target=pump, args=(spec, proc), daemon=True))
@@ -158,7 +190,8 @@ def run_many(target_specs: list[str], argv: list[str], root: Path, console) -> i
     failed = [f"{spec} (exit {p.returncode})" for spec, p in procs if p.returncode != 0]
     if failed:
         console.print(f"runs that did not finish: {', '.join(failed)}", markup=False)
-    done = [dirs[s] for s, p in procs if p.returncode == 0 and s in dirs]
+    dirs = [_told_run_dir(told / f"{i}.json") if p.returncode == 0 else None for i, (_s, p) in enumerate(procs)]
+    done = [d for d in dirs if d is not None]
     if len(done) > 1:
         from iolab.api import runs as api
         from iolab.pages.textreport import render_ranking

@@ -24,6 +24,7 @@ from typing import Any
 from iolab.api.scaleout import _without_targets
 from iolab.automation.tstat import geometric_mean, magnitude, on_log_scale, t_quantile
 from iolab.core.errors import Exit, IolabError
+from iolab.core.streams import note_line
 
 CONFIDENCE = 0.95
 METHOD = (
@@ -144,7 +145,7 @@ def run_repeated(n: int, argv: list[str], target: list[str] | None, default_targ
     records: list[dict] = []
     code = Exit.OK
     for k in range(1, n + 1):
-        print(f"repeat {k} of {n}: {repeat_target(spec, k)}", file=sys.stderr, flush=True)
+        note_line(f"repeat {k} of {n}: {repeat_target(spec, k)}")
         # main(), not app(): a child's error comes out as its one paragraph and exit code
         proc = subprocess.Popen(
             [

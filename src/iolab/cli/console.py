@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import sys
 
 import rich.console
 import rich.table
 from rich.measure import Measurement
+
+from iolab.core.streams import drop_output, write_text
 
 
 class Console(rich.console.Console):
@@ -39,24 +40,6 @@ class Console(rich.console.Console):
             self.width = width
 
 
-def drop_output(stream) -> None:
-    """Send whatever is still written to `stream` (closed by its reader) to /dev/null, so later
-    writes and the flush at exit do not fail again."""
-    try:
-        fd = stream.fileno()
-    except (AttributeError, OSError, ValueError):
-        return
-    null = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(null, fd)
-    finally:
-        os.close(null)
-
-
 def write_out(text: str) -> None:
     """Text to standard output that may be closed by its reader: then it is dropped (see Console)."""
-    try:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        drop_output(sys.stdout)
+    write_text(text, sys.stdout)

@@ -20,7 +20,7 @@ from iolab.cli import options as opts
 from iolab.cli import planview as cli_plan
 from iolab.cli import traces as cli_traces
 from iolab.cli.auto import JSON_HELP, STEADY_HELP, emit, want_json
-from iolab.cli.console import Console, drop_output
+from iolab.cli.console import Console
 from iolab.cli.options import (
     TEST_HELP,
     RunArgs,
@@ -32,6 +32,7 @@ from iolab.cli.options import (
     with_runs_dir,
 )
 from iolab.core.errors import IolabError
+from iolab.core.streams import drop_output
 
 if TYPE_CHECKING:
     from iolab.api.runs import RunPlan
@@ -198,7 +199,7 @@ def resume(
             records.append(api.run_record(store, reports))
         api.show(store, console)
         report_paths(console, progress, reports, args.quiet)
-        console.print(f"run directory: {esc(str(store.dir))}")
+        console.print(f"run directory: {esc(str(store.dir))}", soft_wrap=True)  # whole, for copying
 
     try:
         with stop_on_signals(), RichProgress(console, quiet=args.quiet, report=args.report) as progress:

@@ -298,6 +298,14 @@ class RichProgress:
         else:
             self.console.print(esc(text), soft_wrap=True)
 
+    def result(self, text: str) -> None:
+        """A line a reader takes the run's outcome from (a report's path): never folded, as notes
+        are in a log (only the newest of a kind is kept), and after any line held before it."""
+        if self.lines:
+            self._print(text)
+        else:
+            self.console.print(esc(text), soft_wrap=True)
+
     # -- plain lines ------------------------------------------------------------------------
     def _doing(self, what: str) -> None:
         self.doing, self.since = what, time.monotonic()

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from rich.markup import escape as esc
 
+from iolab.api.scaleout import run_dirs_file, tell_run_dir
 from iolab.cli.console import Console
 from iolab.cli.options import RunArgs, ended_early
 from iolab.core.errors import IolabError
@@ -24,12 +25,23 @@ if TYPE_CHECKING:
 
 
 def report_paths(console: Console, progress, reports: list[Path], quiet: bool) -> None:
-    """A run's report files: a progress note (timestamped in a log), or plain lines with --quiet."""
+    """A run's report files: progress lines never folded (timestamped in a log), or plain lines with --quiet."""
     for p in reports:
         if quiet:
             console.print(f"report: {esc(str(p))}", soft_wrap=True)
         else:
-            progress.note(f"report: {p}")
+            progress.result(f"report: {p}")
+
+
+def kept_report(run_dir: Path, run_id: str) -> str:
+    """What a stop after the run was complete left of its report (escaped). What is in place is
+    what is kept: write_document puts each file in place whole, and the stop may have come after
+    both were (the HTML and PDF are there, though the run's exit is a stop's)."""
+    kept = [p for p in (run_dir / "report" / f"{run_id}{ext}" for ext in (".html", ".pdf")) if p.is_file()]
+    if len(kept) == 2:
+        return f"its report is kept too: {esc(str(kept[0]))} and {esc(str(kept[1]))}"
+    only = f" ({esc(kept[0].name)} alone was put in place)" if kept else ""
+    return f"a report stopped half-way is not kept{only} (`iolab report {esc(str(run_dir))}` writes it)"
 
 
 class RunView:
@@ -41,6 +53,7 @@ class RunView:
         self.current: list[RunStore] = []
         self.records: list[dict] = []
         self.sequence_reports: list[Path] = []
+        self.told = run_dirs_file()  # run_many's channel, when this run is one of several --target
 
     def follow(self, steps: Generator[Step, None, None]) -> None:
         """Show each step as the run reaches it (closing `steps` on Ctrl-C marks a run that had
@@ -97,7 +110,9 @@ class RunView:
             api.show(store, self.console)
         report_paths(self.console, self.progress, reports, self.args.quiet)
         if manifest_of(store).state == "complete":
-            self.console.print(f"run directory: {esc(str(store.dir))}")
+            self.console.print(f"run directory: {esc(str(store.dir))}", soft_wrap=True)  # whole, for copying
+            if self.told is not None:
+                tell_run_dir(self.told, store.dir)
 
     def interrupted(self, e: KeyboardInterrupt) -> None:
         """Ctrl-C or a stop signal: say what is kept, then end with 130 (or 128 + the signal)."""
@@ -109,11 +124,11 @@ class RunView:
         store = self.current[0]
         by = f"stopped by {e.signal_name}" if isinstance(e, Interrupted) else "interrupted"
         run_dir = esc(str(store.dir))
-        if manifest_of(store).state == "complete":  # stopped while its report was written
+        if manifest_of(store).state == "complete":  # stopped while (or after) its report was written
+            run_id = manifest_of(store).run_id
             self.err.print(
-                f"[yellow]{by} after run {esc(manifest_of(store).run_id)} was complete: its measurements are "
-                f"kept in {run_dir}; a report stopped half-way is not kept (`iolab report {run_dir}` "
-                "writes it)[/]",
+                f"[yellow]{by} after run {esc(run_id)} was complete: its measurements are kept in {run_dir}; "
+                f"{kept_report(store.dir, run_id)}[/]",
                 soft_wrap=True,
             )
         else:

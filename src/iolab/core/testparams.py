@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from iolab.core.errors import IolabError
+from iolab.core.plan import MAX_ROUNDS
 from iolab.core.units import duration, parse_duration, parse_size
 from iolab.core.usertext import check_text
 
@@ -65,6 +66,14 @@ def positive_int(text: str) -> int:
         raise ValueError("give a whole number") from None
     if not 1 <= v <= MAX_WHOLE:
         raise ValueError(f"give a whole number from 1 to {MAX_WHOLE:,}")
+    return v
+
+
+def round_count(text: str) -> int:
+    """A test's number of rounds: bounded as --max-rounds is (plan.MAX_ROUNDS), for the same reason."""
+    v = positive_int(text)
+    if v > MAX_ROUNDS:
+        raise ValueError(f"give a whole number of rounds from 1 to {MAX_ROUNDS:,}")
     return v
 
 

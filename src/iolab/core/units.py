@@ -101,18 +101,24 @@ def human_bytes(n: float) -> str:
 # integer part longer than SIG digits is printed whole (134,567 IOPS, not 134,600), so no
 # printed measurement is coarser than SIG digits and none is falsely rounded to zeros.
 SIG = 4
+# From here on num() prints a mantissa and exponent: whole digits grouped by thousands stop being
+# readable (1,000,000,000,000,000), and no figure iolab measures comes near.
+HUGE = 1e15
 NONE = "—"
 
 
 def num(v: float | None, sig: int = SIG, trim: bool = False) -> str:
-    """12.46 / 0.08312 / 1,235 / 13,430 / 134,567. `trim` drops trailing zeros (axis ticks:
-    0.5, 1, 1.5 rather than 0.5000, 1.000, 1.500)."""
+    """12.46 / 0.08312 / 1,235 / 13,430 / 134,567; from 10^15 on 1.235e+15 (every digit of 1e300
+    printed was 301 of them). `trim` drops trailing zeros (axis ticks: 0.5, 1, 1.5 rather than
+    0.5000, 1.000, 1.500)."""
     if v is None or math.isnan(v):
         return NONE
     if math.isinf(v):
         return "∞" if v > 0 else "-∞"
     if v == 0:
         return "0"
+    if abs(v) >= HUGE:
+        return f"{v:.{sig - 1}e}"
     decimals = max(0, sig - 1 - math.floor(math.log10(abs(v))))
     r = round(v, decimals)
     if r != 0:  # rounding may carry into the next digit (9.9996 -> 10.00): one decimal fewer

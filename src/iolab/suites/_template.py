@@ -46,7 +46,7 @@ TRACKED = "0/100 4KiB"  # the cell whose IOPS must settle before the run ends
 # lists them. `quick` is the value a --quick run takes unless the user set one.
 PARAMS = (
     tp.Param("qd", 32, "queue depth of the one thread", tp.positive_int),
-    tp.Param("rounds", 25, "most rounds before the run ends without steady state", tp.positive_int, quick=5),
+    tp.Param("rounds", 25, "most rounds before the run ends without steady state", tp.round_count, quick=5),
 )
 
 

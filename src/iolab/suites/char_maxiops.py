@@ -92,7 +92,7 @@ PARAMS = (
         "rounds",
         60,
         "rounds at the optimum (--quick: 3 unless set)",
-        tp.positive_int,
+        tp.round_count,
         source="published reviews",
         quick=3,
     ),

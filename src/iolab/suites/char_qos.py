@@ -26,7 +26,7 @@ PARAMS = (
         "rounds",
         60,
         "rounds of each direction; --quick uses 10 unless set",
-        tp.positive_int,
+        tp.round_count,
         source="published reviews",
         quick=10,
     ),

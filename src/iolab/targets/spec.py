@@ -4,6 +4,7 @@
 file:PATH?size=8GiB                a regular file, created and sized when absent
 nbd://HOST[:PORT][/EXPORT]         an NBD export over TCP, reached through fio's nbd engine
 nbd+unix:///EXPORT?socket=PATH     an NBD export over a Unix socket
+                                   (?size= at most the export's size, which its server is asked)
 sim:PRESET?param=value             the built-in simulated drive
 """
 
@@ -142,17 +143,34 @@ def parse_nbd(spec: str, text: str) -> Target:
             raise IolabError(f"target {spec!r}: nbd+unix:// needs ?socket=PATH (the server's Unix socket).")
         uri = f"nbd+unix:///{export}?socket={opts['socket']}"
     check_fio_value(uri, f"target {spec!r}: NBD address")
-    if "size" in opts:
-        capacity = parse_size(opts["size"], what=f"target {spec!r}: size")
-        facts = DeviceFacts(interface="nbd")
-    else:
-        capacity = _nbd_size(spec, uri)
-        facts = DeviceFacts(interface="nbd", capacity_bytes=capacity, sources=("nbdinfo",))
+    given = parse_size(opts["size"], what=f"target {spec!r}: size") if "size" in opts else None
+    served = _nbd_size(spec, uri, needed=given is None)
+    if served is None:
+        # ?size= given and the server not reachable from here: a host's export, which its own fio
+        # server opens (a fleet's drive), or a server not up yet, which fio will then report
+        assert given is not None
+        return Target(
+            kind="nbd", spec=spec, path=uri, capacity=given, facts=DeviceFacts(interface="nbd"), options=options
+        )
+    if given is not None and given > served:
+        # fio's nbd engine wraps offsets past the export's end: preconditioning and every figure
+        # would be of a smaller range than the run says it tested
+        raise IolabError(
+            f"target {spec!r}: ?size={opts['size']} ({given:,} bytes) is larger than the export, which the "
+            f"server says holds {served:,} bytes; fio would wrap every offset past its end, so the run "
+            f"would test a smaller range than it reports. Give ?size= of at most {served:,} bytes (a smaller "
+            "one tests only the export's first part), or leave it out to test the whole export."
+        )
+    facts = DeviceFacts(interface="nbd", capacity_bytes=served, sources=("nbdinfo",))
+    capacity = served if given is None else given  # a smaller ?size= limits the tested range, as for files
     return Target(kind="nbd", spec=spec, path=uri, capacity=capacity, facts=facts, options=options)
 
 
-def _nbd_size(spec: str, uri: str) -> int:
+def _nbd_size(spec: str, uri: str, needed: bool) -> int | None:
+    """The export's size as its server says (None: not reachable and not `needed`, ?size= given)."""
     r = host.run_command(["nbdinfo", "--size", uri], timeout=30)
+    if not needed and (r.missing or not r.ok):
+        return None
     if r.missing:
         raise IolabError(
             f"target {spec!r}: the export's size is needed and nbdinfo (Debian package libnbd-bin) is "

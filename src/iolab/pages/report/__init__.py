@@ -34,12 +34,12 @@ are below report/ and may be used here; the comparison pages (compare_pages/) ar
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from iolab import __version__
+from iolab.core.streams import note_line
 from iolab.pages.report.model import Document, Page
 from iolab.pages.report.pdf import write_pdf
 from iolab.pages.report.progress import Progress
@@ -101,10 +101,9 @@ def write_document(
         html_part.unlink(missing_ok=True)
         pdf_part.unlink(missing_ok=True)
     if pages != n:
-        print(
+        note_line(
             f"iolab: note: {pdf_path.name} has {pages} sheets for {n} report pages "
-            "(a page overflowed); sheet numbers are printed instead of page numbers.",
-            file=sys.stderr,
+            "(a page overflowed); sheet numbers are printed instead of page numbers."
         )
     return [html_path, pdf_path]
 

@@ -3,8 +3,9 @@ and the PDF's layout take seconds to minutes, and the terminal should not look s
 
 from __future__ import annotations
 
-import sys
 import time
+
+from iolab.core.streams import note_line
 
 EVERY_S = 1.0  # at most one line a second, and always the last one of a stage
 
@@ -18,4 +19,4 @@ class Progress:
         now = time.monotonic()
         if last or now - self._last >= EVERY_S:
             self._last = now
-            print(f"{self.what}: {step}", file=sys.stderr, flush=True)
+            note_line(f"{self.what}: {step}")  # dropped if stderr's reader went away

@@ -1,0 +1,61 @@
+"""An NBD target's ?size= against the export's real size, through the `iolab` command and a real
+nbdkit server: fio's nbd engine wraps offsets at the export's end, so a larger ?size= would
+make the run test (and precondition) less than it reports."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from .conftest import iolab
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(not (shutil.which("nbdkit") and shutil.which("nbdinfo")), reason="needs nbdkit and nbdinfo"),
+]
+
+MiB = 1 << 20
+QUICK = ["--quick", "--cell-time", "100ms", "--max-rounds", "1", "--no-report"]
+
+
+@pytest.fixture
+def export_64m(scratch: Path):
+    """A 64 MiB nbdkit memory export on a Unix socket (its URI without ?size=)."""
+    sock = scratch / "nbd.sock"
+    server = subprocess.Popen(
+        ["nbdkit", "-f", "-U", str(sock), "memory", "64M"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while not sock.exists():
+            assert time.monotonic() < deadline, "nbdkit did not start"
+            time.sleep(0.05)
+        yield f"nbd+unix:///?socket={sock}"
+    finally:
+        server.terminate()
+        server.wait()
+
+
+def test_a_size_larger_than_the_export_is_refused(export_64m, scratch):
+    runs = scratch / "runs"
+    p = iolab("run", "latency", *QUICK, "-t", f"{export_64m}&size=128MiB", "--runs-dir", str(runs))
+    said = " ".join((p.stdout + p.stderr).split())
+    assert p.returncode == 2, said
+    assert "larger than the export" in said and f"{64 * MiB:,} bytes" in said and "Traceback" not in said
+    assert not runs.exists(), "a refused target leaves no run behind"
+
+
+@pytest.mark.parametrize(("size", "tested"), [("32MiB", 32 * MiB), (None, 64 * MiB)])
+def test_a_smaller_size_limits_the_tested_range_and_none_tests_the_whole_export(export_64m, scratch, size, tested):
+    spec = export_64m + (f"&size={size}" if size else "")
+    p = iolab("run", "latency", *QUICK, "-t", spec, "--json", "--runs-dir", str(scratch / "runs"))
+    assert p.returncode == 0, p.stderr
+    (run,) = json.loads(p.stdout)["runs"]
+    assert run["target"]["tested_capacity_bytes"] == tested
+    manifest = json.loads((Path(run["path"]) / "manifest.json").read_text())
+    assert manifest["target"]["facts"]["capacity_bytes"] == 64 * MiB  # the export's own size, as its server said
