@@ -33,7 +33,8 @@ def quick_run(runs: Path, target: str, test: str = "latency") -> dict:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory) -> tuple[Path, list[dict]]:
-    """Three quick runs: two of one simulated drive, one of another."""
+    """Four quick runs: three of one simulated drive (seeds 1, 2 and 1 again: runs of the same drive,
+    docs/simulator.md), one of another (another preset)."""
     root = tmp_path_factory.mktemp("results") / "runs"
     made = [
         quick_run(root, t)
@@ -41,6 +42,7 @@ def runs(tmp_path_factory) -> tuple[Path, list[dict]]:
             "sim:enterprise-sas?seed=1&user_gb=4",
             "sim:enterprise-sas?seed=2&user_gb=4",
             "sim:enterprise-sas?seed=1&user_gb=4",
+            "sim:client-nvme-slc?seed=1&user_gb=4",
         )
     ]
     return root, made
@@ -123,25 +125,31 @@ def test_history_lists_a_figure_per_target_in_time_order_and_leaves_the_runs_as_
     h = doc["history"]
     assert (h["figure"], h["unit"], h["direction"], h["tests"]) == (ART, "µs", "lower-is-better", ["latency"])
     value = {r["run_id"]: next(f["value"] for f in r["figures"] if f["name"] == ART) for r in made}
-    seed1, seed2 = h["targets"]  # the first target's first run started first
-    assert [p["run_id"] for p in seed1["points"]] == [made[0]["run_id"], made[2]["run_id"]]
-    assert [p["run_id"] for p in seed2["points"]] == [made[1]["run_id"]]
-    for t in (seed1, seed2):
+    # a seed is another run of the drive, another preset another drive (the first target's first run started first)
+    drive, other = h["targets"]
+    assert [p["run_id"] for p in drive["points"]] == [r["run_id"] for r in made[:3]]
+    assert [p["seed"] for p in drive["points"]] == [1, 2, 1] and "seed" not in drive["spec"]
+    assert [(p["run_id"], p["seed"]) for p in other["points"]] == [(made[3]["run_id"], 1)]
+    for t in (drive, other):
         for pt in t["points"]:
             assert pt["value"] == value[pt["run_id"]] and pt["firmware"].startswith("sim-")
     assert [s["path"] for s in h["skipped"]] == [str(broken)]
     # the chart: one self-contained page, nothing loaded from elsewhere
     page = out.read_text()
-    assert "<svg" in page and page.count("<circle") == 3 and made[2]["run_id"] in page
+    assert "<svg" in page and page.count("<circle") == 4 and made[2]["run_id"] in page
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)
-    # the table, one target
-    t = iolab("history", ART, "--runs-dir", str(root), "--target", seed2["id"])
-    assert t.returncode == 0, t.stderr
-    # whole words: two runs started in the same second are named X and X-2
-    shown = set(t.stdout.split())
-    assert made[1]["run_id"] in shown and made[0]["run_id"] not in shown
-    [row] = [line.split() for line in t.stdout.splitlines() if made[1]["run_id"] in line]
-    assert float(row[-1].replace(",", "")) == pytest.approx(value[made[1]["run_id"]], rel=1e-3), t.stdout
+    # the table, one target: by its id, or by the spec of one of its runs (seed and all)
+    for which in (other["id"], made[3]["target"]["spec"]):
+        t = iolab("history", ART, "--runs-dir", str(root), "--target", which)
+        assert t.returncode == 0, t.stderr
+        # whole words: two runs started in the same second are named X and X-2
+        shown = set(t.stdout.split())
+        assert made[3]["run_id"] in shown and made[0]["run_id"] not in shown
+        [row] = [line.split() for line in t.stdout.splitlines() if made[3]["run_id"] in line]
+        assert float(row[-1].replace(",", "")) == pytest.approx(value[made[3]["run_id"]], rel=1e-3), t.stdout
+    t = iolab("history", ART, "--runs-dir", str(root), "--target", made[1]["target"]["spec"])  # seed=2's
+    rows = [line.split() for line in t.stdout.splitlines() if any(r["run_id"] in line for r in made)]
+    assert t.returncode == 0 and [row[2] for row in rows] == ["1", "2", "1"], t.stdout  # the seed column
     assert tree_hash(root) == before
 
 
@@ -155,14 +163,14 @@ def test_history_marks_each_scaled_down_run_in_the_table_the_document_and_the_ch
     p = iolab("history", ART, "--runs-dir", str(root), "--json", "--html", str(out))
     assert p.returncode == 0, p.stderr
     points = [pt for t in json.loads(p.stdout)["history"]["targets"] for pt in t["points"]]
-    assert len(points) == 3
+    assert len(points) == 4
     for pt in points:
         assert pt["compliant"] is False and "quick profile" in pt["noncompliance"], pt
     shown = iolab("history", ART, "--runs-dir", str(root)).stdout
     rows = [line for line in shown.splitlines() if any(r["run_id"] in line for r in made)]
-    assert len(rows) == 3 and all("no: quick profile" in line for line in rows), shown
+    assert len(rows) == 4 and all("no: quick profile" in line for line in rows), shown
     page = out.read_text()
-    assert page.count('fill="white"') == 3 and "non-compliant" in page  # hollow points, said in words
+    assert page.count('fill="white"') == 4 and "non-compliant" in page  # hollow points, said in words
 
 
 def test_history_bad_input_is_one_message_and_exit_2_and_the_chart_obeys_the_write_policy(runs, tmp_path):

@@ -14,8 +14,9 @@ from iolab.core.runfiles import METER_COPY, POWER_FILE
 from iolab.core.safefile import read_text
 from iolab.figures.power import MIN_COVERAGE, align, parse_meter_log, to_document
 from iolab.store.durable import replace_file
-from iolab.store.manifest import manifest_of
+from iolab.store.manifest import manifest_of, resolve_run
 from iolab.store.runstore import RunStore
+from iolab.store.writer import claim_run
 
 
 def attach(run_ref: str | Path, log: str | Path, offset_s: float = 0.0, min_coverage: float = MIN_COVERAGE) -> dict:
@@ -26,6 +27,11 @@ def attach(run_ref: str | Path, log: str | Path, offset_s: float = 0.0, min_cove
         # else every shifted meter time is NaN or infinite, and the log's first reading is blamed
         raise IolabError(f"the clock offset (--offset) must be a finite number of seconds, not {offset_s:g}.")
     text = read_text(log, "power meter log", "document")
+    with claim_run(resolve_run(run_ref)):  # it writes into the run: not while another process does (writer.py)
+        return _attach(run_ref, text, str(log), offset_s, min_coverage)
+
+
+def _attach(run_ref: str | Path, text: str, log: str, offset_s: float, min_coverage: float) -> dict:
     st = RunStore.open(run_ref)
     try:
         m = manifest_of(st)
@@ -39,7 +45,7 @@ def attach(run_ref: str | Path, log: str | Path, offset_s: float = 0.0, min_cove
         cells = sorted(st.cells(kind="precondition") + st.cells(kind="measure"), key=lambda c: c.started)
         if not cells:
             raise IolabError(f"run {m.run_id} has no stored cell to align a power log to.")
-        meter = parse_meter_log(text, str(log), offset_s)
+        meter = parse_meter_log(text, log, offset_s)
         doc = {"run_id": m.run_id, **to_document(meter, align(meter, cells, min_coverage), min_coverage, offset_s)}
         run_dir = st.dir
     finally:

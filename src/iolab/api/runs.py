@@ -11,7 +11,7 @@ below imports this module or the registry.
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Sequence
-from contextlib import closing
+from contextlib import closing, nullcontext
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
@@ -30,6 +30,7 @@ from iolab.run.stopsignals import held_stop
 from iolab.store.durable import ResultsDiskFull
 from iolab.store.manifest import manifest_of, resolve_run, runs_root
 from iolab.store.runstore import RunStore
+from iolab.store.writer import claim_run
 from iolab.targets import Target, parse_target
 
 if TYPE_CHECKING:
@@ -203,7 +204,10 @@ def run_steps(
                 # no room for a report either when the results disk is full
                 yield Ended(store, _ended(store, report and not isinstance(e, ResultsDiskFull), spec_sheet))
                 raise
-            yield Ended(store, _ended(store, report, spec_sheet))
+            else:
+                yield Ended(store, _ended(store, report, spec_sheet))
+            finally:
+                store.release_writer()  # however it ended, the next writer (a resume) may have the run
             store.close()  # its caller has shown it; a long sequence keeps no connection per run
             done.append(store.dir)
     finally:
@@ -271,18 +275,24 @@ def resume_test(
     the run so far kept (and no report written). `ioengine`: fio's IO engine (None: the run's own)."""
     from iolab.run import resume as resuming  # here: a new run needs none of it (nor the host engines it imports)
 
-    r, engine = resuming.prepare(
-        run, engine_for, registry.build_plan, allow_unsafe, allow_system_disk, listen_any, ioengine
-    )
+    # One writer per run directory (store/writer.py), claimed before anything is read: two resumes
+    # that both read the run interrupted both went on. The writable store holds the claim on.
+    with claim_run(resolve_run(run)):
+        r, engine = resuming.prepare(
+            run, engine_for, registry.build_plan, allow_unsafe, allow_system_disk, listen_any, ioengine
+        )
     try:
-        if on_start:
-            on_start(r)
-        resuming.run(r, engine, progress)
+        try:
+            if on_start:
+                on_start(r)
+            resuming.run(r, engine, progress)
+        finally:
+            engine.close()
+        done = _ended(r.store, report)
+        if on_end:
+            on_end(r.store, list(done.reports))
     finally:
-        engine.close()
-    done = _ended(r.store, report)
-    if on_end:
-        on_end(r.store, list(done.reports))
+        r.store.release_writer()  # ended or stopped: the next writer (another resume) may have the run
     return done
 
 
@@ -357,8 +367,12 @@ def write_report(run_dirs: Sequence[str | Path], out_dir: Path, spec_sheet: Path
     out_dir = Path(out_dir).resolve()
     written = []
     for ref in run_dirs:
-        run = RunData.load(ref, out_dir)
-        written += write_document(build_document(run, sheet), out_dir, run.manifest.run_id)
+        run_dir = resolve_run(ref)
+        # a report written into its run is one more writer there: not while another process writes it
+        inside = run_dir == out_dir or run_dir in out_dir.parents
+        with claim_run(run_dir) if inside else nullcontext():
+            run = RunData.load(ref, out_dir)
+            written += write_document(build_document(run, sheet), out_dir, run.manifest.run_id)
     return written
 
 

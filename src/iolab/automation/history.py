@@ -1,6 +1,8 @@
 """`iolab history FIGURE`: one key figure across every run in a runs directory, per target
 identity (identity.py: serial and model, a file's inode, a simulated drive's preset and
-parameters), in the order the runs started, with the firmware each ran. Read-only: each run's
+parameters), in the order the runs started, with the firmware each ran. A simulated drive's
+seed is not part of it: `seed=k` is a second run of the same drive (docs/simulator.md), as
+`--repeat` makes them, so its runs stay on one line and each point says its seed. Read-only: each run's
 own SQLite store is opened read-only (store.RunStore), so the runs directory is left exactly
 as it was.
 """
@@ -27,6 +29,7 @@ class Point:
     value: float | None  # None: the run did not measure it
     compliant: bool = True
     noncompliance: tuple[str, ...] = ()  # why not: quick profile, 1 s per cell instead of 60 s, ...
+    seed: int | None = None  # a simulated drive's (no seed= is seed 0); None: a real drive
 
     def compliance_text(self) -> str:
         """As `iolab runs` says it: yes, or no and why."""
@@ -76,6 +79,7 @@ class History:
                             "value": p.value,
                             "compliant": p.compliant,
                             "noncompliance": list(p.noncompliance),
+                            "seed": p.seed,
                         }
                         for p in t.points
                     ],
@@ -99,16 +103,34 @@ def identity_id(identity: dict) -> str:
     return hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()[:8]
 
 
-def _label(run: Run) -> str:
+def drive_of(identity: dict, spec: str) -> tuple[dict, str, int | None]:
+    """The drive a run measured (its identity and spec without a simulated drive's seed) and
+    the seed. Another preset or parameter is another drive; another seed is another run of it."""
+    if identity.get("kind") != "sim":
+        return identity, spec, None
+    options = [tuple(o) for o in identity.get("options") or []]
+    seeds = [v for k, v in options if k == "seed"]
+    try:
+        seed = int(seeds[-1]) if seeds else 0
+    except ValueError:
+        return identity, spec, None  # not a seed the simulator takes: keep it apart
+    drive = {**identity, "options": [list(o) for o in options if o[0] != "seed"]}
+    base, _, query = spec.partition("?")
+    kept = "&".join(q for q in query.split("&") if q and not q.startswith("seed="))
+    return drive, base + (f"?{kept}" if kept else ""), seed
+
+
+def _label(run: Run, spec: str) -> str:
     t = run.target
     named = " ".join(x for x in (t.vendor, t.model) if x)
     if t.serial:
         return f"{named} SN {t.serial}".strip()
-    return t.spec or named or "?"
+    return spec or named or "?"
 
 
-def _matches(th: TargetHistory, want: str) -> bool:
-    return want in (th.id, th.serial, th.spec, th.label)
+def _matches(th: TargetHistory, want: str, specs: set[str]) -> bool:
+    """`want` names the drive: its id, serial, spec or label, or the spec of one of its runs (with its seed)."""
+    return want in (th.id, th.serial, th.spec, th.label) or want in specs
 
 
 def history(figure: str, runs_dir: Path, test: str | None = None, target: str | None = None) -> History:
@@ -121,6 +143,7 @@ def history(figure: str, runs_dir: Path, test: str | None = None, target: str | 
     names: dict[str, None] = {}
     meta: tuple[str, str] | None = None
     tests: dict[str, None] = {}
+    specs: dict[str, set[str]] = {}  # each drive's runs' own specs (with their seeds), which --target takes too
     for summary in list_runs(runs_dir):
         if summary.problem or summary.state != "complete":
             if test is None or summary.test == test:
@@ -141,13 +164,12 @@ def history(figure: str, runs_dir: Path, test: str | None = None, target: str | 
             f = figs[figure]
             meta = meta or (f.unit, f.direction)
             tests[run.test] = None
-            key = identity_id(run.target.identity or {"spec": run.target.spec})
+            drive, spec, seed = drive_of(run.target.identity or {"spec": run.target.spec}, run.target.spec)
+            key = identity_id(drive)
             th = groups.setdefault(
-                key,
-                TargetHistory(
-                    key, _label(run), run.target.spec, run.target.serial, run.target.model, run.target.identity
-                ),
+                key, TargetHistory(key, _label(run, spec), spec, run.target.serial, run.target.model, drive)
             )
+            specs.setdefault(key, set()).add(run.target.spec)
             th.points.append(
                 Point(
                     run.run_id,
@@ -157,13 +179,14 @@ def history(figure: str, runs_dir: Path, test: str | None = None, target: str | 
                     f.value,
                     run.compliant,
                     run.noncompliance,
+                    seed,
                 )
             )
     if meta is None:
         where = f"runs of test {test!r}" if test else "complete runs"
         known = ", ".join(map(repr, names)) if names else "none (no complete run with key figures)"
         raise IolabError(f"no {where} under {runs_dir} have a figure named {figure!r}; the figures they have: {known}.")
-    chosen = [g for g in groups.values() if target is None or _matches(g, target)]
+    chosen = [g for g in groups.values() if target is None or _matches(g, target, specs[g.id])]
     if not chosen:
         raise IolabError(
             f"--target {target}: no target with that id, serial, spec or label has {figure!r} under "

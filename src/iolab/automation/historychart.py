@@ -85,7 +85,7 @@ def page(h: History) -> str:
     arrow = "higher is better" if h.direction == "higher-is-better" else "lower is better"
     rows = "\n".join(
         f"<tr><td>{escape(t.id)}</td><td>{escape(t.label)}</td><td>{escape(p.started)}</td>"
-        f"<td>{escape(p.run_id)}</td><td>{escape(p.firmware or '?')}</td><td>{escape(p.compliance_text())}</td>"
+        f"<td>{escape(p.run_id)}{f' (seed {p.seed})' if p.seed is not None else ''}</td><td>{escape(p.firmware or '?')}</td><td>{escape(p.compliance_text())}</td>"
         f"<td class=n>{escape(num(p.value)) if p.value is not None else 'not measured'}</td></tr>"
         for t in h.targets
         for p in t.points

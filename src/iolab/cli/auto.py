@@ -301,13 +301,15 @@ def history(
         box=box.SIMPLE_HEAD,
         pad_edge=False,
     )
-    for col in ("target", "drive", "started", "run", "firmware", "compliant", h.unit):
-        t.add_column(esc(col), justify="right" if col == h.unit else "left", overflow="fold")
+    seeded = any(p.seed is not None for g in h.targets for p in g.points)  # simulated drives: which run of the drive
+    for col in ("target", "drive", *(("seed",) if seeded else ()), "started", "run", "firmware", "compliant", h.unit):
+        t.add_column(esc(col), justify="right" if col in (h.unit, "seed") else "left", overflow="fold")
     for g in h.targets:
         for p in g.points:
             t.add_row(
                 esc(g.id),
                 esc(g.label),
+                *((str(p.seed) if p.seed is not None else "",) if seeded else ()),
                 esc(p.started),
                 esc(p.run_id),
                 esc(p.firmware or "?"),

@@ -127,28 +127,33 @@ def audit(
 ):
     """Check a stored run's figures against physical invariants (steady state on evidence, WAF, totals,
     latencies, percentiles, rates, shares); exit 8 when one fails (docs/automation.md)."""
+    from contextlib import nullcontext
+
     from iolab.cli.auto import emit, want_json
     from iolab.figures.audit import audit as audit_run
     from iolab.figures.audit import stored_audit
     from iolab.pages.textreport import render_audit
-    from iolab.store.manifest import manifest_of
+    from iolab.store.manifest import manifest_of, resolve_run
     from iolab.store.runstore import RunStore
+    from iolab.store.writer import claim_run
 
     want_json("audit", console, json_out)
     docs, failed = [], False
     for ref in run_refs:
-        st = RunStore.open(ref)
-        try:
-            m = manifest_of(st)
-            before = stored_audit(st) if m.audit.get("invariants") else None
-            a = audit_run(st)
-            if store:
-                if st.writer_alive():
-                    raise IolabError(f"run {m.run_id} is still being written; store its audit once it has ended.")
-                m.audit = a.to_dict()
-                st.write_manifest()
-        finally:
-            st.close()
+        # --store writes the manifest: claimed first, so no resume or run writes it meanwhile (writer.py)
+        with claim_run(resolve_run(ref)) if store else nullcontext():
+            st = RunStore.open(ref)
+            try:
+                m = manifest_of(st)
+                before = stored_audit(st) if m.audit.get("invariants") else None
+                a = audit_run(st)
+                if store:
+                    if st.writer_alive():  # an iolab from before the claims
+                        raise IolabError(f"run {m.run_id} is still being written; store its audit once it has ended.")
+                    m.audit = a.to_dict()
+                    st.write_manifest()
+            finally:
+                st.close()
         failed = failed or not a.passed
         console.print(f"[bold]{esc(m.run_id)}[/] ({esc(m.test)}, {esc(str(m.target.get('spec')))})")
         render_audit(a, console, detail=True)

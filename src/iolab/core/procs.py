@@ -4,6 +4,7 @@ a child without polling."""
 
 from __future__ import annotations
 
+import json
 import os
 import select
 import signal
@@ -65,6 +66,16 @@ def working_in(directory: Path) -> list[tuple[int, list[str]]]:
             continue
         found.append((int(entry), argv))
     return found
+
+
+def holder_record(fd: int) -> dict:
+    """What a lock file open on `fd` says of the process that holds it (a target's lock, a run
+    directory's claim): its JSON object, {} when it is empty or unreadable."""
+    try:
+        data = json.loads(os.pread(fd, 65536, 0) or b"{}")
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def boot_id() -> str | None:

@@ -298,8 +298,12 @@ DEFS = {
                                     "firmware": STR_OR_NULL,
                                     "value": NUM_OR_NULL,
                                 },
-                                # added within version 1: a document saved before has neither
-                                {"compliant": _t("boolean"), "noncompliance": _arr(_t("string"))},
+                                # added within version 1: a document saved before has none of them
+                                {
+                                    "compliant": _t("boolean"),
+                                    "noncompliance": _arr(_t("string")),
+                                    "seed": _t("integer", "null"),  # a simulated drive's run of the drive
+                                },
                             )
                         ),
                     }

@@ -68,10 +68,10 @@ def prepare(
     listen_any: bool = False,
     ioengine: str | None = None,
 ) -> tuple[Resumption, Engine]:
-    """Open the run for writing, check it can go on, recover lost cells and decide where it
-    continues. Raises IolabError (nothing changed) when it cannot be resumed at all.
-    `engine_for` and `build_plan` are handed down by the api, so that resume needs neither
-    the engines' list nor the test registry. `ioengine` (fio's; None: the one the run used)."""
+    """Open the run for writing, check it can go on, recover lost cells and decide where it continues. Raises IolabError
+    (nothing changed) when it cannot be resumed at all. `engine_for` and `build_plan` come from the api, so that
+    resume needs neither the engines' list nor the test registry. `ioengine` (fio's; None: the run's)."""
+    store: RunStore | None = None  # the caller claimed the run before this reads it; an open store holds it too
     probe = RunStore.open(ref)  # read-only first: refusing must not touch the run
     m = manifest_of(probe)
     probe.close()
@@ -132,8 +132,9 @@ def prepare(
             notes.append(REMOTE_NOTE)
     except BaseException:
         claim.release()
-        if engine is not None:
-            engine.close()
+        for opened in (engine, store):  # the store, the run directory's claim with it (store/writer.py)
+            if opened is not None:
+                opened.close()
         raise
     claim.note_run(m.run_id, probe.dir)
     return Resumption(store, plan, target, options, start, notes), engine

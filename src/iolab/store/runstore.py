@@ -43,8 +43,9 @@ from iolab.store.durable import (
     write_atomic,
 )
 from iolab.store.manifest import Manifest, manifest_bytes, manifest_of, now_iso, resolve_run, stamp_writer
-from iolab.store.rawaside import move_aside, raw_files
+from iolab.store.rawaside import aside_plan, carry_out, finish_moves, named_files, raw_files, strays_aside, take_out
 from iolab.store.resultsdb import check_tables, open_for_writing, open_readonly
+from iolab.store.writer import RunClaim, claim_run, released_on_error
 from iolab.targets.writepolicy import output_dir
 
 
@@ -69,21 +70,25 @@ class RunStore:
         self._copy: tempfile.TemporaryDirectory[str] | None = None
         self._commits = 0  # this connection's write transactions, for data_version()
         self._same_data: dict[tuple[int, int], tuple[int, int]] = {}  # a version -> the same data's earlier one
-        has_manifest = (path / "manifest.json").exists()
-        self.manifest = self._read_manifest() if has_manifest else None
-        if writable:
-            self._db = open_for_writing(path)
-            try:
-                reserve_space(path)
-            except OSError as e:
-                self._db.close()
-                if is_disk_full(e):
-                    raise ResultsDiskFull(
-                        path, f"no room to go on (a run keeps {RESERVE_BYTES // 1024} KiB aside to record how it ends)"
-                    ) from None
-                raise
-        else:
-            self._db, self._copy = open_readonly(path, self.manifest is not None, self.writer_alive())
+        # a writer claims the directory before it reads what it will change (writer.py); close() drops it
+        self.writer: RunClaim | None = claim_run(path) if writable else None
+        with released_on_error(self.writer):
+            has_manifest = (path / "manifest.json").exists()
+            self.manifest = self._read_manifest() if has_manifest else None
+            if writable:
+                self._db = open_for_writing(path)
+                try:
+                    reserve_space(path)
+                except OSError as e:
+                    self._db.close()
+                    if is_disk_full(e):
+                        raise ResultsDiskFull(
+                            path,
+                            f"no room to go on (a run keeps {RESERVE_BYTES // 1024} KiB aside to record how it ends)",
+                        ) from None
+                    raise
+            else:
+                self._db, self._copy = open_readonly(path, self.manifest is not None, self.writer_alive())
 
     def writer_alive(self) -> bool:
         m = self.manifest
@@ -100,7 +105,7 @@ class RunStore:
         base = (
             f"{datetime.now().strftime('%Y%m%d-%H%M%S')}-{manifest.test}-{manifest.target.get('short_name', 'target')}"
         )
-        path = None
+        path, early = None, None
         try:
             output_dir(root, "runs directory")
             path, n = root / base, 1
@@ -111,6 +116,7 @@ class RunStore:
                 except FileExistsError:
                     n += 1
                     path = root / f"{base}-{n}"
+            early = claim_run(path)  # before the manifest makes it a run another process may resume
             # The space to record the run's end is set aside first: a run that could not say how
             # it ended is not started. The manifest goes in next, so a directory that `iolab runs`
             # lists as a run (it holds a manifest, a database or raw/) is never one half set up.
@@ -121,6 +127,8 @@ class RunStore:
             (path / "raw").mkdir()
             store = cls(path)
         except (OSError, ResultsDiskFull) as e:
+            if early is not None:
+                early.release()
             if not isinstance(e, ResultsDiskFull) and not is_disk_full(e):
                 raise
             if path is not None:
@@ -130,6 +138,7 @@ class RunStore:
                 f"no room to start a run (it keeps {RESERVE_BYTES // 1024} KiB aside to "
                 "record how it ends); no run directory was left",
             ) from None
+        early.release()  # the store holds the claim now
         store.manifest = manifest
         try:
             store.claim()
@@ -377,37 +386,18 @@ class RunStore:
         """Keep, but take out of the results, everything of `phase` from round `from_round` on:
         its cells become kind 'interrupted', its raw files (those of the cells and any output of
         a cell that was never stored, named by `raw_prefixes`) move to raw/interrupted-N/.
-        Returns the number of files moved."""
-        moved = move_aside(self.raw_dir, raw_files(self.raw_dir, tuple(raw_prefixes)))
+        Returns the number of files moved. The cells name the files' new places before they move."""
+        named = named_files(self._db)
+        finish_moves(self.dir, named)
+        moves = aside_plan(self.raw_dir, raw_files(self.raw_dir, tuple(raw_prefixes)))
         with self._tx():
-            rows = self._db.execute(
-                "SELECT id, raw_files FROM cells WHERE phase=? AND round>=? AND kind IN ('measure', 'precondition')",
-                (phase, from_round),
-            ).fetchall()
-            for cid, raw in rows:
-                files = [moved.get(x, x) for x in json.loads(raw or "[]")]
-                self._db.execute(
-                    "UPDATE cells SET kind='interrupted', raw_files=? WHERE id=?", (json.dumps(files), cid)
-                )
-            self._db.execute("DELETE FROM rounds WHERE phase=? AND round>=?", (phase, from_round))
-            self._db.execute("DELETE FROM steady WHERE phase=? AND round>=?", (phase, from_round))
-            self._db.execute(
-                "UPDATE phases SET ended=NULL, steady=NULL, rounds=NULL, stop_reason=NULL WHERE name=?", (phase,)
-            )
-        return len(moved)
+            take_out(self._db, self.dir, phase, from_round, moves, named)
+        carry_out(self.dir, moves)
+        return len(moves)
 
     def set_aside_strays(self, tag: str) -> int:
-        """Raw files of cell `tag` that no stored cell names (output of an attempt that was never
-        stored, e.g. written by a stopped run's process after resume had set its round aside)
-        move to a new raw/interrupted-N/, so that the cell can run. Stored output is never
-        moved: the engine then refuses to overwrite it. Returns the number of files moved."""
-        files = raw_files(self.raw_dir, (f"{tag}.", f"{tag}_"))
-        if not files:
-            return 0
-        named = {x for (raw,) in self._db.execute("SELECT raw_files FROM cells") for x in json.loads(raw or "[]")}
-        if any(f"raw/{f.name}" in named for f in files):
-            return 0
-        return len(move_aside(self.raw_dir, files))
+        """Raw files of cell `tag` no stored cell names move aside (rawaside.strays_aside); how many."""
+        return strays_aside(self.raw_dir, tag, self._db)
 
     # -- reading ----------------------------------------------------------------------------
     def phases(self) -> list[PhaseRow]:
@@ -488,6 +478,13 @@ class RunStore:
             self._plain_journal()
         self._db.close()
         self._drop_copy()
+        self.release_writer()
+
+    def release_writer(self) -> None:
+        """Give up the run directory's claim (writer.py) once the run has ended; the store may still be read."""
+        if self.writer is not None:
+            self.writer.release()
+            self.writer = None
 
     def _drop_copy(self) -> None:
         if self._copy is not None:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from iolab.core.errors import IolabError, RefusedError
+from iolab.core.procs import holder_record
 from iolab.targets import host
 from iolab.targets.facts import block_dev
 from iolab.targets.kinds import kind_of
@@ -215,7 +216,7 @@ def _lock(target: Target, ident: str) -> TargetClaim:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = _holder(fd)
+            holder = holder_record(fd)
             os.close(fd)
             raise RefusedError(_taken(target, holder, path)) from None
         except OSError as e:
@@ -363,14 +364,6 @@ def _flocked() -> set[tuple[int, int, int]] | None:
             except ValueError:
                 continue
     return held
-
-
-def _holder(fd: int) -> dict:
-    try:
-        data = json.loads(os.pread(fd, 65536, 0) or b"{}")
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 def _taken(target: Target, holder: dict, path: Path) -> str:

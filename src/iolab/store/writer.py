@@ -1,0 +1,164 @@
+"""One writer per run directory: a run, its resume, `audit --store`, `power` and a report written
+into the run claim it before they read what they will change, and hold the claim to the end.
+
+Without it two `iolab resume` of one run both went ahead: each read the run as interrupted, each
+set the same round aside into its own raw/interrupted-N/, and one left the interrupted cells
+naming the files the other's new measurement then wrote. A file target's lock kept that from
+happening on a file; a simulated drive has no such lock, and the run directory is the thing
+two writers share whatever the target.
+
+The claim is an flock on RUN/writer.lock, which the kernel drops when its process ends however
+it ends, so the claim of a killed process is taken over by the next writer. The file says who
+holds it (pid, the process's start time, the boot, its command line), so a second writer is
+refused naming the first. On a filesystem without flock (some NFS) that record is the claim: a
+writer that names a process still alive (the same pid, start time and boot, core/procs.py) is
+refused; one that names a dead process is stale and taken over.
+
+A process that holds the claim may take it again (an open store and the report it writes): the
+claim counts its holders and is dropped when the last one releases it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from iolab.core.errors import RefusedError
+from iolab.core.procs import boot_id, holder_record, process_start, same_process_alive
+
+WRITER_FILE = "writer.lock"
+
+
+@dataclass(eq=False)
+class RunClaim:
+    run_dir: Path
+    fd: int
+    holders: int = 1
+
+    def release(self) -> None:
+        self.holders -= 1
+        if self.holders > 0:
+            return
+        _HELD.pop(str(self.run_dir), None)
+        try:  # removed while still held: a writer that opened the old file retries (claim_run)
+            os.unlink(self.run_dir / WRITER_FILE)
+        except OSError:
+            pass
+        os.close(self.fd)
+
+    def __enter__(self) -> RunClaim:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+_HELD: dict[str, RunClaim] = {}
+
+
+@contextmanager
+def released_on_error(claim: RunClaim | None) -> Iterator[None]:
+    """Give the claim up again when what was to hold it fails to open."""
+    try:
+        yield
+    except BaseException:
+        if claim is not None:
+            claim.release()
+        raise
+
+
+def claim_run(run_dir: Path) -> RunClaim:
+    """Claim the run directory for this process's writes. RefusedError (exit 3) naming the
+    holder when another live process writes it."""
+    key = os.path.realpath(run_dir)
+    got = _HELD.get(key)
+    if got is not None:
+        got.holders += 1
+        return got
+    path = Path(key) / WRITER_FILE
+    while True:
+        fd = _open(path)
+        try:
+            if _lock(fd):
+                # The holder before may have removed the file between our open and our lock: a
+                # lock on a file no one else opens holds nothing, so take the one there now.
+                now = os.stat(path, follow_symlinks=False) if path.exists() else None
+                if now is not None and (now.st_dev, now.st_ino) == (os.fstat(fd).st_dev, os.fstat(fd).st_ino):
+                    break
+                os.close(fd)
+                continue
+            holder = holder_record(fd)
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
+        raise RefusedError(_in_use(Path(key), holder))
+    got = RunClaim(Path(key), fd)
+    record = {
+        "pid": os.getpid(),
+        "pid_start": process_start(os.getpid()),
+        "boot_id": boot_id(),
+        "command": " ".join(["iolab", *sys.argv[1:]])[:300],
+        "since": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+    data = json.dumps(record).encode()
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, data, 0)
+    _HELD[key] = got
+    return got
+
+
+def _open(path: Path) -> int:
+    try:
+        # never through a link: the file is written (truncated, then the holder's record)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
+    except OSError as e:
+        raise RefusedError(
+            f"cannot claim run directory {path.parent} for writing: {path.name}: {e.strerror}. A run "
+            "directory is written by one iolab process at a time, which needs that file."
+        ) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise RefusedError(f"{path} is not a regular file, so iolab cannot claim run directory {path.parent}.")
+    return fd
+
+
+def _lock(fd: int) -> bool:
+    """flock the claim file; True when this process now holds it. Without flock on the
+    filesystem, True unless the record names a process that still runs."""
+    import fcntl  # here: not every module that imports the store takes a claim
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+    except OSError:  # no flock here (ENOLCK): the record decides
+        h = holder_record(fd)
+        pid = h.get("pid")
+        return not (
+            isinstance(pid, int)
+            and pid != os.getpid()
+            and same_process_alive(pid, h.get("pid_start"), h.get("boot_id"))
+        )
+
+
+def _in_use(run_dir: Path, holder: dict) -> str:
+    pid = holder.get("pid")
+    who = (
+        f"iolab process {pid} (`{holder.get('command', 'iolab')}`, since {holder.get('since', '?')}) is writing it"
+        if pid
+        else f"another iolab process holds its claim {run_dir / WRITER_FILE} (it is starting)"
+    )
+    stop = f", or stop that process (kill {pid})" if pid else ""
+    return (
+        f"Refusing to write to run {run_dir.name} ({run_dir}): {who}. A run directory has one writer at a "
+        f"time: two would mix their rounds and raw files. Wait for it to end{stop}, then try again."
+    )

@@ -1,0 +1,183 @@
+"""Two `iolab resume` of one run started together: one writes the run, the other is refused
+naming it (store/writer.py), and every cell keeps its own raw files. A simulated drive has no
+target lock, so only the run directory's claim keeps the two apart."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from iolab.api.runlist import list_runs
+from iolab.run.runner import cell_tag
+from iolab.store.writer import WRITER_FILE
+
+from .conftest import IOLAB, default_signals, iolab
+
+# Runs `iolab ARGS` once the test lets it start (fd GO), and stops it where it would begin measuring
+# (Runner.run) until the test releases it (fd RELEASE), after saying so on fd ARRIVED: a barrier that
+# holds a resume that went ahead, whatever the machine's speed.
+LAUNCH = """
+import os, sys
+go, arrived, release = (int(a) for a in sys.argv[1:4])
+from iolab.run import runner
+measure = runner.Runner.run
+def held(self, *a, **k):
+    os.write(arrived, b"x")
+    os.read(release, 1)
+    return measure(self, *a, **k)
+runner.Runner.run = held
+sys.argv = ["iolab", *sys.argv[4:]]
+os.read(go, 1)
+from iolab.cli.main import main
+main()
+"""
+
+
+def interrupted_after_round_3(runs: Path) -> Path:
+    """`iolab run iops --quick` on its simulated drive, stopped with SIGINT once round 4 began."""
+    cmd = [*IOLAB, "run", "iops", "--quick", "--runs-dir", str(runs), "--no-report"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=default_signals)
+    try:
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline and proc.poll() is None and not any(runs.glob("*/raw/main-r04-*")):
+            time.sleep(0.02)
+        assert proc.poll() is None, "the run ended before round 4"
+        proc.send_signal(signal.SIGINT)
+    finally:
+        proc.wait(timeout=600)
+    [r] = list_runs(runs)
+    assert r.state == "interrupted"
+    return r.path
+
+
+def race(run: Path) -> tuple[list[subprocess.Popen], list[str]]:
+    """Start two resumes at once, hold those that go ahead until both have or one has ended, then
+    let them finish; returns them and what each printed."""
+    go_r, go_w = os.pipe()
+    arrived_r, arrived_w = os.pipe()
+    release_r, release_w = os.pipe()
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                LAUNCH,
+                str(go_r),
+                str(arrived_w),
+                str(release_r),
+                "resume",
+                str(run),
+                "--no-report",
+            ],
+            pass_fds=(go_r, arrived_w, release_r),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    for fd in (go_r, arrived_w, release_r):
+        os.close(fd)
+    os.write(go_w, b"xx")  # both start now
+    os.close(go_w)
+    # Wait until both have gone ahead, or one has ended: no timing decides which.
+    pidfds = [os.pidfd_open(p.pid) for p in procs]
+    ahead = 0
+    try:
+        while ahead < 2:
+            ready, _, _ = select.select([arrived_r, *pidfds], [], [], 600)
+            assert ready, "neither resume went ahead nor ended in 10 minutes"
+            if arrived_r in ready:
+                ahead += len(os.read(arrived_r, 2))
+            elif ahead <= 1:
+                break  # one has ended (refused, or failed before its rounds)
+    finally:
+        for fd in pidfds:
+            os.close(fd)
+        os.write(release_w, b"xx")  # let the ones held go on
+        os.close(release_w)
+    outs = ["".join(p.communicate(timeout=900)) for p in procs]
+    os.close(arrived_r)  # open till both ended: one that arrives late must not write into a closed pipe
+    return procs, outs
+
+
+def test_two_resumes_started_together_one_writes_the_other_is_refused_naming_it(scratch):
+    runs = scratch / "runs"
+    run = interrupted_after_round_3(runs)
+    assert not (run / WRITER_FILE).exists()  # the stopped run released its claim
+    # A claim as a killed process leaves it (kill -9: its record stays, the kernel drops its flock):
+    # stale, the first resume takes it over.
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    (run / WRITER_FILE).write_text(json.dumps({"pid": dead.pid, "command": "iolab run iops", "since": "earlier"}))
+
+    procs, outs = race(run)
+    went_on = [i for i, p in enumerate(procs) if p.returncode == 0]
+    assert len(went_on) == 1, outs
+    winner, loser = procs[went_on[0]], procs[1 - went_on[0]]
+    said = " ".join(outs[1 - went_on[0]].split())
+    assert loser.returncode == 3, said  # a write refused (docs/automation.md, exit codes)
+    assert f"iolab process {winner.pid} (`iolab resume" in said and "is writing it" in said, said
+    assert said.count("Refusing") == 1 and "Traceback" not in said
+
+    [r] = list_runs(runs)
+    assert r.state == "complete"
+    assert not (run / WRITER_FILE).exists()  # released when the resume ended
+    assert own_raw_files(run) == []
+    assert sorted(p.name for p in (run / "raw").iterdir() if p.is_dir()) == ["interrupted-1"]
+
+
+def own_raw_files(run: Path) -> list[str]:
+    """What is wrong with the cells' raw files: each cell names files that exist, are its own
+    (its tag; a cell set aside has its files under raw/interrupted-N/, a stored one directly in
+    raw/), and no other cell names; every engine output in raw/ is some cell's."""
+    con = sqlite3.connect(f"file:{run / 'results.db'}?mode=ro", uri=True)
+    rows = con.execute("SELECT phase, round, ordinal, cell_key, kind, raw_files FROM cells").fetchall()
+    con.close()
+    wrong, named = [], set()
+    for phase, rnd, ordinal, key, kind, raw in rows:
+        files = json.loads(raw or "[]")
+        if not files:
+            wrong.append(f"{kind} {phase} r{rnd} c{ordinal}: no raw files")
+        for f in files:
+            p = Path(f)
+            where = p.parent.name.startswith("interrupted-") if kind == "interrupted" else str(p.parent) == "raw"
+            if not (run / f).is_file() or not p.name.startswith(cell_tag(phase, rnd, ordinal, key)) or not where:
+                wrong.append(f"{kind} {phase} r{rnd} c{ordinal}: {f}")
+            if f in named:
+                wrong.append(f"named twice: {f}")
+            named.add(f)
+    outputs = {str(p.relative_to(run)) for p in run.glob("raw/**/*.json")}
+    return wrong + sorted(f"no cell: {o}" for o in outputs - named)
+
+
+HOLD = "import sys; from iolab.store.writer import claim_run; claim_run(sys.argv[1]); print('held', flush=True); sys.stdin.read()"
+
+
+def test_audit_store_and_a_report_into_the_run_wait_for_its_writer(scratch):
+    runs = scratch / "runs"
+    res = iolab("run", "iops", "--quick", "--runs-dir", str(runs), "--no-report")
+    assert res.returncode == 0, res.stderr
+    [r] = list_runs(runs)
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(r.path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == b"held\n"  # it holds the claim now
+        for cmd in (("audit", "--store", str(r.path)), ("report", str(r.path)), ("resume", str(r.path))):
+            res = iolab(*cmd)
+            said = " ".join(res.stderr.split())
+            assert res.returncode == 3 and f"iolab process {holder.pid} " in said, (cmd, said)
+        assert not (r.path / "report").exists()
+        # reading, and a report written elsewhere, do not write the run
+        assert iolab("audit", str(r.path)).returncode == 0
+        res = iolab("report", str(r.path), "--out", str(scratch / "elsewhere"))
+        assert res.returncode == 0, res.stderr
+    finally:
+        holder.communicate(b"")
+    assert iolab("audit", "--store", str(r.path)).returncode == 0
