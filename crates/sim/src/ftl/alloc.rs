@@ -145,10 +145,8 @@ impl Ftl {
     #[inline(always)]
     fn die_addr(&self, k: usize, d: u32, o: u32) -> u32 {
         let cpp = self.cpp;
-        let page = cpp.quot(o as u64) as u32;
-        self.fronts[k].blk * self.cpb
-            + (page * self.dies + d) * (cpp.d as u32)
-            + cpp.modulo(o as u64) as u32
+        let (page, off) = cpp.divmod(o as u64);
+        self.fronts[k].blk * self.cpb + (page as u32 * self.dies + d) * (cpp.d as u32) + off as u32
     }
 }
 
