@@ -17,8 +17,9 @@
 use std::collections::VecDeque;
 
 use crate::config::{Policy, SsdConfig};
+use crate::div::Div32;
 use crate::driver::prefetch;
-use crate::flash::{Div32, Flash};
+use crate::flash::Flash;
 use crate::rng::Rng;
 
 mod alloc;
