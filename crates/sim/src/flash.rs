@@ -205,6 +205,26 @@ impl Flash {
         Some((unsafe { *self.tree.get_unchecked(1) } & self.kmask) as u32)
     }
 
+    /// The least-busy die other than `x`, the die `least_busy` gave (the first of equals):
+    /// the least of the keys beside `x`'s path to the root, one compare per level, where a
+    /// scan of the dies takes one per die. None when no other die has a key (the leaves past
+    /// the last die are u64::MAX) or the tree is not in use (`least_busy` gave None).
+    #[inline(always)]
+    pub fn least_busy_but(&self, x: u32) -> Option<u32> {
+        if self.over != 0 {
+            return None;
+        }
+        let mut i = self.leaves + x as usize;
+        let tree = &self.tree[..(i | 1) + 1];
+        let mut v = u64::MAX;
+        while i > 1 {
+            // SAFETY: i ^ 1 <= i | 1 < tree.len(), and i only shrinks.
+            v = min_u64(v, unsafe { *tree.get_unchecked(i ^ 1) });
+            i >>= 1;
+        }
+        (v != u64::MAX).then_some((v & self.kmask) as u32)
+    }
+
     /// `base` times a triangular factor in [1 − spread, 1 + spread]: the sum of two
     /// 16-bit uniforms from the low half of `r`.
     #[inline(always)]
@@ -408,6 +428,12 @@ mod tests {
                 f.read(addr, 1, t, &mut no_page);
             }
             assert_eq!(f.least_busy(), Some(brute(&f)));
+            // and the next least busy, which a frontier asks when that die is full
+            let d = brute(&f);
+            let next = (0..f.die_busy.len() as u32)
+                .filter(|&e| e != d)
+                .min_by_key(|&e| (f.die_busy[e as usize], e));
+            assert_eq!(f.least_busy_but(d), next);
         }
         f.program(0, 1, u64::MAX >> 4); // beyond what a packed key holds
         assert_eq!(f.least_busy(), None);
