@@ -20,43 +20,8 @@
 //! so runs stay reproducible.
 
 use crate::config::SsdConfig;
+use crate::div::Div32;
 use crate::rng::Rng;
-
-/// Division by a constant that is usually a power of two (the geometry's sizes), as a shift
-/// when it is one: the hot paths divide addresses several times per IO.
-#[derive(Clone, Copy, Debug)]
-pub struct FastDiv {
-    pub d: u64,
-    shift: u32,
-    pow2: bool,
-}
-
-impl FastDiv {
-    pub fn new(d: u64) -> FastDiv {
-        assert!(d > 0);
-        FastDiv {
-            d,
-            shift: d.trailing_zeros(),
-            pow2: d.is_power_of_two(),
-        }
-    }
-    #[inline(always)]
-    pub fn quot(self, x: u64) -> u64 {
-        if self.pow2 {
-            x >> self.shift
-        } else {
-            x / self.d
-        }
-    }
-    #[inline(always)]
-    pub fn modulo(self, x: u64) -> u64 {
-        if self.pow2 {
-            x & (self.d - 1)
-        } else {
-            x % self.d
-        }
-    }
-}
 
 /// The smaller of two u64, as one compare and conditional move: which of two dies is less
 /// busy is a coin toss for a branch, and left to itself LLVM vectorises short minimum loops,
@@ -79,12 +44,12 @@ fn min_u64(a: u64, b: u64) -> u64 {
 
 pub struct Flash {
     pub dies: u32,
-    dies_div: FastDiv,
-    chans: FastDiv,
-    cpb: FastDiv,
+    dies_div: Div32,
+    chans: Div32,
+    cpb: Div32,
     n_main: u64,
-    cpp: FastDiv, // chunks per die program (multi-plane page)
-    cpg: FastDiv, // chunks per flash page
+    cpp: Div32, // chunks per die program (multi-plane page)
+    cpg: Div32, // chunks per flash page
     pub die_busy: Vec<u64>,
     pub chan_busy: Vec<u64>,
     /// Lower and upper pages' read times (MLC/TLC pages of one cell read at different cost).
@@ -130,12 +95,12 @@ impl Flash {
         let chunk_bytes = c.chunk_bytes() as f64;
         Flash {
             dies: c.dies,
-            dies_div: FastDiv::new(c.dies as u64),
-            chans: FastDiv::new(c.channels as u64),
-            cpb: FastDiv::new(c.cpb as u64),
+            dies_div: Div32::new(c.dies as u64),
+            chans: Div32::new(c.channels as u64),
+            cpb: Div32::new(c.cpb as u64),
             n_main: c.n_main() as u64,
-            cpp: FastDiv::new(c.chunks_per_prog as u64),
-            cpg: FastDiv::new(c.chunks_per_page as u64),
+            cpp: Div32::new(c.chunks_per_prog as u64),
+            cpg: Div32::new(c.chunks_per_page as u64),
             die_busy: vec![0; c.dies as usize],
             chan_busy: vec![0; c.channels as usize],
             t_read: [1.0 - c.read_skew, 1.0 + c.read_skew].map(|f| (c.t_read_ns as f64 * f) as u64),
@@ -238,6 +203,26 @@ impl Flash {
         }
         // SAFETY: `with_tree` makes the tree 2 * leaves >= 2 nodes long, and it never shrinks.
         Some((unsafe { *self.tree.get_unchecked(1) } & self.kmask) as u32)
+    }
+
+    /// The least-busy die other than `x`, the die `least_busy` gave (the first of equals):
+    /// the least of the keys beside `x`'s path to the root, one compare per level, where a
+    /// scan of the dies takes one per die. None when no other die has a key (the leaves past
+    /// the last die are u64::MAX) or the tree is not in use (`least_busy` gave None).
+    #[inline(always)]
+    pub fn least_busy_but(&self, x: u32) -> Option<u32> {
+        if self.over != 0 {
+            return None;
+        }
+        let mut i = self.leaves + x as usize;
+        let tree = &self.tree[..(i | 1) + 1];
+        let mut v = u64::MAX;
+        while i > 1 {
+            // SAFETY: i ^ 1 <= i | 1 < tree.len(), and i only shrinks.
+            v = min_u64(v, unsafe { *tree.get_unchecked(i ^ 1) });
+            i >>= 1;
+        }
+        (v != u64::MAX).then_some((v & self.kmask) as u32)
     }
 
     /// `base` times a triangular factor in [1 − spread, 1 + spread]: the sum of two
@@ -360,7 +345,8 @@ impl Flash {
         last_page: &mut u64,
     ) -> u64 {
         let stripe = self.cpp.quot(o);
-        let d = self.dies_div.modulo(stripe) as usize;
+        let (row, d) = self.dies_div.divmod(stripe);
+        let d = d as usize;
         let ch = self.chans.modulo(d as u64) as usize;
         let page = self.page_of(addr);
         let mut r = ready;
@@ -369,7 +355,7 @@ impl Flash {
                 self.t_read_slc
             } else {
                 // The page's index in its block alternates lower and upper pages.
-                self.t_read[(self.dies_div.quot(stripe) & 1) as usize]
+                self.t_read[(row & 1) as usize]
             });
             r = self.die_busy[d].max(ready) + tr;
             self.set_busy(d, r);
@@ -442,6 +428,12 @@ mod tests {
                 f.read(addr, 1, t, &mut no_page);
             }
             assert_eq!(f.least_busy(), Some(brute(&f)));
+            // and the next least busy, which a frontier asks when that die is full
+            let d = brute(&f);
+            let next = (0..f.die_busy.len() as u32)
+                .filter(|&e| e != d)
+                .min_by_key(|&e| (f.die_busy[e as usize], e));
+            assert_eq!(f.least_busy_but(d), next);
         }
         f.program(0, 1, u64::MAX >> 4); // beyond what a packed key holds
         assert_eq!(f.least_busy(), None);

@@ -6,6 +6,7 @@
 mod arrow_stream;
 pub mod config;
 pub mod digest;
+pub mod div;
 mod drive;
 pub mod driver;
 pub mod flash;

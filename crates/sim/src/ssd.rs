@@ -23,8 +23,9 @@
 use std::hint::select_unpredictable;
 
 use crate::config::{SsdConfig, UNIT};
+use crate::div::FastDiv;
 use crate::driver::Device;
-use crate::flash::{FastDiv, Flash};
+use crate::flash::Flash;
 use crate::ftl::{Counters, Ftl, NONE};
 use crate::held::{Held, Open, PAGES_KEPT};
 use crate::slots::Slots;

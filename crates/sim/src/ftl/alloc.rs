@@ -76,7 +76,7 @@ impl Ftl {
         // kept, for the saved state).
         let best = match flash.least_busy() {
             Some(d) if f.dwp[d as usize] + c <= share => d,
-            _ => least_with_room(&f.dwp, &flash.die_busy, c, share),
+            _ => least_with_room(&f.dwp, flash, c, share),
         };
         if best != NONE {
             f.cd = best;
@@ -145,18 +145,26 @@ impl Ftl {
     #[inline(always)]
     fn die_addr(&self, k: usize, d: u32, o: u32) -> u32 {
         let cpp = self.cpp;
-        let page = cpp.quot(o as u64) as u32;
-        self.fronts[k].blk * self.cpb
-            + (page * self.dies + d) * (cpp.d as u32)
-            + cpp.modulo(o as u64) as u32
+        let (page, off) = cpp.divmod(o as u64);
+        self.fronts[k].blk * self.cpb + (page as u32 * self.dies + d) * (cpp.d as u32) + off as u32
     }
 }
 
 /// The least-busy die with room for `c` more chunks in its `share` (the first of equals),
 /// NONE if none has. While a block is young every die has room, and the least-busy die
 /// of all (`Flash::least_busy`) is the answer: only when it has none are the full dies
-/// left out, here.
-fn least_with_room(dwp: &[u32], busy: &[u64], c: u32, share: u32) -> u32 {
+/// left out, here. A die whose share is full stays so until the block closes, and idle for
+/// this frontier, so it is soon the least busy: the next least busy (one path of the die
+/// tree) is asked before every die is scanned. Out of line, so the two placements that
+/// inline `pick_die` do not carry it.
+#[inline(never)]
+fn least_with_room(dwp: &[u32], flash: &Flash, c: u32, share: u32) -> u32 {
+    if let Some(e) = flash.least_busy().and_then(|d| flash.least_busy_but(d)) {
+        if dwp.get(e as usize).is_some_and(|&w| w + c <= share) {
+            return e;
+        }
+    }
+    let busy = &flash.die_busy[..];
     let n = dwp.len().min(busy.len());
     let (dwp, busy) = (&dwp[..n], &busy[..n]); // one bounds check, not one per die
     let (k, d) = argmin(n, |d| {

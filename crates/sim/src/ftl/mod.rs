@@ -17,8 +17,9 @@
 use std::collections::VecDeque;
 
 use crate::config::{Policy, SsdConfig};
+use crate::div::Div32;
 use crate::driver::prefetch;
-use crate::flash::{FastDiv, Flash};
+use crate::flash::Flash;
 use crate::rng::Rng;
 
 mod alloc;
@@ -66,7 +67,7 @@ pub struct Front {
 
 pub struct Ftl {
     pub cpb: u32,
-    cpb_div: FastDiv,
+    cpb_div: Div32,
     pub n_main: u32,
     pub n_slc: u32,
     slc_cpb: u32,
@@ -111,10 +112,10 @@ pub struct Ftl {
     pub free: VecDeque<u32>,
     /// The open main-area blocks: `fronts[0]` takes host data, `fronts[1]` GC copies.
     fronts: [Front; 2],
-    cpp: FastDiv,
+    cpp: Div32,
     dies: u32,
     /// The dies, when units are striped over them by address (`die_alloc` striped).
-    stripe: Option<FastDiv>,
+    stripe: Option<Div32>,
     /// Chunks of an FTL block on each die.
     share: u32,
     slc_free: VecDeque<u32>,
@@ -192,7 +193,7 @@ impl Ftl {
         let bg_extra = (cfg.bg_reserve_pct / 100.0 * spare as f64).ceil() as usize;
         let mut f = Ftl {
             cpb: cfg.cpb,
-            cpb_div: FastDiv::new(cfg.cpb as u64),
+            cpb_div: Div32::new(cfg.cpb as u64),
             n_main: cfg.n_main(),
             n_slc: cfg.n_slc,
             slc_cpb: cfg.slc_cpb,
@@ -228,9 +229,9 @@ impl Ftl {
             fifo: VecDeque::new(),
             free: VecDeque::new(),
             fronts: [Front::new(cfg.dies), Front::new(cfg.dies)],
-            cpp: FastDiv::new(cfg.chunks_per_prog as u64),
+            cpp: Div32::new(cfg.chunks_per_prog as u64),
             dies: cfg.dies,
-            stripe: cfg.striped.then(|| FastDiv::new(cfg.dies as u64)),
+            stripe: cfg.striped.then(|| Div32::new(cfg.dies as u64)),
             share: cfg.cpb / cfg.dies,
             slc_free: VecDeque::new(),
             slc_closed: VecDeque::new(),
