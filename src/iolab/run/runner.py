@@ -101,6 +101,12 @@ def build_deferred(store: RunStore, plan: TestPlan, ph: Deferred) -> tuple[Phase
     samples = {p.name: [sample_of_row(r) for r in store.cells(p.name)] for p in before}
     built, decision = ph.build(samples)
     plan.check_phase(built)
+    if bool(built.tracking) != ph.tracks:
+        raise IolabError(
+            f"{plan.title}, phase {ph.name!r}: built {'with' if built.tracking else 'without'} steady-state "
+            f"tracking, but its plan said it {'tracks' if ph.tracks else 'does not track'} steady state "
+            "(the stored steady-state rule says so)."
+        )
     return built, decision
 
 
