@@ -126,3 +126,42 @@ def test_resume_on_a_host_of_this_machine_checks_the_target_as_a_local_run(scrat
     assert res.returncode == 0 and "Traceback" not in res.stderr, res.stdout + res.stderr
     resumed = [n for n in RunStore.open(run).manifest.notes if n.startswith("resumed: ")]
     assert resumed and not any("on the run's hosts" in n for n in resumed), resumed
+
+
+def test_resume_checks_each_host_of_this_machine_on_its_own_path(scratch, fio_server_here):
+    """A hosts file gives each host of this machine its own path: the run stored -t's identity
+    alone, so `iolab resume` took another file at the second host's path for the run's drive. Each
+    host's target is stored now and checked, and the run goes on once the file is the run's again."""
+    import json
+
+    hosts = scratch / "hosts.toml"
+    hosts.write_text(
+        f'[[host]]\naddress = "127.0.0.1"\nport = {fio_server_here}\ntarget = "{scratch}/a.img"\n'
+        f'[[host]]\naddress = "127.0.0.2"\nport = {free_port()}\ntarget = "{scratch}/b.img"\n'
+    )
+    runs = scratch / "runs"
+    args = (*QUICK, "--target", f"file:{scratch}/a.img?size=16MiB", "--hosts-file", str(hosts))
+    r = iolab("run", "latency", *args, "--runs-dir", str(runs))
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stdout + r.stderr
+    (run,) = runs.iterdir()
+    legs = RunStore.open(run).manifest.target["leg_identities"]
+    assert [(v["kind"], v["path"]) for v in legs.values()] == [
+        ("file", f"{scratch}/a.img"),
+        ("file", f"{scratch}/b.img"),
+    ]
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest.update(state="interrupted", ended=None, error="killed (as by SIGKILL)", audit=None)
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    b, kept = scratch / "b.img", scratch / "b-moved-away.img"
+    b.rename(kept)  # kept, so its inode cannot be reused at once
+    b.write_bytes(kept.read_bytes())  # same path and size, another inode
+    for name in os.listxattr(kept):  # and iolab's mark: only the drive differs
+        os.setxattr(b, name, os.getxattr(kept, name))
+    res = iolab("resume", str(run), "--no-report", timeout=300)
+    assert res.returncode == 2 and "Traceback" not in res.stderr, res.stdout + res.stderr
+    said = " ".join(res.stderr.split())
+    assert "a host's target is not the one the run wrote" in said and "127.0.0.2" in said and "inode" in said, said
+    kept.replace(b)
+    res = iolab("resume", str(run), "--no-report", timeout=300)
+    assert res.returncode == 0 and "Traceback" not in res.stderr, res.stdout + res.stderr
+    assert RunStore.open(run).manifest.state == "complete"

@@ -33,7 +33,7 @@ from iolab.figures.phaseend import Spent, after_round, record_ending, settle, wr
 from iolab.run.budget import is_partial, next_round_s, stored_drains, stored_intervals, within_budget
 from iolab.run.identity import differences, last_modified, target_identity
 from iolab.run.leftovers import end_leftovers
-from iolab.run.runner import Runner, StartAt, build_deferred, cell_tag, workload_record
+from iolab.run.runner import Runner, StartAt, build_deferred, cell_tag, here_legs, workload_record
 from iolab.run.runstart import RunOptions, engine_versions, same_plan
 from iolab.store.manifest import Manifest, manifest_of
 from iolab.store.runstore import RunStore
@@ -180,6 +180,25 @@ def _check_identity(m: Manifest, stored: dict | None, target: Target) -> None:
         )
 
 
+def _check_legs(m: Manifest, legs: dict[str, Target]) -> None:
+    """Refuse to go on when a host of this machine's path is not the target the run wrote there
+    (or the hosts are not the run's). Runs stored before each leg's identity was: -t's alone."""
+    stored = m.target.get("leg_identities")
+    if stored is None:
+        return
+    if set(stored) != set(legs):
+        raise IolabError(
+            f"run {m.run_id}: its hosts were {', '.join(sorted(stored))}, now {', '.join(sorted(legs)) or 'none'}; "
+            f"give the run's hosts to continue it, or start a new run: iolab run {m.test} -t {m.target['spec']} ..."
+        )
+    diff = [f"{name}: {d}" for name in sorted(stored) for d in differences(stored[name], target_identity(legs[name]))]
+    if diff:
+        raise IolabError(
+            f"run {m.run_id}: a host's target is not the one the run wrote ({'; '.join(diff)}), so it cannot "
+            f"continue there: a run measures its drives. Start a new run: iolab run {m.test} -t {m.target['spec']} ..."
+        )
+
+
 def _ioengines(m: Manifest, target: Target, hosts: bool, asked: str | None) -> tuple[str | None, str | None]:
     """The fio ioengine the stored rounds ran with, and the one the rounds to come use: that
     one, unless told otherwise (a host's is its host entry's)."""
@@ -194,6 +213,7 @@ def _check_hosts(m: Manifest, stored: dict | None, target: Target, engine: Engin
     there (ssh mode; through fio only, nothing). All this machine's: a local run's identity."""
     if not engine.capabilities.remote_targets:
         _check_identity(m, stored, target)
+        _check_legs(m, here_legs(engine))
         return False
     diff = _host_differences(stored, engine.target_identity()) if stored and isinstance(engine, HostsEngine) else []
     if diff:

@@ -110,6 +110,11 @@ def build_deferred(store: RunStore, plan: TestPlan, ph: Deferred) -> tuple[Phase
     return built, decision
 
 
+def here_legs(engine: Engine) -> dict[str, Target]:
+    """A hosts run's targets by host when every host is this machine's; else empty."""
+    return engine.here_legs() if isinstance(engine, HostsEngine) else {}
+
+
 def cell_tag(phase: str, rnd: int, ordinal: int, key: str) -> str:
     """The name of a cell's raw files: the runner writes them, `fio-job` shows the same names."""
 
@@ -177,6 +182,8 @@ class Runner:
             self.engine.prepare(self.target)
             if start_at is None:  # what `iolab resume` checks; a remote engine reads its hosts' targets
                 m.target["identity"] = hosts.target_identity() if hosts else target_identity(self.target)
+                if legs := here_legs(self.engine):  # all hosts this machine's: each one's path, checked on resume
+                    m.target["leg_identities"] = {name: target_identity(t) for name, t in legs.items()}
                 self.store.write_manifest()
             for i, phase in enumerate(self.plan.phases):
                 if start_at is not None and i < start_at.phase:
