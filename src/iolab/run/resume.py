@@ -431,9 +431,10 @@ def _state_lost(store: RunStore, ph: Phase, target: targets.Target, caps: Capabi
     m = manifest_of(store)
     if m.target.get("identity") is None:
         return "the run does not record which target it wrote (stored by an older iolab)"
-    now = target_identity(target)
     last = store.last_activity()
-    modified = last_modified(now)
+    # each path a host of this machine wrote too (a hosts file may give each host its own)
+    idents = (target_identity(target), *m.target.get("leg_identities", {}).values())
+    modified = max((t for t in map(last_modified, idents) if t is not None), default=None)
     # The cell in flight when the run stopped wrote for at most one cell time after the last
     # stored activity (plus fio's start and stop).
     window = float(m.profile.get("cell_seconds", 60.0)) * 1.5 + 30.0
