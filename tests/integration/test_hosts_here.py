@@ -6,13 +6,14 @@ not purged from here."""
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
 
 from iolab.store.runstore import RunStore
 
-from .conftest import free_port, iolab
+from .conftest import free_port, iolab, killed_at
 from .netns import fio_hosts
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (network namespaces)")
@@ -126,3 +127,43 @@ def test_resume_on_a_host_of_this_machine_checks_the_target_as_a_local_run(scrat
     assert res.returncode == 0 and "Traceback" not in res.stderr, res.stdout + res.stderr
     resumed = [n for n in RunStore.open(run).manifest.notes if n.startswith("resumed: ")]
     assert resumed and not any("on the run's hosts" in n for n in resumed), resumed
+
+
+def test_resume_checks_each_host_of_this_machine_on_its_own_path(scratch, fio_server_here):
+    """A hosts file gives each host of this machine its own path: the run stored -t's identity
+    alone, so `iolab resume` took another file at the second host's path for the run's drive, and
+    never asked whether that path was written after the run stopped. Each host's target is stored
+    now and checked, and the run goes on once the file is the run's again."""
+    hosts = scratch / "hosts.toml"
+    hosts.write_text(
+        f'[[host]]\naddress = "127.0.0.1"\nport = {fio_server_here}\ntarget = "{scratch}/a.img"\n'
+        f'[[host]]\naddress = "127.0.0.2"\nport = {free_port()}\ntarget = "{scratch}/b.img"\n'
+    )
+    runs = scratch / "runs"
+    args = ["--quick", "--cell-time", "200ms", "--max-rounds", "3", "--no-report"]
+    args += ["--target", f"file:{scratch}/a.img?size=16MiB", "--hosts-file", str(hosts), "--runs-dir", str(runs)]
+    killed_at(["run", "latency", *args], runs, "*/raw/main-r02-*")
+    (run,) = runs.iterdir()
+    legs = RunStore.open(run).manifest.target["leg_identities"]
+    assert [(v["kind"], v["path"]) for v in legs.values()] == [
+        ("file", f"{scratch}/a.img"),
+        ("file", f"{scratch}/b.img"),
+    ]
+    b, kept = scratch / "b.img", scratch / "b-moved-away.img"
+    b.rename(kept)  # kept, so its inode cannot be reused at once
+    b.write_bytes(kept.read_bytes())  # same path and size, another inode
+    for name in os.listxattr(kept):  # and iolab's mark: only the drive differs
+        os.setxattr(b, name, os.getxattr(kept, name))
+    res = iolab("resume", str(run), "--no-report", timeout=300)
+    assert res.returncode == 2 and "Traceback" not in res.stderr, res.stdout + res.stderr
+    said = " ".join(res.stderr.split())
+    assert "a host's target is not the one the run wrote" in said and "127.0.0.2" in said and "inode" in said, said
+    kept.replace(b)
+    # the run's own file, written after the run stopped (as two minutes on): its state is not the run's
+    later = time.time() + 120
+    os.utime(b, (later, later))
+    res = iolab("resume", str(run), "--no-report", timeout=300)
+    assert res.returncode == 0 and "Traceback" not in res.stderr, res.stdout + res.stderr
+    m = RunStore.open(run).manifest
+    assert m.state == "complete"
+    assert any("the target was written after the run stopped" in n for n in m.notes), m.notes

@@ -142,3 +142,25 @@ def test_an_error_with_json_is_a_document_too(scratch):
     assert p.returncode == 2
     doc = json.loads(p.stdout)
     assert errors(doc, SCHEMA) == [] and doc["command"] == "plan" and "unknown" in doc["error"]
+
+
+@pytest.mark.parametrize("test", ["max-iops", "latency-demand"])
+def test_a_test_whose_phases_never_stop_at_steady_state_says_the_rule_does_not_apply(scratch, test):
+    """max-iops searches and runs its rounds at the optimum, latency-demand ramps and bisects: no
+    phase tracks steady state, so neither the plan nor the run's stored rule (`iolab show`, the
+    report) may promise 'at most 10 rounds' or the profile's round limit, which no phase uses."""
+    runs = scratch / "runs"
+    p = iolab("plan", test, "--quick", "--runs-dir", str(runs))
+    assert p.returncode == 0, p.stdout + p.stderr
+    out = " ".join(p.stdout.split())
+    assert "steady state not applicable: no phase tracks steady state" in out, out
+    assert "round limit 10 (profile)" not in out and "at most 10 rounds" not in out, out
+    assert "the profile's round limit is not used (each phase's own, below)" in out
+    r = iolab("run", test, "--quick", "--runs-dir", str(runs))
+    assert r.returncode == 0, r.stdout + r.stderr
+    [run] = list(runs.iterdir())
+    rule = json.loads((run / "manifest.json").read_text())["steady_rule"]
+    assert rule.startswith("not applicable: no phase tracks steady state"), rule
+    shown = " ".join(iolab("show", str(run), "--runs-dir", str(runs)).stdout.split())
+    assert "steady-state rule: not applicable: no phase tracks steady state" in shown, shown
+    assert "at most 10 rounds" not in shown

@@ -25,7 +25,7 @@ from iolab.core.decide import (
     stored_decision,
 )
 from iolab.core.errors import IolabError
-from iolab.core.plan import Cell, Deferred, Phase
+from iolab.core.plan import Cell, Deferred, Phase, Tracking
 from iolab.core.plan import TestPlan as Plan
 from iolab.core.units import KiB
 from iolab.core.workload import Workload
@@ -307,3 +307,29 @@ def test_a_bisection_steps_decision_stored_in_an_older_form_reads_as_todays():
     # every other decision is stored and read as it always was, without a label
     plain = Decision("ramp", rule_record(DemandShortfall()), "delivered …").record()
     assert "label" not in plain and stored_decision(plain) is plain
+
+
+def test_a_deferred_phase_is_held_to_what_its_plan_said_of_steady_state(tmp_path):
+    """The stored steady-state rule is written before a deferred phase is built (rule_text): a
+    builder that tracks steady state where its plan said it would not is refused, not run under a
+    rule text that says no phase tracks it; declared, the rule text gives it the round limit."""
+    from iolab.figures.phaseend import rule_text
+    from iolab.run.runner import build_deferred
+
+    def tracking(samples) -> tuple[Phase, Decision]:
+        cell = Cell("QD 8", read(8), "100/0", 4 * KiB)
+        phase = Phase("at best QD", (cell,), (Tracking("IOPS QD 8", "QD 8", "iops"),), purge=False, max_rounds=10)
+        return phase, Decision("at best QD", {"name": "most-iops"}, "QD 8", {"queue_depth": 8})
+
+    prof = profile()
+    search = Phase("qd search", (Cell("QD 1", read(1), "100/0", 4 * KiB),), (), max_rounds=1, stop_on_steady=False)
+    said_not = Deferred("at best QD", "the QD search's most IOPS", tracking)
+    plan = Plan("qd-search", "QD search", "test", prof, (search, said_not), prof.rule(), 1 << 30)
+    assert rule_text(plan).startswith("not applicable: no phase tracks steady state")
+    store = start(plan, TARGET, ScriptedEngine(iops), RunOptions(), tmp_path)
+    with pytest.raises(IolabError, match="built with steady-state tracking, but its plan said it does not track"):
+        build_deferred(store, plan, said_not)
+    said = replace(said_not, tracks=True)
+    plan = replace(plan, phases=(search, said))
+    assert build_deferred(store, plan, said)[0].tracking
+    assert f"at most {prof.max_rounds} rounds in at best QD (built during the run)" in rule_text(plan)

@@ -16,7 +16,7 @@ import pytest
 from iolab.core.results import Histogram
 from iolab.core.steady import VariableVerdict
 from iolab.core.units import num
-from iolab.pages.report import latency_plots, plots, textwidth, vaxes, vfigure, vticks
+from iolab.pages.report import latency_plots, plots, textwidth, vaxes, vfigure, vtext, vticks
 from iolab.pages.report.geometry import MIN_TICKS, plot_violations
 from iolab.pages.report.html import render
 from iolab.pages.report.layoutcheck import figures
@@ -324,6 +324,27 @@ def test_a_note_with_a_word_wider_than_its_axes_is_broken_inside_them():
     assert clip.x <= x0 and x1 <= clip.x + clip.w
     assert note["text"].startswith("read from /runs/\n")  # the path breaks after its slash first
     assert plot_violations(d.record, "note") == []
+
+
+def test_a_word_that_fits_on_the_next_line_goes_there_whole_not_broken_after_its_hyphen():
+    """A legend entry, a note and a table cell break at a space before they break inside a word:
+    "enterprise-" at a line's end and "sas" under it read as two words where the whole word fit
+    on the next line. Only a word wider than a line breaks after its hyphen (or "/", "_")."""
+    size = 7.0
+    head = "D1 iolab sim SSD enterprise-"
+    cell = textwidth.width_mm(head, size) + 0.5  # room for "enterprise-", not for "enterprise-sas,"
+    assert textwidth.width_mm(head + "sas,", size) > cell + textwidth.SLACK_MM
+    text = "D1 iolab sim SSD enterprise-sas, OP 27.9% [20261130-102929-latency-enterprise-sas]"
+    lines = textwidth.wrap(text, cell, size)
+    assert lines[:2] == ["D1 iolab sim SSD", "enterprise-sas, OP 27.9%"], lines
+    # the run id is wider than a line alone: broken after a hyphen, never inside a part
+    assert lines[2:] == ["[20261130-102929-latency-", "enterprise-sas]"], lines
+    assert vtext.wrap_mm(text, cell, size) == lines
+    # an underscore and a slash are break opportunities only inside a word too wide for a line
+    path = "read from /runs/" + "a" * 20 + "/results_db"
+    wide = textwidth.width_mm("read from", size) + 0.5
+    assert textwidth.wrap(path, wide, size)[0] == "read from"
+    assert "results_db" in textwidth.wrap(path, textwidth.width_mm("/runs/" + "a" * 20 + "/", size) + 0.5, size)
 
 
 def test_a_rule_that_counts_is_in_the_autoscaled_limits_and_a_mark_is_not():

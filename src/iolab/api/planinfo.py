@@ -169,7 +169,7 @@ def _phase(plan: TestPlan, ph: Phase | Deferred) -> PlannedPhase:
     earliest, latest = plan.phase_seconds(ph)
     if isinstance(ph, Deferred):
         return PlannedPhase(
-            ph.name, ph.describe, False, (), (), (), None, None, None, None, None, None, 0.0, earliest, latest
+            ph.name, ph.describe, False, (), (), (), None, ph.tracks, None, None, None, None, 0.0, earliest, latest
         )
     return PlannedPhase(
         name=ph.name,

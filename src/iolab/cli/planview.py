@@ -125,11 +125,18 @@ def _show_test(t: PlannedTest, i: int, n: int) -> None:
     out(f"[bold]{esc(of + t.title)}[/] ({esc(t.test)}; {esc(t.spec)})")
     copy = f" (a copy of {t.copy_of}, scaled for --quick)" if t.copy_of else ""
     tracked = any(ph.tracking for ph in t.phases)
+    # the profile's round limit bounds only phases that track steady state; the others (searches,
+    # ramps, bisections) run the rounds their own line gives
+    limit = (
+        f"round limit {t.max_rounds} (profile)"
+        if tracked or any(ph.stop_on_steady for ph in t.phases)
+        else "the profile's round limit is not used (each phase's own, below)"
+    )
     rows = [
         ("target", f"{t.target}{copy}, {eng(t.target_capacity_bytes, 'B')}"),
         ("tested", f"{eng(t.tested_capacity_bytes, 'B')}, active range {percent_text(t.active_range)}"),
         ("purge", f"{t.purge_method}: {t.purge_does}" if t.purge_method == "auto" else t.purge_does),
-        ("cell time", f"{duration(t.cell_seconds)}; round limit {t.max_rounds} (profile)"),
+        ("cell time", f"{duration(t.cell_seconds)}; {limit}"),
         ("steady state", t.steady_rule + (f" ({eng(t.steady_min_write_bytes, 'B')})" if tracked else "")),
         ("timed steps", _span(t.earliest_s, t.latest_s) + " (fills by bytes at the drive's speed come on top)"),
         ("compliant", "yes" if t.compliant else "no: " + "; ".join(t.noncompliance)),

@@ -120,6 +120,10 @@ class Deferred:
     describe: str  # what it will be built from, for the stored plan before it is built
     build: Callable[[Mapping[str, Sequence[Sample]]], tuple[Phase, Decision]]
     seconds: float = 0.0  # how long the built phase will measure, for the ETA (0: not known before)
+    # Whether the phase it builds tracks steady state: the plan's rule text is written before the
+    # phase is built, and must not promise a round limit to phases that run their own rounds
+    # (a search, a bisection). The runner holds the built phase to it (run.runner.build_deferred).
+    tracks: bool = False
 
 
 @dataclass(frozen=True)

@@ -81,6 +81,10 @@ class HostsEngine(Engine, Protocol):
     def wear_snapshot(self, record: dict, phase: str, when: str) -> list[str]:
         """Store each host's drive write counters in record[host][phase][when]; notes for the report."""
 
+    def here_legs(self) -> dict[str, Target]:
+        """Each host's target by host name when every host is this machine's (its targets are read
+        here, as a local run's); empty when some host is another machine."""
+
 
 class EngineClass(Protocol):
     """A registered engine's class: its capabilities are known before one is made."""

@@ -194,6 +194,11 @@ class SplitFioEngine:
             },
         }
 
+    def here_legs(self) -> dict[str, Target]:
+        """Each host's target when every host is this machine's: the run stores each one's identity
+        and `iolab resume` checks each (a hosts file may give each host its own path, not -t's)."""
+        return dict(self.local_targets) if self.servers is not None and not self._elsewhere() else {}
+
     def wear_snapshot(self, record: dict, phase: str, when: str) -> list[str]:
         """record[host][phase][when]: the write counters of each ssh host's device target, read
         there. Returns notes for the report at a phase's end (what each host's drive counted)."""

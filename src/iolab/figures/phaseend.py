@@ -252,16 +252,25 @@ def written_since_purge(store: RunStore, upto: int) -> int:
     )
 
 
+NOT_APPLICABLE = "not applicable: no phase tracks steady state (each runs its own rounds or budget, as its phase says)"
+
+
 def rule_text(plan: TestPlan) -> str:
     """The steady-state rule as this plan uses it: the round limit of the phases that stop at
     steady state (their own, which a test may set above the profile's), and which phases only
-    report it (Write Saturation runs to its budget whatever the verdict)."""
+    report it (Write Saturation runs to its budget whatever the verdict). A plan none of whose
+    phases tracks steady state (searches, ramps, bisections, QoS rounds) is told so, without the
+    rule's window, limit or minimum: none of them applies to its phases."""
     phases = [ph for ph in plan.phases if isinstance(ph, Phase) and ph.tracking]
     stop = sorted({ph.max_rounds for ph in phases if ph.stop_on_steady and ph.max_rounds >= plan.rule.window})
     # a phase that tracks steady state but may not run a whole window is never evaluated (a
     # --max-rounds below the window): said as such, not as a run that tracks nothing
     short = [ph for ph in phases if ph.stop_on_steady and ph.max_rounds < plan.rule.window]
     report = [ph.name for ph in phases if not ph.stop_on_steady]
+    # a phase built during the run that tracks steady state runs to the profile's round limit
+    later = [ph.name for ph in plan.phases if isinstance(ph, Deferred) and ph.tracks]
+    if not phases and not later:
+        return NOT_APPLICABLE
     parts = []
     if stop:
         parts.append(f"at most {' or '.join(map(str, stop))} rounds")
@@ -271,6 +280,6 @@ def rule_text(plan: TestPlan) -> str:
         )
     if report:
         parts.append(f"reported, not a stop, in {', '.join(report)} (each runs to its budget or limit)")
-    if not stop and not report and any(isinstance(ph, Deferred) for ph in plan.phases):
-        parts.append(f"at most {counted(plan.rule.max_rounds, 'round')}")
-    return plan.rule.describe("; ".join(parts) or "not applicable (no phase tracks steady state)")
+    if later:
+        parts.append(f"at most {counted(plan.rule.max_rounds, 'round')} in {', '.join(later)} (built during the run)")
+    return plan.rule.describe("; ".join(parts))

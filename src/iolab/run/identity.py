@@ -1,5 +1,6 @@
-"""Which target a run wrote to, recorded so `iolab resume` can tell it is the same one, and which
-drive a target is, so that a fleet or `iolab run -t A -t B` never tests one drive twice at once.
+"""Which target a run wrote to, recorded so `iolab resume` can tell it is the same one (the checks
+it makes are at the end), and which drive a target is, so that a fleet or `iolab run -t A -t B`
+never tests one drive twice at once.
 The one place that reads a target's identity on this machine (a host's is read there over SSH,
 engines/hosts.read_identity_over_ssh, as the same record).
 
@@ -14,6 +15,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from iolab.core.errors import IolabError
+from iolab.store.manifest import Manifest
 from iolab.targets import Target
 
 
@@ -116,3 +119,45 @@ def last_modified(identity: dict) -> float | None:
         return os.stat(path).st_mtime if path else None
     except OSError:
         return None
+
+
+# -- what `iolab resume` refuses --------------------------------------------------------------
+
+
+def check_identity(m: Manifest, stored: dict | None, target: Target) -> None:
+    diff = differences(stored, target_identity(target)) if stored else []
+    if diff:
+        raise IolabError(
+            f"run {m.run_id}: the target is not the one the run wrote ({'; '.join(diff)}), so it cannot continue "
+            f"there: a run measures one drive. Start a new run: iolab run {m.test} -t {m.target['spec']}"
+        )
+
+
+def check_legs(m: Manifest, legs: dict[str, Target]) -> None:
+    """Refuse to go on when a host of this machine's path is not the target the run wrote there
+    (or the hosts are not the run's). Runs stored before each leg's identity was: -t's alone."""
+    stored = m.target.get("leg_identities")
+    if stored is None:
+        return
+    if set(stored) != set(legs):
+        raise IolabError(
+            f"run {m.run_id}: its hosts were {', '.join(sorted(stored))}, now {', '.join(sorted(legs)) or 'none'}; "
+            f"give the run's hosts to continue it, or start a new run: iolab run {m.test} -t {m.target['spec']} ..."
+        )
+    diff = [f"{name}: {d}" for name in sorted(stored) for d in differences(stored[name], target_identity(legs[name]))]
+    if diff:
+        raise IolabError(
+            f"run {m.run_id}: a host's target is not the one the run wrote ({'; '.join(diff)}), so it cannot "
+            f"continue there: a run measures its drives. Start a new run: iolab run {m.test} -t {m.target['spec']} ..."
+        )
+
+
+def host_differences(stored: dict, now: dict) -> list[str]:
+    """Differences of the hosts' targets that were read both times (ssh hosts whose target existed)."""
+    a, b = stored.get("hosts", {}), now.get("hosts", {})
+    return [
+        f"{name}: {d}"
+        for name in sorted(a)
+        if "not_read" not in a[name] and "not_read" not in b.get(name, {"not_read": 1})
+        for d in differences(a[name], b[name])
+    ]

@@ -31,9 +31,9 @@ from iolab.engines.fio_hosts import legs_from_manifest, split_engine
 from iolab.engines.fio_job import async_ioengine
 from iolab.figures.phaseend import Spent, after_round, record_ending, settle, written_since_purge
 from iolab.run.budget import is_partial, next_round_s, stored_drains, stored_intervals, within_budget
-from iolab.run.identity import differences, last_modified, target_identity
+from iolab.run.identity import check_identity, check_legs, host_differences, last_modified, target_identity
 from iolab.run.leftovers import end_leftovers
-from iolab.run.runner import Runner, StartAt, build_deferred, cell_tag, workload_record
+from iolab.run.runner import Runner, StartAt, build_deferred, cell_tag, here_legs, workload_record
 from iolab.run.runstart import RunOptions, engine_versions, same_plan
 from iolab.store.manifest import Manifest, manifest_of
 from iolab.store.runstore import RunStore
@@ -168,17 +168,8 @@ def _check_same_run(m: Manifest, plan: TestPlan, target: Target, hosts: bool) ->
         )
     stored = m.target.get("identity")
     if not hosts:
-        _check_identity(m, stored, target)
+        check_identity(m, stored, target)
     return stored
-
-
-def _check_identity(m: Manifest, stored: dict | None, target: Target) -> None:
-    diff = differences(stored, target_identity(target)) if stored else []
-    if diff:
-        raise IolabError(
-            f"run {m.run_id}: the target is not the one the run wrote ({'; '.join(diff)}), so it cannot continue "
-            f"there: a run measures one drive. Start a new run: iolab run {m.test} -t {m.target['spec']}"
-        )
 
 
 def _ioengines(m: Manifest, target: Target, hosts: bool, asked: str | None) -> tuple[str | None, str | None]:
@@ -194,9 +185,10 @@ def _check_hosts(m: Manifest, stored: dict | None, target: Target, engine: Engin
     """Refuse another target than the run's; True: it is on other machines, whose targets are as read
     there (ssh mode; through fio only, nothing). All this machine's: a local run's identity."""
     if not engine.capabilities.remote_targets:
-        _check_identity(m, stored, target)
+        check_identity(m, stored, target)
+        check_legs(m, here_legs(engine))
         return False
-    diff = _host_differences(stored, engine.target_identity()) if stored and isinstance(engine, HostsEngine) else []
+    diff = host_differences(stored, engine.target_identity()) if stored and isinstance(engine, HostsEngine) else []
     if diff:
         raise IolabError(
             f"run {m.run_id}: a host's target is not the one the run wrote ({'; '.join(diff)}), so it "
@@ -218,17 +210,6 @@ def _sim_paths(split: list[dict]) -> Engine:
     from iolab.engines.sim_paths import paths_from_manifest  # lazy: the simulator is an optional native module
 
     return paths_from_manifest(split)
-
-
-def _host_differences(stored: dict, now: dict) -> list[str]:
-    """Differences of the hosts' targets that were read both times (ssh hosts whose target existed)."""
-    a, b = stored.get("hosts", {}), now.get("hosts", {})
-    return [
-        f"{name}: {d}"
-        for name in sorted(a)
-        if "not_read" not in a[name] and "not_read" not in b.get(name, {"not_read": 1})
-        for d in differences(a[name], b[name])
-    ]
 
 
 def _built(store: RunStore, plan: TestPlan) -> TestPlan:
@@ -451,9 +432,10 @@ def _state_lost(store: RunStore, ph: Phase, target: targets.Target, caps: Capabi
     m = manifest_of(store)
     if m.target.get("identity") is None:
         return "the run does not record which target it wrote (stored by an older iolab)"
-    now = target_identity(target)
     last = store.last_activity()
-    modified = last_modified(now)
+    # each path a host of this machine wrote too (a hosts file may give each host its own)
+    idents = (target_identity(target), *m.target.get("leg_identities", {}).values())
+    modified = max((t for t in map(last_modified, idents) if t is not None), default=None)
     # The cell in flight when the run stopped wrote for at most one cell time after the last
     # stored activity (plus fio's start and stop).
     window = float(m.profile.get("cell_seconds", 60.0)) * 1.5 + 30.0

@@ -101,7 +101,18 @@ def build_deferred(store: RunStore, plan: TestPlan, ph: Deferred) -> tuple[Phase
     samples = {p.name: [sample_of_row(r) for r in store.cells(p.name)] for p in before}
     built, decision = ph.build(samples)
     plan.check_phase(built)
+    if bool(built.tracking) != ph.tracks:
+        raise IolabError(
+            f"{plan.title}, phase {ph.name!r}: built {'with' if built.tracking else 'without'} steady-state "
+            f"tracking, but its plan said it {'tracks' if ph.tracks else 'does not track'} steady state "
+            "(the stored steady-state rule says so)."
+        )
     return built, decision
+
+
+def here_legs(engine: Engine) -> dict[str, Target]:
+    """A hosts run's targets by host when every host is this machine's; else empty."""
+    return engine.here_legs() if isinstance(engine, HostsEngine) else {}
 
 
 def cell_tag(phase: str, rnd: int, ordinal: int, key: str) -> str:
@@ -171,6 +182,8 @@ class Runner:
             self.engine.prepare(self.target)
             if start_at is None:  # what `iolab resume` checks; a remote engine reads its hosts' targets
                 m.target["identity"] = hosts.target_identity() if hosts else target_identity(self.target)
+                if legs := here_legs(self.engine):  # all hosts this machine's: each one's path, checked on resume
+                    m.target["leg_identities"] = {name: target_identity(t) for name, t in legs.items()}
                 self.store.write_manifest()
             for i, phase in enumerate(self.plan.phases):
                 if start_at is not None and i < start_at.phase:

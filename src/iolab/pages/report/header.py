@@ -7,6 +7,7 @@ from __future__ import annotations
 from iolab.core.steady import SteadyRule
 from iolab.core.units import counted, eng, kib_label
 from iolab.figures.audit import Audit, marker
+from iolab.figures.phaseend import NOT_APPLICABLE
 from iolab.figures.summary import PhaseSummary
 from iolab.pages.report import textwidth
 from iolab.pages.report.model import HeaderColumn
@@ -163,7 +164,10 @@ def preconditioning_text(run: RunData) -> str:
 
 
 def steady_rule_text(run: RunData) -> str:
-    """The rule in a header cell's room; the Run Details page prints the manifest's full wording."""
+    """The rule in a header cell's room; the Run Details page prints the manifest's full wording
+    (a run none of whose phases tracks steady state: that the rule does not apply)."""
+    if run.manifest.steady_rule == NOT_APPLICABLE:
+        return "not applicable (no phase tracks steady state)"
     rule = SteadyRule(strict=bool(run.manifest.profile.get("strict_steady")))
     cmp = "<" if rule.strict else "≤"
     return (
