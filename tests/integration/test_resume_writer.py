@@ -137,7 +137,8 @@ def test_two_resumes_started_together_one_writes_the_other_is_refused_naming_it(
 def own_raw_files(run: Path) -> list[str]:
     """What is wrong with the cells' raw files: each cell names files that exist, are its own
     (its tag; a cell set aside has its files under raw/interrupted-N/, a stored one directly in
-    raw/), and no other cell names; every engine output in raw/ is some cell's."""
+    raw/), and no other cell names; every engine output in raw/ is some cell's, but for what the
+    stop in round 4 caught between fio's output and its cell's row (set aside, RunStore.set_aside)."""
     con = sqlite3.connect(f"file:{run / 'results.db'}?mode=ro", uri=True)
     rows = con.execute("SELECT phase, round, ordinal, cell_key, kind, raw_files FROM cells").fetchall()
     con.close()
@@ -155,7 +156,9 @@ def own_raw_files(run: Path) -> list[str]:
                 wrong.append(f"named twice: {f}")
             named.add(f)
     outputs = {str(p.relative_to(run)) for p in run.glob("raw/**/*.json")}
-    return wrong + sorted(f"no cell: {o}" for o in outputs - named)
+    # the output of a cell the stop caught before it was stored (round 4's) is kept aside unnamed
+    stray = {o for o in outputs if Path(o).parent.name.startswith("interrupted-") and "-r04-" in Path(o).name}
+    return wrong + sorted(f"no cell: {o}" for o in outputs - named - stray)
 
 
 HOLD = "import sys; from iolab.store.writer import claim_run; claim_run(sys.argv[1]); print('held', flush=True); sys.stdin.read()"

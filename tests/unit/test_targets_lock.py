@@ -374,6 +374,7 @@ def test_read_only_nbd_export_is_refused(monkeypatch):
         return host.CommandResult(tuple(argv), answers["rc"], b"", "")
 
     monkeypatch.setattr(host, "run_command", fake)
+    answers["rc"] = 1  # nbdinfo --size cannot reach h: the ?size= given is taken (a fleet host's export)
     t = parse_target("nbd://h/e?size=1GiB")
     answers["rc"] = 0
     assert targets.check_safe_to_write(t) == []

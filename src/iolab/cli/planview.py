@@ -8,18 +8,20 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from itertools import groupby
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 from rich.markup import escape as esc
 
-from iolab.api.planinfo import PlanDescription, PlannedCell, PlannedPhase, PlannedTest, Step
 from iolab.cli.auto import emit, want_json
 from iolab.cli.console import Console
 from iolab.cli.options import PROFILE_FLAGS, TEST_HELP, RunArgs
 from iolab.core.errors import IolabError
 from iolab.core.plan import percent_text
 from iolab.core.units import counted, duration, eng, kib_label, num
+
+if TYPE_CHECKING:  # the plans are built only when `iolab plan` runs: --help and the rest start without them
+    from iolab.api.planinfo import PlanDescription, PlannedCell, PlannedPhase, PlannedTest, Step
 
 console = Console()
 # `iolab run`'s own --repeat and --fleet make several runs of one plan: taken here only to say so
