@@ -46,7 +46,7 @@ def test_one_test_is_printed_with_its_cells_purge_compliance_and_eta(scratch):
     assert "5-round window" in out
     assert "compliant no: quick profile; 1 s per cell instead of 60 s" in out
     # the ETA `iolab run` prints at its start (cli/progress.sequence_eta)
-    assert "ETA: 1 test, ETA 4:40 to 9:20 (IOPS 4:40–9:20)" in out
+    assert "Time: 1 test, ETA 4:40 to 9:20 (IOPS 4:40–9:20)" in out
     assert "Traceback" not in p.stderr and not runs.exists()
 
 
@@ -73,7 +73,7 @@ def test_a_sequence_lists_each_test_in_the_order_run_runs_them(scratch):
     assert plan["eta"]["text"].startswith(f"{len(plan['tests'])} tests, ETA ")
     p = iolab("plan", "characterise", "--quick", "--runs-dir", str(scratch / "runs"))
     assert p.returncode == 0 and not (scratch / "runs").exists(), p.stderr
-    assert f"ETA (as `iolab run` prints it before the first test): {plan['eta']['text']}" in " ".join(p.stdout.split())
+    assert f"Time (as `iolab run` prints it before the first test): {plan['eta']['text']}" in " ".join(p.stdout.split())
     n, last = len(plan["tests"]), plan["tests"][-1]["title"]
     assert " ".join(p.stdout.split()).count(f"test {n}/{n}: {last} (") == 1
     by = {t["test"]: t for t in plan["tests"]}

@@ -115,7 +115,7 @@ def show(test: str, target: str, d: PlanDescription) -> None:
     # a sequence's run prints this line before its first test; a single test's run prints its
     # phases' ETA as they start (the same plan spans, TestPlan.phase_seconds)
     said = " (as `iolab run` prints it before the first test)" if len(d.tests) > 1 else ""
-    out(f"[bold]ETA[/]{said}: {esc(eta(d)['text'])}", soft_wrap=True)
+    out(f"[bold]Time[/]{said}: {esc(eta(d)['text'])}", soft_wrap=True)
     for i, t in enumerate(d.tests):
         out("")
         _show_test(t, i, len(d.tests))
