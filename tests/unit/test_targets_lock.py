@@ -139,6 +139,24 @@ def test_the_file_itself_is_locked_across_lock_directories(tmp_path, monkeypatch
     targets.claim(t).release()
 
 
+def test_a_run_through_a_hard_link_is_refused_naming_the_run_that_holds_the_file(tmp_path):
+    t = _file(tmp_path)
+    (tmp_path / "t.img").write_bytes(b"")
+    os.link(tmp_path / "t.img", tmp_path / "link.img")
+    other = subprocess.Popen([sys.executable, "-c", HOLDER, t.spec], stdout=subprocess.PIPE, text=True)
+    try:
+        assert other.stdout.readline().strip() == "held"
+        link = parse_target(f"file:{tmp_path / 'link.img'}?size=1MiB")
+        with pytest.raises(RefusedError) as e:
+            targets.claim(link)
+        msg = " ".join(str(e.value).split())
+        assert f"iolab run RUN-OF-THE-OTHER-PROCESS (pid {other.pid}," in msg and f"kill {other.pid}" in msg, msg
+    finally:
+        other.kill()
+        other.wait()
+    targets.claim(t).release()
+
+
 def test_a_file_the_run_creates_is_locked_from_its_creation(tmp_path):
     t = _file(tmp_path)  # absent when claimed
     targets.claim(t)

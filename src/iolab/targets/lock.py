@@ -58,11 +58,15 @@ class TargetClaim:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
+            st = os.fstat(fd)
             os.close(fd)
+            found = _holder_of(st.st_dev, st.st_ino, self.lock_path)
+            if found is not None:  # a run on this file by another name (a hard link), named by its lock
+                raise RefusedError(_taken(self.target, found[1], found[0])) from None
             raise RefusedError(
                 f"Refusing to write to target {self.target.spec!r} ({self.target.path}): another process holds "
-                "it locked (flock), most likely an iolab run that keeps its locks elsewhere (another user, "
-                "another IOLAB_LOCK_DIR). Wait for it to end."
+                "it locked (flock): an iolab run that keeps its locks elsewhere (another user, another "
+                "IOLAB_LOCK_DIR), or another program. Wait for it to end."
             ) from None
         except OSError:
             pass  # no flock on this filesystem (some NFS): the lock file still holds
@@ -232,7 +236,12 @@ def _lock(target: Target, ident: str) -> TargetClaim:
             break
         os.close(fd)
     got = TargetClaim(target, path, fds=[fd])
-    got.info = {"pid": os.getpid(), "target": target.spec, "since": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    got.info = {
+        "pid": os.getpid(),
+        "target": target.spec,
+        "path": target.path,  # a second run through another name of the file finds its holder by it
+        "since": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
     got._write()
     return got
 
@@ -364,6 +373,31 @@ def _flocked() -> set[tuple[int, int, int]] | None:
             except ValueError:
                 continue
     return held
+
+
+def _holder_of(dev: int, ino: int, own: Path | None) -> tuple[Path, dict] | None:
+    """The held lock file (and its record) of a run on the file (dev, ino), under whatever name
+    it was given: a hard link's run is refused by the file's flock, and named by this. `own`:
+    this claim's lock file, which names the same file."""
+    held = _flocked() or set()
+    for d in lock_dirs():
+        for p in sorted(d.glob("*.lock")):
+            try:
+                st = os.lstat(p)
+            except OSError:
+                continue
+            # a FIFO or link planted in a shared directory is not read; a stale lock names no run
+            if (
+                p == own
+                or not stat.S_ISREG(st.st_mode)
+                or (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino) not in held
+            ):
+                continue
+            record = host.json_object(host.read(p) or "") or {}
+            named = host.stat_or_none(str(record.get("path") or ""))
+            if named is not None and (named.st_dev, named.st_ino) == (dev, ino):
+                return p, record
+    return None
 
 
 def _taken(target: Target, holder: dict, path: Path) -> str:
