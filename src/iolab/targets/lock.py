@@ -24,6 +24,7 @@ import re
 import stat
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -346,16 +347,20 @@ def stale_locks() -> list[tuple[Path, dict]]:
     held = _flocked()
     if held is None:
         return []  # no /proc/locks: a held lock cannot be told from a stale one
-    stale = []
+    return list(_lock_records(held, is_held=False))
+
+
+def _lock_records(held: set[tuple[int, int, int]], is_held: bool) -> Iterator[tuple[Path, dict]]:
+    """Each lock file in the lock directories that some process holds (`is_held`) or none does,
+    with its record; a FIFO or link planted in a shared directory is not read."""
     for d in lock_dirs():
         for p in sorted(d.glob("*.lock")):
             try:
                 st = os.lstat(p)
             except OSError:
                 continue
-            if stat.S_ISREG(st.st_mode) and (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino) not in held:
-                stale.append((p, host.json_object(host.read(p) or "") or {}))
-    return stale
+            if stat.S_ISREG(st.st_mode) and ((os.major(st.st_dev), os.minor(st.st_dev), st.st_ino) in held) == is_held:
+                yield p, host.json_object(host.read(p) or "") or {}
 
 
 def _flocked() -> set[tuple[int, int, int]] | None:
@@ -379,24 +384,11 @@ def _holder_of(dev: int, ino: int, own: Path | None) -> tuple[Path, dict] | None
     """The held lock file (and its record) of a run on the file (dev, ino), under whatever name
     it was given: a hard link's run is refused by the file's flock, and named by this. `own`:
     this claim's lock file, which names the same file."""
-    held = _flocked() or set()
-    for d in lock_dirs():
-        for p in sorted(d.glob("*.lock")):
-            try:
-                st = os.lstat(p)
-            except OSError:
-                continue
-            # a FIFO or link planted in a shared directory is not read; a stale lock names no run
-            if (
-                p == own
-                or not stat.S_ISREG(st.st_mode)
-                or (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino) not in held
-            ):
-                continue
-            record = host.json_object(host.read(p) or "") or {}
-            named = host.stat_or_none(str(record.get("path") or ""))
-            if named is not None and (named.st_dev, named.st_ino) == (dev, ino):
-                return p, record
+    # a stale lock names no run
+    for p, record in _lock_records(_flocked() or set(), is_held=True):
+        named = host.stat_or_none(str(record.get("path") or ""))
+        if p != own and named is not None and (named.st_dev, named.st_ino) == (dev, ino):
+            return p, record
     return None
 
 
