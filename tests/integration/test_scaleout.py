@@ -267,6 +267,17 @@ def test_several_targets_are_compared_however_long_the_runs_directory_on_a_narro
     }
 
 
+def test_the_run_directories_channel_writes_no_file_iolab_did_not_write(scratch):
+    # IOLAB_RUN_DIRS_FILE comes from the environment: a file of the user's it names is not appended to
+    precious = scratch / "notes.txt"
+    precious.write_text("the user's own notes\n")
+    args = ("run", "latency", "--quick", "--cell-time", "100ms", "--max-rounds", "1", "--no-report")
+    env = dict(os.environ, IOLAB_RUNS=str(scratch / "runs"), IOLAB_RUN_DIRS_FILE=str(precious))
+    r = subprocess.run([*IOLAB, *args], capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode != 0 and "Refusing to write" in r.stdout + r.stderr and "Traceback" not in r.stderr
+    assert precious.read_text() == "the user's own notes\n"
+
+
 def test_a_server_iolab_starts_is_bound_to_the_given_address_and_stopped_at_the_end():
     import socket
 

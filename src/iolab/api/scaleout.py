@@ -37,7 +37,13 @@ def run_dirs_file() -> Path | None:
 
 
 def tell_run_dir(told: Path, run_dir: Path) -> None:
-    with told.open("a", encoding="utf-8") as f:
+    from iolab.targets.writepolicy import output_file
+
+    # the path comes from the environment: written as every path iolab writes, under the policy
+    with (
+        output_file(told, "list of run directories for several --target") as path,
+        path.open("a", encoding="utf-8") as f,
+    ):
         f.write(json.dumps(str(run_dir)) + "\n")
 
 
