@@ -13,18 +13,15 @@ from pathlib import Path
 from rich.console import Console
 
 from iolab.api import registry
-from iolab.core.steady import STEADY_STATES
-from iolab.figures.endurance import BASIS_STEADY_WORDS
 from iolab.figures.points import DV_PHASE
-from iolab.figures.summary import CellAverage, PhaseSummary, unstored_tracking
+from iolab.figures.summary import CellAverage, PhaseSummary
 from iolab.pages.chartext import matrix_view
-from iolab.pages.compare_pages.document import _steady_suffix
 from iolab.pages.outcome import steady_state
 from iolab.pages.report import header
 from iolab.pages.report.geometry import plot_violations
-from iolab.pages.report.model import Figure
+from iolab.pages.report.model import Figure, Table
 from iolab.pages.report.rundata import RunData
-from iolab.pages.textreport import PHASE_STEADY_WORDS, render_dirth, render_phase
+from iolab.pages.textreport import render_dirth, render_phase
 from iolab.store.manifest import Manifest
 from iolab.store.runstore import PhaseRow
 from tests.unit.test_char_directions import phase as mixed_phase
@@ -35,6 +32,12 @@ from tests.unit.test_report import DriveEngine, record
 def _phase(name: str, steady: bool | None, tracks: bool, rounds: tuple[int, ...] = (1, 2, 3)) -> PhaseSummary:
     row_ = PhaseRow(name, 0, None, None, None, steady, len(rounds), "stopped")
     return PhaseSummary(row_, rounds, rounds, steady, (), (), (), (), (), tracks=tracks)
+
+
+def _caveat(run: RunData, ph: PhaseSummary) -> str:
+    from iolab.pages.report.sections import window_caveat
+
+    return window_caveat(run, ph)
 
 
 def _planned(name: str, tracking: bool, stop_on_steady: bool) -> dict:
@@ -53,6 +56,8 @@ def _run(tmp_path: Path, phases: list[PhaseSummary], planned: list[dict]) -> Run
 
 
 def test_the_run_state_and_the_banner_read_one_list_of_phases_that_stored_no_round(tmp_path):
+    from iolab.figures.summary import unstored_tracking
+
     planned = [
         _planned("pc", True, True),  # stored, never judged
         _planned("main", True, True),  # not stored: the run failed first
@@ -79,6 +84,10 @@ def test_the_run_state_and_the_banner_read_one_list_of_phases_that_stored_no_rou
 
 
 def test_a_phase_has_one_of_four_states_and_replace_keeps_it_true():
+    from iolab.core.steady import STEADY_STATES
+    from iolab.figures.endurance import BASIS_STEADY_WORDS
+    from iolab.pages.textreport import PHASE_STEADY_WORDS
+
     cases = {(True, True): "reached", (False, True): "not-reached", (None, True): "not-evaluated"}
     cases[(None, False)] = "not-applicable"
     for (steady, tracks), state in cases.items():
@@ -98,7 +107,7 @@ def _phase_line(ph: PhaseSummary) -> str:
     return console.export_text().splitlines()[0]
 
 
-def test_show_the_header_and_the_comparison_word_not_applicable_and_not_evaluated_apart(tmp_path):
+def test_show_and_the_header_word_not_applicable_and_not_evaluated_apart(tmp_path):
     untracked, unjudged = _phase("rounds", None, False), _phase("main", None, True)
     assert "steady state not applicable (the phase tracks none)" in _phase_line(untracked)
     assert "; steady state not evaluated;" in _phase_line(unjudged)
@@ -112,9 +121,20 @@ def test_show_the_header_and_the_comparison_word_not_applicable_and_not_evaluate
     two = _run(tmp_path, [unjudged, untracked], [_planned("main", True, True), _planned("rounds", False, False)])
     assert header.steady_text(two) == "main: rounds 1–3 (SS not evaluated); rounds: rounds 1–3 (SS n/a)"
     assert header.steady_text(two, short=True) == "1–3 SS not evaluated; 1–3 SS n/a"
-    # the comparison's "Drives and runs" said "SS not evaluated" of QoS rounds, which track nothing
-    assert _steady_suffix(untracked) == " (SS n/a)" and _steady_suffix(unjudged) == " (SS not evaluated)"
-    assert _steady_suffix(_phase("main", True, True)) == ""
+
+
+def test_the_comparisons_window_column_says_n_a_of_a_phase_that_tracks_nothing(tmp_path):
+    from iolab.figures.compare import KeyMetric
+    from iolab.pages.compare_pages.document import summary_pages
+
+    untracked, unjudged = _phase("rounds", None, False), _phase("main", None, True)
+    planned = [_planned("main", True, True), _planned("rounds", False, False)]
+    runs = [_run(tmp_path / d, [_phase("main", True, True), unjudged, untracked], planned) for d in ("a", "b")]
+    rounds = KeyMetric("rounds", "rounds", True, lambda phases: float(len(phases[0].rounds)))
+    pages = summary_pages(runs, ["A", "B"], (rounds,))
+    [info] = [b for p in pages for b in p.blocks if isinstance(b, Table) and b.caption == "Drives and runs"]
+    # it said "SS not evaluated" of QoS rounds, which track nothing
+    assert {row[-1] for row in info.rows} == {"rounds 1–3; rounds 1–3 (SS not evaluated); rounds 1–3 (SS n/a)"}
 
 
 # -- 3. a plot's measurement window says it was never judged ------------------------------------
@@ -141,9 +161,7 @@ def test_the_window_legend_says_steady_state_was_not_evaluated_and_stays_in_its_
         assert plot_violations(f.drawing.record, f.caption) == []
     judged = _run(tmp_path, [_phase("main", True, True)], [_planned("main", True, True)])
     budget = _run(tmp_path, [_phase("main", None, True)], [_planned("main", True, False)])
-    from iolab.pages.report.sections import window_caveat
-
-    assert window_caveat(judged, judged.phases[0]) == "" and window_caveat(budget, budget.phases[0]) == ""
+    assert _caveat(judged, judged.phases[0]) == "" and _caveat(budget, budget.phases[0]) == ""
 
 
 # -- 4. the characterisation and DIRTH tables say how each figure was reduced ------------------
