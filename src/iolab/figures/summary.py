@@ -217,9 +217,10 @@ def unstored_tracking(phases: Sequence[PhaseSummary], plan: Mapping[str, Any] | 
     runs to its budget): the run's state (outcome.steady_state) counts a stored phase of either
     kind, so leaving out an unstored reporting one (as the report's own list did) would make a
     Write Saturation run that failed before its first round 'not-applicable', as if the test
-    tracked nothing, where the same run finished says reached or not-reached. The report's not-evaluated caveat leaves reporting phases out,
-    stored or not, by its own rule (RunData.runs_to_budget: their figures never claim a steady
-    state), which it applies to this list as to the stored phases."""
+    tracked nothing, where the same run finished says reached or not-reached. The report's
+    not-evaluated caveat leaves reporting phases out, stored or not, by its own rule
+    (RunData.runs_to_budget: their figures never claim a steady state), which it applies to
+    this list as to the stored phases."""
     stored = {ph.phase.name for ph in phases}
     return [p for p in (plan or {}).get("phases", ()) if p.get("tracking") and p.get("name") not in stored]
 

@@ -38,12 +38,13 @@ def steady_state(phases: Sequence[PhaseSummary], plan: Mapping[str, Any] | None 
     """reached (every phase with tracking variables reached it), not-reached (one was evaluated
     and failed), not-evaluated (one tracks steady state but its rounds never filled a window,
     e.g. --max-rounds below the window, or it never ran: a run that failed or was stopped first),
-    or not-applicable (no phase tracks steady state): each phase's own state (PhaseSummary.steady_state)
-    folded by core/steady.run_steady_state.
+    or not-applicable (no phase tracks steady state): each phase's own state
+    (PhaseSummary.steady_state) folded by core/steady.run_steady_state.
 
     `plan`: the manifest's plan summary, which says which phases track steady state whether or not
     they stored a round (a failed run may have stored none: summary.unstored_tracking). A deferred
-    phase never built says nothing of its tracking; none of today's tests gives one tracking variables."""
+    phase never built says nothing of its tracking; none of today's tests gives one tracking
+    variables."""
     unstored = [STEADY_NOT_EVALUATED for _ in unstored_tracking(phases, plan)]
     return run_steady_state([*(ph.steady_state for ph in phases), *unstored])
 
