@@ -100,6 +100,9 @@ def test_every_page_of_a_run_whose_steady_state_was_not_evaluated_says_so(scratc
     assert len(pages) > 2 and all(banner in t for t in pages), [i for i, t in enumerate(pages) if banner not in t]
     assert "measurement window (rounds 1–3; steady state not evaluated: too few rounds to judge)" in " ".join(pages)
     assert "measurement window (rounds 1–3)" not in " ".join(t.split("Source:", 1)[-1] for t in pages)
+    # the convergence plots' shaded window says it in its legend, read apart from the banner
+    assert "measurement window (rounds 1–3, steady state not evaluated)" in " ".join(pages)
+    assert "measurement window (rounds 1–3)" not in " ".join(pages)
 
     failed = scratch / "failed"
     p = iolab("run", "latency", "-t", f"file:{scratch}/f.img?size=100TiB", *QUICK, "--runs-dir", str(failed))

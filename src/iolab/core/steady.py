@@ -29,10 +29,47 @@ is phaseend.py's.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
+from typing import Literal
 
 from iolab.core.units import counted, denoise, num
+
+# A phase's steady state, and a run's from its phases' (run_steady_state): the words the --json
+# document's `steady_state` uses (pages/outcome_schema.py), declared here once so every page,
+# terminal line and record reads one value instead of deciding from `steady` and `tracks` itself.
+SteadyState = Literal["reached", "not-reached", "not-evaluated", "not-applicable"]
+STEADY_REACHED: SteadyState = "reached"
+STEADY_NOT_REACHED: SteadyState = "not-reached"
+# the phase tracks steady state but its rounds never filled a window (or it never ran)
+STEADY_NOT_EVALUATED: SteadyState = "not-evaluated"
+# the phase tracks no steady state (QoS rounds, searches, ramps): no verdict was ever due
+STEADY_NOT_APPLICABLE: SteadyState = "not-applicable"
+STEADY_STATES: tuple[SteadyState, ...] = (
+    STEADY_REACHED,
+    STEADY_NOT_REACHED,
+    STEADY_NOT_EVALUATED,
+    STEADY_NOT_APPLICABLE,
+)
+
+
+def phase_steady_state(steady: bool | None, tracks: bool) -> SteadyState:
+    """A phase's state from its stored verdict (None: none stored) and whether its plan gave it
+    tracking variables: a phase without a verdict that tracks steady state was not evaluated,
+    one that tracks none has nothing to evaluate."""
+    if steady is None:
+        return STEADY_NOT_EVALUATED if tracks else STEADY_NOT_APPLICABLE
+    return STEADY_REACHED if steady else STEADY_NOT_REACHED
+
+
+def run_steady_state(states: Iterable[SteadyState]) -> SteadyState:
+    """A run's state from its phases': not-reached if one failed, else not-evaluated if one
+    was never judged, else reached if one was judged, else not-applicable (none tracks it)."""
+    seen = set(states)
+    for state in (STEADY_NOT_REACHED, STEADY_NOT_EVALUATED, STEADY_REACHED):
+        if state in seen:
+            return state
+    return STEADY_NOT_APPLICABLE
 
 
 @dataclass(frozen=True)

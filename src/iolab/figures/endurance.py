@@ -27,6 +27,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from iolab.core.cellschema import CellRow
+from iolab.core.steady import (
+    STEADY_NOT_APPLICABLE,
+    STEADY_NOT_EVALUATED,
+    STEADY_NOT_REACHED,
+    STEADY_REACHED,
+    SteadyState,
+)
 from iolab.figures.summary import PhaseSummary
 from iolab.store.manifest import Manifest
 from iolab.targets import wear
@@ -98,6 +105,15 @@ def _left_text(left: tuple[str, ...]) -> str:
     return f"; left out, compressible data: {names_text(left)}" if left else ""
 
 
+# how the WAF basis names its window's phase state (PhaseSummary.steady_state)
+BASIS_STEADY_WORDS: dict[SteadyState, str] = {
+    STEADY_REACHED: "at steady state",
+    STEADY_NOT_REACHED: "steady state NOT reached",
+    STEADY_NOT_EVALUATED: "steady state not evaluated",
+    STEADY_NOT_APPLICABLE: "no steady state tracked",
+}
+
+
 def steady_random_write(phases: list[PhaseSummary]) -> Waf | None:
     for ph in reversed(phases):
         window = [r for r in ph.rows if r.round in ph.window]
@@ -107,11 +123,7 @@ def steady_random_write(phases: list[PhaseSummary]) -> Waf | None:
         w = written(kept)
         if w is None:
             continue
-        state = {True: "at steady state", False: "steady state NOT reached", None: "steady state not evaluated"}[
-            ph.steady
-        ]
-        if ph.steady is None and not ph.tracks:
-            state = "no steady state tracked"
+        state = BASIS_STEADY_WORDS[ph.steady_state]
         what = "steady random write" if ph.steady else "random write"
         cells = _names(r.cell_key for r in kept)
         left = _names(r.cell_key for r in window if not _incompressible(r))

@@ -3,7 +3,7 @@ the steady-state table, and the run's completeness. Reads only the store."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -11,7 +11,7 @@ from weakref import WeakKeyDictionary
 
 from iolab.core.cellschema import AVERAGED, CellRow, fold
 from iolab.core.results import Histogram
-from iolab.core.steady import VariableVerdict
+from iolab.core.steady import SteadyState, VariableVerdict, phase_steady_state
 from iolab.core.units import counted
 from iolab.store import bulk as storebulk
 from iolab.store.runstore import PhaseRow, RunStore
@@ -69,6 +69,13 @@ class PhaseSummary:
     # the plan gave the phase tracking variables: `steady` None then means its rounds never
     # filled a window (not evaluated), not that it tracks nothing
     tracks: bool = False
+    # reached / not-reached / not-evaluated / not-applicable, from `steady` and `tracks` here
+    # once (core/steady.py), so the terminal, the report and the endurance basis cannot word a
+    # phase that tracks nothing as one never judged; not an argument, so `replace` recomputes it
+    steady_state: SteadyState = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "steady_state", phase_steady_state(self.steady, self.tracks))
 
     def cell(self, mix: str, block_size: int) -> CellAverage | None:
         for c in self.cells:
@@ -199,6 +206,23 @@ def summarise_phase(
         shown_only,
         bool(planned.get("tracking")) or phase.steady is not None,
     )
+
+
+def unstored_tracking(phases: Sequence[PhaseSummary], plan: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
+    """The plan's phases (manifest plan summary) that track steady state but stored no round: a
+    run that failed or was stopped before them. Their state is not-evaluated; the stored plan is
+    all that says they track it.
+
+    Every such phase, whether it stops at steady state or only reports it (Write Saturation
+    runs to its budget): the run's state (outcome.steady_state) counts a stored phase of either
+    kind, so leaving out an unstored reporting one (as the report's own list did) would make a
+    Write Saturation run that failed before its first round 'not-applicable', as if the test
+    tracked nothing, where the same run finished says reached or not-reached. The report's
+    not-evaluated caveat leaves reporting phases out, stored or not, by its own rule
+    (RunData.runs_to_budget: their figures never claim a steady state), which it applies to
+    this list as to the stored phases."""
+    stored = {ph.phase.name for ph in phases}
+    return [p for p in (plan or {}).get("phases", ()) if p.get("tracking") and p.get("name") not in stored]
 
 
 def summarise(store: RunStore) -> list[PhaseSummary]:

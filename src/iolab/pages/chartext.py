@@ -15,6 +15,7 @@ from iolab.core.units import num, pct_text
 from iolab.figures.compare.characterise import DIRECTIONS, direction_figures, grid
 from iolab.figures.summary import PhaseSummary
 from iolab.pages.report.char_series import phase_series, steady_figures
+from iolab.pages.report.rundata import rounds_text
 
 
 def matrix_view(ph: PhaseSummary, console: Console) -> None:
@@ -22,7 +23,8 @@ def matrix_view(ph: PhaseSummary, console: Console) -> None:
     if not cells:
         console.print("no cell measured")
         return
-    t = Table(title=f"{esc(ph.phase.name)}: IOPS (average latency µs)", box=box.SIMPLE)
+    totals, directions = _reduced(ph)
+    t = Table(title=f"{esc(ph.phase.name)}: IOPS (average latency µs){totals}", box=box.SIMPLE)
     t.add_column("")
     for q in qds:
         t.add_column(f"QD {q}", justify="right")
@@ -35,13 +37,28 @@ def matrix_view(ph: PhaseSummary, console: Console) -> None:
     if not any(f["read_iops"] is not None and f["write_iops"] is not None for f in figs.values()):
         return  # no cell mixed reads and writes: the totals above are one direction's
     for op in DIRECTIONS:
-        t = Table(title=f"{esc(ph.phase.name)}: {op} IOPS, MB/s (average / maximum latency µs)", box=box.SIMPLE)
+        t = Table(
+            title=f"{esc(ph.phase.name)}: {op} IOPS, MB/s (average / maximum latency µs){directions}", box=box.SIMPLE
+        )
         t.add_column("")
         for q in qds:
             t.add_column(f"QD {q}", justify="right")
         for lab in labels:
             t.add_row(esc(lab), *(_direction_text(figs[c.key], op) if (c := cells.get((lab, q))) else "—" for q in qds))
         console.print(t)
+
+
+def _reduced(ph: PhaseSummary) -> tuple[str, str]:
+    """How the totals' and the directions' figures were reduced over the phase's window, for the
+    tables' titles: every figure is the cell's CellAverage (direction_figures folds the read_/
+    write_ columns alike), IOPS, MB/s and average latency the means of the window's rounds, the
+    maximum latency their maximum. A window of one round (the matrix phases run one) is that
+    round's figures, said so rather than called a mean of one."""
+    rounds = rounds_text(ph.window)
+    if len(ph.window) == 1:
+        return (f", {rounds}",) * 2
+    over = f"over the measurement window ({rounds})"
+    return f", each the mean {over}", f": the maximum latency the maximum, the others the mean, {over}"
 
 
 def _direction_text(f: dict[str, float | None], op: str) -> str:

@@ -19,9 +19,10 @@ from typing import Any
 
 from iolab.core.decide import decision_text
 from iolab.core.errors import Exit
+from iolab.core.steady import STEADY_NOT_EVALUATED, STEADY_NOT_REACHED, SteadyState, run_steady_state
 from iolab.figures.audit import Audit, kinds_of, stored_audit
 from iolab.figures.compare import KeyMetric
-from iolab.figures.summary import PhaseSummary, summarise, summarise_phase
+from iolab.figures.summary import PhaseSummary, summarise, summarise_phase, unstored_tracking
 from iolab.store.manifest import manifest_of, unknown_parts
 from iolab.store.resultsdb import unknown_schema
 from iolab.store.runstore import RunStore
@@ -33,23 +34,19 @@ SCHEMA_VERSION = 1
 Figures = Callable[[Sequence[list[PhaseSummary]]], Sequence[KeyMetric]]
 
 
-def steady_state(phases: Sequence[PhaseSummary], plan: Mapping[str, Any] | None = None) -> str:
+def steady_state(phases: Sequence[PhaseSummary], plan: Mapping[str, Any] | None = None) -> SteadyState:
     """reached (every phase with tracking variables reached it), not-reached (one was evaluated
     and failed), not-evaluated (one tracks steady state but its rounds never filled a window,
     e.g. --max-rounds below the window, or it never ran: a run that failed or was stopped first),
-    or not-applicable (no phase tracks steady state).
+    or not-applicable (no phase tracks steady state): each phase's own state
+    (PhaseSummary.steady_state) folded by core/steady.run_steady_state.
 
     `plan`: the manifest's plan summary, which says which phases track steady state whether or not
-    they stored a round (a failed run may have stored none). A deferred phase never built says
-    nothing of its tracking; none of today's tests gives one tracking variables."""
-    tracked = [ph.steady for ph in phases if ph.tracks]
-    stored = {ph.phase.name for ph in phases}
-    tracked += [None for p in (plan or {}).get("phases", ()) if p.get("tracking") and p.get("name") not in stored]
-    if not tracked:
-        return "not-applicable"
-    if False in tracked:
-        return "not-reached"
-    return "not-evaluated" if None in tracked else "reached"
+    they stored a round (a failed run may have stored none: summary.unstored_tracking). A deferred
+    phase never built says nothing of its tracking; none of today's tests gives one tracking
+    variables."""
+    unstored = [STEADY_NOT_EVALUATED for _ in unstored_tracking(phases, plan)]
+    return run_steady_state([*(ph.steady_state for ph in phases), *unstored])
 
 
 def run_exit_code(record: dict, require_steady: bool) -> int:
@@ -59,7 +56,7 @@ def run_exit_code(record: dict, require_steady: bool) -> int:
     phases say). A test that tracks no steady state (not-applicable) passes once complete."""
     if not require_steady:
         return Exit.OK
-    if record["state"] != "complete" or record["steady_state"] in ("not-reached", "not-evaluated"):
+    if record["state"] != "complete" or record["steady_state"] in (STEADY_NOT_REACHED, STEADY_NOT_EVALUATED):
         return Exit.NOT_STEADY
     return Exit.OK
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sys
 
+from iolab.core.steady import STEADY_STATES
 from iolab.pages.outcome import SCHEMA_NAME, SCHEMA_VERSION
 from iolab.pages.plan_schema import PLAN, PLAN_DEFS
 from iolab.pages.schema_parts import NUM, NUM_OR_NULL, STR_OR_NULL
@@ -119,7 +120,7 @@ DEFS = {
             "target": _ref("target"),
             "profile": _t("object"),
             "steady_rule": _t("string"),
-            "steady_state": {"enum": ["reached", "not-reached", "not-evaluated", "not-applicable"]},
+            "steady_state": {"enum": list(STEADY_STATES)},
             "phases": _arr(_ref("phase")),
             "decisions": _arr(_ref("decision")),
             "figures": _arr(_ref("figure")),

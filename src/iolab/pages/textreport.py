@@ -13,6 +13,13 @@ from rich.table import Table
 
 from iolab.core.decide import decision_text
 from iolab.core.plan import profile_settings
+from iolab.core.steady import (
+    STEADY_NOT_APPLICABLE,
+    STEADY_NOT_EVALUATED,
+    STEADY_NOT_REACHED,
+    STEADY_REACHED,
+    SteadyState,
+)
 from iolab.core.units import denoise, duration, eng, kib_label, num, pct_text
 from iolab.figures.audit import Audit, kinds_of, marker, stored_audit
 from iolab.figures.endurance import Endurance, endurance
@@ -176,12 +183,17 @@ def render_ranking(st, console: Console, report: bool = True) -> None:
     )
 
 
+# show's phase line: a phase that tracks nothing is not "not evaluated" (too few rounds to judge)
+PHASE_STEADY_WORDS: dict[SteadyState, str] = {
+    STEADY_REACHED: "[green]steady state reached[/]",
+    STEADY_NOT_REACHED: "[red]steady state NOT reached[/]",
+    STEADY_NOT_EVALUATED: "steady state not evaluated",
+    STEADY_NOT_APPLICABLE: "steady state not applicable (the phase tracks none)",
+}
+
+
 def render_phase(ph: PhaseSummary, console: Console, view: PhaseView) -> None:
-    steady = {
-        True: "[green]steady state reached[/]",
-        False: "[red]steady state NOT reached[/]",
-        None: "steady state not evaluated" if ph.tracks else "steady state not applicable (the phase tracks none)",
-    }[ph.steady]
+    steady = PHASE_STEADY_WORDS[ph.steady_state]
     rounds = rounds_count(ph)
     console.print(f"[bold]{esc(ph.phase.name)}[/]: {rounds}; {steady}; {esc(ph.phase.stop_reason or 'unfinished')}")
     if ph.window:
@@ -369,7 +381,8 @@ def render_dirth(ph: PhaseSummary, console: Console) -> None:
             console.print(
                 f"{name}: "
                 + (
-                    f"{p.label()}, {num(p.iops)} IOPS, ART {num(p.art_us)} µs (demand-variation window)"
+                    f"{p.label()}, {num(p.iops)} IOPS, ART {num(p.art_us)} µs "
+                    "(each the mean over the demand-variation window)"
                     if p
                     else "not determined"
                 )
@@ -377,15 +390,18 @@ def render_dirth(ph: PhaseSummary, console: Console) -> None:
         return
     depths = sorted({p.queue_depth for p in points}, reverse=True)
     tcs = {p.threads for p in points}
+    # each point's IOPS and ART are the means of its rounds' over the window (demand_points: the
+    # window's CellAverage, whose ART is the mean of the rounds' mean latencies)
+    window = f"over the measurement window ({rounds_text(ph.window)})"
     if len(points) != len(tcs) * len(depths) or len(depths) == 1:  # a sweep of outstanding IO, not a grid
-        t = Table(title="Demand variation (measurement window)", title_justify="left")
+        t = Table(title=f"Demand variation: IOPS (mean) and ART (mean) {window}", title_justify="left")
         for col in ("OIO", "TC/QD", "IOPS", "ART (µs)"):
             t.add_column(col, justify="right")
         for p in sorted(points, key=lambda p: p.oio):
             t.add_row(f"OIO {p.oio}", p.label(), num(p.iops), num(p.art_us))
         console.print(t)
         return
-    t = Table(title="Demand variation: IOPS (measurement window)", title_justify="left")
+    t = Table(title=f"Demand variation: IOPS, mean {window}", title_justify="left")
     t.add_column("TC \\ QD")
     for q in depths:
         t.add_column(f"QD{q}", justify="right")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from iolab import __version__
 from iolab.core.errors import IolabError
+from iolab.core.steady import STEADY_REACHED
 from iolab.core.units import counted
 from iolab.figures.compare import Comparison, KeyMetric, RunFacts, check_comparable, comparison_stem, summary_table
 from iolab.figures.summary import PhaseSummary
@@ -237,12 +238,7 @@ def summary_pages(runs: list[RunData], labels: list[str], metrics: tuple[KeyMetr
                 run_name,
                 r.manifest.state,
                 "yes" if r.manifest.compliant else "no",
-                "; ".join(
-                    rounds_text(ph.window)
-                    + ("" if ph.steady else " (SS NOT ACHIEVED)" if ph.steady is False else " (SS not evaluated)")
-                    for ph in r.phases
-                )
-                or "none",
+                "; ".join(rounds_text(ph.window) + _steady_suffix(ph) for ph in r.phases) or "none",
             )
             for r, lab, run_name in zip(runs, labels, run_names(runs))
         ),
@@ -322,3 +318,9 @@ def drives_pages(runs: list[RunData], labels: list[str], diffs: Sequence[str] = 
             )
         )
     return table_pages(DRIVES_PAGE, tables)
+
+
+def _steady_suffix(ph: PhaseSummary) -> str:
+    """A window's state beside it, as the run's own header says it (nothing when reached): a phase
+    that tracks nothing (QoS rounds) is "n/a", never "not evaluated"."""
+    return "" if ph.steady_state == STEADY_REACHED else f" ({header.SHORT_STEADY_WORDS[ph.steady_state]})"

@@ -32,6 +32,7 @@ from iolab.pages.report.sections import (
     not_measured_page,
     steady_note,
     table_pages,
+    window_caveat,
     window_source,
 )
 
@@ -64,7 +65,7 @@ def _dv_rounds_page(run: RunData, dv: PhaseSummary) -> Page:
         data.append(
             (f"pre-write IOPS before each round ({pre_mix(dv)})", [plots.Series("pre-write", *map(tuple, zip(*pre)))])
         )
-    png = plots.convergence(data, "IOPS", dv.window, height_mm=150)
+    png = plots.convergence(data, "IOPS", dv.window, height_mm=150, caveat=window_caveat(run, dv))
     src = (
         f"Source: results.db table cells, phase {dv.phase.name!r}, every complete round ({rounds_text(dv.rounds)}); "
         f"shaded: measurement window {rounds_text(dv.window)}."
@@ -86,6 +87,7 @@ def _pc_page(run: RunData, pc: PhaseSummary) -> Page:
         "IOPS",
         pc.window,
         height_mm=115,
+        caveat=window_caveat(run, pc),
     )
     src = (
         f"Source: results.db table cells, phase {pc.phase.name!r}, every complete round ({rounds_text(pc.rounds)}); "

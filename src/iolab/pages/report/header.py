@@ -4,7 +4,14 @@ stored phases only; a fact the run did not record is printed as such, never gues
 
 from __future__ import annotations
 
-from iolab.core.steady import SteadyRule
+from iolab.core.steady import (
+    STEADY_NOT_APPLICABLE,
+    STEADY_NOT_EVALUATED,
+    STEADY_NOT_REACHED,
+    STEADY_REACHED,
+    SteadyRule,
+    SteadyState,
+)
 from iolab.core.units import counted, eng, kib_label
 from iolab.figures.audit import Audit, marker
 from iolab.figures.phaseend import NOT_APPLICABLE
@@ -123,27 +130,43 @@ def purge_text(run: RunData) -> str:
     return text + (f" — FAILED in {len(failed)} of {len(purges)}" if failed else " — ok")
 
 
+# the 'SS rounds' entry's words for each phase state (PhaseSummary.steady_state): in full for a
+# run of one phase, short for several phases and the comparison's compact column ("n/a" is for
+# a phase that tracks nothing: one never judged is "not evaluated", as its banner says)
+STEADY_WORDS: dict[SteadyState, str] = {
+    STEADY_REACHED: "steady state reached",
+    STEADY_NOT_REACHED: "STEADY STATE NOT ACHIEVED",
+    STEADY_NOT_EVALUATED: "steady state not evaluated",
+    STEADY_NOT_APPLICABLE: "steady state not applicable",
+}
+SHORT_STEADY_WORDS: dict[SteadyState, str] = {
+    STEADY_REACHED: "SS",
+    STEADY_NOT_REACHED: "SS NOT ACHIEVED",
+    STEADY_NOT_EVALUATED: "SS not evaluated",
+    STEADY_NOT_APPLICABLE: "SS n/a",
+}
+# a phase that tracks steady state but runs to its budget (Write Saturation): its verdict is
+# reported, not a stop
+INFO_STEADY_WORDS: dict[SteadyState, str] = {
+    STEADY_REACHED: "for information: steady",
+    STEADY_NOT_REACHED: "for information: not steady",
+    STEADY_NOT_EVALUATED: "for information: not evaluated",
+}
+
+
 def steady_text(run: RunData, short: bool = False) -> str:
     """The 'SS rounds' entry: the window of each phase and whether steady state was reached."""
     parts = []
     for ph in run.phases:
+        state = ph.steady_state
         if short:
-            parts.append(
-                f"{rounds_text(ph.window).replace('rounds ', '')} "
-                + {True: "SS", False: "SS NOT ACHIEVED", None: "SS n/a"}[ph.steady]
-            )
-            continue
-        state = {True: "steady state reached", False: "STEADY STATE NOT ACHIEVED", None: "steady state not evaluated"}[
-            ph.steady
-        ]
-        if ph.steady is None and not ph.tracks:
-            state = "steady state not applicable"
-        if run.runs_to_budget(ph):
-            state = "for information: " + {True: "steady", False: "not steady", None: "not evaluated"}[ph.steady]
-        name = f"{ph.phase.name}: " if len(run.phases) > 1 else ""
-        if len(run.phases) > 1:
-            state = {True: "SS", False: "SS NOT ACHIEVED", None: "SS n/a"}[ph.steady]
-        parts.append(f"{name}{rounds_text(ph.window)} ({state})")
+            parts.append(f"{rounds_text(ph.window).replace('rounds ', '')} {SHORT_STEADY_WORDS[state]}")
+        elif len(run.phases) > 1:
+            parts.append(f"{ph.phase.name}: {rounds_text(ph.window)} ({SHORT_STEADY_WORDS[state]})")
+        elif state != STEADY_NOT_APPLICABLE and run.runs_to_budget(ph):
+            parts.append(f"{rounds_text(ph.window)} ({INFO_STEADY_WORDS[state]})")
+        else:
+            parts.append(f"{rounds_text(ph.window)} ({STEADY_WORDS[state]})")
     return "; ".join(parts) or "no complete round"
 
 

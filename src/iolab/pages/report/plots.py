@@ -40,16 +40,18 @@ def convergence(
     window: Sequence[int],
     height_mm: float = 120,
     logy: bool = False,
+    caveat: str = "",
 ) -> Drawing:
     """Tracking metric per round, one line per block size (one panel per metric), with the
-    measurement window shaded."""
+    measurement window shaded; `caveat` is said with the window in its legend entry (a window
+    never judged: the plot is read apart from the page's banner)."""
     stacked = []
     for title, series in panels:
         ax = Axes(title=title, xlabel="round", ylabel=ylabel, ylog=logy, ylim=None if logy else (0, None))
         for i, s in enumerate(series):
             ax.add(Path(s.x, s.y, color(i), 1.2, marker_pt=3, label=s.label))
         if window:
-            span = f"measurement window (rounds {window[0]}–{window[-1]})"
+            span = f"measurement window (rounds {window[0]}–{window[-1]}{', ' + caveat if caveat else ''})"
             ax.add(Band(window[0] - 0.5, window[-1] + 0.5, None, None, "#2ca02c", 0.08, span))
         rounds = sorted({x for s in series for x in s.x})
         if rounds:

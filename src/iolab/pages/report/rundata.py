@@ -12,10 +12,11 @@ from typing import Any
 from iolab.core.cellschema import CellRow
 from iolab.core.runfiles import POWER_FILE
 from iolab.core.safefile import read_json
+from iolab.core.steady import STEADY_NOT_EVALUATED
 from iolab.core.testparams import Param, stored_values
 from iolab.figures.audit import Audit, stored_audit
 from iolab.figures.endurance import written
-from iolab.figures.summary import PhaseSummary, summarise
+from iolab.figures.summary import PhaseSummary, summarise, unstored_tracking
 from iolab.pages.report.model import Link
 from iolab.store.manifest import Manifest, manifest_of
 from iolab.store.runstore import RunStore
@@ -76,23 +77,25 @@ class RunData:
             return {p.name: self.value(p.name, p.default) for p in params}
         return stored_values(params, self.manifest.profile.get("settings", ()), test)
 
-    def runs_to_budget(self, ph: PhaseSummary) -> bool:
-        """The phase ends by its budget, not at steady state (Write Saturation): its steady-state
-        check is for information."""
-        return self.plan_phase(ph.phase.name).get("stop_on_steady") is False
+    def runs_to_budget(self, ph: PhaseSummary | str) -> bool:
+        """The phase (or the planned phase of this name) ends by its budget, not at steady state
+        (Write Saturation): its steady-state check is for information."""
+        name = ph if isinstance(ph, str) else ph.phase.name
+        return self.plan_phase(name).get("stop_on_steady") is False
 
     def not_judged(self, ph: PhaseSummary) -> bool:
         """The phase tracks steady state and stops at it, but its rounds never filled a window
         (--max-rounds below it, or a run that ended first): its figures are no steady state's."""
-        return ph.tracks and ph.steady is None and not self.runs_to_budget(ph)
+        return ph.steady_state == STEADY_NOT_EVALUATED and not self.runs_to_budget(ph)
 
     def unjudged(self) -> list[tuple[str, PhaseSummary | None]]:
         """Every phase `not_judged`, and each the plan gives tracking variables that stored no
-        round (a failed or stopped run), by name; None for a phase not stored."""
-        stored = {ph.phase.name: ph for ph in self.phases}
-        planned = [p for p in self.manifest.plan.get("phases", ()) if p.get("tracking") and p.get("name") not in stored]
+        round (a failed or stopped run: summary.unstored_tracking) and stops at steady state, by
+        name; None for a phase not stored. A phase that runs to its budget is left out whether
+        stored or not, as `not_judged` leaves it: its figures never claim a steady state."""
+        planned = [str(p["name"]) for p in unstored_tracking(self.phases, self.manifest.plan)]
         return [(ph.phase.name, ph) for ph in self.phases if self.not_judged(ph)] + [
-            (str(p["name"]), None) for p in planned if p.get("stop_on_steady") is not False
+            (name, None) for name in planned if not self.runs_to_budget(name)
         ]
 
     def phase(self, name: str) -> PhaseSummary | None:

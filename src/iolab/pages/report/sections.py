@@ -27,9 +27,16 @@ def phase_prefix(run: RunData, ph: PhaseSummary) -> str:
     return f"{ph.phase.name} — " if len(run.phases) > 1 else ""
 
 
+def window_caveat(run: RunData, ph: PhaseSummary) -> str:
+    """What a window never judged is called wherever the window is named (a table's source, a
+    plot's legend), as the banner says it on every page; "" for one judged, or one whose phase
+    runs to its budget (RunData.not_judged)."""
+    return "steady state not evaluated" if run.not_judged(ph) else ""
+
+
 def window_source(run: RunData, ph: PhaseSummary, what: str = "mean of each cell") -> str:
     # a window of fewer rounds than the rule judges is said so where its figures are (the banner too)
-    judged = "; steady state not evaluated: too few rounds to judge" if run.not_judged(ph) else ""
+    judged = f"; {caveat}: too few rounds to judge" if (caveat := window_caveat(run, ph)) else ""
     return (
         f"Source: results.db table cells, phase {ph.phase.name!r}, {what} over the measurement window "
         f"({rounds_text(ph.window)}{judged}); run {run.manifest.run_id}."
@@ -71,7 +78,7 @@ def convergence_page(
     if not data:
         return not_measured_page(run, ph, title)
     height = 150 if len(data) > 1 else 115
-    png = plots.convergence(data, ylabel, ph.window, height_mm=height, logy=logy)
+    png = plots.convergence(data, ylabel, ph.window, height_mm=height, logy=logy, caveat=window_caveat(run, ph))
     src = (
         f"Source: results.db table cells, phase {ph.phase.name!r}, every complete round "
         f"({rounds_text(ph.rounds)}); shaded: measurement window {rounds_text(ph.window)}."
