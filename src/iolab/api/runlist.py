@@ -150,7 +150,22 @@ def leftovers() -> list[str]:
             f"{counted(len(stale), 'stale lock file')} that no process holds (the run that held it was killed). Harmless "
             "(the next run on that target takes the lock over); `iolab runs` leaves them in place:"
         )
-        for path, info in stale:
+        # the newest few: a test machine gathers hundreds, and a page of them hid the runs' list
+        newest = sorted(stale, key=lambda s: _mtime(s[0]), reverse=True)
+        for path, info in newest[:STALE_SHOWN]:
             who = f"run {info['run_id']}" if info.get("run_id") else "a run that had not started"
             lines.append(f"  {path} ({who}, pid {info.get('pid', '?')}, target {info.get('target', '?')})")
+        if len(newest) > STALE_SHOWN:
+            dirs = ", ".join(sorted({str(p.parent) for p, _ in newest[STALE_SHOWN:]}))
+            lines.append(f"  and {counted(len(newest) - STALE_SHOWN, 'older one')} in {dirs}")
     return lines
+
+
+STALE_SHOWN = 5  # stale lock files `iolab runs` names one by one, newest first
+
+
+def _mtime(p: Path) -> float:
+    try:
+        return p.stat().st_mtime
+    except OSError:
+        return 0.0
