@@ -310,6 +310,35 @@ def test_a_report_is_written_when_the_reader_of_both_streams_goes_away(tmp_path)
     assert sorted(f.suffix for f in (d / "report").iterdir()) == reports
 
 
+def test_closed_standard_streams_are_treated_as_readers_that_went_away(tmp_path):
+    # `iolab show RUN >&-` exited 1 (sys.stdout is None: AttributeError in tidy_help), and
+    # `iolab run latency --quick 2>&-` measured everything, then lost its report the same way
+    runs = tmp_path / "runs"
+
+    def closed(fd: int, *args: str) -> subprocess.CompletedProcess:
+        """`iolab ARGS` with descriptor `fd` closed, as `>&-` or `2>&-` leave it."""
+        keep = subprocess.PIPE
+        return subprocess.run(
+            [*IOLAB, *args],
+            stdout=keep if fd != 1 else subprocess.DEVNULL,
+            stderr=keep if fd != 2 else subprocess.DEVNULL,
+            preexec_fn=lambda: os.close(fd),  # noqa: PLW1509  # the child's own descriptor, after fork
+            text=True,
+            timeout=600,
+        )
+
+    r = closed(2, "run", "latency", "--quick", "--max-rounds", "1", "--cell-time", "100ms", "--runs-dir", str(runs))
+    [d] = list(runs.iterdir())
+    assert r.returncode == 0 and "run directory: " in r.stdout, r.stdout
+    assert sorted(f.suffix for f in (d / "report").iterdir()) == [".html", ".pdf"]
+    for args in (("show", str(d)), ("show", str(d), "--json"), ("--help",)):
+        r = closed(1, *args)
+        assert r.returncode == 0 and "Traceback" not in r.stderr, (args, r.stderr)
+    # nothing iolab wrote reached a run file that took the free descriptor: the run reads back whole
+    r = subprocess.run([*IOLAB, "show", str(d), "--json"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and '"state": "complete"' in r.stdout, r.stderr
+
+
 def test_data_on_standard_output_ends_quietly_when_its_reader_goes_away(tmp_path):
     # `iolab export RUN -o - --format json | head -2` exited 1 (the flush at exit met the closed
     # pipe), and a fleet's --json document would have too

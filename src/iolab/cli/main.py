@@ -32,7 +32,7 @@ from iolab.cli.options import (
     with_runs_dir,
 )
 from iolab.core.errors import IolabError
-from iolab.core.streams import drop_output
+from iolab.core.streams import drop_output, open_closed_standard_streams
 
 if TYPE_CHECKING:
     from iolab.api.runs import RunPlan
@@ -447,6 +447,7 @@ app.command("power")(with_runs_dir(cli_inspect.power))
 
 
 def main() -> None:
+    open_closed_standard_streams()
     try:
         cli_typer.run(app)
     except IolabError as e:

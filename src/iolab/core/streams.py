@@ -38,3 +38,24 @@ def write_text(text: str, stream: TextIO | None = None) -> None:
 def note_line(line: str) -> None:
     """One line of progress or a note on standard error (see write_text)."""
     write_text(line + "\n")
+
+
+def open_closed_standard_streams() -> None:
+    """Standard input, output or error that the caller closed (`iolab show RUN >&-`, a service
+    manager's bare process) opened on /dev/null, with Python's stream for it. Python leaves
+    `sys.stdout` None there, and every print or isatty() ended in an AttributeError traceback (a
+    run lost its report); and the first file iolab opened would take the free descriptor, so fio
+    or anything writing to "standard output" would write into it."""
+    for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
+        try:
+            os.fstat(fd)
+            continue
+        except OSError:
+            pass
+        # ascending order: the lowest free descriptor is this one (dup2 should it not be)
+        null = os.open(os.devnull, os.O_RDONLY if mode == "r" else os.O_WRONLY)
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(fd, mode, closefd=False, encoding="utf-8", errors="replace"))  # noqa: SIM115
