@@ -73,10 +73,11 @@ PROGRAMS = {
     "qemu-system-x86_64": "qemu-system-x86",
     "vng": "pip:virtme-ng",
 }
-# What virtme-ng 1.42 itself runs (its source: mkinitramfs.find_busybox, install_modules,
+# What virtme-ng 1.42 itself runs (its source: mkinitramfs.find_busybox, run.is_statically_linked, install_modules,
 # guest/virtme-init), which no line of ours names: the code scan cannot find them.
 VNG_RUNS = {
     "busybox": "busybox-static",  # statically linked: Debian's `busybox` is dynamic and vng refuses it
+    "file": "file",  # is_statically_linked: `file -L` of busybox (a fresh Debian 12 has no `file`)
     "zstd": "zstd",  # unpacks .ko.zst kernel modules for the initramfs
     "udevadm": "udev",  # the guest boots from this machine's root filesystem
     "systemd-udevd": "udev",
