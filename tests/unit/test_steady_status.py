@@ -211,3 +211,13 @@ def test_dirth_demand_variation_says_its_iops_and_art_are_window_means():
     sweep = _text(render_dirth, _dv(["TC1/QD1", "TC2/QD4", "TC4/QD8"]))
     assert "Demand variation: IOPS (mean) and ART (mean) over the measurement window (rounds 2–6)" in sweep
     assert "OIO 32 TC4/QD8 3,000 52.00" in sweep  # the cell's window IOPS and ART as CellAverage holds them
+
+
+def test_a_budget_phase_too_short_to_judge_is_not_called_not_steady(tmp_path):
+    # Write Saturation's note said "(not steady)" when its intervals never filled the window
+    from iolab.pages.report.sections import steady_note
+
+    run = _run(tmp_path, [], [_planned("main", True, False)])
+    words = {s: " ".join(steady_note(run, _phase("main", s, True)).paragraphs) for s in (True, False, None)}
+    assert "(steady)" in words[True] and "(not steady)" in words[False]
+    assert "not steady" not in words[None] and "(not evaluated: fewer than five intervals)" in words[None]

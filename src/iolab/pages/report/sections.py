@@ -102,10 +102,15 @@ def steady_note(run: RunData, ph: PhaseSummary) -> Text:
     if run.runs_to_budget(ph):
         msg = (
             f"{run.manifest.title} runs to its byte/time budget, not to steady state; the steady-state check over the "
-            f"last five intervals is for information ({'steady' if ph.steady else 'not steady'}). "
+            f"last five intervals is for information ({_INFO_CHECK.get(ph.steady, 'not evaluated: fewer than five intervals')}). "
             f"{ph.phase.stop_reason or ''}"
         )
     return Text((msg,), height_mm=14)
+
+
+# The for-information check's outcome; None: too few intervals to judge, which is neither
+# steady nor "not steady" (it said "not steady" there).
+_INFO_CHECK = {True: "steady", False: "not steady"}
 
 
 def _verdict(v: VariableVerdict, phase_steady: bool | None) -> str:
