@@ -557,3 +557,13 @@ def test_the_fleet_document_knows_none_of_its_views():
         elif isinstance(node, ast.ImportFrom) and node.module:
             imported.add(node.module)
     assert not {m for m in imported if m.startswith(("rich", "xml", "iolab.pages.fleet_terminal"))}, imported
+
+
+def test_junit_names_each_steady_state_in_words():
+    # a fleet of a test that tracks no steady state (QoS) read "steady state not-applicable"
+    from iolab.pages.fleet_junit import _steady_case
+
+    body, msg = _steady_case({"steady_state": "not-applicable", "exit_code": 0})
+    assert msg == "steady state not applicable (the test tracks none)" and "<skipped" in body
+    assert _steady_case({"steady_state": "reached", "exit_code": 0}) == ("", "steady state reached")
+    assert "NOT reached" in _steady_case({"steady_state": "not-reached", "exit_code": 0})[1]

@@ -9,6 +9,7 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 
+from iolab.core.steady import STEADY_NOT_EVALUATED, STEADY_NOT_REACHED
 from iolab.figures.fleet import (
     MAD_SIGMA,
     MIN_DRIVES,
@@ -213,7 +214,7 @@ def caveats(rows: Sequence[dict]) -> list[str]:
         why = "; ".join(n if c == len(scaled) else f"{n} ({c} drives)" for n, c in reasons.items())
         which = "every drive's run" if len(scaled) == len(done) else f"{len(scaled)} of {len(done)} drives' runs"
         out.append(f"NON-COMPLIANT: {which} ({_names([r['name'] for r in scaled])}): {why or 'see each run'}")
-    for word, state in (("NOT ACHIEVED", "not-reached"), ("NOT EVALUATED", "not-evaluated")):
+    for word, state in (("NOT ACHIEVED", STEADY_NOT_REACHED), ("NOT EVALUATED", STEADY_NOT_EVALUATED)):
         names = [r["name"] for r in done if r.get("steady_state") == state]
         if names:
             out.append(

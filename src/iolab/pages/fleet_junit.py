@@ -7,8 +7,14 @@ from __future__ import annotations
 from xml.sax.saxutils import escape, quoteattr
 
 from iolab.core.errors import Exit
+from iolab.core.steady import STEADY_NOT_APPLICABLE, STEADY_NOT_EVALUATED, STEADY_NOT_REACHED, STEADY_REACHED
 
-STEADY_WORDS = {"reached": "reached", "not-reached": "NOT reached", "not-evaluated": "not evaluated"}
+STEADY_WORDS: dict[str, str] = {
+    STEADY_REACHED: "reached",
+    STEADY_NOT_REACHED: "NOT reached",
+    STEADY_NOT_EVALUATED: "not evaluated",
+    STEADY_NOT_APPLICABLE: "not applicable (the test tracks none)",
+}
 
 
 def _drive_code(code: object) -> int:
@@ -48,7 +54,7 @@ def _steady_case(r: dict) -> tuple[str, str]:
     msg = f"steady state {STEADY_WORDS.get(state, state)}"
     if r.get("exit_code") == Exit.NOT_STEADY:
         return f'<failure message={quoteattr(msg + " (--require-steady)")} type="steady-state"/>', msg
-    if state != "reached":
+    if state != STEADY_REACHED:
         return f"<skipped message={quoteattr(msg + '; not required')}/>", msg
     return "", msg
 

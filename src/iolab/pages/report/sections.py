@@ -110,7 +110,7 @@ def steady_note(run: RunData, ph: PhaseSummary) -> Text:
 
 # The for-information check's outcome; None: too few intervals to judge, which is neither
 # steady nor "not steady" (it said "not steady" there).
-_INFO_CHECK = {True: "steady", False: "not steady"}
+_INFO_CHECK: dict[bool | None, str] = {True: "steady", False: "not steady"}
 
 
 def _verdict(v: VariableVerdict, phase_steady: bool | None) -> str:
