@@ -274,7 +274,7 @@ def _open_lock_file(name: str) -> tuple[int, Path]:
                 ) from None
             errors.append(f"{d}: {e.strerror}")
             continue
-        unsafe = _unsafe_file(fd)
+        unsafe = open_file_problem(fd)
         if unsafe:
             os.close(fd)
             raise RefusedError(
@@ -329,7 +329,12 @@ def _unsafe_dir(d: Path) -> str | None:
     return None
 
 
-def _unsafe_file(fd: int) -> str | None:
+def open_file_problem(fd: int) -> str | None:
+    """Why iolab must not write a file it opened to hold a claim (a target's lock file, a run
+    directory's writer.lock), or None. Such a file is opened with O_NOFOLLOW, which stops only a
+    symbolic link: a hard link planted under its name, or another user's file, would have its
+    content replaced by the holder's record, so anything but a regular file of ours (or root's)
+    with no other name is refused before it is written."""
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
         return "is not a regular file"
