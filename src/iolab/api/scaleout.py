@@ -146,8 +146,9 @@ def _refuse_one_target_twice(specs: list[str]) -> None:
         if key in seen:
             raise IolabError(
                 f"--target {seen[key]} and --target {spec} are one drive: both reach the {key} (a "
-                "symlink, a hard link or a second device node is another name of one drive). Two runs on "
-                "one drive would measure neither: give each drive once. Nothing was run or written."
+                "symlink, a hard link, a second device node or another address of one NBD server is another "
+                "name of one drive). Two runs on one drive would measure neither: give each drive once. "
+                "Nothing was run or written."
             )
         seen[key] = spec
 
