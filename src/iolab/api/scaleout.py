@@ -164,7 +164,11 @@ def run_many(target_specs: list[str], argv: list[str], root: Path, console) -> i
 
 
 def _run_many(target_specs: list[str], base: list[str], root: Path, console, told: Path) -> int:
-    procs, lock = [], threading.Lock()
+    from iolab.run.stopsignals import held_stop, stop_on_signals
+
+    procs: list[tuple[str, subprocess.Popen]] = []
+    threads: list[threading.Thread] = []
+    lock = threading.Lock()
 
     def pump(spec: str, proc: subprocess.Popen) -> None:
         for line in proc.stdout:  # type: ignore[union-attr]
@@ -172,28 +176,33 @@ def _run_many(target_specs: list[str], base: list[str], root: Path, console, tol
             with lock:
                 console.print(f"[{spec}] {line}", markup=False, highlight=False, soft_wrap=True)
 
-    threads = []
-    for i, spec in enumerate(target_specs):
-        # main(), not app(): a child's error comes out as its one paragraph and exit code
-        proc = subprocess.Popen(
-            [sys.executable, "-c", "from iolab.cli.main import main; main()", *base, "--target", spec],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            env=dict(os.environ, **{RUN_DIRS_ENV: str(told / f"{i}.json")}),
-        )
-        procs.append((spec, proc))
-        threads.append(threading.Thread(target=pump, args=(spec, proc), daemon=True))
-        threads[-1].start()
-    interrupted = False
-    for (_spec, proc), t in zip(procs, threads):
-        while True:
-            try:
-                proc.wait()
-                break
-            except KeyboardInterrupt:  # the terminal's Ctrl-C reached every run too: let them store and stop
-                interrupted = True
-        t.join()
+    stop = _Stop(procs)
+    # SIGTERM, SIGHUP and Ctrl-C stop the runs rather than this process alone: each child is
+    # told (stop.forward), and this process waits for every one to record its interruption
+    with stop_on_signals():
+        try:
+            for i, spec in enumerate(target_specs):
+                # main(), not app(): a child's error comes out as its one paragraph and exit code.
+                # Its own process group: a terminal's Ctrl-C reaches this process alone, which
+                # passes it on once (a second SIGINT would cut the child's own stopping short).
+                with held_stop() as held:  # a run started is a run told of a stop
+                    proc = subprocess.Popen(
+                        [sys.executable, "-c", "from iolab.cli.main import main; main()", *base, "--target", spec],
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.STDOUT,
+                        text=True,
+                        env=dict(os.environ, **{RUN_DIRS_ENV: str(told / f"{i}.json")}),
+                        process_group=0,
+                    )
+                    procs.append((spec, proc))
+                    threads.append(threading.Thread(target=pump, args=(spec, proc), daemon=True))
+                    threads[-1].start()
+                held.release()
+        except KeyboardInterrupt as e:  # stopped while starting them: start no more
+            stop.forward(e)
+        for (_spec, proc), t in zip(procs, threads):
+            stop.wait(proc)
+            stop.wait(t)
     failed = [f"{spec} (exit {p.returncode})" for spec, p in procs if p.returncode != 0]
     if failed:
         console.print(f"runs that did not finish: {', '.join(failed)}", markup=False)
@@ -211,7 +220,43 @@ def _run_many(target_specs: list[str], base: list[str], root: Path, console, tol
     # The first failed run's own status (3: a safety refusal, 2: bad input, ...); a run killed
     # by a signal as a shell reports it (128 + the signal).
     rc = next((p.returncode for _, p in procs if p.returncode != 0), 0)
-    return 130 if interrupted else rc if rc >= 0 else 128 - rc
+    return stop.code if stop.code is not None else rc if rc >= 0 else 128 - rc
+
+
+class _Stop:
+    """A stop signal to the process that runs several --target: passed once to every run still
+    going, whose own handling stops fio and marks its run interrupted; the exit code is the
+    signal's (143 for SIGTERM, 130 for Ctrl-C) once all have ended."""
+
+    def __init__(self, procs: list[tuple[str, subprocess.Popen]]):
+        self.procs = procs
+        self.code: int | None = None
+
+    def forward(self, e: KeyboardInterrupt) -> None:
+        import signal
+
+        from iolab.run.stopsignals import Interrupted, acted_on, exit_code
+
+        acted_on()
+        if self.code is not None:
+            return  # told once: a second signal would cut the runs' own stopping short
+        self.code = exit_code(e)
+        signum = e.signum if isinstance(e, Interrupted) else signal.SIGINT
+        for _spec, proc in self.procs:
+            if proc.poll() is None:
+                proc.send_signal(signum)
+
+    def wait(self, what: subprocess.Popen | threading.Thread) -> None:
+        """Wait for a run (or its output's reader) to end, whatever stop signals arrive meanwhile."""
+        while True:
+            try:
+                if isinstance(what, subprocess.Popen):
+                    what.wait()
+                else:
+                    what.join()
+                return
+            except KeyboardInterrupt as e:
+                self.forward(e)
 
 
 def _without_targets(argv: list[str]) -> list[str]:
