@@ -47,13 +47,35 @@ def tell_run_dir(told: Path, run_dir: Path) -> None:
         f.write(json.dumps(str(run_dir)) + "\n")
 
 
-def _told_run_dir(told: Path) -> Path | None:
-    """The last run directory a child named (None: it completed none)."""
+def _told_run_dirs(told: Path) -> list[Path]:
+    """Every run directory a child named, in order: one per test of a sequence it completed."""
     try:
         lines = told.read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:
-        return None
-    return Path(json.loads(lines[-1])) if lines else None
+        return []
+    return [Path(json.loads(line)) for line in lines if line]
+
+
+def _compare_runs(dirs: list[Path], root: Path, console) -> None:
+    """Compare each test across the targets that completed it (a sequence is several tests: its
+    IOPS runs with each other, its Throughput runs with each other, ...), then, when the tests are
+    one sequence that declares summary figures (RWSW), the sequence's summary comparison."""
+    from iolab.api import runs as api
+    from iolab.api.runlist import summarise_run
+    from iolab.pages.textreport import render_ranking
+
+    by_test: dict[str, list[Path]] = {}
+    for d in dirs:
+        by_test.setdefault(summarise_run(d).test, []).append(d)
+    groups = [runs for runs in by_test.values() if len(runs) > 1]
+    if len(groups) > 1 and api.summary_sequence(set(by_test)) is not None:
+        groups.append([d for runs in groups for d in runs])
+    for runs in groups:
+        compared = api.compare(runs, root / "compare", force=True)
+        if compared.summary is not None:
+            render_ranking(compared.summary, console)
+        for p in compared.paths:
+            console.print(f"comparison: {p}", markup=False, soft_wrap=True)
 
 
 def legs_for_run(tgt: Target, paths: str | None, hosts: str | None, hosts_file: Path | None) -> tuple[list, str] | None:
@@ -206,17 +228,8 @@ def _run_many(target_specs: list[str], base: list[str], root: Path, console, tol
     failed = [f"{spec} (exit {p.returncode})" for spec, p in procs if p.returncode != 0]
     if failed:
         console.print(f"runs that did not finish: {', '.join(failed)}", markup=False)
-    dirs = [_told_run_dir(told / f"{i}.json") if p.returncode == 0 else None for i, (_s, p) in enumerate(procs)]
-    done = [d for d in dirs if d is not None]
-    if len(done) > 1:
-        from iolab.api import runs as api
-        from iolab.pages.textreport import render_ranking
-
-        compared = api.compare(done, root / "compare", force=True)
-        if compared.summary is not None:
-            render_ranking(compared.summary, console)
-        for p in compared.paths:
-            console.print(f"comparison: {p}", markup=False, soft_wrap=True)
+    done = [d for i, (_s, p) in enumerate(procs) if p.returncode == 0 for d in _told_run_dirs(told / f"{i}.json")]
+    _compare_runs(done, root, console)
     # The first failed run's own status (3: a safety refusal, 2: bad input, ...); a run killed
     # by a signal as a shell reports it (128 + the signal).
     rc = next((p.returncode for _, p in procs if p.returncode != 0), 0)
