@@ -267,3 +267,34 @@ def test_bad_input_gets_a_clear_error_not_a_traceback(scratch):
         p = iolab(*args, "--runs-dir", str(scratch)) if args[0] == "run" else iolab(*args)
         assert p.returncode != 0
         assert "Traceback" not in p.stderr + p.stdout
+
+
+def test_a_sequence_on_several_targets_compares_each_of_its_tests(scratch):
+    # the children of several --target name a run directory per test of a sequence, and only the
+    # last was read: `run pts -t A -t B` compared WSAT alone, never IOPS, Throughput or Latency
+    runs = scratch / "runs"
+    args = (
+        "run",
+        "pts",
+        "--quick",
+        "--cell-time",
+        "100ms",
+        "--max-rounds",
+        "1",
+        "--no-report",
+        "--runs-dir",
+        str(runs),
+    )
+    r = iolab(*args, "-t", "sim:enterprise-sas", "-t", "sim:enterprise-sas?seed=2")
+    assert r.returncode == 0, r.stdout + r.stderr
+    by_test: dict[str, list[str]] = {}
+    for s in list_runs(runs):
+        by_test.setdefault(s.test, []).append(s.run_id)
+    assert sorted(by_test) == ["iops", "latency", "throughput", "wsat"] and all(len(v) == 2 for v in by_test.values())
+    pages = {p.name.split("-2drives-")[0].removeprefix("compare-"): p for p in (runs / "compare").glob("*.html")}
+    assert sorted(pages) == sorted(by_test), sorted(pages)
+    for test, ids in by_test.items():
+        text = pages[test].read_text()
+        assert all(i in text for i in ids), (test, ids)
+    said = " ".join(r.stdout.split())
+    assert all(f"comparison: {pages[t]}" in said for t in pages), said

@@ -7,12 +7,13 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from .conftest import iolab
+from .conftest import free_port, iolab
 
 pytestmark = [
     pytest.mark.integration,
@@ -59,3 +60,59 @@ def test_a_smaller_size_limits_the_tested_range_and_none_tests_the_whole_export(
     assert run["target"]["tested_capacity_bytes"] == tested
     manifest = json.loads((Path(run["path"]) / "manifest.json").read_text())
     assert manifest["target"]["facts"]["capacity_bytes"] == 64 * MiB  # the export's own size, as its server said
+
+
+@pytest.fixture
+def tcp_export(scratch: Path):
+    """A 64 MiB nbdkit memory export on 127.0.0.1 and a free port (the port)."""
+    port = free_port()
+    server = subprocess.Popen(
+        ["nbdkit", "-f", "-i", "127.0.0.1", "-p", str(port), "memory", "64M"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while subprocess.run(["nbdinfo", "--size", f"nbd://127.0.0.1:{port}"], capture_output=True).returncode:
+            assert time.monotonic() < deadline and server.poll() is None, "nbdkit did not start"
+            time.sleep(0.05)
+        yield port
+    finally:
+        server.terminate()
+        server.wait()
+
+
+# A run's claim on a target, held by another process until its stdin closes.
+HOLD = (
+    "import sys; from iolab import targets; targets.claim(targets.parse_target(sys.argv[1])); "
+    "print('held', flush=True); sys.stdin.read()"
+)
+
+
+def test_one_export_under_two_names_is_one_target(tcp_export, scratch):
+    # The lock was keyed by the URI's text: a run on nbd://localhost:PORT went ahead beside one on
+    # nbd://127.0.0.1:PORT, and -t with both ran two runs on the export and compared it with itself.
+    port = tcp_export
+    first = f"nbd://127.0.0.1:{port}"
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, first], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
+        # nbdkit listens on 127.0.0.1 alone: [::1] is a loopback spelling too, given ?size= not to ask it
+        for other in (f"nbd://localhost:{port}/", f"nbd://LOCALHOST:{port}", f"nbd://[::1]:{port}?size=64MiB"):
+            p = iolab("run", "latency", *QUICK, "-t", other, "--runs-dir", str(scratch / "runs"))
+            said = " ".join((p.stdout + p.stderr).split())
+            assert p.returncode == 3, (other, said)
+            assert f"another iolab process (pid {holder.pid})" in said and "Traceback" not in said, said
+        assert not (scratch / "runs").exists()
+    finally:
+        holder.communicate(b"")
+    # given twice to one `iolab run`: refused before either run starts
+    p = iolab(
+        "run", "latency", *QUICK, "-t", first, "-t", f"nbd://localhost:{port}", "--runs-dir", str(scratch / "runs")
+    )
+    said = " ".join((p.stdout + p.stderr).split())
+    assert p.returncode == 2 and "are one drive" in said and f"NBD export nbd://localhost:{port}/" in said, said
+    assert not (scratch / "runs").exists()
+    # the claim is free again once its holder ended
+    p = iolab("run", "latency", *QUICK, "-t", f"nbd://localhost:{port}", "--runs-dir", str(scratch / "runs"))
+    assert p.returncode == 0, p.stdout + p.stderr

@@ -184,3 +184,25 @@ def test_audit_store_and_a_report_into_the_run_wait_for_its_writer(scratch):
     finally:
         holder.communicate(b"")
     assert iolab("audit", "--store", str(r.path)).returncode == 0
+
+
+def test_a_claim_file_that_is_a_hard_link_to_another_file_is_refused_and_that_file_kept(scratch):
+    # O_NOFOLLOW stopped a symbolic link only: `audit --store` wrote its claim record through a
+    # hard link planted as writer.lock, into the file it names, and ended 0.
+    runs = scratch / "runs"
+    res = iolab("run", "iops", "--quick", "--runs-dir", str(runs), "--no-report")
+    assert res.returncode == 0, res.stderr
+    [r] = list_runs(runs)
+    precious = scratch / "precious.txt"
+    precious.write_text("precious data line\n")
+    os.link(precious, r.path / WRITER_FILE)
+    for cmd in (("audit", "--store", str(r.path)), ("report", str(r.path)), ("resume", str(r.path))):
+        res = iolab(*cmd)
+        said = " ".join(res.stderr.split())
+        assert res.returncode == 3, (cmd, said)
+        assert f"{r.path / WRITER_FILE} has 2 hard links" in said and "Traceback" not in said, (cmd, said)
+        assert precious.read_text() == "precious data line\n", cmd
+    assert not (r.path / "report").exists()
+    (r.path / WRITER_FILE).unlink()  # as the refusal says: the run is written again once it is gone
+    assert iolab("audit", "--store", str(r.path)).returncode == 0
+    assert precious.read_text() == "precious data line\n"

@@ -7,6 +7,7 @@ import hashlib
 import json
 import math
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -151,6 +152,29 @@ def test_history_lists_a_figure_per_target_in_time_order_and_leaves_the_runs_as_
     rows = [line.split() for line in t.stdout.splitlines() if any(r["run_id"] in line for r in made)]
     assert t.returncode == 0 and [row[2] for row in rows] == ["1", "2", "1"], t.stdout  # the seed column
     assert tree_hash(root) == before
+
+
+def test_history_counts_a_copied_run_directory_once_and_says_which_copy_it_left_out(runs, tmp_path):
+    # `cp -a runs/RUN hdup/copy-of-run` beside RUN itself showed two identical points of one run
+    # (one uid), as if the drive had been measured twice; compare and check refuse that pair
+    _, made = runs
+    root = tmp_path / "hdup"
+    first, again = (Path(made[i]["path"]) for i in (0, 2))  # two runs of one drive (seed 1 twice)
+    for src, name in ((first, first.name), (first, "copy-of-run"), (again, again.name)):
+        shutil.copytree(src, root / name, symlinks=True)
+    p = iolab("history", ART, "--runs-dir", str(root), "--json")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert errors(doc, SCHEMA) == []
+    [drive] = doc["history"]["targets"]
+    assert [pt["run_id"] for pt in drive["points"]] == [made[0]["run_id"], made[2]["run_id"]]
+    assert [s["path"] for s in doc["history"]["skipped"]] == [str(root / "copy-of-run")]
+    assert made[0]["run_id"] in doc["history"]["skipped"][0]["reason"]
+    shown = iolab("history", ART, "--runs-dir", str(root))
+    said = " ".join(shown.stdout.split())
+    rows = [ln for ln in shown.stdout.splitlines() if made[0]["run_id"] in ln and not ln.startswith("skipped")]
+    assert shown.returncode == 0 and len(rows) == 1, shown.stdout
+    assert f"skipped {root / 'copy-of-run'}: a copy of run {made[0]['run_id']}" in said, said
 
 
 def test_history_marks_each_scaled_down_run_in_the_table_the_document_and_the_chart(runs, tmp_path):

@@ -3,6 +3,7 @@ paths to one drive (two loop devices over one file), several drives in parallel.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -13,11 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from iolab.api.runlist import list_runs
 from iolab.engines.hostlist import Host
 from iolab.engines.merge import breakdown
 from iolab.store.runstore import RunStore
 
-from .conftest import IOLAB, iolab
+from .conftest import IOLAB, default_signals, iolab
 from .netns import fio_hosts, kill_host
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root for network namespaces and loop devices")
@@ -247,6 +249,69 @@ def test_several_targets_run_in_parallel_and_are_compared(scratch):
     assert any(p.suffix == ".html" for p in (scratch / "runs" / "compare").iterdir())
     runs = [RunStore.open(p) for p in (scratch / "runs").iterdir() if p.name != "compare"]
     assert sorted(s.manifest.target["path"] for s in runs) == [f"{scratch}/a.img", f"{scratch}/b.img"]
+
+
+def _running_children(runs: Path, n: int, coordinator: subprocess.Popen) -> dict[Path, int]:
+    """Each run directory of the n runs, once every one is running, with the pid of the run
+    writing it (its claim's record): waits on the runs' own state, not on time."""
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        assert coordinator.poll() is None, "the runs ended before the test stopped them"
+        found = {}
+        for r in list_runs(runs) if runs.exists() else []:
+            try:
+                pid = json.loads((r.path / "writer.lock").read_text())["pid"]
+            except (OSError, ValueError, KeyError):
+                continue  # claimed, its record not written yet
+            if r.state == "running":
+                found[r.path] = pid
+        if len(found) == n:
+            return found
+        time.sleep(0.1)
+    raise AssertionError(f"{n} runs were not all running within 300 s")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+
+
+def test_sigterm_to_several_targets_stops_every_run_each_marked_interrupted(scratch):
+    # the process running several --target died of SIGTERM at once (143), and its runs went on
+    # writing their targets with no one to stop them
+    runs = scratch / "runs"
+    specs = [f"file:{scratch}/{n}.img?size=32MiB" for n in "ab"]
+    # 25 rounds of 9 one-second cells: fio's time-based cells outlast the wait for both to run
+    args = ["run", "latency", "--quick", "--max-rounds", "25", "--no-report", "--runs-dir", str(runs)]
+    coordinator = subprocess.Popen(
+        [*IOLAB, *args, *(a for s in specs for a in ("-t", s))],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        preexec_fn=default_signals,  # stopped with SIGTERM below
+    )
+    children: dict[Path, int] = {}
+    try:
+        children = _running_children(runs, len(specs), coordinator)
+        coordinator.send_signal(signal.SIGTERM)
+        out, _ = coordinator.communicate(timeout=300)
+        assert coordinator.returncode == 143, out
+    finally:
+        if coordinator.poll() is None:
+            coordinator.kill()
+            coordinator.wait()
+        left = [pid for pid in children.values() if _alive(pid)]
+        for pid in left:  # never leave a run behind, even when the test fails
+            os.kill(pid, signal.SIGKILL)
+    assert left == [], "runs went on after their coordinator ended"
+    for d in children:
+        m = RunStore.open(d).manifest
+        assert m.state == "interrupted" and "stopped by SIGTERM" in (m.error or ""), (d, m.state, m.error)
+        assert not (d / "writer.lock").exists()  # each released its claim as it ended
+    assert "runs that did not finish" in out and "Traceback" not in out
 
 
 def test_several_targets_are_compared_however_long_the_runs_directory_on_a_narrow_console(scratch):

@@ -7,7 +7,7 @@ sample of the model).
                                    its major:minor
   a block device of an ssh host    the same, read there with lsblk (engines/hosts.py)
   a file of this machine           its filesystem device and inode (a symlink or hard link is caught)
-  an NBD export                     its URI (only the server knows which exports are one)
+  an NBD export                     the endpoints its URI reaches (host resolved, loopback one, port, name)
   a file of an ssh host            the same, read there, compared with that host's other files only
   a simulated drive                its preset, parameters and seed
   a host of this machine           as a drive of this machine (its own fio server writes its path)

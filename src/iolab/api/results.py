@@ -24,6 +24,7 @@ from iolab.api import registry
 from iolab.core.cellschema import EXPORTED
 from iolab.figures.summary import PhaseSummary, summarise
 from iolab.pages.outcome import run_record, steady_state
+from iolab.store.manifest import manifest_run_key
 from iolab.store.runstore import RunStore
 
 
@@ -96,6 +97,7 @@ class Run:
         assert m is not None  # RunStore.open refuses a directory without one
         self.dir: Path = store.dir
         self.run_id: str = m.run_id
+        self.key: str = manifest_run_key(m)  # one run, whichever copy of its directory this is
         self.test: str = m.test
         self.title: str = m.title
         self.started: str = m.started

@@ -428,7 +428,7 @@ def compare(
 
     paths = open_runs(run_refs)
     tests = {_test_of(p) for p in paths}
-    seq = _summary_sequence(tests)
+    seq = summary_sequence(tests)
     if len(tests) > 1 and seq is not None:
         if labels:
             raise IolabError(
@@ -447,7 +447,7 @@ def compare(
     )
 
 
-def _summary_sequence(tests: set[str]) -> str | None:
+def summary_sequence(tests: set[str]) -> str | None:
     """The one sequence all these tests belong to, if each contributes to its summary."""
     found = [registry.find(t) for t in tests]
     known = [t for t in found if t is not None]

@@ -47,13 +47,35 @@ def tell_run_dir(told: Path, run_dir: Path) -> None:
         f.write(json.dumps(str(run_dir)) + "\n")
 
 
-def _told_run_dir(told: Path) -> Path | None:
-    """The last run directory a child named (None: it completed none)."""
+def _told_run_dirs(told: Path) -> list[Path]:
+    """Every run directory a child named, in order: one per test of a sequence it completed."""
     try:
         lines = told.read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:
-        return None
-    return Path(json.loads(lines[-1])) if lines else None
+        return []
+    return [Path(json.loads(line)) for line in lines if line]
+
+
+def _compare_runs(dirs: list[Path], root: Path, console) -> None:
+    """Compare each test across the targets that completed it (a sequence is several tests: its
+    IOPS runs with each other, its Throughput runs with each other, ...), then, when the tests are
+    one sequence that declares summary figures (RWSW), the sequence's summary comparison."""
+    from iolab.api import runs as api
+    from iolab.api.runlist import summarise_run
+    from iolab.pages.textreport import render_ranking
+
+    by_test: dict[str, list[Path]] = {}
+    for d in dirs:
+        by_test.setdefault(summarise_run(d).test, []).append(d)
+    groups = [runs for runs in by_test.values() if len(runs) > 1]
+    if len(groups) > 1 and api.summary_sequence(set(by_test)) is not None:
+        groups.append([d for runs in groups for d in runs])
+    for runs in groups:
+        compared = api.compare(runs, root / "compare", force=True)
+        if compared.summary is not None:
+            render_ranking(compared.summary, console)
+        for p in compared.paths:
+            console.print(f"comparison: {p}", markup=False, soft_wrap=True)
 
 
 def legs_for_run(tgt: Target, paths: str | None, hosts: str | None, hosts_file: Path | None) -> tuple[list, str] | None:
@@ -146,8 +168,9 @@ def _refuse_one_target_twice(specs: list[str]) -> None:
         if key in seen:
             raise IolabError(
                 f"--target {seen[key]} and --target {spec} are one drive: both reach the {key} (a "
-                "symlink, a hard link or a second device node is another name of one drive). Two runs on "
-                "one drive would measure neither: give each drive once. Nothing was run or written."
+                "symlink, a hard link, a second device node or another address of one NBD server is another "
+                "name of one drive). Two runs on one drive would measure neither: give each drive once. "
+                "Nothing was run or written."
             )
         seen[key] = spec
 
@@ -163,7 +186,11 @@ def run_many(target_specs: list[str], argv: list[str], root: Path, console) -> i
 
 
 def _run_many(target_specs: list[str], base: list[str], root: Path, console, told: Path) -> int:
-    procs, lock = [], threading.Lock()
+    from iolab.run.stopsignals import held_stop, stop_on_signals
+
+    procs: list[tuple[str, subprocess.Popen]] = []
+    threads: list[threading.Thread] = []
+    lock = threading.Lock()
 
     def pump(spec: str, proc: subprocess.Popen) -> None:
         for line in proc.stdout:  # type: ignore[union-attr]
@@ -171,46 +198,78 @@ def _run_many(target_specs: list[str], base: list[str], root: Path, console, tol
             with lock:
                 console.print(f"[{spec}] {line}", markup=False, highlight=False, soft_wrap=True)
 
-    threads = []
-    for i, spec in enumerate(target_specs):
-        # main(), not app(): a child's error comes out as its one paragraph and exit code
-        proc = subprocess.Popen(
-            [sys.executable, "-c", "from iolab.cli.main import main; main()", *base, "--target", spec],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            env=dict(os.environ, **{RUN_DIRS_ENV: str(told / f"{i}.json")}),
-        )
-        procs.append((spec, proc))
-        threads.append(threading.Thread(target=pump, args=(spec, proc), daemon=True))
-        threads[-1].start()
-    interrupted = False
-    for (_spec, proc), t in zip(procs, threads):
-        while True:
-            try:
-                proc.wait()
-                break
-            except KeyboardInterrupt:  # the terminal's Ctrl-C reached every run too: let them store and stop
-                interrupted = True
-        t.join()
+    stop = _Stop(procs)
+    # SIGTERM, SIGHUP and Ctrl-C stop the runs rather than this process alone: each child is
+    # told (stop.forward), and this process waits for every one to record its interruption
+    with stop_on_signals():
+        try:
+            for i, spec in enumerate(target_specs):
+                # main(), not app(): a child's error comes out as its one paragraph and exit code.
+                # Its own process group: a terminal's Ctrl-C reaches this process alone, which
+                # passes it on once (a second SIGINT would cut the child's own stopping short).
+                with held_stop() as held:  # a run started is a run told of a stop
+                    proc = subprocess.Popen(
+                        [sys.executable, "-c", "from iolab.cli.main import main; main()", *base, "--target", spec],
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.STDOUT,
+                        text=True,
+                        env=dict(os.environ, **{RUN_DIRS_ENV: str(told / f"{i}.json")}),
+                        process_group=0,
+                    )
+                    procs.append((spec, proc))
+                    threads.append(threading.Thread(target=pump, args=(spec, proc), daemon=True))
+                    threads[-1].start()
+                held.release()
+        except KeyboardInterrupt as e:  # stopped while starting them: start no more
+            stop.forward(e)
+        for (_spec, proc), t in zip(procs, threads):
+            stop.wait(proc)
+            stop.wait(t)
     failed = [f"{spec} (exit {p.returncode})" for spec, p in procs if p.returncode != 0]
     if failed:
         console.print(f"runs that did not finish: {', '.join(failed)}", markup=False)
-    dirs = [_told_run_dir(told / f"{i}.json") if p.returncode == 0 else None for i, (_s, p) in enumerate(procs)]
-    done = [d for d in dirs if d is not None]
-    if len(done) > 1:
-        from iolab.api import runs as api
-        from iolab.pages.textreport import render_ranking
-
-        compared = api.compare(done, root / "compare", force=True)
-        if compared.summary is not None:
-            render_ranking(compared.summary, console)
-        for p in compared.paths:
-            console.print(f"comparison: {p}", markup=False, soft_wrap=True)
+    done = [d for i, (_s, p) in enumerate(procs) if p.returncode == 0 for d in _told_run_dirs(told / f"{i}.json")]
+    _compare_runs(done, root, console)
     # The first failed run's own status (3: a safety refusal, 2: bad input, ...); a run killed
     # by a signal as a shell reports it (128 + the signal).
     rc = next((p.returncode for _, p in procs if p.returncode != 0), 0)
-    return 130 if interrupted else rc if rc >= 0 else 128 - rc
+    return stop.code if stop.code is not None else rc if rc >= 0 else 128 - rc
+
+
+class _Stop:
+    """A stop signal to the process that runs several --target: passed once to every run still
+    going, whose own handling stops fio and marks its run interrupted; the exit code is the
+    signal's (143 for SIGTERM, 130 for Ctrl-C) once all have ended."""
+
+    def __init__(self, procs: list[tuple[str, subprocess.Popen]]):
+        self.procs = procs
+        self.code: int | None = None
+
+    def forward(self, e: KeyboardInterrupt) -> None:
+        import signal
+
+        from iolab.run.stopsignals import Interrupted, acted_on, exit_code
+
+        acted_on()
+        if self.code is not None:
+            return  # told once: a second signal would cut the runs' own stopping short
+        self.code = exit_code(e)
+        signum = e.signum if isinstance(e, Interrupted) else signal.SIGINT
+        for _spec, proc in self.procs:
+            if proc.poll() is None:
+                proc.send_signal(signum)
+
+    def wait(self, what: subprocess.Popen | threading.Thread) -> None:
+        """Wait for a run (or its output's reader) to end, whatever stop signals arrive meanwhile."""
+        while True:
+            try:
+                if isinstance(what, subprocess.Popen):
+                    what.wait()
+                else:
+                    what.join()
+                return
+            except KeyboardInterrupt as e:
+                self.forward(e)
 
 
 def _without_targets(argv: list[str]) -> list[str]:

@@ -144,6 +144,7 @@ def history(figure: str, runs_dir: Path, test: str | None = None, target: str | 
     meta: tuple[str, str] | None = None
     tests: dict[str, None] = {}
     specs: dict[str, set[str]] = {}  # each drive's runs' own specs (with their seeds), which --target takes too
+    counted: dict[str, Path] = {}  # each run (its uid) and the directory it was counted from
     for summary in list_runs(runs_dir):
         if summary.problem or summary.state != "complete":
             if test is None or summary.test == test:
@@ -157,6 +158,15 @@ def history(figure: str, runs_dir: Path, test: str | None = None, target: str | 
             skipped.append({"path": str(summary.path), "reason": str(e)})
             continue
         with run:
+            if run.key in counted:  # a copy of a run's directory is the same measurement, not a second one
+                skipped.append(
+                    {
+                        "path": str(summary.path),
+                        "reason": f"a copy of run {run.run_id} ({counted[run.key]}), counted once",
+                    }
+                )
+                continue
+            counted[run.key] = summary.path
             figs = {f.name: f for f in run.figures()}
             names.update(dict.fromkeys(figs))
             if figure not in figs:

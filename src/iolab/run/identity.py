@@ -87,8 +87,10 @@ def identity_key(ident: dict, where: str) -> str | None:
         from iolab.targets.sim_facts import drive_key as sim_drive  # lazy: the simulator's native module
 
         return f"simulated {sim_drive(ident['preset'], dict(ident['options']))!r}"
-    if kind == "nbd":  # only the server knows its exports: one URI is one export
-        return f"NBD export {ident['uri']}"
+    if kind == "nbd":  # only the server knows its exports: one endpoint (address, port, name) is one export
+        from iolab.targets.spec import nbd_endpoints
+
+        return f"NBD export {' or '.join(nbd_endpoints(ident['uri']))}"
     if kind == "file":
         if ident.get("missing"):
             return f"file to be made on {where} at {ident['path']}"

@@ -117,6 +117,13 @@ def run_key(run_id: str, uid: str | None, legacy: str = "") -> str:
     return f"uid {uid}" if uid else f"id {run_id} {legacy}".rstrip()
 
 
+def manifest_run_key(m: Manifest) -> str:
+    """run_key of a run whose whole manifest is at hand: a run stored before uids is its id and
+    the process that wrote it (a copy of its directory has both; two runs started in one second
+    in other runs directories only the id)."""
+    return run_key(m.run_id, m.uid, f"{m.boot_id} {m.pid} {m.pid_start}")
+
+
 class _RunDir(Protocol):
     dir: Path
     manifest: Manifest | None

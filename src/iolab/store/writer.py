@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 import sys
 import time
 from collections.abc import Iterator
@@ -32,6 +31,7 @@ from pathlib import Path
 
 from iolab.core.errors import RefusedError
 from iolab.core.procs import boot_id, holder_record, process_start, same_process_alive
+from iolab.targets.lock import open_file_problem
 
 WRITER_FILE = "writer.lock"
 
@@ -117,16 +117,21 @@ def claim_run(run_dir: Path) -> RunClaim:
 
 def _open(path: Path) -> int:
     try:
-        # never through a link: the file is written (truncated, then the holder's record)
+        # never through a symbolic link (O_NOFOLLOW) nor a hard link (open_file_problem): the file is
+        # written (truncated, then the holder's record), which would replace whatever file it names
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
     except OSError as e:
         raise RefusedError(
             f"cannot claim run directory {path.parent} for writing: {path.name}: {e.strerror}. A run "
             "directory is written by one iolab process at a time, which needs that file."
         ) from None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+    unsafe = open_file_problem(fd)
+    if unsafe:
         os.close(fd)
-        raise RefusedError(f"{path} is not a regular file, so iolab cannot claim run directory {path.parent}.")
+        raise RefusedError(
+            f"{path} {unsafe}, so iolab will not write its claim into it and cannot claim run directory "
+            f"{path.parent}; remove {path.name} (iolab makes it afresh) and try again."
+        )
     return fd
 
 

@@ -10,7 +10,8 @@ it ends (the kernel drops every lock and descriptor of a process that dies):
   - block devices: an O_EXCL open as well, so the kernel also refuses mount, mkfs, swapon and
     other exclusive opens meanwhile (fio's plain opens still work);
   - files: an flock on the file itself as well, which holds across lock directories;
-  - NBD exports by URI; simulated drives only when they save their state to a file.
+  - NBD exports by each server endpoint their URI reaches (the host resolved, the port and
+    export written one way); simulated drives only when they save their state to a file.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from iolab.targets import host
 from iolab.targets.facts import block_dev
 from iolab.targets.kinds import kind_of
 from iolab.targets.model import Target
+from iolab.targets.spec import nbd_endpoints
 from iolab.targets.usage import loop_backing
 
 DEFAULT_LOCK_DIR = Path("/run/iolab/locks")
@@ -186,8 +188,17 @@ def file_created(target: Target) -> None:
         got.hold_file()
 
 
-def claim_uri(target: Target) -> TargetClaim:
-    return _lock(target, f"{target.kind}-{target.path}")
+def claim_nbd(target: Target) -> TargetClaim:
+    """A lock per server endpoint the export's URI reaches (spec.nbd_endpoints), so one export
+    under two names (127.0.0.1 and localhost, a host name and one of its addresses) is one target."""
+    first, *more = nbd_endpoints(target.path)
+    got = _lock(target, f"nbd-{first}")
+    try:
+        got.parts.extend(_lock(target, f"nbd-{e}") for e in more)
+    except RefusedError:
+        got.release()
+        raise
+    return got
 
 
 def claim_sim(target: Target) -> TargetClaim:
@@ -274,7 +285,7 @@ def _open_lock_file(name: str) -> tuple[int, Path]:
                 ) from None
             errors.append(f"{d}: {e.strerror}")
             continue
-        unsafe = _unsafe_file(fd)
+        unsafe = open_file_problem(fd)
         if unsafe:
             os.close(fd)
             raise RefusedError(
@@ -329,7 +340,12 @@ def _unsafe_dir(d: Path) -> str | None:
     return None
 
 
-def _unsafe_file(fd: int) -> str | None:
+def open_file_problem(fd: int) -> str | None:
+    """Why iolab must not write a file it opened to hold a claim (a target's lock file, a run
+    directory's writer.lock), or None. Such a file is opened with O_NOFOLLOW, which stops only a
+    symbolic link: a hard link planted under its name, or another user's file, would have its
+    content replaced by the holder's record, so anything but a regular file of ours (or root's)
+    with no other name is refused before it is written."""
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
         return "is not a regular file"

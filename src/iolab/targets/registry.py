@@ -6,7 +6,7 @@ from __future__ import annotations
 from iolab.targets.cache import block_write_cache, file_write_cache, nbd_write_cache, sim_write_cache
 from iolab.targets.facts import zoned_problems
 from iolab.targets.kinds import Kind, register
-from iolab.targets.lock import claim_block, claim_file, claim_sim, claim_uri
+from iolab.targets.lock import claim_block, claim_file, claim_nbd, claim_sim
 from iolab.targets.purge import PURGE_METHODS, purge_block, purge_file, purge_nbd, purge_sim
 from iolab.targets.safety import block_problems, file_problems, nbd_problems, sim_problems
 from iolab.targets.spec import parse_block, parse_file, parse_nbd, parse_sim
@@ -48,7 +48,7 @@ NBD = register(
         ("nbd://", "nbd+unix://"),
         parse_nbd,
         nbd_problems,
-        claim_uri,
+        claim_nbd,
         purge_nbd,
         nbd_write_cache,
         purge_methods=("auto",),

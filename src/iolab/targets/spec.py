@@ -10,8 +10,10 @@ sim:PRESET?param=value             the built-in simulated drive
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
+import socket
 import stat
 import urllib.parse
 
@@ -120,6 +122,9 @@ def parse_file(spec: str, text: str) -> Target:
     return Target(kind="file", spec=spec, path=path, capacity=capacity, facts=device_facts(path), options=options)
 
 
+NBD_PORT = 10809  # the NBD protocol's port
+
+
 def parse_nbd(spec: str, text: str) -> Target:
     base, options = _split_query(spec, text, {"size", "socket"})
     opts = dict(options)
@@ -135,7 +140,7 @@ def parse_nbd(spec: str, text: str) -> Target:
         if "socket" in opts:
             raise IolabError(f"target {spec!r}: socket= belongs to nbd+unix:///EXPORT?socket=PATH, not nbd://.")
         host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
-        uri = f"nbd://{host}:{port or 10809}/{export}"
+        uri = f"nbd://{host}:{port or NBD_PORT}/{export}"
     else:
         if parts.netloc:
             raise IolabError(f"target {spec!r}: nbd+unix:// takes no host; write nbd+unix:///EXPORT?socket=PATH.")
@@ -164,6 +169,38 @@ def parse_nbd(spec: str, text: str) -> Target:
     facts = DeviceFacts(interface="nbd", capacity_bytes=served, sources=("nbdinfo",))
     capacity = served if given is None else given  # a smaller ?size= limits the tested range, as for files
     return Target(kind="nbd", spec=spec, path=uri, capacity=capacity, facts=facts, options=options)
+
+
+def nbd_endpoints(uri: str) -> list[str]:
+    """The server endpoints an NBD URI (a target's path, parse_nbd's form) reaches, each written
+    one way whatever the spelling: the host resolved (getaddrinfo) to each of its addresses, every
+    loopback address (127.0.0.1, ::1, `localhost`) as `localhost`, the port given (default 10809)
+    and the export name percent-decoded; a Unix socket by its real path. Two URIs that share an
+    endpoint reach one export: the lock and the check for one target given twice key on these,
+    which the URI's text (nbd://127.0.0.1:10812 beside nbd://localhost:10812) let two runs write
+    at once."""
+    parts = urllib.parse.urlsplit(uri)
+    if parts.scheme == "nbd+unix":
+        export, _, sock = uri[len("nbd+unix:///") :].partition("?socket=")
+        return [f"nbd+unix://{os.path.realpath(sock)}/{urllib.parse.unquote(export)}"]
+    export = urllib.parse.unquote(parts.path.lstrip("/"))
+    port = parts.port or NBD_PORT
+    name = (parts.hostname or "").lower()
+    try:
+        addresses = {str(info[4][0]).split("%")[0] for info in socket.getaddrinfo(name, port, type=socket.SOCK_STREAM)}
+    except OSError:  # not resolved here: reaching it fails too, unless ?size= spared asking it
+        addresses = {name}
+    return [f"nbd://{a}:{port}/{export}" for a in sorted({_endpoint_host(a) for a in addresses})]
+
+
+def _endpoint_host(address: str) -> str:
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address  # a name that did not resolve
+    if ip.is_loopback or (isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped and ip.ipv4_mapped.is_loopback):
+        return "localhost"
+    return f"[{ip}]" if ip.version == 6 else str(ip)
 
 
 def _nbd_size(spec: str, uri: str, needed: bool) -> int | None:

@@ -284,7 +284,7 @@ def comparison_stem(test: str, run_ids: Sequence[str]) -> str:
 
 def open_runs(run_refs: Sequence[str | Path]) -> list[Path]:
     """The run directories named, each checked readable (read-only); a run named twice is refused."""
-    from iolab.store.manifest import manifest_of, run_key
+    from iolab.store.manifest import manifest_of, manifest_run_key
     from iolab.store.runstore import RunStore
 
     seen: dict[str, str] = {}
@@ -294,9 +294,7 @@ def open_runs(run_refs: Sequence[str | Path]) -> list[Path]:
         try:
             m = manifest_of(store)
             run_id = m.run_id
-            # a run stored before uids is its id and the process that wrote it: a copy of its
-            # directory has both, two runs started in one second in other runs directories only the id
-            key = run_key(run_id, m.uid, f"{m.boot_id} {m.pid} {m.pid_start}") if run_id else str(store.dir)
+            key = manifest_run_key(m) if run_id else str(store.dir)
             if key in seen:
                 raise IolabError(
                     f"{seen.get(key, ref)!s} and {ref!s} are the same run ({run_id}, "
