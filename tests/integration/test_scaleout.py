@@ -314,6 +314,38 @@ def test_sigterm_to_several_targets_stops_every_run_each_marked_interrupted(scra
     assert "runs that did not finish" in out and "Traceback" not in out
 
 
+def test_sigterm_to_run_repeat_stops_the_repeat_under_way_and_starts_no_other(scratch):
+    # `iolab run --repeat N` died of SIGTERM at once and its repeat went on writing the target
+    runs = scratch / "runs"
+    args = ["run", "latency", "--quick", "--max-rounds", "25", "--no-report", "--runs-dir", str(runs)]
+    parent = subprocess.Popen(
+        [*IOLAB, *args, "--repeat", "3", "-t", f"file:{scratch}/r.img?size=32MiB"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        preexec_fn=default_signals,  # stopped with SIGTERM below
+    )
+    children: dict[Path, int] = {}
+    try:
+        children = _running_children(runs, 1, parent)
+        parent.send_signal(signal.SIGTERM)
+        out, _ = parent.communicate(timeout=300)
+        assert parent.returncode == 143, out
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait()
+        left = [pid for pid in children.values() if _alive(pid)]
+        for pid in left:
+            os.kill(pid, signal.SIGKILL)
+    assert left == [], "the repeat went on after iolab run --repeat ended"
+    [d] = children
+    m = RunStore.open(d).manifest
+    assert m.state == "interrupted" and "stopped by SIGTERM" in (m.error or ""), (m.state, m.error)
+    assert [p for p in runs.iterdir() if p.is_dir()] == [d], "a repeat started after the stop"
+    assert "Traceback" not in out
+
+
 def test_several_targets_are_compared_however_long_the_runs_directory_on_a_narrow_console(scratch):
     # at 80 columns the child's "run directory: ..." line wrapped and the parent, which parsed it,
     # compared PosixPath('.'): exit 2 after both runs had completed

@@ -198,7 +198,7 @@ def _run_many(target_specs: list[str], base: list[str], root: Path, console, tol
             with lock:
                 console.print(f"[{spec}] {line}", markup=False, highlight=False, soft_wrap=True)
 
-    stop = _Stop(procs)
+    stop = ChildStop(procs)
     # SIGTERM, SIGHUP and Ctrl-C stop the runs rather than this process alone: each child is
     # told (stop.forward), and this process waits for every one to record its interruption
     with stop_on_signals():
@@ -236,8 +236,8 @@ def _run_many(target_specs: list[str], base: list[str], root: Path, console, tol
     return stop.code if stop.code is not None else rc if rc >= 0 else 128 - rc
 
 
-class _Stop:
-    """A stop signal to the process that runs several --target: passed once to every run still
+class ChildStop:
+    """A stop signal to the process that runs several --target (or --repeat): passed once to every run still
     going, whose own handling stops fio and marks its run interrupted; the exit code is the
     signal's (143 for SIGTERM, 130 for Ctrl-C) once all have ended."""
 

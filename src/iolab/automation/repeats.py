@@ -21,10 +21,11 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from iolab.api.scaleout import _without_targets
+from iolab.api.scaleout import ChildStop, _without_targets
 from iolab.automation.tstat import geometric_mean, magnitude, on_log_scale, t_quantile
 from iolab.core.errors import Exit, IolabError
 from iolab.core.streams import note_line
+from iolab.run.stopsignals import held_stop, stop_on_signals
 
 CONFIDENCE = 0.95
 METHOD = (
@@ -144,34 +145,47 @@ def run_repeated(n: int, argv: list[str], target: list[str] | None, default_targ
     spec = target[0] if target else default_target
     records: list[dict] = []
     code = Exit.OK
-    for k in range(1, n + 1):
-        note_line(f"repeat {k} of {n}: {repeat_target(spec, k)}")
-        # main(), not app(): a child's error comes out as its one paragraph and exit code
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-c",
-                "from iolab.cli.main import main; main()",
-                *base,
-                "--target",
-                repeat_target(spec, k),
-                "--json",
-            ],
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        while True:
+    procs: list[tuple[str, subprocess.Popen]] = []
+    stop = ChildStop(procs)
+    # SIGTERM, SIGHUP and Ctrl-C stop the repeat under way rather than this process alone (its
+    # run went on writing the target unattended): it is told once, in its own process group,
+    # and this process waits for it to record its interruption, then starts no other
+    with stop_on_signals():
+        for k in range(1, n + 1):
+            note_line(f"repeat {k} of {n}: {repeat_target(spec, k)}")
+            out = _one_repeat(base, repeat_target(spec, k), procs, stop)
             try:
-                out = proc.communicate()[0]
-                break
-            except KeyboardInterrupt:  # the terminal's Ctrl-C reached the run too: let it store and stop
-                pass
-        try:
-            doc = json.loads(out)
-        except ValueError:
-            doc = {}
-        records += doc.get("runs", [])
-        if proc.returncode not in (Exit.OK, Exit.NOT_STEADY):
-            return records, proc.returncode, doc.get("error", "")
-        code = max(code, proc.returncode)
+                doc = json.loads(out)
+            except ValueError:
+                doc = {}
+            records += doc.get("runs", [])
+            proc = procs[-1][1]
+            if stop.code is not None:
+                return records, stop.code, doc.get("error", "")
+            if proc.returncode not in (Exit.OK, Exit.NOT_STEADY):
+                return records, proc.returncode, doc.get("error", "")
+            code = max(code, proc.returncode)
     return records, code, ""
+
+
+def _one_repeat(base: list[str], spec: str, procs: list[tuple[str, subprocess.Popen]], stop: ChildStop) -> str:
+    """Run one repeat (`iolab run` on `spec`, --json) to its end, whatever stop signals arrive
+    (passed on once by `stop`); its standard output."""
+    try:
+        with held_stop() as held:  # a run started is a run told of a stop
+            # main(), not app(): a child's error comes out as its one paragraph and exit code
+            proc = subprocess.Popen(
+                [sys.executable, "-c", "from iolab.cli.main import main; main()", *base, "--target", spec, "--json"],
+                stdout=subprocess.PIPE,
+                text=True,
+                process_group=0,
+            )
+            procs.append((spec, proc))
+        held.release()
+    except KeyboardInterrupt as e:
+        stop.forward(e)
+    while True:
+        try:
+            return proc.communicate()[0]
+        except KeyboardInterrupt as e:
+            stop.forward(e)
