@@ -497,3 +497,26 @@ def test_input_that_raised_an_exception_gets_one_paragraph(a_run, scratch, line,
         assert "nested more than 64 levels" in " ".join(p.stdout.split()), p.stdout
     else:
         assert says in refused(p, scratch, before)
+
+
+def test_a_hard_link_planted_in_a_run_directory_is_not_written_through(scratch):
+    # files inside a run directory are taken as the run's own products (older reports carry no
+    # mark), so a hard link planted at an export's path had the export written into the file it
+    # names: another name, outside the run, of someone's data
+    runs = scratch / "runs"
+    r = iolab(
+        "run", "latency", "--quick", "--cell-time", "100ms", "--max-rounds", "1", "--no-report",
+        "-t", "sim:enterprise-sas?user_gb=0.25", "--runs-dir", str(runs),
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    [run] = list(runs.iterdir())
+    assert iolab("export", str(run)).returncode == 0
+    first = sorted((run / "export").iterdir())[0]
+    precious = scratch / "precious.txt"
+    precious.write_text("someone's data\n")
+    first.unlink()
+    os.link(precious, first)
+    before = files_under(scratch)
+    said = refused(iolab("export", str(run)), scratch, before, code=3)
+    assert "has 2 hard links" in said and first.name in said
+    assert precious.read_text() == "someone's data\n"

@@ -8,6 +8,7 @@ to) is
     there changes the kernel, not a file;
   - not a regular file where a file is meant (a block or character device, a FIFO, a socket, a
     directory), or not a directory where a directory is meant;
+  - an existing non-empty file with other names (hard links), which a write would change too;
   - an existing non-empty file iolab did not make: iolab replaces only files carrying its mark
     (the xattr or sidecar that file targets carry), an empty file, a simulator state file (it
     begins with the state's magic), or a file inside a run directory (reports and exports that
@@ -114,6 +115,10 @@ def _problems(p: str, right_type, meant: str) -> list[str]:
         return []
     if no_write_bits(st):
         return [f"{p} is read-only (mode {stat.S_IMODE(st.st_mode):04o}){via}"]
+    if st.st_size > 0 and st.st_nlink > 1:
+        # another name of the same file, which a writer truncating it in place would change too
+        # (a file planted in a run directory, where iolab's own products are otherwise accepted)
+        return [f"{p} has {st.st_nlink} hard links{via} (other names for the same file), so writing it changes them too"]
     if st.st_size > 0 and not (created_by_iolab(real) or _sim_state(real) or _in_run_dir(real)):
         return [
             f"{p} already exists{via} and holds {human_bytes(st.st_size)} that iolab did not write (it carries "
