@@ -413,6 +413,10 @@ def victim_home():
     directory (sticky) for TMPDIR."""
     if os.geteuid() != 0:
         pytest.skip("needs root to run iolab as another user")
+    iolab = Path(sys.executable).parent / "iolab"
+    reach = subprocess.run(["setpriv", f"--reuid={VICTIM}", f"--regid={VICTIM}", "--clear-groups", "test", "-x", iolab])
+    if reach.returncode != 0:  # a checkout in /root (mode 0700 on Debian) is root's alone
+        pytest.skip(f"uid {VICTIM} cannot reach {iolab}: a directory above the checkout shuts other users out")
     base = Path(tempfile.mkdtemp(prefix="iolab-lockplant-", dir="/var/tmp"))
     try:
         os.chmod(base, 0o755)
