@@ -11,8 +11,8 @@ impl Ftl {
                 return true;
             }
             self.c.pad_chunks += (self.slc_cpb - self.slc_wp) as u64;
-            self.state[self.slc_front as usize] = CLOSED;
-            if self.valid[self.slc_front as usize] == 0 {
+            self.blk[self.slc_front as usize].state = CLOSED;
+            if self.blk[self.slc_front as usize].valid == 0 {
                 self.slc_dead.push(self.slc_front);
             }
             self.slc_closed.push_back(self.slc_front);
@@ -24,7 +24,7 @@ impl Ftl {
                 // A cached block whose data was all overwritten costs only an erase.
                 let mut found = NONE;
                 while let Some(b) = self.slc_dead.pop() {
-                    if self.state[b as usize] == CLOSED && self.valid[b as usize] == 0 {
+                    if self.blk[b as usize].state == CLOSED && self.blk[b as usize].valid == 0 {
                         found = b;
                         break;
                     }
@@ -36,7 +36,7 @@ impl Ftl {
                 self.slc_free.pop_back().expect("just freed")
             }
         };
-        self.state[b as usize] = OPEN;
+        self.blk[b as usize].state = OPEN;
         self.slc_front = b;
         self.slc_wp = 0;
         true
@@ -125,7 +125,7 @@ impl Ftl {
             if is_gc && self.free.is_empty() {
                 self.urgent = true;
             }
-            self.state[b as usize] = OPEN;
+            self.blk[b as usize].state = OPEN;
             self.fronts[k].open(b);
         };
         // The die's share is laid out page by page in the block's die stripe (flash.rs).
