@@ -360,8 +360,7 @@ impl Ftl {
         if k.state == CLOSED {
             if b < self.n_main {
                 if self.policy == Policy::Greedy {
-                    self.bucket_remove(b, v);
-                    self.bucket_insert(b, v - c);
+                    self.bucket_move(b, v, v - c);
                 }
             } else if v == c {
                 self.slc_dead.push(b);
