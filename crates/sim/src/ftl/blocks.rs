@@ -54,30 +54,4 @@ impl Ftl {
             self.blk[n as usize].prev = p;
         }
     }
-
-    /// `bucket_remove(b, from)` then `bucket_insert(b, to)` (`to` < `from`, so `b` is not
-    /// the head it is put before), with `b`'s record read and written once.
-    #[inline(always)]
-    pub(super) fn bucket_move(&mut self, b: u32, from: u32, to: u32) {
-        debug_assert!(to < from);
-        let h = self.bhead[to as usize];
-        let k = &mut self.blk[b as usize];
-        let (p, n) = (k.prev, k.next);
-        (k.next, k.prev) = (h, NONE);
-        if p != NONE {
-            self.blk[p as usize].next = n;
-        } else {
-            self.bhead[from as usize] = n;
-        }
-        if n != NONE {
-            self.blk[n as usize].prev = p;
-        }
-        if h != NONE {
-            self.blk[h as usize].prev = b;
-        }
-        self.bhead[to as usize] = b;
-        if to < self.bmin {
-            self.bmin = to;
-        }
-    }
 }

@@ -360,7 +360,8 @@ impl Ftl {
         if k.state == CLOSED {
             if b < self.n_main {
                 if self.policy == Policy::Greedy {
-                    self.bucket_move(b, v, v - c);
+                    self.bucket_remove(b, v);
+                    self.bucket_insert(b, v - c);
                 }
             } else if v == c {
                 self.slc_dead.push(b);
