@@ -189,8 +189,9 @@ impl Ssd {
         let h = lba.map_or(0, |off| {
             (off / UNIT + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
         });
-        let k = if lba.is_some() && (h >> 40) < self.by_lba {
-            self.cores.modulo((h >> 8) & 0xFFFF_FFFF) as usize
+        let (k, free_at) = if lba.is_some() && (h >> 40) < self.by_lba {
+            let k = self.cores.modulo((h >> 8) & 0xFFFF_FFFF) as usize;
+            (k, self.ctrl_busy[k])
         } else {
             // The first least-busy core. Which core is least busy is a coin toss for the
             // branch predictor: selects, not branches.
@@ -205,9 +206,9 @@ impl Ssd {
                 k = select_unpredictable(less, i, k);
                 m = select_unpredictable(less, b, m);
             }
-            k
+            (k, m) // the least busy time is at hand: not read again
         };
-        let t = self.ctrl_busy[k].max(ready) + self.flash.vary(self.cfg.overhead_ns);
+        let t = free_at.max(ready) + self.flash.vary(self.cfg.overhead_ns);
         let path = self.flash.vary_some(self.cfg.write_path_ns * write as u64);
         let after = self.flash.vary_some(self.cfg.write_core_ns * write as u64);
         self.ctrl_busy[k] = t + after;

@@ -135,7 +135,8 @@ pub fn save(drive: &mut Drive, path: &str) -> Result<(), String> {
             w.u64s(&s.flash.die_busy).map_err(io)?;
             w.u64s(&s.flash.chan_busy).map_err(io)?;
             w.u64s(&s.ftl.scalars()).map_err(io)?;
-            for a in s.ftl.u32_arrays() {
+            let mut cols = s.ftl.block_cols();
+            for a in s.ftl.u32_arrays(&mut cols) {
                 w.u32s(a).map_err(io)?;
             }
             match s.ftl.rmap_words() {
@@ -143,7 +144,7 @@ pub fn save(drive: &mut Drive, path: &str) -> Result<(), String> {
                 (_, Some(table)) => w.u64s(table).map_err(io)?,
                 _ => unreachable!("a reverse map is flat or a table"),
             }
-            let (lens, state, vbits, stamp) = s.ftl.other_arrays();
+            let (lens, state, vbits, stamp) = s.ftl.other_arrays(&mut cols);
             w.bytes(lens).map_err(io)?;
             w.bytes(state).map_err(io)?;
             w.u64s(vbits).map_err(io)?;
@@ -225,7 +226,9 @@ fn load_ssd(r: &mut R, s: &mut Ssd) -> Result<(), String> {
     let n = s.ftl.scalars().len();
     let sc = r.scalars(n)?;
     s.ftl.set_scalars(&sc);
-    for a in s.ftl.u32_arrays() {
+    // sized by the drive's geometry, as every array below; filled, then given to the FTL
+    let mut cols = s.ftl.block_cols();
+    for a in s.ftl.u32_arrays(&mut cols) {
         r.fill_u32s(a)?;
     }
     match s.ftl.rmap_words() {
@@ -233,11 +236,12 @@ fn load_ssd(r: &mut R, s: &mut Ssd) -> Result<(), String> {
         (_, Some(table)) => r.fill_u64s(table)?,
         _ => unreachable!("a reverse map is flat or a table"),
     }
-    let (lens, state, vbits, stamp) = s.ftl.other_arrays();
+    let (lens, state, vbits, stamp) = s.ftl.other_arrays(&mut cols);
     r.fill_u8s(lens)?;
     r.fill_u8s(state)?;
     r.fill_u64s(vbits)?;
     r.fill_u64s(stamp)?;
+    s.ftl.set_block_cols(&cols);
     for q in s.ftl.queues() {
         *q = r.u32_list()?.into();
     }

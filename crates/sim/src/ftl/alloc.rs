@@ -11,8 +11,8 @@ impl Ftl {
                 return true;
             }
             self.c.pad_chunks += (self.slc_cpb - self.slc_wp) as u64;
-            self.state[self.slc_front as usize] = CLOSED;
-            if self.valid[self.slc_front as usize] == 0 {
+            self.blk[self.slc_front as usize].state = CLOSED;
+            if self.blk[self.slc_front as usize].valid == 0 {
                 self.slc_dead.push(self.slc_front);
             }
             self.slc_closed.push_back(self.slc_front);
@@ -24,7 +24,7 @@ impl Ftl {
                 // A cached block whose data was all overwritten costs only an erase.
                 let mut found = NONE;
                 while let Some(b) = self.slc_dead.pop() {
-                    if self.state[b as usize] == CLOSED && self.valid[b as usize] == 0 {
+                    if self.blk[b as usize].state == CLOSED && self.blk[b as usize].valid == 0 {
                         found = b;
                         break;
                     }
@@ -36,7 +36,7 @@ impl Ftl {
                 self.slc_free.pop_back().expect("just freed")
             }
         };
-        self.state[b as usize] = OPEN;
+        self.blk[b as usize].state = OPEN;
         self.slc_front = b;
         self.slc_wp = 0;
         true
@@ -49,40 +49,43 @@ impl Ftl {
         f.blk != NONE && f.dwp.iter().any(|&w| w + c <= share)
     }
 
-    /// The die for the next unit (`c` chunks) of frontier `k`: the least-busy die with room in
-    /// the block (NONE when the block is full). Every unit chooses afresh, as a controller
+    /// The die for the next unit (`c` chunks) of frontier `k`, the least-busy die with room in
+    /// the block (NONE when the block is full), and its write point (read once, here). Every unit chooses afresh, as a controller
     /// hands each unit to the first die free (`cd`, the die chosen, and `page_end`, one chunk
     /// past its write point then, are kept in the saved state).
     /// A striping drive takes the dies in turn, a program unit each, as the block's
     /// addresses run (the first with room when that one has none).
     #[inline(always)]
-    fn pick_die(&mut self, k: usize, c: u32, flash: &Flash) -> u32 {
+    fn pick_die(&mut self, k: usize, c: u32, flash: &Flash) -> (u32, u32) {
         let share = self.share;
         let (stripe, cpp) = (self.stripe, self.cpp);
         let f = &mut self.fronts[k];
         if let Some(dies) = stripe {
             let d = dies.modulo(cpp.quot(f.wp as u64)) as usize;
             if f.dwp[d] + c <= share {
-                return d as u32;
+                return (d as u32, f.dwp[d]);
             }
             return f
                 .dwp
                 .iter()
                 .position(|&w| w + c <= share)
-                .map_or(NONE, |d| d as u32);
+                .map_or((NONE, 0), |d| (d as u32, f.dwp[d]));
         }
         // No test of `cd` first: the unit placed after each choice moves the die's write
         // point to `page_end` or past it, so it never held (`cd` and `page_end` are still
         // kept, for the saved state).
-        let best = match flash.least_busy() {
-            Some(d) if f.dwp[d as usize] + c <= share => d,
-            _ => least_with_room(&f.dwp, flash, c, share),
+        let (best, o) = match flash.least_busy() {
+            Some(d) => match f.dwp.get(d as usize) {
+                Some(&w) if w + c <= share => (d, w),
+                _ => least_with_room(&f.dwp, flash, c, share),
+            },
+            None => least_with_room(&f.dwp, flash, c, share),
         };
         if best != NONE {
             f.cd = best;
-            f.page_end = f.dwp[best as usize] + 1;
+            f.page_end = o + 1;
         }
-        best
+        (best, o)
     }
 
     /// Map `lpn` (`c` chunks, in the controller at `t`) to the host or GC frontier and
@@ -97,11 +100,11 @@ impl Ftl {
         flash: &mut Flash,
     ) -> u64 {
         let k = is_gc as usize;
-        let d = loop {
+        let (d, o) = loop {
             if self.fronts[k].blk != NONE {
-                let d = self.pick_die(k, c, flash);
+                let (d, o) = self.pick_die(k, c, flash);
                 if d != NONE {
-                    break d;
+                    break (d, o);
                 }
                 let pad = self.cpb - self.fronts[k].wp;
                 self.c.pad_chunks += pad as u64;
@@ -125,14 +128,13 @@ impl Ftl {
             if is_gc && self.free.is_empty() {
                 self.urgent = true;
             }
-            self.state[b as usize] = OPEN;
+            self.blk[b as usize].state = OPEN;
             self.fronts[k].open(b);
         };
         // The die's share is laid out page by page in the block's die stripe (flash.rs).
-        let o = self.fronts[k].dwp[d as usize];
         let addr = self.die_addr(k, d, o);
         let f = &mut self.fronts[k];
-        f.dwp[d as usize] += c;
+        f.dwp[d as usize] = o + c;
         f.wp += c;
         let blk = f.blk;
         self.map(lpn, addr, c, blk);
@@ -150,18 +152,18 @@ impl Ftl {
     }
 }
 
-/// The least-busy die with room for `c` more chunks in its `share` (the first of equals),
-/// NONE if none has. While a block is young every die has room, and the least-busy die
+/// The least-busy die with room for `c` more chunks in its `share` (the first of equals)
+/// and its write point, NONE if none has. While a block is young every die has room, and the least-busy die
 /// of all (`Flash::least_busy`) is the answer: only when it has none are the full dies
 /// left out, here. A die whose share is full stays so until the block closes, and idle for
 /// this frontier, so it is soon the least busy: the next least busy (one path of the die
 /// tree) is asked before every die is scanned. Out of line, so the two placements that
 /// inline `pick_die` do not carry it.
 #[inline(never)]
-fn least_with_room(dwp: &[u32], flash: &Flash, c: u32, share: u32) -> u32 {
+fn least_with_room(dwp: &[u32], flash: &Flash, c: u32, share: u32) -> (u32, u32) {
     if let Some(e) = flash.least_busy().and_then(|d| flash.least_busy_but(d)) {
-        if dwp.get(e as usize).is_some_and(|&w| w + c <= share) {
-            return e;
+        if let Some(&w) = dwp.get(e as usize).filter(|&&w| w + c <= share) {
+            return (e, w);
         }
     }
     let busy = &flash.die_busy[..];
@@ -178,9 +180,9 @@ fn least_with_room(dwp: &[u32], flash: &Flash, c: u32, share: u32) -> u32 {
         // No die with room, or (never in practice) only dies busy until the end of time.
         return (0..n)
             .find(|&d| dwp[d] + c <= share)
-            .map_or(NONE, |d| d as u32);
+            .map_or((NONE, 0), |d| (d as u32, dwp[d]));
     }
-    d
+    (d, dwp[d as usize])
 }
 
 /// The smallest `key(d)` for d in 0..n and the first d that has it (NONE and u64::MAX for

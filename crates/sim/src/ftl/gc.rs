@@ -12,7 +12,7 @@ impl Ftl {
             Policy::Fifo => loop {
                 match self.fifo.pop_front() {
                     None => break NONE,
-                    Some(b) if self.state[b as usize] == CLOSED => break b,
+                    Some(b) if self.blk[b as usize].state == CLOSED => break b,
                     Some(_) => {}
                 }
             },
@@ -22,13 +22,13 @@ impl Ftl {
         if b == NONE {
             return false;
         }
-        self.state[b as usize] = VICTIM;
+        self.blk[b as usize].state = VICTIM;
         self.victim = b;
         self.vcur = 0;
         self.vcopied = 0;
         self.gq_len = 0;
         let cpb = self.cpb as f64;
-        let v = self.valid[b as usize] as f64;
+        let v = self.blk[b as usize].valid as f64;
         let gain = cpb - v;
         self.ratio = if gain <= 0.0 { v.max(1.0) } else { v / gain };
         if self.pace_n > 0.0 {
@@ -125,9 +125,9 @@ impl Ftl {
         };
         for _ in 0..if pick == NONE { self.choices } else { 0 } {
             let b = self.rng.below(self.n_main as u64) as u32;
-            let v = self.valid[b as usize];
-            let better = pick == NONE || v < self.valid[pick as usize];
-            if self.state[b as usize] == CLOSED && v < cpb && better {
+            let v = self.blk[b as usize].valid;
+            let better = pick == NONE || v < self.blk[pick as usize].valid;
+            if self.blk[b as usize].state == CLOSED && v < cpb && better {
                 pick = b;
             }
         }
@@ -140,7 +140,7 @@ impl Ftl {
             }
             pick = self.bhead[self.bmin as usize];
         }
-        self.bucket_remove(pick, self.valid[pick as usize]);
+        self.bucket_remove(pick, self.blk[pick as usize].valid);
         pick
     }
 
@@ -148,12 +148,12 @@ impl Ftl {
     fn random_victim(&mut self) -> u32 {
         for _ in 0..64 {
             let b = self.rng.below(self.n_main as u64) as u32;
-            if self.state[b as usize] == CLOSED {
+            if self.blk[b as usize].state == CLOSED {
                 return b;
             }
         }
         (0..self.n_main)
-            .find(|&b| self.state[b as usize] == CLOSED)
+            .find(|&b| self.blk[b as usize].state == CLOSED)
             .unwrap_or(NONE)
     }
 
@@ -163,17 +163,17 @@ impl Ftl {
         let cpb = self.cpb;
         let mut best = (f64::MIN, NONE);
         for b in 0..self.n_main {
-            if self.state[b as usize] != CLOSED {
+            if self.blk[b as usize].state != CLOSED {
                 continue;
             }
-            let u = self.valid[b as usize] as f64 / cpb as f64;
+            let u = self.blk[b as usize].valid as f64 / cpb as f64;
             let age = (self.seq - self.stamp[b as usize] + 1) as f64;
             let score = (1.0 - u) * age / (1.0 + u);
             if score > best.0 {
                 best = (score, b);
             }
         }
-        if best.1 == NONE || self.valid[best.1 as usize] >= cpb {
+        if best.1 == NONE || self.blk[best.1 as usize].valid >= cpb {
             return NONE;
         }
         best.1
@@ -258,7 +258,7 @@ impl Ftl {
             // idle until then, a gap no real controller leaves (it interleaves).
             flash.read_main(addr, addr - base, c, t, &mut self.last_page);
             self.clear_bit(addr);
-            self.valid[b as usize] -= c;
+            self.blk[b as usize].valid -= c;
             self.place_main(lpn, c, true, t, flash);
             self.c.gc_chunks += c as u64;
             self.vcopied += c;
@@ -317,7 +317,7 @@ impl Ftl {
         if self.carry != 0.0 {
             self.release(host_c);
         }
-        let live = self.valid[self.victim as usize] > 0;
+        let live = self.blk[self.victim as usize].valid > 0;
         if (self.credit <= 0.0 || live && self.credit * self.ratio <= self.slice) && !self.urgent {
             return;
         }
@@ -338,7 +338,7 @@ impl Ftl {
         if self.n_slc > 0 {
             if self.svictim == NONE {
                 while let Some(b) = self.slc_closed.pop_front() {
-                    if self.state[b as usize] == CLOSED {
+                    if self.blk[b as usize].state == CLOSED {
                         self.svictim = b;
                         break;
                     }
@@ -348,7 +348,7 @@ impl Ftl {
                     self.slc_front = NONE;
                 }
                 if self.svictim != NONE {
-                    self.state[self.svictim as usize] = VICTIM;
+                    self.blk[self.svictim as usize].state = VICTIM;
                     self.svcur = 0;
                 }
             }
@@ -410,7 +410,7 @@ impl Ftl {
                 self.svcur = (addr - base) as u32 + c;
                 flash.read(addr, c, t, &mut self.last_page); // program charged from `t`, as in copy_next
                 self.clear_bit(addr);
-                self.valid[b as usize] -= c;
+                self.blk[b as usize].valid -= c;
                 self.place_main(lpn, c, true, t, flash);
                 self.c.evict_chunks += c as u64;
                 c

@@ -23,11 +23,13 @@ use crate::flash::Flash;
 use crate::rng::Rng;
 
 mod alloc;
+mod blocks;
 mod gc;
 mod pass;
 mod persist;
 mod rmap;
 
+pub use blocks::Blk;
 use rmap::RevMap;
 
 pub const NONE: u32 = u32::MAX;
@@ -100,13 +102,11 @@ pub struct Ftl {
     lens: Vec<u8>,
     rmap: RevMap,
     vbits: Vec<u64>,
-    pub valid: Vec<u32>,
-    pub state: Vec<u8>,
+    /// Per block: its valid count, state and valid-count bucket links (`Blk`).
+    pub blk: Vec<Blk>,
     pub erases: Vec<u32>,
     stamp: Vec<u64>,
     bhead: Vec<u32>,
-    bnext: Vec<u32>,
-    bprev: Vec<u32>,
     bmin: u32,
     fifo: VecDeque<u32>,
     pub free: VecDeque<u32>,
@@ -218,13 +218,10 @@ impl Ftl {
             lens: big_vec(if g > 1 { cfg.user_units as usize } else { 0 }, 0),
             rmap: RevMap::new(total, if g == 1 { 0 } else { cfg.rmap_slots() as usize }),
             vbits: big_vec(total.div_ceil(64), 0),
-            valid: vec![0; n],
-            state: vec![FREE; n],
+            blk: vec![Blk::default(); n],
             erases: vec![0; n],
             stamp: vec![0; n],
             bhead: vec![NONE; cfg.cpb as usize + 1],
-            bnext: vec![NONE; n],
-            bprev: vec![NONE; n],
             bmin: 0,
             fifo: VecDeque::new(),
             free: VecDeque::new(),
@@ -300,13 +297,9 @@ impl Ftl {
             + self.lens.capacity()
             + self.rmap.memory_bytes()
             + self.vbits.capacity() * 8
-            + (self.valid.capacity()
-                + self.erases.capacity()
-                + self.bnext.capacity()
-                + self.bprev.capacity())
-                * 4
+            + self.blk.capacity() * std::mem::size_of::<Blk>()
+            + self.erases.capacity() * 4
             + self.stamp.capacity() * 8
-            + self.state.capacity()
             + self.bhead.capacity() * 4
             + self
                 .fronts
@@ -350,34 +343,6 @@ impl Ftl {
         self.vbits[(a >> 6) as usize] &= !(1u64 << (a & 63));
     }
 
-    // -- greedy buckets: blocks linked by valid count -----------------------------------
-    #[inline(always)]
-    fn bucket_insert(&mut self, b: u32, v: u32) {
-        let h = self.bhead[v as usize];
-        self.bnext[b as usize] = h;
-        self.bprev[b as usize] = NONE;
-        if h != NONE {
-            self.bprev[h as usize] = b;
-        }
-        self.bhead[v as usize] = b;
-        if v < self.bmin {
-            self.bmin = v;
-        }
-    }
-
-    #[inline(always)]
-    fn bucket_remove(&mut self, b: u32, v: u32) {
-        let (p, n) = (self.bprev[b as usize], self.bnext[b as usize]);
-        if p != NONE {
-            self.bnext[p as usize] = n;
-        } else {
-            self.bhead[v as usize] = n;
-        }
-        if n != NONE {
-            self.bprev[n as usize] = p;
-        }
-    }
-
     /// The chunk at `lpn`'s current location is no longer live.
     #[inline(always)]
     fn invalidate(&mut self, lpn: u32) {
@@ -389,9 +354,10 @@ impl Ftl {
         let b = self.cpb_div.quot(old as u64) as u32;
         self.clear_bit(old as u64);
         self.rmap.remove(old);
-        let v = self.valid[b as usize];
-        self.valid[b as usize] = v - c;
-        if self.state[b as usize] == CLOSED {
+        let k = &mut self.blk[b as usize];
+        let v = k.valid;
+        k.valid = v - c;
+        if k.state == CLOSED {
             if b < self.n_main {
                 if self.policy == Policy::Greedy {
                     self.bucket_remove(b, v);
@@ -414,23 +380,26 @@ impl Ftl {
         }
         self.rmap.set(addr, lpn);
         self.set_bit(addr as u64);
-        self.valid[b as usize] += c;
+        self.blk[b as usize].valid += c;
     }
 
     fn close_main(&mut self, b: u32) {
-        self.state[b as usize] = CLOSED;
+        self.blk[b as usize].state = CLOSED;
         self.stamp[b as usize] = self.seq;
         self.seq += 1;
         match self.policy {
-            Policy::Greedy => self.bucket_insert(b, self.valid[b as usize]),
+            Policy::Greedy => self.bucket_insert(b, self.blk[b as usize].valid),
             Policy::Fifo => self.fifo.push_back(b),
             _ => {}
         }
     }
 
     fn erase_block(&mut self, b: u32, t: u64, flash: &mut Flash) {
-        debug_assert_eq!(self.valid[b as usize], 0, "erasing a block with live data");
-        self.state[b as usize] = FREE;
+        debug_assert_eq!(
+            self.blk[b as usize].valid, 0,
+            "erasing a block with live data"
+        );
+        self.blk[b as usize].state = FREE;
         self.erases[b as usize] += 1;
         self.c.erases += 1;
         flash.erase(t);
@@ -474,13 +443,13 @@ impl Ftl {
     /// Purge: every block erased, nothing mapped (wear is kept, as on a real drive).
     pub fn purge(&mut self, t: u64, flash: &mut Flash) {
         for b in 0..(self.n_main + self.n_slc) as usize {
-            if self.state[b] != FREE {
+            if self.blk[b].state != FREE {
                 self.erases[b] += 1;
                 self.c.erases += 1;
                 flash.erase(t);
             }
-            self.state[b] = FREE;
-            self.valid[b] = 0;
+            self.blk[b].state = FREE;
+            self.blk[b].valid = 0;
         }
         self.l2p.iter_mut().for_each(|x| *x = NONE);
         self.rmap.clear();

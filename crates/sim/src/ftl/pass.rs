@@ -46,13 +46,13 @@ impl Ftl {
         for _ in 0..WALK_LOOK.min(n) {
             let b = self.wnext;
             self.wnext = (self.wnext + 1) % n;
-            let v = self.valid[b as usize];
-            if self.state[b as usize] == CLOSED && v < self.cpb {
+            let v = self.blk[b as usize].valid;
+            if self.blk[b as usize].state == CLOSED && v < self.cpb {
                 if self.policy == Policy::Greedy {
                     self.bucket_remove(b, v);
                 }
                 // Out of GC's choice while the walk empties it (as a victim is).
-                self.state[b as usize] = VICTIM;
+                self.blk[b as usize].state = VICTIM;
                 self.wblock = b;
                 self.wcur = 0;
                 return true;
@@ -80,7 +80,7 @@ impl Ftl {
                                                       // program charged from `t`, as in copy_next
                 flash.read_main(addr, addr - base, c, t, &mut self.last_page);
                 self.clear_bit(addr);
-                self.valid[b as usize] -= c;
+                self.blk[b as usize].valid -= c;
                 self.place_main(lpn, c, true, t, flash);
                 self.c.gc_chunks += c as u64;
                 c

@@ -5,7 +5,7 @@ use super::*;
 impl Ftl {
     /// Cross-check of every structure against the others (tests only; O(size)).
     pub fn check(&self) -> Result<(), String> {
-        let mut valid = vec![0u32; self.valid.len()];
+        let mut valid = vec![0u32; self.blk.len()];
         for (lpn, &a) in self.l2p.iter().enumerate() {
             if a == NONE {
                 continue;
@@ -18,7 +18,7 @@ impl Ftl {
             }
             valid[(a / self.cpb) as usize] += self.len_of(lpn as u32);
         }
-        if valid != self.valid {
+        if valid.iter().ne(self.blk.iter().map(|k| &k.valid)) {
             return Err("per-block valid counts disagree with the map".into());
         }
         for f in &self.fronts {
@@ -47,18 +47,20 @@ impl Ftl {
             for (v, &h) in self.bhead.iter().enumerate() {
                 let mut b = h;
                 while b != NONE {
-                    if self.state[b as usize] != CLOSED || self.valid[b as usize] != v as u32 {
+                    if self.blk[b as usize].state != CLOSED
+                        || self.blk[b as usize].valid != v as u32
+                    {
                         return Err(format!(
                             "block {b} in bucket {v} but valid={}",
-                            self.valid[b as usize]
+                            self.blk[b as usize].valid
                         ));
                     }
                     n += 1;
-                    b = self.bnext[b as usize];
+                    b = self.blk[b as usize].next;
                 }
             }
             let closed = (0..self.n_main)
-                .filter(|&b| self.state[b as usize] == CLOSED)
+                .filter(|&b| self.blk[b as usize].state == CLOSED)
                 .count();
             if n != closed {
                 return Err(format!("{n} blocks in buckets, {closed} closed"));
@@ -170,24 +172,56 @@ impl Ftl {
         self.carry = f64::from_bits(s[40 + GQ]);
     }
 
-    pub fn u32_arrays(&mut self) -> Vec<&mut Vec<u32>> {
+    /// The per-block records as the columns the saved state holds (its layout from before
+    /// the records), to be written, or filled by a load and given back by `set_block_cols`.
+    pub fn block_cols(&self) -> BlockCols {
+        BlockCols {
+            valid: self.blk.iter().map(|k| k.valid).collect(),
+            next: self.blk.iter().map(|k| k.next).collect(),
+            prev: self.blk.iter().map(|k| k.prev).collect(),
+            state: self.blk.iter().map(|k| k.state).collect(),
+        }
+    }
+
+    pub fn set_block_cols(&mut self, c: &BlockCols) {
+        for (b, k) in self.blk.iter_mut().enumerate() {
+            *k = Blk {
+                valid: c.valid[b],
+                next: c.next[b],
+                prev: c.prev[b],
+                state: c.state[b],
+            };
+        }
+    }
+
+    /// The u32 arrays in the saved state's order, the per-block ones from `cols`.
+    pub fn u32_arrays<'a>(&'a mut self, cols: &'a mut BlockCols) -> Vec<&'a mut Vec<u32>> {
         let [host, gc] = &mut self.fronts;
         vec![
             &mut self.l2p,
-            &mut self.valid,
+            &mut cols.valid,
             &mut self.erases,
             &mut self.bhead,
-            &mut self.bnext,
-            &mut self.bprev,
+            &mut cols.next,
+            &mut cols.prev,
             &mut host.dwp,
             &mut gc.dwp,
         ]
     }
 
-    pub fn other_arrays(&mut self) -> (&mut Vec<u8>, &mut Vec<u8>, &mut Vec<u64>, &mut Vec<u64>) {
+    #[allow(clippy::type_complexity)]
+    pub fn other_arrays<'a>(
+        &'a mut self,
+        cols: &'a mut BlockCols,
+    ) -> (
+        &'a mut Vec<u8>,
+        &'a mut Vec<u8>,
+        &'a mut Vec<u64>,
+        &'a mut Vec<u64>,
+    ) {
         (
             &mut self.lens,
-            &mut self.state,
+            &mut cols.state,
             &mut self.vbits,
             &mut self.stamp,
         )
@@ -209,4 +243,12 @@ impl Ftl {
     pub fn slc_dead(&mut self) -> &mut Vec<u32> {
         &mut self.slc_dead
     }
+}
+
+/// The per-block records' fields as separate arrays, the layout the saved state keeps.
+pub struct BlockCols {
+    valid: Vec<u32>,
+    next: Vec<u32>,
+    prev: Vec<u32>,
+    state: Vec<u8>,
 }
