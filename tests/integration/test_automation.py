@@ -110,6 +110,22 @@ def test_a_phase_that_tracks_steady_state_but_never_fills_a_window_is_not_evalua
     assert "no phase tracks" not in r["steady_rule"]
     assert "not evaluated in main: at most 3 rounds, fewer than the 5-round window" in r["steady_rule"]
     assert iolab("show", r["path"]).returncode == 0 and iolab("show", r["path"], "--require-steady").returncode == 6
+    # check --require-steady holds the runs to the rule show does: two such runs are not steady (exit 6)
+    other = doc(
+        iolab(
+            *args[:3],
+            "sim:enterprise-sas?seed=2",
+            *args[4:],
+            "--max-rounds",
+            "3",
+            "--runs-dir",
+            str(tmp_path),
+            "--json",
+        )
+    )
+    c = doc(iolab("check", other["runs"][0]["path"], "--baseline", r["path"], "--require-steady", "--json"))
+    assert c["exit_code"] == 6 and c["check"]["not_steady"] == [r["run_id"], other["runs"][0]["run_id"]]
+    assert "not evaluated (its rounds never filled a window)" in c["check"]["warnings"][0]
 
 
 def test_an_error_with_json_is_a_document_with_its_exit_code(tmp_path):

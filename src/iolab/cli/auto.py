@@ -192,7 +192,7 @@ def render_check(result: dict, console: Console) -> None:
     if result["regressions"]:
         console.print(f"[red]FAILED[/]: {esc(', '.join(result['regressions']))}", soft_wrap=True)
     elif not result["passed"]:
-        console.print("[red]FAILED[/]: --require-steady, and a run did not reach steady state", soft_wrap=True)
+        console.print("[red]FAILED[/]: --require-steady, and a run did not show steady state", soft_wrap=True)
     else:
         console.print("[green]passed[/]: no key figure is worse than the baseline beyond noise and tolerance")
 
@@ -228,7 +228,8 @@ def check(
     require_steady: bool = typer.Option(
         False,
         "--require-steady",
-        help="Exit with code 6 when a run on either side did not reach steady state (else a warning).",
+        help="Exit with code 6 when a run on either side did not show steady state: a phase that tracks it did "
+        "not reach it or ran too few rounds to be judged, or the run did not complete (else a warning).",
     ),
     json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
 ):
