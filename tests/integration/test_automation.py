@@ -241,6 +241,21 @@ def test_check_refuses_what_it_cannot_compare(tmp_path):
     p = iolab("check", path, "--baseline", str(cut))
     assert p.returncode == 2 and "cut is interrupted, not complete" in p.stderr
     assert iolab("check", path, "--baseline", str(cut), "--force").returncode == 0
+    # a saved baseline with a value no run measures is refused (the rule compare applies to
+    # published figures): Infinity and NaN passed "within tolerance", -1e308 and 0 made verdicts
+    edited = tmp_path / "edited.json"
+    for value, said in (
+        ("Infinity", "inf is not a finite number"),
+        ("NaN", "nan is not a finite number"),
+        ("-1e308", "-1.000e+308 µs is negative"),
+        ("0", "0 µs is no drive's"),
+    ):
+        copy = json.loads(json.dumps(lat))
+        copy["runs"][0]["figures"][0]["value"] = float(value)
+        edited.write_text(json.dumps(copy))  # Python writes Infinity and NaN as JavaScript does
+        p = iolab("check", path, "--baseline", str(edited))
+        message = " ".join(p.stderr.split())
+        assert p.returncode == 2 and f"(runs[0].figures[0].value): {said}" in message, (value, p.stdout, p.stderr)
     other = tmp_path / "other.json"
     other.write_text('{"schema": "something else"}')
     p = iolab("check", path, "--baseline", str(other))

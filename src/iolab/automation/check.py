@@ -46,6 +46,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
+from iolab.automation.plausible import implausible
 from iolab.automation.tstat import geometric_mean, on_log_scale, t_quantile
 from iolab.core.errors import IolabError
 from iolab.core.safefile import loads_toml, read_text
@@ -105,6 +106,16 @@ def load_tolerances(default: float, path: Path | None) -> Tolerances:
         )
     tables = {t: {str(k): parse_pct(v, f"{path}: [{t}] {k!r}") for k, v in data.get(t, {}).items()} for t in TABLES}
     return Tolerances(default, tables["tolerances"], str(path), tables["spread"])
+
+
+def saved_figure_problem(runs: Sequence[dict]) -> str | None:
+    """The first figure of a saved document's runs that no drive can have (plausible.py: the rule
+    `compare` applies to published figures), where it is and why; None when every one can be."""
+    for i, r in enumerate(runs):
+        for j, f in enumerate(r["figures"]):
+            if f["value"] is not None and (why := implausible(f["value"], f["unit"], magnitude=True)):
+                return f"run {r['run_id']}'s {f['name']!r} (runs[{i}].figures[{j}].value): {why}"
+    return None
 
 
 # -- the comparison -------------------------------------------------------------------------

@@ -89,6 +89,7 @@ def ranking(summary) -> dict:
 
 def _side(refs: list[str], what: str, force: bool) -> list[dict]:
     """Run records from run ids/directories or saved --json documents (a file ending .json)."""
+    from iolab.automation.check import saved_figure_problem
     from iolab.pages.outcome import SCHEMA_NAME, SCHEMA_VERSION
     from iolab.pages.outcome_schema import SCHEMA
     from iolab.pages.schema_lite import errors
@@ -119,6 +120,11 @@ def _side(refs: list[str], what: str, force: bool) -> list[dict]:
                 )
             if not doc.get("runs"):
                 raise IolabError(f"{p}: the document lists no runs.")
+            if problem := saved_figure_problem(doc["runs"]):
+                raise IolabError(
+                    f"{p}: {problem} A saved document's figures are those a run measured; write it again "
+                    "with `iolab show RUN --json > FILE`. Nothing was checked."
+                )
             out += doc["runs"]
         else:
             out.append(record_of(ref))
