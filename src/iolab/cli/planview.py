@@ -59,7 +59,6 @@ def plan(
             "`iolab plan` describes the plan on one target: give one --target (each drive of a several-target "
             "run is planned on its own capacity)."
         )
-    args.stall_seconds()  # a bad --stall-timeout is refused as `iolab run` refuses it
     if args.spec_sheet is not None:
         read_spec_sheet(args.spec_sheet, test, args.everything)
     given = targets.parse_target(args.target[0] if args.target else f"sim:{DEFAULT_PRESET}")
@@ -68,6 +67,7 @@ def plan(
     d = planinfo.describe(
         test, args.make_profile(), given, args.run_options(), PROFILE_FLAGS, args.workload, args.everything, split
     )
+    args.refuse_as_run_would(given, legs)  # what `iolab run` refuses is refused here, with its code and words
     if args.json_out:
         emit("plan", 0, plan=document(test, given.spec, d))
         return
