@@ -41,13 +41,17 @@ def test_one_test_is_printed_with_its_cells_purge_compliance_and_eta(scratch):
     assert re.search(r"target sim:enterprise-sas\?user_gb=0\.53\d+&op=[\d.]+ \(a copy of sim:enterprise-sas", out)
     assert "purge auto: sim-purge" in out
     assert "8 block sizes × 7 R/W mixes, each TC4/QD32, 1.00 s" in out
-    assert "up to 10 rounds, stops at steady state" in out
+    assert "stops at steady state or after 10 rounds, whichever comes first" in out
     assert "preconditioning 1: WIPC SEQ 128KiB W" in out
     assert "5-round window" in out
     assert "compliant no: quick profile; 1 s per cell instead of 60 s" in out
     # the ETA `iolab run` prints at its start (cli/progress.sequence_eta)
     assert "Time: 1 test, ETA 4:40 to 9:20 (IOPS 4:40–9:20)" in out
     assert "Traceback" not in p.stderr and not runs.exists()
+    # a round limit below the 5-round window: the phase never stops at steady state, and says so
+    out = " ".join(iolab("plan", "iops", "--quick", "--max-rounds", "3", "--runs-dir", str(runs)).stdout.split())
+    assert "3 rounds: fewer than the 5-round window, so steady state is not evaluated" in out
+    assert "stops at steady state" not in out
 
 
 def test_the_json_document_is_the_plan_iolab_run_builds(scratch):
