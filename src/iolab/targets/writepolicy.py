@@ -118,7 +118,9 @@ def _problems(p: str, right_type, meant: str) -> list[str]:
     if st.st_size > 0 and st.st_nlink > 1:
         # another name of the same file, which a writer truncating it in place would change too
         # (a file planted in a run directory, where iolab's own products are otherwise accepted)
-        return [f"{p} has {st.st_nlink} hard links{via} (other names for the same file), so writing it changes them too"]
+        return [
+            f"{p} has {st.st_nlink} hard links{via} (other names for the same file), so writing it changes them too"
+        ]
     if st.st_size > 0 and not (created_by_iolab(real) or _sim_state(real) or _in_run_dir(real)):
         return [
             f"{p} already exists{via} and holds {human_bytes(st.st_size)} that iolab did not write (it carries "
