@@ -110,6 +110,22 @@ def test_a_phase_that_tracks_steady_state_but_never_fills_a_window_is_not_evalua
     assert "no phase tracks" not in r["steady_rule"]
     assert "not evaluated in main: at most 3 rounds, fewer than the 5-round window" in r["steady_rule"]
     assert iolab("show", r["path"]).returncode == 0 and iolab("show", r["path"], "--require-steady").returncode == 6
+    # check --require-steady holds the runs to the rule show does: two such runs are not steady (exit 6)
+    other = doc(
+        iolab(
+            *args[:3],
+            "sim:enterprise-sas?seed=2",
+            *args[4:],
+            "--max-rounds",
+            "3",
+            "--runs-dir",
+            str(tmp_path),
+            "--json",
+        )
+    )
+    c = doc(iolab("check", other["runs"][0]["path"], "--baseline", r["path"], "--require-steady", "--json"))
+    assert c["exit_code"] == 6 and c["check"]["not_steady"] == [r["run_id"], other["runs"][0]["run_id"]]
+    assert "not evaluated (its rounds never filled a window)" in c["check"]["warnings"][0]
 
 
 def test_an_error_with_json_is_a_document_with_its_exit_code(tmp_path):
@@ -225,6 +241,21 @@ def test_check_refuses_what_it_cannot_compare(tmp_path):
     p = iolab("check", path, "--baseline", str(cut))
     assert p.returncode == 2 and "cut is interrupted, not complete" in p.stderr
     assert iolab("check", path, "--baseline", str(cut), "--force").returncode == 0
+    # a saved baseline with a value no run measures is refused (the rule compare applies to
+    # published figures): Infinity and NaN passed "within tolerance", -1e308 and 0 made verdicts
+    edited = tmp_path / "edited.json"
+    for value, said in (
+        ("Infinity", "inf is not a finite number"),
+        ("NaN", "nan is not a finite number"),
+        ("-1e308", "-1.000e+308 µs is negative"),
+        ("0", "0 µs is no drive's"),
+    ):
+        copy = json.loads(json.dumps(lat))
+        copy["runs"][0]["figures"][0]["value"] = float(value)
+        edited.write_text(json.dumps(copy))  # Python writes Infinity and NaN as JavaScript does
+        p = iolab("check", path, "--baseline", str(edited))
+        message = " ".join(p.stderr.split())
+        assert p.returncode == 2 and f"(runs[0].figures[0].value): {said}" in message, (value, p.stdout, p.stderr)
     other = tmp_path / "other.json"
     other.write_text('{"schema": "something else"}')
     p = iolab("check", path, "--baseline", str(other))

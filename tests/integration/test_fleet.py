@@ -112,8 +112,8 @@ def test_a_simulated_fleet_flags_its_slow_drive_and_no_other(tmp_path):
     listed = iolab("fleet", "--runs-dir", str(runs))
     assert d.name in listed.stdout and "6/6 drives complete" in listed.stdout
     assert d.name in iolab("runs", "--runs-dir", str(runs)).stdout  # the drives' runs, then the fleets
-    shown = iolab("show", str(d), "--json")  # a fleet directory shows as its report
-    assert shown.returncode == 7 and json.loads(shown.stdout)["summary"]["outlier_drives"] == ["slow"]
+    shown = iolab("show", str(d), "--json")  # a fleet directory shows as its report, in show's document
+    assert shown.returncode == 7 and json.loads(shown.stdout)["fleet_report"]["summary"]["outlier_drives"] == ["slow"]
 
     # the live page knows the fleet: its line, and each drive's run names its fleet and drive
     listed_by_watch = watch_api(runs)
@@ -370,7 +370,7 @@ def test_a_fleet_resumes_after_its_drive_was_stopped_and_its_coordinator_killed(
     assert rows["s2"]["state"] == "running" and rows["s3"]["state"] == "pending"
     r = iolab("resume", str(d), "--runs-dir", str(runs), "--json", timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
-    doc = json.loads(r.stdout)
+    doc = json.loads(r.stdout)["fleet_report"]
     assert [row["state"] for row in doc["drives"]] == ["complete"] * 3
     after = {row["name"]: row for row in doc["drives"]}
     assert after["s1"]["run_dir"] == rows["s1"]["run_dir"]  # its own run, resumed, not a new one
@@ -490,8 +490,14 @@ def test_sigterm_to_the_coordinator_alone_stops_its_drives_and_marks_the_fleet(t
 
 
 def test_a_fleet_whose_runs_were_moved_is_not_a_pass_and_show_writes_nothing(tmp_path):
-    r = iolab("run", "iops", *QUICK, "--fleet", str(sim_fleet(tmp_path, n=1)), "--runs-dir", str(tmp_path / "runs"))
-    d = fleet_dir(r.stdout)
+    fleet = str(sim_fleet(tmp_path, n=1))
+    r = iolab("run", "iops", *QUICK, "--fleet", fleet, "--runs-dir", str(tmp_path / "runs"), "--json")
+    d = fleet_dir(r.stderr)
+    # run --json is the outcome document whatever the run (it printed an iolab-fleet-report)
+    doc = json.loads(r.stdout)
+    assert errors(doc, SCHEMA) == [] and doc["command"] == "run" and doc["exit_code"] == r.returncode == 0
+    assert [x["path"] for x in doc["runs"]] == [row["run_dir"] for row in doc["fleet_report"]["drives"]]
+    assert doc["fleet_report"] == json.loads((d / "report.json").read_text())
     stored = (d / "report.json").read_bytes()
     shown = iolab("show", str(d), "--json")
     assert shown.returncode == 0 and (d / "report.json").read_bytes() == stored
@@ -499,7 +505,7 @@ def test_a_fleet_whose_runs_were_moved_is_not_a_pass_and_show_writes_nothing(tmp
     assert what_if.returncode == 0 and (d / "report.json").read_bytes() == stored  # printed, not stored
     # by its name, as `iolab fleet NAME` takes it; and a command that takes runs says what a fleet is
     named = iolab("show", d.name, "--runs-dir", str(tmp_path / "runs"), "--json")
-    assert named.returncode == 0 and json.loads(named.stdout)["fleet"]["name"] == "demo"
+    assert named.returncode == 0 and json.loads(named.stdout)["fleet_report"]["fleet"]["name"] == "demo"
     pages = iolab("report", d.name, "--runs-dir", str(tmp_path / "runs"), "--out", str(tmp_path / "pages"))
     assert pages.returncode == 0 and len(list((tmp_path / "pages").glob("*.pdf"))) == 1, pages.stderr
     compared = iolab("compare", str(d), str(d))
@@ -548,7 +554,7 @@ def test_resume_tries_a_refused_drive_again_once_its_cause_is_fixed(tmp_path):
     mark_created(str(small))  # a scratch file iolab may write, as one it made itself
     again = iolab("resume", str(d), "--runs-dir", str(runs), "--json")
     assert again.returncode == 0, again.stdout + again.stderr
-    rows = {row["name"]: row for row in json.loads(again.stdout)["drives"]}
+    rows = {row["name"]: row for row in json.loads(again.stdout)["fleet_report"]["drives"]}
     assert {n: row["state"] for n, row in rows.items()} == {"sim": "complete", "tiny": "complete"}
     assert rows["sim"]["run_dir"] == before["sim"]["run_dir"]  # a complete drive is not run again
     assert "capacity" in json.loads((d / "drives" / "tiny" / "out.attempt1.json").read_text())["error"]

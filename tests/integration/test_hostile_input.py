@@ -520,3 +520,53 @@ def test_a_hard_link_planted_in_a_run_directory_is_not_written_through(scratch):
     said = refused(iolab("export", str(run)), scratch, before, code=3)
     assert "has 2 hard links" in said and first.name in said
     assert precious.read_text() == "someone's data\n"
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "says"),
+    [
+        ("started", 12345, "field 'started' is 12345, not a string"),
+        ("target", "sim:foo", "field 'target' is \"sim:foo\", not an object"),
+        ("run_id", ["x"], "field 'run_id' is [\"x\"], not a string"),
+        ("plan", None, "field 'plan' is null, not an object"),
+        ("state", "bogus", "field 'state' is \"bogus\", not one of running, complete, failed, interrupted"),
+    ],
+)
+def test_a_manifest_field_of_the_wrong_type_names_the_field_and_breaks_only_its_run(a_run, scratch, field, value, says):
+    """Before: `runs` exited 1 for the whole directory (a TypeError), show/report/audit/export with
+    an AttributeError, and show/runs --json printed documents that failed their schema."""
+    from ..schema_lite import errors
+
+    schema = json.loads((Path(__file__).parents[2] / "docs/schema/outcome.schema.json").read_text())
+    runs = scratch / "runs"
+    shutil.copytree(a_run, runs / "good")
+    shutil.copytree(a_run, runs / "bad")
+    m = json.loads((runs / "bad" / "manifest.json").read_text())
+    (runs / "bad" / "manifest.json").write_text(json.dumps({**m, field: value, "uid": "bad"}))
+    stored = (runs / "bad" / "manifest.json").read_bytes()
+    p = iolab("runs", "--runs-dir", str(runs), "--json", timeout=60)
+    doc = json.loads(p.stdout)
+    assert p.returncode == 0 and errors(doc, schema) == [], p.stderr
+    listed = {r["path"]: r for r in doc["listed"]}
+    assert listed[str(runs / "bad")]["state"] == "broken" and says in listed[str(runs / "bad")]["problem"]
+    assert listed[str(runs / "good")]["state"] == "complete"
+    assert iolab("runs", "--runs-dir", str(runs), timeout=60).returncode == 0
+    for line in ("show bad", "show bad --json", "report bad --out {d}/rep", "audit bad", "export bad -o {d}/ex"):
+        before = files_under(scratch)
+        p = iolab(*[a.format(d=scratch) for a in shlex.split(line)], "--runs-dir", str(runs), timeout=60)
+        assert says in refused(p, scratch, before), line
+        if "--json" in line:
+            assert errors(json.loads(p.stdout), schema) == []
+    assert (runs / "bad" / "manifest.json").read_bytes() == stored  # nothing stored is changed
+
+
+def test_text_in_a_numeric_results_column_is_refused_naming_it(a_run, scratch):
+    import sqlite3
+
+    runs = scratch / "runs"
+    shutil.copytree(a_run, runs / "bad")
+    with sqlite3.connect(runs / "bad" / "results.db") as db:
+        db.execute("UPDATE cells SET lat_mean_us='abc' WHERE round >= 1")
+    before = files_under(scratch)
+    p = iolab("show", "bad", "--runs-dir", str(runs), timeout=60)  # before: a TypeError in the figures
+    assert "table cells" in (said := refused(p, scratch, before)) and "column 'lat_mean_us' holds 'abc'" in said

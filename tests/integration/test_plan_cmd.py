@@ -41,13 +41,17 @@ def test_one_test_is_printed_with_its_cells_purge_compliance_and_eta(scratch):
     assert re.search(r"target sim:enterprise-sas\?user_gb=0\.53\d+&op=[\d.]+ \(a copy of sim:enterprise-sas", out)
     assert "purge auto: sim-purge" in out
     assert "8 block sizes × 7 R/W mixes, each TC4/QD32, 1.00 s" in out
-    assert "up to 10 rounds, stops at steady state" in out
+    assert "stops at steady state or after 10 rounds, whichever comes first" in out
     assert "preconditioning 1: WIPC SEQ 128KiB W" in out
     assert "5-round window" in out
     assert "compliant no: quick profile; 1 s per cell instead of 60 s" in out
     # the ETA `iolab run` prints at its start (cli/progress.sequence_eta)
     assert "Time: 1 test, ETA 4:40 to 9:20 (IOPS 4:40–9:20)" in out
     assert "Traceback" not in p.stderr and not runs.exists()
+    # a round limit below the 5-round window: the phase never stops at steady state, and says so
+    out = " ".join(iolab("plan", "iops", "--quick", "--max-rounds", "3", "--runs-dir", str(runs)).stdout.split())
+    assert "3 rounds: fewer than the 5-round window, so steady state is not evaluated" in out
+    assert "stops at steady state" not in out
 
 
 def test_the_json_document_is_the_plan_iolab_run_builds(scratch):
@@ -101,9 +105,12 @@ def test_a_file_target_is_read_not_written(scratch):
     before = (img.stat().st_mtime_ns, img.stat().st_size, hashlib.sha256(img.read_bytes()).hexdigest())
     target = f"file:{img}?size=64MiB"
     runs = scratch / "runs"
+    # a file iolab did not make: refused as `iolab run` refuses it (exit 3), read and left as it was
     p = iolab("plan", "iops", "--quick", "-t", target, "--runs-dir", str(runs))
+    assert p.returncode == 3 and "not created by iolab" in p.stderr, p.stdout + p.stderr
+    p = iolab("plan", "iops", "--quick", "-t", target, "--runs-dir", str(runs), "--allow-unsafe-target")
     assert p.returncode == 0, p.stdout + p.stderr
-    plan = plan_json("iops", "--quick", "-t", target, runs=runs)
+    plan = plan_json("iops", "--quick", "-t", target, "--allow-unsafe-target", runs=runs)
     (t,) = plan["tests"]
     assert t["target"] == target and t["copy_of"] is None and t["tested_capacity_bytes"] == 64 * 2**20
     assert t["purge_does"].startswith("file (")
@@ -114,6 +121,25 @@ def test_a_file_target_is_read_not_written(scratch):
     after = (img.stat().st_mtime_ns, img.stat().st_size, hashlib.sha256(img.read_bytes()).hexdigest())
     assert after == before and not runs.exists()
     assert sorted(os.listdir(scratch)) == ["d.img"]
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "says"),
+    [
+        (("--stall-timeout", "0s"), 2, "stall timeout (--stall-timeout): 0.0 is not allowed"),
+        (("--hosts", "0.0.0.0"), 2, "that address means every interface of this machine"),
+        (("--hosts", "10.254.254.254"), 3, "iolab cannot check a target on a host it reaches through fio's server"),
+    ],
+)
+def test_what_run_refuses_plan_refuses_with_its_code_and_words(scratch, args, code, says):
+    """plan exited 0 and described these runs; run refuses them before it starts anything."""
+    target = f"file:{scratch}/f.img?size=16MiB"
+    runs = scratch / "runs"
+    common = ("iops", "--quick", "-t", target, *args, "--runs-dir", str(runs))
+    p, r = iolab("plan", *common), iolab("run", *common, "--no-report")
+    assert p.returncode == r.returncode == code, p.stdout + p.stderr + r.stdout + r.stderr
+    assert says in " ".join(p.stderr.split()) and p.stderr == r.stderr  # one paragraph, the run's
+    assert sorted(os.listdir(scratch)) == []  # nothing written: no file, no runs directory
 
 
 @pytest.mark.parametrize(

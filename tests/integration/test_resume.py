@@ -140,7 +140,9 @@ def test_a_last_cell_recovered_from_raw_ends_the_run_and_resume_completes_it(scr
     con.commit()
     con.close()
     manifest = json.loads((run / "manifest.json").read_text())
-    manifest.update(state="interrupted", ended=None, error="killed (as by SIGKILL)", audit=None)
+    manifest.update(
+        state="interrupted", ended=None, error="killed (as by SIGKILL)", audit={}
+    )  # as a killed run stores it: no audit yet
     (run / "manifest.json").write_text(json.dumps(manifest))
 
     res = iolab("resume", str(run), "--no-report", timeout=300)

@@ -275,7 +275,7 @@ def test_compare_ranks_published_figures_alone_or_beside_measured_runs(runs, tmp
             "drive,figure,value,unit\nX,ART RND 4KiB R/W 65/35,fast,µs\n",
             "line 2, field 'value': 'fast' is not a finite",
         ),
-        ("drive,figure,value,unit\nX,ART RND 4KiB R/W 65/35,nan,µs\n", "line 2, field 'value': 'nan' is not a finite"),
+        ("drive,figure,value,unit\nX,ART RND 4KiB R/W 65/35,nan,µs\n", "line 2, field 'value': nan is not a finite"),
         (
             "drive,figure,value,unit\nX,ART RND 4KiB R/W 65/35,1,µs\n,ART RND 4KiB R/W 65/35,2,µs\n",
             "line 3, field 'drive': the field is empty",
@@ -316,6 +316,7 @@ def test_a_malformed_published_csv_is_one_message_naming_file_line_and_field(run
         ("-50000", "IOPS", "-50,000 IOPS is negative; the figure is a magnitude"),
         ("1e300", "IOPS", "1.000e+300 IOPS is more than any drive's (at most 1,000,000,000 IOPS is taken)"),
         ("2e9", "IOPS", "2,000,000,000 IOPS is more than any drive's"),
+        ("0", "IOPS", "0 IOPS is no drive's: an IO rate or latency"),
     ],
 )
 def test_a_negative_or_implausible_published_figure_is_refused_and_printed_readably(tmp_path, value, unit, said):

@@ -95,6 +95,23 @@ def test_unmounted_filesystem_signature_is_refused(loop):
     assert "mounted" not in msg
 
 
+def test_plan_refuses_a_device_holding_a_filesystem_as_run_does_and_writes_nothing(loop, scratch):
+    """`iolab plan` described a run (exit 0, "purge auto") on a device that `iolab run` refuses."""
+    subprocess.run(["mkfs.ext4", "-q", "-F", loop], check=True, capture_output=True)
+    before = hashlib.sha256(Path(loop).read_bytes()).hexdigest()
+    runs = scratch / "runs"
+    p = iolab("plan", "iops", "--quick", "-t", loop, "--runs-dir", str(runs))
+    r = iolab("run", "iops", "--quick", "-t", loop, "--runs-dir", str(runs), "--no-report")
+    assert p.returncode == r.returncode == 3, p.stdout + p.stderr + r.stderr
+    assert f"signature: {loop} carries ext4" in " ".join(p.stderr.split()) and p.stderr == r.stderr
+    assert hashlib.sha256(Path(loop).read_bytes()).hexdigest() == before and not runs.exists()
+    # with the override the plan is described, still without writing or claiming anything
+    p = iolab("plan", "iops", "--quick", "-t", loop, "--runs-dir", str(runs), "--allow-unsafe-target")
+    assert p.returncode == 0 and "purge" in p.stdout, p.stderr
+    assert hashlib.sha256(Path(loop).read_bytes()).hexdigest() == before and not runs.exists()
+    targets.claim(parse_target(loop)).release()  # plan left no claim behind
+
+
 def test_partition_table_is_refused(loop):
     # One-partition MBR, written by hand so the test needs no fdisk. The test kernel may parse
     # no partition tables at all, so the partition is also registered with partx.

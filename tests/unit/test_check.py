@@ -12,6 +12,7 @@ import pytest
 from iolab.automation.check import Tolerances, check, junit_xml, load_tolerances
 from iolab.automation.tstat import t_quantile
 from iolab.core.errors import EngineError, Exit, IolabError, RefusedError
+from iolab.pages.outcome import run_exit_code
 from iolab.pages.outcome_schema import SCHEMA, text
 from iolab.store.durable import ResultsDiskFull
 
@@ -42,6 +43,7 @@ def record(
     return {
         "run_id": run_id,
         "test": test,
+        "state": "complete",
         "steady_state": steady,
         "profile": {"name": "enterprise", **profile},
         "figures": [fig if kind is None else {**fig, "kind": kind}],
@@ -201,6 +203,21 @@ def test_a_run_without_steady_state_warns_and_fails_only_when_steady_state_is_re
     assert root.get("failures") == "1" and case.find("failure").get("type") == "not-steady"
     res = check([record("a", 100.0, steady="not-applicable")], cand, Tolerances(0.05), require_steady=True)
     assert res["passed"] and res["warnings"] == []
+
+
+def test_require_steady_fails_a_run_never_judged_or_not_complete_as_show_does():
+    """show --require-steady exits 6 for a run whose window never filled (not-evaluated) and for a
+    run that did not complete; check held such runs to be steady (it knew only not-reached)."""
+    never = record("a", 100.0, steady="not-evaluated")
+    failed = {**record("c", 100.0), "state": "failed"}
+    res = check([never], [record("b", 100.0), failed], Tolerances(0.05), require_steady=True)
+    assert not res["passed"] and res["not_steady"] == ["a", "c"]
+    [w] = res["warnings"]
+    assert w.startswith(
+        "steady state not evaluated (its rounds never filled a window) in a; not shown (the run is failed) in c"
+    )
+    for r in (never, failed):
+        assert run_exit_code(r, require_steady=True) == Exit.NOT_STEADY  # the one rule show applies
 
 
 def test_junit_has_one_case_per_figure_and_a_failure_per_regression():

@@ -309,6 +309,7 @@ def _record(name: str, value: float, model: str = "M1", firmware: str = "F1") ->
         "run_id": name,
         "test": "iops",
         "profile": {},
+        "state": "complete",  # a run record always says how the run ended (outcome_schema)
         "steady_state": "reached",
         "figures": [fig],
         "target": {"model": model, "firmware": firmware},

@@ -136,3 +136,17 @@ def test_a_bad_setting_is_one_sentence_each(tmp_path):
         and ".." not in said
         and "(e.g. 250ms, 60s, 5m, 24h). Length of group 1" in said
     ), said
+
+
+@pytest.mark.parametrize("text", ["1,,4", "1,2,", ",1"])
+def test_an_empty_value_in_a_list_is_refused_not_dropped(text):
+    # 1,,4 was read as 1,4: a value left out, the grid run not the one meant
+    for parse in (testparams.int_list, testparams.size_list):
+        with pytest.raises(ValueError, match="empty value between commas"):
+            parse(text.replace("4", "4k") if parse is testparams.size_list else text)
+
+
+def test_resume_names_one_kept_round_as_round_1():
+    from iolab.run.resume import rounds_text
+
+    assert (rounds_text(1), rounds_text(3)) == ("round 1", "rounds 1-3")  # it said "rounds 1-1 are kept"

@@ -46,11 +46,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
+from iolab.automation.plausible import implausible
 from iolab.automation.tstat import geometric_mean, on_log_scale, t_quantile
 from iolab.core.errors import IolabError
 from iolab.core.safefile import loads_toml, read_text
+from iolab.core.steady import STEADY_NOT_EVALUATED, STEADY_NOT_REACHED
 from iolab.core.units import counted
 from iolab.figures.compare import profile_differences
+from iolab.pages.outcome import steady_shortfall
 from iolab.store.manifest import run_key
 
 FAILING = ("regression", "missing")
@@ -103,6 +106,16 @@ def load_tolerances(default: float, path: Path | None) -> Tolerances:
         )
     tables = {t: {str(k): parse_pct(v, f"{path}: [{t}] {k!r}") for k, v in data.get(t, {}).items()} for t in TABLES}
     return Tolerances(default, tables["tolerances"], str(path), tables["spread"])
+
+
+def saved_figure_problem(runs: Sequence[dict]) -> str | None:
+    """The first figure of a saved document's runs that no drive can have (plausible.py: the rule
+    `compare` applies to published figures), where it is and why; None when every one can be."""
+    for i, r in enumerate(runs):
+        for j, f in enumerate(r["figures"]):
+            if f["value"] is not None and (why := implausible(f["value"], f["unit"], magnitude=True)):
+                return f"run {r['run_id']}'s {f['name']!r} (runs[{i}].figures[{j}].value): {why}"
+    return None
 
 
 # -- the comparison -------------------------------------------------------------------------
@@ -280,8 +293,30 @@ def verdict(name: str, meta: dict, base: Side, cand: Side, tolerances: Tolerance
     }
 
 
-def not_steady(records: Sequence[dict]) -> list[str]:
-    return [r["run_id"] for r in records if r.get("steady_state") == "not-reached"]
+def not_steady(records: Sequence[dict]) -> list[tuple[str, str]]:
+    """The runs that did not show steady state, and how (outcome.steady_shortfall: the rule
+    `show --require-steady` applies, so the two never disagree about a run)."""
+    return [(r["run_id"], why) for r in records if (why := steady_shortfall(r)) is not None]
+
+
+# how each shortfall reads in the warning: a SteadyState word, or the run's state
+SHORTFALL_WORDS: dict[str, str] = {
+    STEADY_NOT_REACHED: "not reached",
+    STEADY_NOT_EVALUATED: "not evaluated (its rounds never filled a window)",
+}
+
+
+def steady_warning(unsteady: Sequence[tuple[str, str]], require_steady: bool) -> str:
+    """'steady state not reached in A; never evaluated (too few rounds) in B: ...'."""
+    by_why: dict[str, list[str]] = {}
+    for run_id, why in unsteady:
+        by_why.setdefault(SHORTFALL_WORDS.get(why, f"not shown (the run is {why})"), []).append(run_id)
+    return (
+        "steady state "
+        + "; ".join(f"{why} in {', '.join(ids)}" for why, ids in by_why.items())
+        + ": its figures may still be drifting, so a change (or its absence) can be the drift"
+        + (" (--require-steady: failing)" if require_steady else "")
+    )
 
 
 def differences(baseline: Sequence[dict], candidate: Sequence[dict]) -> list[str]:
@@ -314,7 +349,7 @@ def check(
     require_steady: bool = False,
 ) -> dict:
     """The `check` part of the document; `passed` is False when any figure regressed or is
-    missing, or (require_steady) a run on either side did not reach steady state. Runs of
+    missing, or (require_steady) a run on either side did not show steady state. Runs of
     different tests are refused; runs with different settings unless forced."""
     if not baseline or not candidate:
         raise IolabError("iolab check needs at least one candidate run and one baseline run.")
@@ -361,14 +396,7 @@ def check(
         figures.append(verdict(n, meta[n], b, c, tolerances, confidence))
     bad = [f["name"] for f in figures if f["verdict"] in FAILING]
     unsteady = not_steady(baseline) + not_steady(candidate)
-    warnings = (
-        [
-            f"steady state not reached in {', '.join(unsteady)}: its figures may still be drifting, so a change "
-            "(or its absence) can be the drift" + (" (--require-steady: failing)" if require_steady else "")
-        ]
-        if unsteady
-        else []
-    )
+    warnings = [steady_warning(unsteady, require_steady)] if unsteady else []
     return {
         "passed": not bad and not (require_steady and unsteady),
         "confidence": confidence,
@@ -377,7 +405,7 @@ def check(
         "differences": diffs,
         "figures": figures,
         "regressions": bad,
-        "not_steady": unsteady,
+        "not_steady": [run_id for run_id, _ in unsteady],
         "require_steady": require_steady,
         "warnings": warnings,
         "junit": None,

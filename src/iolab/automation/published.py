@@ -7,58 +7,26 @@ definition decides, so `figure` must then be one of a test's key figures as `iol
 prints them), then one line per figure of a drive. Anything else is refused with the file,
 line and field: a missing column, an unknown one, an empty field, a value that is not a finite
 number, a direction that is neither, a unit or direction other than the figure's own, the same
-figure twice for a drive, a negative magnitude (MAGNITUDE_UNITS), and an implausible one (above
-PLAUSIBLE_MAX for its unit: a typo, or a figure in another unit, would otherwise rank first).
+figure twice for a drive, and a value no drive can have (plausible.py, the rule `check` applies to a
+saved document too: a negative magnitude, a rate or latency of 0, a value above any drive's in
+its unit: a typo, or a figure in another unit, would otherwise rank first).
 """
 
 from __future__ import annotations
 
 import csv
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from iolab.api import registry
+from iolab.automation.plausible import implausible
 from iolab.core.errors import IolabError
 from iolab.core.safefile import read_bytes
-from iolab.core.units import num
 from iolab.figures.compare import KeyMetric, SummaryTable, competition_ranks
 
 REQUIRED = ("drive", "figure", "value", "unit")
 DIRECTIONS = ("higher-is-better", "lower-is-better")
-
-# Every key figure iolab defines is a magnitude (a rate, a time, a size, a share), never below 0;
-# so is a made-up figure (one with a direction column) in one of these units. Other units (°C,
-# dB, a difference) may be negative.
-MAGNITUDE_UNITS = frozenset(
-    ("IOPS", "KIOPS", "MB/s", "MiB/s", "GB/s", "GiB/s", "ns", "µs", "us", "ms", "s", "min", "h")
-    + ("B", "KB", "KiB", "MB", "MiB", "GB", "GiB", "TB", "TiB", "%", "W", "mW", "J")
-)
-# The largest value a published figure may have, by unit: about a hundred times the most any
-# storage device publishes (some tens of millions of IOPS, tens of GB/s; a latency of over 2.7
-# hours or a capacity of 10 PB is no drive's), so that only a typo or a figure given in another
-# unit is refused. A unit not listed: at most 10^12 (and at least -10^12).
-PLAUSIBLE_MAX = {
-    "IOPS": 1e9,
-    "KIOPS": 1e6,
-    "MB/s": 1e7,
-    "MiB/s": 1e7,
-    "GB/s": 1e4,
-    "GiB/s": 1e4,
-    "ns": 1e13,
-    "µs": 1e10,
-    "us": 1e10,
-    "ms": 1e7,
-    "s": 1e4,
-    "min": 1e3,
-    "h": 100.0,
-    "GB": 1e7,
-    "TB": 1e4,
-    "%": 1e4,  # a share is at most 100 %, a coefficient of variation may be more
-    "W": 1e4,
-}
-ANY_MAX = 1e12
 
 
 @dataclass(frozen=True)
@@ -143,10 +111,9 @@ def read_published(path: Path, known: dict[str, KeyMetric]) -> list[PublishedFig
         try:
             value = float(f["value"])
         except ValueError:
-            value = math.nan
-        if not math.isfinite(value):
-            raise _problem(path, line, "value", f"{f['value']!r} is not a finite number.")
-        _check_plausible(path, line, value, f["unit"], f["figure"] in known)
+            raise _problem(path, line, "value", f"{f['value']!r} is not a finite number.") from None
+        if problem := implausible(value, f["unit"], f["figure"] in known):
+            raise _problem(path, line, "value", problem)
         definition = known.get(f["figure"])
         if f.get("direction"):
             if f["direction"] not in DIRECTIONS:
@@ -179,21 +146,6 @@ def read_published(path: Path, known: dict[str, KeyMetric]) -> list[PublishedFig
     if not out:
         raise _problem(path, 2, None, "the file lists no figures.")
     return out
-
-
-def _check_plausible(path: Path, line: int, value: float, unit: str, defined: bool) -> None:
-    """A negative magnitude, or a value beyond any drive's in its unit, is refused (see PLAUSIBLE_MAX)."""
-    if value < 0 and (defined or unit in MAGNITUDE_UNITS):
-        raise _problem(path, line, "value", f"{num(value)} {unit} is negative; the figure is a magnitude (0 or more).")
-    most = PLAUSIBLE_MAX.get(unit, ANY_MAX)
-    if abs(value) > most:
-        raise _problem(
-            path,
-            line,
-            "value",
-            f"{num(value)} {unit} is more than any drive's (at most {num(most)} {unit} is taken): "
-            "a typo, or a figure in another unit?",
-        )
 
 
 def ranking(measured: SummaryTable | None, published: Sequence[PublishedFigure]) -> tuple[SummaryTable, list[str]]:

@@ -89,6 +89,7 @@ def ranking(summary) -> dict:
 
 def _side(refs: list[str], what: str, force: bool) -> list[dict]:
     """Run records from run ids/directories or saved --json documents (a file ending .json)."""
+    from iolab.automation.check import saved_figure_problem
     from iolab.pages.outcome import SCHEMA_NAME, SCHEMA_VERSION
     from iolab.pages.outcome_schema import SCHEMA
     from iolab.pages.schema_lite import errors
@@ -119,6 +120,11 @@ def _side(refs: list[str], what: str, force: bool) -> list[dict]:
                 )
             if not doc.get("runs"):
                 raise IolabError(f"{p}: the document lists no runs.")
+            if problem := saved_figure_problem(doc["runs"]):
+                raise IolabError(
+                    f"{p}: {problem} A saved document's figures are those a run measured; write it again "
+                    "with `iolab show RUN --json > FILE`. Nothing was checked."
+                )
             out += doc["runs"]
         else:
             out.append(record_of(ref))
@@ -192,7 +198,7 @@ def render_check(result: dict, console: Console) -> None:
     if result["regressions"]:
         console.print(f"[red]FAILED[/]: {esc(', '.join(result['regressions']))}", soft_wrap=True)
     elif not result["passed"]:
-        console.print("[red]FAILED[/]: --require-steady, and a run did not reach steady state", soft_wrap=True)
+        console.print("[red]FAILED[/]: --require-steady, and a run did not show steady state", soft_wrap=True)
     else:
         console.print("[green]passed[/]: no key figure is worse than the baseline beyond noise and tolerance")
 
@@ -228,7 +234,8 @@ def check(
     require_steady: bool = typer.Option(
         False,
         "--require-steady",
-        help="Exit with code 6 when a run on either side did not reach steady state (else a warning).",
+        help="Exit with code 6 when a run on either side did not show steady state: a phase that tracks it did "
+        "not reach it or ran too few rounds to be judged, or the run did not complete (else a warning).",
     ),
     json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
 ):

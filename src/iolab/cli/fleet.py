@@ -10,6 +10,7 @@ from typing import Optional
 
 import typer
 
+from iolab.cli.auto import emit
 from iolab.cli.console import Console, write_out
 from iolab.core.errors import IolabError
 from iolab.run.stopsignals import stop_on_signals
@@ -78,7 +79,7 @@ def run_fleet(test: str, fleet_file: Path, argv: list[str], root: Path, console:
     with stop_on_signals():  # SIGTERM and SIGHUP stop the fleet as Ctrl-C does (api.run_fleet)
         api.run_fleet(fleet, state, root, _event(console))
     try:
-        return _report(state, None, (None, None), console, json_out)
+        return _report(state, None, (None, None), console, json_out, envelope="run")
     except IolabError as e:  # e.g. a spec sheet's unit that the measured figure has not: said only now
         raise IolabError(
             f"{e} The fleet ran: its drives' runs are kept ({state.dir}); `iolab fleet {state.dir}` reports "
@@ -106,7 +107,7 @@ def resume(fleet_dir: Path, runs_dir: Optional[Path], console: Console, json_out
         console = Console(stderr=True)
     with stop_on_signals():
         state = go_on(fleet_dir, runs_dir or runs_root(), _event(console))
-    return _report(state, None, (None, None), console, json_out)
+    return _report(state, None, (None, None), console, json_out, envelope="resume")
 
 
 def _report(
@@ -117,10 +118,14 @@ def _report(
     json_out: bool,
     groups: tuple = (None, None),
     store: bool = True,
+    envelope: str | None = None,
 ) -> int:
     """The fleet report printed; `store`: kept as the fleet's report.json and junit.xml (the fleet's
     own report: not `show`, which only reads, nor a report under another spec sheet, rule or
-    grouping, which would replace the fleet's verdicts with a what-if)."""
+    grouping, which would replace the fleet's verdicts with a what-if). `envelope`: the command
+    (run, resume, show) whose --json prints the iolab-outcome document every run, resume and show
+    prints (docs/automation.md), the complete drives' run records as its `runs` and the report as
+    its `fleet_report`; None (`iolab fleet --json`): the report alone, as report.json holds it."""
     from iolab.api import fleet as api
     from iolab.automation.fleetgroups import compare_groups, mixed_warnings
     from iolab.pages.fleet_junit import exit_code
@@ -135,16 +140,19 @@ def _report(
         doc["groups"] = compare_groups(recs, labels, key, groups[1] or (state.baseline if not groups[0] else None))
     doc["exit_code"] = exit_code(doc)
     written = api.write_report_files(state, doc) if store else []
-    if json_out:
+    code = int(doc["exit_code"])
+    if state.state == "interrupted":  # the shell's code for the signal that stopped it: 130 for Ctrl-C
+        code = 128 + int(getattr(signal, state.stopped_by or "SIGINT", signal.SIGINT))
+    if json_out and envelope:
+        emit(envelope, code, runs=[r for r in recs.values() if r is not None], fleet_report=doc)
+    elif json_out:
         write_out(json.dumps(doc, indent=2) + "\n")
     else:
         render(doc, console)
     for p in written:
         console.print(f"fleet {p.stem}: {p}", markup=False, soft_wrap=True)
     console.print(f"fleet directory: {state.dir}", markup=False, soft_wrap=True)
-    if state.state == "interrupted":  # the shell's code for the signal that stopped it: 130 for Ctrl-C
-        return 128 + int(getattr(signal, state.stopped_by or "SIGINT", signal.SIGINT))
-    return int(doc["exit_code"])
+    return code
 
 
 def _option(name: str, metavar: str, text: str):
@@ -242,7 +250,7 @@ def show(ref: str, json_out: bool, console: Console) -> int:
 
     if json_out:
         console = Console(stderr=True)
-    return _report(api.load_state(Path(ref)), None, (None, None), console, json_out, store=False)
+    return _report(api.load_state(Path(ref)), None, (None, None), console, json_out, store=False, envelope="show")
 
 
 def listed_note(root: Path, console: Console) -> None:

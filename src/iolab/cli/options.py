@@ -287,6 +287,13 @@ class RunArgs:
     def stall_seconds(self) -> Optional[float]:
         return _maybe(parse_duration, self.stall_timeout, "--stall-timeout")
 
+    def refuse_as_run_would(self, target, split) -> None:
+        """`iolab plan`: every refusal `iolab run` makes before it measures (api/preflight.py);
+        `split`: scaleout.legs_for_run's."""
+        from iolab.api.preflight import refuse_as_run_would
+
+        refuse_as_run_would(target, split, self.run_options(), self.stall_seconds(), self.ioengine, self.listen_any)
+
 
 # The profile fields the options above set, with their flags (api/unused.py names the ones a test ignores)
 PROFILE_FLAGS = {

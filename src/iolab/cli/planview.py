@@ -59,7 +59,6 @@ def plan(
             "`iolab plan` describes the plan on one target: give one --target (each drive of a several-target "
             "run is planned on its own capacity)."
         )
-    args.stall_seconds()  # a bad --stall-timeout is refused as `iolab run` refuses it
     if args.spec_sheet is not None:
         read_spec_sheet(args.spec_sheet, test, args.everything)
     given = targets.parse_target(args.target[0] if args.target else f"sim:{DEFAULT_PRESET}")
@@ -68,6 +67,7 @@ def plan(
     d = planinfo.describe(
         test, args.make_profile(), given, args.run_options(), PROFILE_FLAGS, args.workload, args.everything, split
     )
+    args.refuse_as_run_would(given, legs)  # what `iolab run` refuses is refused here, with its code and words
     if args.json_out:
         emit("plan", 0, plan=document(test, given.spec, d))
         return
@@ -150,17 +150,17 @@ def _show_test(t: PlannedTest, i: int, n: int) -> None:
     for name, text in rows:
         out(f"  {name:<13} {esc(text)}", soft_wrap=True)
     for j, ph in enumerate(t.phases):
-        _show_phase(ph, j, len(t.phases))
+        _show_phase(ph, j, len(t.phases), t.steady_window)
 
 
-def _show_phase(ph: PlannedPhase, j: int, n: int) -> None:
+def _show_phase(ph: PlannedPhase, j: int, n: int, window: int) -> None:
     out = console.print
     head = f"  [bold]phase {j + 1}/{n}: {esc(ph.name)}[/]"
     if ph.built_from is not None:
         built = f"built during the run from {ph.built_from}; {_span(ph.earliest_s, ph.latest_s)}"
         out(f"{head}: {esc(built)}", soft_wrap=True)
         return
-    out(f"{head}{' (purge first)' if ph.purge else ''}: {esc(_ends(ph))}", soft_wrap=True)
+    out(f"{head}{' (purge first)' if ph.purge else ''}: {esc(_ends(ph, window))}", soft_wrap=True)
     for k, w in enumerate(ph.precondition):
         out(f"    preconditioning {k + 1}: {esc(_step(w))}", soft_wrap=True)
     if ph.stop_rule:
@@ -171,14 +171,17 @@ def _show_phase(ph: PlannedPhase, j: int, n: int) -> None:
         out(f"    {esc(line)}", soft_wrap=True)
 
 
-def _ends(ph: PlannedPhase) -> str:
-    """What ends the phase, and what a round and the phase take."""
-    parts = [
-        f"{counted(len(ph.cells), 'cell')} a round ({duration(ph.round_seconds)})",
-        f"up to {counted(ph.max_rounds or 0, 'round')}",
-    ]
-    if ph.stop_on_steady:
-        parts.append("stops at steady state")
+def _ends(ph: PlannedPhase, window: int) -> str:
+    """What ends the phase, and what a round and the phase take. `window`: the steady-state rule's
+    rounds, which a phase with fewer rounds never fills (it then never stops at steady state)."""
+    rounds = counted(ph.max_rounds or 0, "round")
+    parts = [f"{counted(len(ph.cells), 'cell')} a round ({duration(ph.round_seconds)})"]
+    if ph.stop_on_steady and (ph.max_rounds or 0) >= window:
+        parts.append(f"stops at steady state or after {rounds}, whichever comes first")
+    elif ph.stop_on_steady:
+        parts.append(f"{rounds}: fewer than the {window}-round window, so steady state is not evaluated")
+    else:
+        parts.append(f"up to {rounds}")
     if ph.budget_write_bytes is not None:
         parts.append(f"write budget {eng(ph.budget_write_bytes, 'B')}")
     if ph.budget_seconds is not None:

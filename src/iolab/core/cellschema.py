@@ -61,6 +61,11 @@ class CellColumn:
             return json.loads(v or self.empty) if self.empty is not None else json.loads(v)
         if self.codec == "bool":
             return bool(v) if v is not None else (self.old(row) if self.old else False)
+        kind = self.sql.split()[0]
+        if v is not None and not isinstance(v, SQL_TYPES.get(kind, object)):
+            # SQLite keeps any value in any column: text edited into a REAL column would reach the
+            # figures' arithmetic (a TypeError far from the cause)
+            raise ValueError(f"column {self.name!r} holds {v!r}, not {SQL_WORDS.get(kind, kind)}")
         return v
 
     def exported(self, v: Any, ios: int | None = None) -> Any:
@@ -75,6 +80,11 @@ class CellColumn:
     @property
     def export_type(self) -> str:
         return "BOOLEAN" if self.codec == "bool" else EXPORT_TYPES[self.sql.split()[0]]
+
+
+# What a value read from a column of each SQL type may be (None aside), and how to say it
+SQL_TYPES: dict[str, type | tuple[type, ...]] = {"REAL": (int, float), "INTEGER": int, "TEXT": str}
+SQL_WORDS = {"REAL": "a number", "INTEGER": "a whole number", "TEXT": "text"}
 
 
 def column(
@@ -244,7 +254,12 @@ def cell_row(row: dict[str, Any]) -> CellRow:
     iolab added is not this version's to read: it stays in the database, out of the row."""
     decoded: dict[str, Any] = {c.name: row.get(c.name) for c in CELL_COLUMNS}
     for c in CELL_COLUMNS:
-        decoded[c.name] = c.decode(decoded)
+        try:
+            decoded[c.name] = c.decode(decoded)
+        except ValueError as e:
+            raise ValueError(
+                f"phase {row.get('phase')!r} round {row.get('round')} cell {row.get('cell_key')!r}: {e}"
+            ) from None
     return CellRow(**decoded)
 
 

@@ -9,8 +9,8 @@ prints its message and exits non-zero. Anything else escaping is a bug in iolab.
 # below and the CLI take theirs from here.
 class Exit:
     OK = 0
-    BUG = 1  # an unexpected exception: a bug in iolab (Python prints the traceback); also `run` with
-    # several --target when one of the runs failed (each run's own code is printed)
+    BUG = 1  # an unexpected exception: a bug in iolab (Python prints the traceback); `run` with several
+    # --target exits with the first failed run's own code (api/scaleout.run_many), never 1 for it
     BAD_INPUT = 2  # bad input, a refused request, a run that cannot be read; also usage errors
     REFUSED = 3  # a write refused by a safety check (the override flag is named)
     ENGINE = 4  # the IO engine failed or gave output iolab cannot trust; the run is kept as failed

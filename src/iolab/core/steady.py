@@ -51,6 +51,10 @@ STEADY_STATES: tuple[SteadyState, ...] = (
     STEADY_NOT_EVALUATED,
     STEADY_NOT_APPLICABLE,
 )
+# The states in which a run did not show steady state, which `--require-steady` fails (run, show,
+# resume, check): one that was judged and failed, and one that was never judged (a window never
+# filled is no evidence of steady state). not-applicable passes: no verdict was ever due.
+STEADY_NOT_SHOWN: frozenset[SteadyState] = frozenset((STEADY_NOT_REACHED, STEADY_NOT_EVALUATED))
 
 
 def phase_steady_state(steady: bool | None, tracks: bool) -> SteadyState:

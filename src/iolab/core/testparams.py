@@ -124,8 +124,9 @@ def int_list(text: str) -> tuple[int, ...]:
         if len(values) > 1000:
             raise ValueError(f"{len(values)} values; at most 1,000")
         return values
+    items = _items(t)
     try:
-        values = tuple(int(x.replace("_", "")) for x in t.split(",") if x)
+        values = tuple(int(x.replace("_", "")) for x in items)
     except ValueError:
         raise ValueError("give whole numbers separated by commas, or START:STEP:STOP") from None
     if not values or min(values) < 0 or list(values) != sorted(set(values)):
@@ -133,6 +134,15 @@ def int_list(text: str) -> tuple[int, ...]:
     if values[-1] > MAX_WHOLE:
         raise ValueError(f"{values[-1]:,} is more than {MAX_WHOLE:,}")
     return values
+
+
+def _items(text: str) -> list[str]:
+    """A list's comma-separated items; an empty one (1,,4 or a trailing comma) is refused, not
+    dropped: it is a value left out, and the list run would not be the one meant."""
+    items = text.split(",")
+    if "" in items:
+        raise ValueError(f"{text!r} has an empty value between commas; give each value once (e.g. 1,2,4)")
+    return items
 
 
 def percent_list(text: str) -> tuple[int, ...]:
@@ -145,7 +155,7 @@ def percent_list(text: str) -> tuple[int, ...]:
 
 def size_list(text: str) -> tuple[int, ...]:
     """'512,4k,64k,1m' -> bytes, ascending."""
-    values = tuple(parse_size(x, "size") for x in text.replace(" ", "").split(",") if x)
+    values = tuple(parse_size(x, "size") for x in _items(text.replace(" ", "")))
     if not values or list(values) != sorted(set(values)):
         raise ValueError("give ascending, distinct sizes separated by commas (e.g. 512,4k,64k,1m)")
     return values

@@ -109,15 +109,22 @@ def engine_for(target: Target, stall_timeout: float | None = None, ioengine: str
     completed IO before a round is stopped and failed) applies to engines on real devices;
     one in virtual time runs in-process and cannot stall on a device. `ioengine` (fio's IO
     engine, `--ioengine`; None: the engine's default) only to an engine that takes one."""
-    check_stall_timeout(stall_timeout)
-    cls = engine_class(target)
+    cls = check_engine_options(target, stall_timeout, ioengine)
     if cls.capabilities.virtual_time:
-        if ioengine is not None:
-            raise IolabError(
-                f"--ioengine {ioengine}: it chooses fio's IO engine; {target.spec} runs on the simulator, not fio."
-            )
         return cls()
     return cls(stall_timeout=stall_timeout, **({"ioengine": ioengine} if ioengine is not None else {}))
+
+
+def check_engine_options(target: Target, stall_timeout: float | None, ioengine: str | None) -> EngineClass:
+    """Refuse a stall timeout or `--ioengine` the target's engine cannot take, before anything is
+    started; returns that engine's class (`iolab plan` asks as `iolab run` does)."""
+    check_stall_timeout(stall_timeout)
+    cls = engine_class(target)
+    if cls.capabilities.virtual_time and ioengine is not None:
+        raise IolabError(
+            f"--ioengine {ioengine}: it chooses fio's IO engine; {target.spec} runs on the simulator, not fio."
+        )
+    return cls
 
 
 def purge_methods(target: Target, caps: Capabilities | None = None) -> tuple[str, ...]:

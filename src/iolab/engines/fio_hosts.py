@@ -28,20 +28,18 @@ from iolab.engines.fio_job import HOST_CLOCK_NOTE, WARMUP_SUFFIX, build_job, cli
 from iolab.engines.fio_job import fio_version as _fio_version
 from iolab.engines.fio_supervise import _job_processes
 from iolab.engines.fioprobe import budget
-from iolab.engines.hostcheck import RemoteHold, check_host_legs, create_over_ssh
+from iolab.engines.hostcheck import RemoteHold, check_split_legs, create_over_ssh
 from iolab.engines.hostlist import Host
 from iolab.engines.hosts import (
     Servers,
     check_versions,
     read_identity_over_ssh,
-    refuse_one_server_twice,
-    refuse_wildcards,
     server_arg,
     ssh_runner,
     start_servers,
 )
 from iolab.engines.merge import Part, merge, split_workload
-from iolab.targets import PurgeOutcome, Target, check_safe_to_write, parse_target
+from iolab.targets import PurgeOutcome, Target, parse_target
 from iolab.targets.wear import phase_writes, read_counters
 
 
@@ -100,14 +98,9 @@ def split_engine(
 ) -> SplitFioEngine:
     """Check every leg as a run must (each extra path like the target; each host's target
     where that host writes it, see hostcheck), then start or reach the fio servers."""
+    claims, local, overridden, how = check_split_legs(target, legs, allow_unsafe, allow_system_disk, listen_any)
     if legs[0].host is None:
-        for leg in legs:  # every path writes the drive: each must pass the checks the target passes
-            if leg.target.path != target.path:
-                check_safe_to_write(leg.target, allow_unsafe, allow_system_disk)
         return SplitFioEngine(legs, stall_timeout=stall_s, ioengine=ioengine)
-    refuse_wildcards([leg.host for leg in legs if leg.host], listen_any)
-    refuse_one_server_twice([leg.host for leg in legs if leg.host])
-    claims, local, overridden, how = check_host_legs(legs, allow_unsafe, allow_system_disk)
     try:
         engine = SplitFioEngine(legs, stall_timeout=stall_s, ioengine=ioengine)
     except BaseException:

@@ -24,7 +24,14 @@ from dataclasses import replace
 from iolab import targets
 from iolab.core.errors import EngineError, RefusedError
 from iolab.engines.hostlist import Host
-from iolab.engines.hosts import PROBE_TIMEOUT_S, is_local_address, ssh_command, ssh_how
+from iolab.engines.hosts import (
+    PROBE_TIMEOUT_S,
+    is_local_address,
+    refuse_one_server_twice,
+    refuse_wildcards,
+    ssh_command,
+    ssh_how,
+)
 from iolab.targets import ALLOW_SYSTEM_DISK, ALLOW_UNSAFE, Problem, Target
 from iolab.targets.lock import TargetClaim
 from iolab.targets.safety import judge
@@ -118,12 +125,30 @@ echo done
 _OVERRIDE = {"read-only": None, "held": None, "sidecar": None, "mounted": ALLOW_SYSTEM_DISK}
 
 
+def check_split_legs(
+    target: Target, legs, allow_unsafe: bool, allow_system_disk: bool, listen_any: bool, claim: bool = True
+) -> tuple[list[TargetClaim], dict, list[str], list[str]]:
+    """The checks a split round's legs pass before anything is started: every extra path to the
+    drive as the target itself (the run's start checks and claims the target's own path), or every
+    host: no wildcard address without --listen-any, no fio server named twice, each host's target
+    where it is written (check_host_legs). `claim`: False for `iolab plan`, which claims nothing."""
+    if legs[0].host is None:
+        for leg in legs:  # every path writes the drive: each must pass the checks the target passes
+            if leg.target.path != target.path:
+                targets.check_safe_to_write(leg.target, allow_unsafe, allow_system_disk)
+        return [], {}, [], []
+    refuse_wildcards([leg.host for leg in legs if leg.host], listen_any)
+    refuse_one_server_twice([leg.host for leg in legs if leg.host])
+    return check_host_legs(legs, allow_unsafe, allow_system_disk, claim)
+
+
 def check_host_legs(
-    legs, allow_unsafe: bool, allow_system_disk: bool
+    legs, allow_unsafe: bool, allow_system_disk: bool, claim: bool = True
 ) -> tuple[list[TargetClaim], dict, list[str], list[str]]:
     """Check every host leg's target where it is written. Returns (the claims held on this
-    machine's paths, {leg name: the Target to prepare on this machine}, the checks overridden,
-    how each host was checked). RefusedError names the host and what failed there."""
+    machine's paths, none unless `claim`, {leg name: the Target to prepare on this machine}, the
+    checks overridden, how each host was checked). RefusedError names the host and what failed
+    there."""
     claims: list[TargetClaim] = []
     local: dict[str, Target] = {}
     overridden: list[str] = []
@@ -141,7 +166,7 @@ def check_host_legs(
                 )
             elif is_local_address(h.address):
                 t = local_target(leg.target)
-                if not any(c.target.path == t.path for c in claims):  # two servers of this machine may share a path
+                if claim and not any(c.target.path == t.path for c in claims):  # two servers may share a path
                     claims.append(targets.claim(t))
                 overridden += [
                     f"{leg.name} (this machine): {o}"

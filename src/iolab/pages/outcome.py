@@ -19,7 +19,7 @@ from typing import Any
 
 from iolab.core.decide import decision_text
 from iolab.core.errors import Exit
-from iolab.core.steady import STEADY_NOT_EVALUATED, STEADY_NOT_REACHED, SteadyState, run_steady_state
+from iolab.core.steady import STEADY_NOT_EVALUATED, STEADY_NOT_SHOWN, SteadyState, run_steady_state
 from iolab.figures.audit import Audit, kinds_of, stored_audit
 from iolab.figures.compare import KeyMetric
 from iolab.figures.summary import PhaseSummary, summarise, summarise_phase, unstored_tracking
@@ -49,14 +49,22 @@ def steady_state(phases: Sequence[PhaseSummary], plan: Mapping[str, Any] | None 
     return run_steady_state([*(ph.steady_state for ph in phases), *unstored])
 
 
+def steady_shortfall(record: Mapping[str, Any]) -> str | None:
+    """How a stored run record fails to show steady state, or None when it shows it (or its test
+    tracks none): the run's `state` when it did not complete (failed, interrupted or still
+    running: its figures are no finished run's, whatever its phases say), else its
+    `steady_state` when that is one of core/steady.STEADY_NOT_SHOWN. The one rule of
+    `--require-steady` for run, resume, show and check."""
+    if record["state"] != "complete":
+        return str(record["state"])
+    return record["steady_state"] if record["steady_state"] in STEADY_NOT_SHOWN else None
+
+
 def run_exit_code(record: dict, require_steady: bool) -> int:
     """A run's exit code as a stored record gives it: NOT_STEADY only when asked to require steady
-    state, which a run that never evaluated it did not show either, nor one that did not complete
-    (failed, interrupted or still running: its figures are no finished run's, whatever its
-    phases say). A test that tracks no steady state (not-applicable) passes once complete."""
-    if not require_steady:
-        return Exit.OK
-    if record["state"] != "complete" or record["steady_state"] in (STEADY_NOT_REACHED, STEADY_NOT_EVALUATED):
+    state and the run did not show it (steady_shortfall). A test that tracks no steady state
+    (not-applicable) passes once complete."""
+    if require_steady and steady_shortfall(record) is not None:
         return Exit.NOT_STEADY
     return Exit.OK
 

@@ -10,6 +10,7 @@ import json
 import sys
 
 from iolab.core.steady import STEADY_STATES
+from iolab.pages.fleet import REPORT_SCHEMA
 from iolab.pages.outcome import SCHEMA_NAME, SCHEMA_VERSION
 from iolab.pages.plan_schema import PLAN, PLAN_DEFS
 from iolab.pages.schema_parts import NUM, NUM_OR_NULL, STR_OR_NULL
@@ -367,7 +368,8 @@ SCHEMA = {
     "title": "iolab --json output",
     "description": "One document per command: run, resume and show list runs; compare adds a ranking; "
     "runs lists run directories; check adds verdicts per key figure; history one figure across runs; "
-    "audit gives each run's self-audit; power a meter log's figures per cell; plan what a run would do.",
+    "audit gives each run's self-audit; power a meter log's figures per cell; plan what a run would do; "
+    "run --fleet (resume and show of a fleet) adds the fleet report.",
     **_obj(
         {
             "schema": {"const": SCHEMA_NAME},
@@ -394,6 +396,11 @@ SCHEMA = {
             ),
             "power": POWER,
             "plan": PLAN,
+            # run --fleet, resume FLEET and show FLEET: the fleet report (docs/fleet.md; `iolab fleet
+            # --json` and report.json hold it alone), beside the complete drives' runs
+            "fleet_report": _obj(
+                {"schema": {"const": REPORT_SCHEMA}, "schema_version": {"const": 1}, "drives": _t("array")}
+            ),
             "error": _t("string"),
         },
     ),

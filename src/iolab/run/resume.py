@@ -59,6 +59,11 @@ REMOTE_NOTE = (
 )
 
 
+def rounds_text(done: int) -> str:
+    """'round 1', or 'rounds 1-3' (never 'rounds 1-1')."""
+    return "round 1" if done == 1 else f"rounds 1-{done}"
+
+
 def prepare(
     ref: str | Path,
     engine_for,
@@ -296,10 +301,12 @@ def _within(
             steady, why_not = settle(store, plan, ph, verdict, ended)
             reason = stop.reason if stop else f"reached the round limit ({ph.max_rounds})"
             store.finish_phase(ph.name, steady, done, reason + (f"; {why_not}" if why_not not in reason else ""))
-            notes.append(f"{ph.name}: its stored rounds 1-{done} already end it ({reason}).")
+            notes.append(
+                f"{ph.name}: its stored {rounds_text(done)} already end{'s' if done == 1 else ''} it ({reason})."
+            )
             return _where(store, plan, target, caps, notes)
     notes.append(
-        f"{ph.name}: continues at round {done + 1} (rounds 1-{done} are kept"
+        f"{ph.name}: continues at round {done + 1} ({rounds_text(done)} {'is' if done == 1 else 'are'} kept"
         + (f"; the unfinished round's {moved} files are kept in raw/interrupted-*/" if moved else "")
         + ")."
     )

@@ -9,6 +9,7 @@ import os
 import platform
 import socket
 import uuid
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -196,6 +197,30 @@ def check_purge_method(target: Target, options: RunOptions) -> None:
         )
 
 
+def admit(
+    target: Target, options: RunOptions, engine_checks: Callable[[], bool], claim: bool = True
+) -> tuple[TargetClaim, list[str]]:
+    """The purge method, then the target's claim (a second run on it is refused, naming the first)
+    and its safety checks, unless the engine checked and claimed it where it is written
+    (`engine_checks`, asked once the purge method passed: an engine of an unknown kind has no
+    capabilities to ask); returns
+    the claim (a placeholder when nothing was claimed) and the checks overridden. `claim`: False
+    for `iolab plan` (api/preflight.py), which checks as a run does and claims nothing."""
+    check_purge_method(target, options)
+    checked_by_engine = engine_checks()
+    got = TargetClaim(target, None) if checked_by_engine or not claim else targets.claim(target)
+    try:
+        overrides = (
+            []
+            if checked_by_engine
+            else targets.check_safe_to_write(target, options.allow_unsafe, options.allow_system_disk)
+        )
+    except BaseException:
+        got.release()
+        raise
+    return got, overrides
+
+
 def start(plan: TestPlan, target: Target, engine: Engine, options: RunOptions, root: Path) -> RunStore:
     """Build a simulated drive, check the purge method fits the target, claim the target for
     this run (a second run on it is refused, naming this one), check it is safe to write, then
@@ -205,18 +230,13 @@ def start(plan: TestPlan, target: Target, engine: Engine, options: RunOptions, r
         # The simulated drive is built (a load= state read and checked) before its run
         # directory exists: a drive that cannot be built leaves no failed run behind.
         engine.prepare(target)
-    check_purge_method(target, options)
     # An engine that claims its targets checked and claimed each one where it is written (a hosts
     # run's paths, hostcheck.py) and says what it overrode: a claim or check of the target's path
     # here would guard the wrong thing (another machine's drive) or claim a path a second time.
-    by_engine = engine.capabilities.claims_targets
-    claim = TargetClaim(target, None) if by_engine else targets.claim(target)
+    claim, overrides = admit(target, options, lambda: engine.capabilities.claims_targets)
     try:
-        overrides = (
-            list(getattr(engine, "safety_overrides", ()))
-            if by_engine
-            else targets.check_safe_to_write(target, options.allow_unsafe, options.allow_system_disk)
-        )
+        if engine.capabilities.claims_targets:
+            overrides = list(getattr(engine, "safety_overrides", ()))
         manifest = new_manifest(plan, target, engine, options)
         manifest.safety_overrides = overrides
         try:

@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from types import UnionType
+from typing import Any, Protocol, Union, get_args, get_origin, get_type_hints
 
 from iolab import __version__
 from iolab.core.decide import stored_decision
@@ -82,6 +83,11 @@ class Manifest:
         if not isinstance(data, dict):
             raise TypeError(f"a JSON {type(data).__name__}, not an object")
         known = {k: v for k, v in data.items() if k in KNOWN_FIELDS}
+        for name, value in known.items():
+            if (problem := _wrong_type(name, value)) is not None:
+                raise TypeError(problem)
+        if known.get("state", "running") not in STATES:
+            raise TypeError(f"field 'state' is {_shown(known['state'])}, not one of {', '.join(STATES)}")
         if isinstance(known.get("decisions"), list):  # in today's form (a bisection step's of older runs)
             known["decisions"] = [stored_decision(d) if isinstance(d, dict) else d for d in known["decisions"]]
         return cls(**known, unknown={k: v for k, v in data.items() if k not in KNOWN_FIELDS})
@@ -91,6 +97,49 @@ class Manifest:
 # this version does not know, like any other.
 STORED_APART = frozenset(f.name for f in fields(Manifest) if f.metadata.get("apart"))
 KNOWN_FIELDS = frozenset(f.name for f in fields(Manifest)) - STORED_APART
+
+
+STATES = ("running", "complete", "failed", "interrupted")
+# Each field's type as the dataclass declares it: a manifest is held to it when read, so that a
+# hand-edited or damaged field (`started` a number, `plan` null, `target` a string) makes the run
+# unreadable with the field named, never a TypeError or AttributeError deep in a view.
+_TYPES = get_type_hints(Manifest)
+
+
+def _fits(value: Any, hint: Any) -> bool:
+    origin, args = get_origin(hint), get_args(hint)
+    if hint is Any:
+        return True
+    if origin in (Union, UnionType):
+        return any(_fits(value, a) for a in args)
+    if origin is list:
+        return isinstance(value, list) and all(_fits(v, args[0]) for v in value)
+    if origin is dict:
+        return isinstance(value, dict)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, hint)
+
+
+def _kind(hint: Any) -> str:
+    origin, args = get_origin(hint), get_args(hint)
+    if origin in (Union, UnionType):
+        return " or ".join(_kind(a) for a in args)
+    if origin is list:
+        return f"a list of {_kind(args[0]).removeprefix('a ').removeprefix('an ')}s"
+    words = {str: "a string", bool: "true or false", int: "a whole number", type(None): "null"}
+    return "an object" if origin is dict else words.get(hint, getattr(hint, "__name__", str(hint)))
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _wrong_type(name: str, value: Any) -> str | None:
+    """'field 'started' is 12345, not a string' when the value is not of the field's type."""
+    hint = _TYPES[name]
+    return None if _fits(value, hint) else f"field {name!r} is {_shown(value)}, not {_kind(hint)}"
 
 
 def unknown_parts(m: Manifest, schema: Sequence[str] = ()) -> list[str]:

@@ -429,7 +429,13 @@ class RunStore:
         sql += " ORDER BY c.phase, c.round, c.ordinal"
         cur = self._db.execute(sql, args)
         names = [d[0] for d in cur.description]
-        return [cell_row(dict(zip(names, row))) for row in cur.fetchall()]
+        try:
+            return [cell_row(dict(zip(names, row))) for row in cur.fetchall()]
+        except ValueError as e:  # a value no run stores (text in a REAL column): the row and column named
+            raise IolabError(
+                f"{self.dir / 'results.db'}: table cells, {e}. The run's stored results were changed after it "
+                "wrote them; nothing is shown from them."
+            ) from None
 
     def series(self, cell_id: int) -> list[tuple[float, float, float, float, float | None, float | None]]:
         """(t_s, read IOPS, write IOPS, MB/s, average and maximum latency µs) per second."""
