@@ -112,11 +112,19 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def wait_listening(proc: subprocess.Popen, port: int, what: str) -> None:
+    """Until the server `proc` started accepts connections on 127.0.0.1:port (10 s at most)."""
+    from iolab.engines.hosts import answers
+
+    deadline = time.monotonic() + 10
+    while not answers("127.0.0.1", port, timeout=0.2):
+        assert proc.poll() is None and time.monotonic() < deadline, f"{what} did not start listening"
+        time.sleep(0.05)
+
+
 @pytest.fixture
 def fio_server_here():
     """`fio --server` on 127.0.0.1 and a free port, started as a user starts it (iolab reuses it)."""
-    from iolab.engines.hosts import answers
-
     port = free_port()
     proc = subprocess.Popen(
         ["fio", f"--server=ip:127.0.0.1,{port}"],
@@ -125,10 +133,7 @@ def fio_server_here():
         preexec_fn=default_signals,
     )
     try:
-        deadline = time.monotonic() + 10
-        while not answers("127.0.0.1", port, timeout=0.2):
-            assert proc.poll() is None and time.monotonic() < deadline, "fio --server did not start listening"
-            time.sleep(0.05)
+        wait_listening(proc, port, "fio --server")
         yield port
     finally:
         proc.terminate()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import iolab
+from .conftest import free_port, iolab, wait_listening
 
 pytestmark = [
     pytest.mark.integration,
@@ -59,3 +59,37 @@ def test_a_smaller_size_limits_the_tested_range_and_none_tests_the_whole_export(
     assert run["target"]["tested_capacity_bytes"] == tested
     manifest = json.loads((Path(run["path"]) / "manifest.json").read_text())
     assert manifest["target"]["facts"]["capacity_bytes"] == 64 * MiB  # the export's own size, as its server said
+
+
+@pytest.fixture
+def export_64m_tcp():
+    """A 64 MiB nbdkit memory export on this machine's 127.0.0.1 at a free port: (the port)."""
+    port = free_port()
+    server = subprocess.Popen(
+        ["nbdkit", "-f", "-i", "127.0.0.1", "-p", str(port), "memory", "64M"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_listening(server, port, "nbdkit")
+        yield port
+    finally:
+        server.terminate()
+        server.wait()
+
+
+def test_a_remote_hosts_export_is_never_sized_by_this_machines_server(export_64m_tcp):
+    """nbd://127.0.0.1 of a host's fio is that host's loopback: this machine's server of the same
+    address (64 MiB) is another export, and its answer neither refuses nor sizes the host's."""
+    spec, host = f"nbd://127.0.0.1:{export_64m_tcp}/", "198.51.100.7"  # TEST-NET-2: no server there
+    p = iolab("plan", "latency", "--quick", "-t", f"{spec}?size=128MiB", "--hosts", host, "--json")
+    assert p.returncode == 0, p.stdout + p.stderr
+    (planned,) = json.loads(p.stdout)["plan"]["tests"]
+    assert planned["target_capacity_bytes"] == 128 * MiB  # the host's own size, as given
+    p = iolab("plan", "latency", "--quick", "-t", spec, "--hosts", host)
+    said = " ".join((p.stdout + p.stderr).split())
+    assert p.returncode == 2, said
+    assert f"cannot ask the NBD server on host {host}:8765" in said and "Give the size" in said, said
+    # the same spec of this machine's run is this machine's export: sized (and refused) here
+    p = iolab("plan", "latency", "--quick", "-t", f"{spec}?size=128MiB")
+    assert p.returncode == 2 and "larger than the export" in " ".join(p.stderr.split()), p.stderr

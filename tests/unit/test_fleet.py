@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from iolab.api import fleetfile
 from iolab.api.fleetfile import load_fleet
 from iolab.core.errors import IolabError
 from iolab.figures.fleet import DriveFigures, conditions_of, distribution, distributions, drive_figures
@@ -18,7 +19,7 @@ from iolab.figures.specsheet import judge, load_spec_sheet
 from iolab.pages.fleet import caveats, conditions_text, document
 from iolab.pages.fleet_junit import junit_xml
 from iolab.pages.fleet_terminal import strip
-from iolab.targets import parse_target
+from iolab.targets import CommandResult, host, parse_target
 
 W = "RND 4KiB R/W 0/100 IOPS"
 IOPS_META = {"unit": "IOPS", "direction": "higher-is-better", "kind": "value"}
@@ -201,6 +202,36 @@ def test_one_simulated_drive_listed_twice_is_refused_however_written(tmp_path, a
         load_fleet(fleet_file(tmp_path, text))
     other = text.replace(f"?{b}", "?user_gb=0.25&seed=7")
     assert len(load_fleet(fleet_file(tmp_path, other)).drives) == 2  # another seed: another drive
+
+
+def _nbdinfo_here_and_over_ssh(monkeypatch) -> list[tuple[str, ...]]:
+    """nbdinfo --size answering 64 MiB on this machine and 1 GiB over SSH: the size says which
+    machine's server was asked. Returns the commands run."""
+    calls: list[tuple[str, ...]] = []
+
+    def fake(argv, timeout=60.0):
+        calls.append(tuple(argv))
+        return CommandResult(tuple(argv), 0, b"%d\n" % (1 << 30 if argv[0] == "ssh" else 64 << 20), "")
+
+    monkeypatch.setattr(host, "run_command", fake)
+    return calls
+
+
+NBD_ON_HOST = '[[host]]\naddress = "198.51.100.7"\n{ssh}[[host.drive]]\ntarget = "nbd://127.0.0.1:10809/e{size}"\n'
+
+
+def test_a_hosts_nbd_drive_is_sized_on_that_host_never_on_this_machine(tmp_path, monkeypatch):
+    calls = _nbdinfo_here_and_over_ssh(monkeypatch)
+    (d,) = load_fleet(fleet_file(tmp_path, NBD_ON_HOST.format(ssh='ssh = "u@h"\n', size=""))).drives
+    assert calls and all(c[0] == "ssh" and c[-1] == "nbdinfo --size nbd://127.0.0.1:10809/e" for c in calls), calls
+    assert fleetfile.drive_target(d.target, d.host).capacity == 1 << 30  # the host's export, asked there
+    calls.clear()
+    # reached through fio's server only: nothing can be asked there, and nothing is asked here
+    with pytest.raises(IolabError, match=r"cannot ask the NBD server on host 198\.51\.100\.7:8765.*Give the size"):
+        load_fleet(fleet_file(tmp_path, NBD_ON_HOST.format(ssh="", size="")))
+    (d,) = load_fleet(fleet_file(tmp_path, NBD_ON_HOST.format(ssh="", size="?size=128MiB"))).drives
+    assert fleetfile.drive_target(d.target, d.host).capacity == 128 << 20 and calls == []
+    assert parse_target("nbd://127.0.0.1:10809/e").capacity == 64 << 20 and calls  # this machine's run: asked here
 
 
 def test_a_seed_the_simulator_would_fold_is_refused(tmp_path):

@@ -56,6 +56,19 @@ def _told_run_dir(told: Path) -> Path | None:
     return Path(json.loads(lines[-1])) if lines else None
 
 
+def run_target(spec: str, hosts: str | None, hosts_file: Path | None) -> Target:
+    """-t as the run reaches it: with --hosts/--hosts-file, as each host's fio reaches it
+    (an NBD URI's size asked on that host, never here: engines/hosttargets.py)."""
+    from iolab import targets
+
+    if not (hosts or hosts_file):
+        return targets.parse_target(spec)
+    from iolab.engines.hostlist import load_hosts_file, parse_hosts
+    from iolab.engines.hosttargets import parse_on_hosts
+
+    return parse_on_hosts(spec, parse_hosts(hosts) if hosts else load_hosts_file(hosts_file))  # type: ignore[arg-type]
+
+
 def legs_for_run(tgt: Target, paths: str | None, hosts: str | None, hosts_file: Path | None) -> tuple[list, str] | None:
     """The legs `--paths`/`--hosts`/`--hosts-file` ask for and the option that named them (None:
     no split). Nothing is checked or connected yet (`iolab fio-job` only prints their jobs)."""

@@ -84,7 +84,6 @@ def run(
     args: RunArgs,
 ):
     """Run a test or a sequence: purge, precondition, rounds until steady state; every round is stored."""
-    from iolab import targets
     from iolab.api import runs as api
     from iolab.cli.progress import RichProgress
     from iolab.cli.runview import RunView
@@ -108,7 +107,7 @@ def run(
             )
         raise typer.Exit(scaleout.run_many(target, sys.argv[1:], root, console))
     # An empty -t is a mistake, not a request for the simulated drive.
-    tgt = targets.parse_target(target[0] if target else default_target())
+    tgt = scaleout.run_target(target[0] if target else default_target(), args.hosts, args.hosts_file)
     # built once: what the notes say is what the run runs (a plan that cannot be built: main says why)
     plans = api.planned(test, prof, tgt, args.workload, args.everything)
     _say_ignored(test, plans)
