@@ -6,6 +6,8 @@ never run side by side and the fixture is built once."""
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 SHARED = {
@@ -66,3 +68,12 @@ def pytest_xdist_make_scheduler(config, log):
             super()._assign_work_unit(node)
 
     return ByGroup(config, log)
+
+
+@pytest.fixture(autouse=True)
+def _no_nbd_sizes_of_another_test():
+    """A test's (often faked) nbdinfo is asked afresh: the process's answers (targets/spec.py
+    NBD_SIZES) are another test's."""
+    spec = sys.modules.get("iolab.targets.spec")
+    if spec is not None:
+        spec.NBD_SIZES.clear()

@@ -170,6 +170,21 @@ def parse_nbd(spec: str, text: str, elsewhere: Elsewhere | None = None) -> Targe
     return Target(kind="nbd", spec=spec, path=uri, capacity=capacity, facts=facts, options=options)
 
 
+# nbdinfo --size's answer for each (machine, export URI) this process asked. A fleet reads one spec
+# several times (its file, its duplicates, its identity), and each ask may wait 30 s for a server
+# that does not answer. The key is the whole URI (host, port, export name or socket) on one
+# machine, so another export is asked anew; tests that fake nbdinfo start with it empty.
+NBD_SIZES: dict[tuple[str, str], host.CommandResult] = {}
+
+
+def _nbdinfo_size(uri: str, elsewhere: Elsewhere | None) -> host.CommandResult:
+    key = (elsewhere.name if elsewhere else "", uri)
+    if key not in NBD_SIZES:
+        run = elsewhere.run if elsewhere and elsewhere.run else host.run_command
+        NBD_SIZES[key] = run(["nbdinfo", "--size", uri], timeout=30)
+    return NBD_SIZES[key]
+
+
 def _nbd_size(spec: str, uri: str, needed: bool, elsewhere: Elsewhere | None) -> int | None:
     """The export's size as its server says, asked where the export is reached (None: not
     reachable and not `needed`, ?size= given)."""
@@ -184,7 +199,7 @@ def _nbd_size(spec: str, uri: str, needed: bool, elsewhere: Elsewhere | None) ->
             f"machine's answer would be of another server. Give the size, e.g. {sized}, or give the host an "
             '`ssh = "user@host"` field in a hosts file (iolab then asks there with nbdinfo).'
         )
-    r = (elsewhere.run if elsewhere and elsewhere.run else host.run_command)(["nbdinfo", "--size", uri], timeout=30)
+    r = _nbdinfo_size(uri, elsewhere)
     if not needed and (r.missing or not r.ok):
         return None
     if r.missing:
