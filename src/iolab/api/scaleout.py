@@ -248,14 +248,15 @@ def watch(
     port: int = typer.Option(8737, "--port", help="TCP port (0: any free port)."),
 ):
     """Serve a live web page of running and finished runs (read-only; Ctrl-C stops it)."""
-    from rich.console import Console
-
     from iolab.api.watch import serve
+    from iolab.core.streams import write_text
     from iolab.store.manifest import runs_root
 
     server = serve(runs_dir or runs_root(), bind, port)
     host, bound = server.socket.getsockname()[:2]
-    Console().print(f"iolab watch: http://{host}:{bound}/ (Ctrl-C stops)", markup=False)
+    # a reader gone (`iolab watch | head -1`) drops the line, as every command's output: Rich's
+    # own console ended the command with exit status 1 on the broken pipe
+    write_text(f"iolab watch: http://{host}:{bound}/ (Ctrl-C stops)\n", sys.stdout)
     try:
         server.serve_forever(poll_interval=0.5)
     except KeyboardInterrupt:
