@@ -6,10 +6,11 @@ be asked anything (its size must be given); a host of this machine's address rea
 
 from __future__ import annotations
 
+from iolab import targets
 from iolab.core.errors import IolabError
 from iolab.engines.hostlist import Host
 from iolab.engines.hosts import is_local_address, ssh_runner
-from iolab.targets import Elsewhere, Target, parse_target
+from iolab.targets import Elsewhere, Target
 
 
 def target_place(h: Host) -> Elsewhere | None:
@@ -27,7 +28,7 @@ def parse_on_hosts(spec: str, hosts: list[Host]) -> Target:
     """The target every host's fio opens, read where each host is (each machine once). One size
     for all: exports of different sizes on the hosts need a ?size= all of them hold."""
     places = {(p.name if p else ""): p for p in map(target_place, hosts)}
-    read = {where or "this machine": parse_target(spec, p) for where, p in places.items()}
+    read = {where or "this machine": targets.parse_target(spec, p) for where, p in places.items()}
     sizes = {t.capacity for t in read.values()}
     if len(sizes) > 1:
         said = "; ".join(f"{where}: {t.capacity:,} bytes" for where, t in read.items())
@@ -46,4 +47,4 @@ def stored_target(spec: str, split: list[dict] | None) -> Target:
         hosts = [Host(**s["host"]) for s in split or () if s.get("host")]
     except (KeyError, TypeError, AttributeError):
         hosts = []
-    return parse_on_hosts(spec, hosts) if hosts and len(hosts) == len(split or ()) else parse_target(spec)
+    return parse_on_hosts(spec, hosts) if hosts and len(hosts) == len(split or ()) else targets.parse_target(spec)
