@@ -153,6 +153,66 @@ def test_a_stop_once_both_reports_are_in_place_says_they_are_kept(tmp_path):
     assert html.stat().st_size > 0 and pdf.read_bytes().startswith(b"%PDF")
 
 
+# `iolab ARGS` whose Nth call of MODULE:NAME (NAME may be Class.method) first sends the process
+# SIGINT, as Ctrl-C at that moment would: deterministic, whatever the machine's speed
+CTRL_C_AT = """
+import importlib, os, signal, sys
+module, name = sys.argv[1].split(":")
+owner = importlib.import_module(module)
+*path, attr = name.split(".")
+for part in path:
+    owner = getattr(owner, part)
+real, nth, calls = getattr(owner, attr), int(sys.argv[2]), []
+def stopped_here(*args, **kwargs):
+    calls.append(1)
+    if len(calls) == nth:
+        os.kill(os.getpid(), signal.SIGINT)
+    return real(*args, **kwargs)
+setattr(owner, attr, stopped_here)
+sys.argv = ["iolab", *sys.argv[3:]]
+from iolab.cli.main import main
+main()
+"""
+
+
+def ctrl_c_at(where: str, nth: int, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-c", CTRL_C_AT, where, str(nth), *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=dict(os.environ, COLUMNS="100"),
+        preexec_fn=default_signals,  # Ctrl-C is KeyboardInterrupt in the child whatever the suite's own
+    )
+
+
+def test_ctrl_c_while_a_complete_run_stores_its_end_says_it_is_complete_and_how_to_report(tmp_path):
+    """Ctrl-C in Runner.finish (a simulated drive's power model, before the audit and the report):
+    the run had ended every phase but stayed 'running', and its start then marked it 'stopped as it
+    started; nothing was measured'; `iolab run` said 'interrupted: finished rounds are kept'."""
+    runs = tmp_path / "runs"
+    quick = ("--quick", "--max-rounds", "2", "--runs-dir", str(runs))
+    p = ctrl_c_at("iolab.run.runner:model_document", 1, "run", "latency", *quick)
+    [run] = list(runs.iterdir())
+    said = " ".join(p.stderr.split())
+    assert p.returncode == 130 and "Traceback" not in said, said
+    assert f"interrupted after run {run.name} was complete: the run is complete and stored in {run};" in said, said
+    assert f"its report was not written (`iolab report {run}` writes it)" in said, said
+    m = json.loads((run / "manifest.json").read_text())
+    assert (m["state"], m["error"]) == ("complete", None)
+    assert iolab("report", str(run)).returncode == 0  # as the message says
+    # a resumed run the same: stopped after its first round, then Ctrl-C as the resume stores its end
+    runs2 = tmp_path / "runs2"
+    p = ctrl_c_at("iolab.store.runstore:RunStore.finish_round", 1, "run", "latency", *quick[:-1], str(runs2))
+    [run] = list(runs2.iterdir())
+    assert p.returncode == 130 and json.loads((run / "manifest.json").read_text())["state"] == "interrupted"
+    p = ctrl_c_at("iolab.run.runner:model_document", 1, "resume", str(run))
+    said = " ".join(p.stderr.split())
+    assert p.returncode == 130 and f"after run {run.name} was complete: the run is complete and stored" in said, said
+    assert "interrupted again" not in said and f"`iolab report {run}` writes it" in said, said
+    assert json.loads((run / "manifest.json").read_text())["state"] == "complete"
+
+
 CLAIMER = """
 import sys, time
 from pathlib import Path
