@@ -223,3 +223,15 @@ def test_a_closed_standard_output_is_dropped_and_the_page_still_served(tmp_path)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=60)
     assert proc.returncode == 0 and err == b"", err
+
+
+def test_a_pdf_without_its_html_is_not_listed_until_the_set_is_whole(tmp_path):
+    """The PDF is put in place first: alone, it is a report being placed or one a stop left half-way."""
+    from iolab.api.watch import _reports
+
+    report = tmp_path / "run" / "report"
+    report.mkdir(parents=True)
+    (report / "r.pdf").write_bytes(b"%PDF-1.7")
+    assert _reports(tmp_path, tmp_path / "run", "run") == []
+    (report / "r.html").write_text("<p>the report</p>")
+    assert [r["name"] for r in _reports(tmp_path, tmp_path / "run", "run")] == ["r.html", "r.pdf"]
