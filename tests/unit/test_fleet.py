@@ -4,6 +4,7 @@ document with its JUnit XML."""
 from __future__ import annotations
 
 import json
+import os
 import random
 import xml.etree.ElementTree as ET
 from collections import Counter
@@ -19,7 +20,7 @@ from iolab.figures.specsheet import judge, load_spec_sheet
 from iolab.pages.fleet import caveats, conditions_text, document
 from iolab.pages.fleet_junit import junit_xml
 from iolab.pages.fleet_terminal import strip
-from iolab.targets import CommandResult, host, parse_target
+from iolab.targets import CommandResult, Target, host, parse_target
 
 W = "RND 4KiB R/W 0/100 IOPS"
 IOPS_META = {"unit": "IOPS", "direction": "higher-is-better", "kind": "value"}
@@ -445,6 +446,22 @@ def test_a_drives_identity_in_the_fleet_is_the_one_resume_checks_said_in_one_lin
     assert drive_key(nbd) == "NBD export nbd://storage.example:10809/disk1"
     sims = [parse_target(s) for s in ("sim:enterprise-sas?seed=0&user_gb=.250", "sim:enterprise-sas?user_gb=0.25")]
     assert drive_key(sims[0]) == drive_key(sims[1]) == f"simulated {sim_key(sims[1])}"
+
+
+def test_a_file_whose_stat_fails_could_not_be_read_and_is_no_file_to_be_made(tmp_path):
+    """A host's path of this machine (a hosts file's `target`, read as given) that stat refuses for
+    another reason than its absence (here a symlink loop): its identity could not be read; it was
+    'missing', keyed as a file to be made at its real path, as if the run would create it."""
+    import errno
+
+    from iolab.run.identity import drive_key, target_identity
+
+    (tmp_path / "a.img").symlink_to(tmp_path / "b.img")
+    (tmp_path / "b.img").symlink_to(tmp_path / "a.img")
+    t = Target("file", f"file:{tmp_path}/a.img", f"{tmp_path}/a.img", 1 << 20)
+    ident = target_identity(t)
+    assert ident["not_read"] == f"could not be read: {os.strerror(errno.ELOOP)}" and "missing" not in ident
+    assert drive_key(t) is None  # the fleet names it among the drives whose identity was not read
 
 
 def test_an_extreme_is_shown_but_not_judged():
