@@ -254,6 +254,24 @@ def test_runs_names_the_lock_files_killed_runs_left_and_leaves_them(tmp_path):
             p.wait()
 
 
+def test_a_run_a_test_kills_leaves_its_lock_file_in_that_tests_own_lock_directory(tmp_path):
+    """Each test's runs claim their targets in a lock directory of its own (tests/conftest.py sets
+    IOLAB_LOCK_DIR): the runs the suite kills left their lock files in the machine's
+    /run/iolab/locks, where `iolab runs` then listed some 60 stale ones of the suite's."""
+    from iolab.targets.lock import DEFAULT_LOCK_DIR, stale_locks
+
+    own = Path(os.environ.get("IOLAB_LOCK_DIR", DEFAULT_LOCK_DIR))
+    spec = f"file:{tmp_path}/killed.img?size=1MiB"
+    holder = subprocess.Popen([sys.executable, "-c", CLAIMER, spec, "killed-run"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+    finally:
+        holder.kill()  # kill -9: nothing of iolab's runs, the lock file stays
+        holder.wait()
+    [lock] = [p for p, record in stale_locks() if record.get("path") == str(tmp_path / "killed.img")]
+    assert lock.parent == own and own != DEFAULT_LOCK_DIR and own.is_relative_to(tmp_path.parent)
+
+
 # iolab with /proc/self/mountinfo read from a fake tree (targets/host.py's seam): the first
 # argument is that tree, the rest iolab's.
 ON_FAKE_PROC = (
