@@ -130,7 +130,9 @@ def test_a_stop_once_both_reports_are_in_place_says_they_are_kept(tmp_path):
         runs = tmp_path / f"runs{attempt}"
         proc = stoppable_run(runs, "100ms")
         try:
-            while len(list(runs.glob("*/report/*.*"))) < 2 and proc.poll() is None:
+            # the HTML is put in place last (the PDF before it); a glob of *.* also counted the
+            # two .partial files being written, and the stop then came before either was placed
+            while not list(runs.glob("*/report/*.html")) and proc.poll() is None:
                 time.sleep(0.002)
             proc.send_signal(signal.SIGSTOP)  # held at this moment, wherever it is, while it is signalled
             if proc.poll() is not None:
