@@ -123,8 +123,9 @@ def wait_listening(proc: subprocess.Popen, port: int, what: str) -> None:
 
 
 @pytest.fixture
-def fio_server_here():
-    """`fio --server` on 127.0.0.1 and a free port, started as a user starts it (iolab reuses it)."""
+def fio_server_process():
+    """`fio --server` on 127.0.0.1 and a free port, started as a user starts it (iolab reuses it):
+    (its process, its port). A test may stop it (SIGSTOP); it is continued before it is ended."""
     port = free_port()
     proc = subprocess.Popen(
         ["fio", f"--server=ip:127.0.0.1,{port}"],
@@ -134,10 +135,17 @@ def fio_server_here():
     )
     try:
         wait_listening(proc, port, "fio --server")
-        yield port
+        yield proc, port
     finally:
+        proc.send_signal(signal.SIGCONT)  # a stopped process takes SIGTERM only once continued
         proc.terminate()
         proc.wait(timeout=30)
+
+
+@pytest.fixture
+def fio_server_here(fio_server_process):
+    """The port of fio_server_process's server."""
+    return fio_server_process[1]
 
 
 def iolab(*args: str, timeout: float = 900, env: dict | None = None) -> subprocess.CompletedProcess:
