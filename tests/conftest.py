@@ -6,6 +6,8 @@ never run side by side and the fixture is built once."""
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 SHARED = {
@@ -66,3 +68,21 @@ def pytest_xdist_make_scheduler(config, log):
             super()._assign_work_unit(node)
 
     return ByGroup(config, log)
+
+
+@pytest.fixture(autouse=True)
+def _no_nbd_sizes_of_another_test():
+    """A test's (often faked) nbdinfo is asked afresh: the process's answers (targets/spec.py
+    NBD_SIZES) are another test's."""
+    spec = sys.modules.get("iolab.targets.spec")
+    if spec is not None:
+        spec.NBD_SIZES.clear()
+
+
+@pytest.fixture(autouse=True)
+def _own_lock_dir(tmp_path_factory, monkeypatch):
+    """Each test's runs claim their targets in a lock directory of its own (IOLAB_LOCK_DIR, which
+    the iolab processes it starts inherit): a run a test kills leaves its lock file there, with the
+    test's temporary files, not in the machine's /run/iolab/locks for `iolab runs` to list as
+    stale. A test of the lock directory itself sets or removes the variable as it needs."""
+    monkeypatch.setenv("IOLAB_LOCK_DIR", str(tmp_path_factory.mktemp("locks")))

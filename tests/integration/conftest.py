@@ -112,11 +112,20 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture
-def fio_server_here():
-    """`fio --server` on 127.0.0.1 and a free port, started as a user starts it (iolab reuses it)."""
+def wait_listening(proc: subprocess.Popen, port: int, what: str) -> None:
+    """Until the server `proc` started accepts connections on 127.0.0.1:port (10 s at most)."""
     from iolab.engines.hosts import answers
 
+    deadline = time.monotonic() + 10
+    while not answers("127.0.0.1", port, timeout=0.2):
+        assert proc.poll() is None and time.monotonic() < deadline, f"{what} did not start listening"
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def fio_server_process():
+    """`fio --server` on 127.0.0.1 and a free port, started as a user starts it (iolab reuses it):
+    (its process, its port). A test may stop it (SIGSTOP); it is continued before it is ended."""
     port = free_port()
     proc = subprocess.Popen(
         ["fio", f"--server=ip:127.0.0.1,{port}"],
@@ -125,14 +134,18 @@ def fio_server_here():
         preexec_fn=default_signals,
     )
     try:
-        deadline = time.monotonic() + 10
-        while not answers("127.0.0.1", port, timeout=0.2):
-            assert proc.poll() is None and time.monotonic() < deadline, "fio --server did not start listening"
-            time.sleep(0.05)
-        yield port
+        wait_listening(proc, port, "fio --server")
+        yield proc, port
     finally:
+        proc.send_signal(signal.SIGCONT)  # a stopped process takes SIGTERM only once continued
         proc.terminate()
         proc.wait(timeout=30)
+
+
+@pytest.fixture
+def fio_server_here(fio_server_process):
+    """The port of fio_server_process's server."""
+    return fio_server_process[1]
 
 
 def iolab(*args: str, timeout: float = 900, env: dict | None = None) -> subprocess.CompletedProcess:

@@ -130,7 +130,9 @@ def test_a_stop_once_both_reports_are_in_place_says_they_are_kept(tmp_path):
         runs = tmp_path / f"runs{attempt}"
         proc = stoppable_run(runs, "100ms")
         try:
-            while len(list(runs.glob("*/report/*.*"))) < 2 and proc.poll() is None:
+            # the HTML is put in place last (the PDF before it); a glob of *.* also counted the
+            # two .partial files being written, and the stop then came before either was placed
+            while not list(runs.glob("*/report/*.html")) and proc.poll() is None:
                 time.sleep(0.002)
             proc.send_signal(signal.SIGSTOP)  # held at this moment, wherever it is, while it is signalled
             if proc.poll() is not None:
@@ -151,6 +153,66 @@ def test_a_stop_once_both_reports_are_in_place_says_they_are_kept(tmp_path):
     assert f"after run {run.name} was complete" in said and f"its report is kept too: {html} and {pdf}" in said
     assert "half-way" not in said
     assert html.stat().st_size > 0 and pdf.read_bytes().startswith(b"%PDF")
+
+
+# `iolab ARGS` whose Nth call of MODULE:NAME (NAME may be Class.method) first sends the process
+# SIGINT, as Ctrl-C at that moment would: deterministic, whatever the machine's speed
+CTRL_C_AT = """
+import importlib, os, signal, sys
+module, name = sys.argv[1].split(":")
+owner = importlib.import_module(module)
+*path, attr = name.split(".")
+for part in path:
+    owner = getattr(owner, part)
+real, nth, calls = getattr(owner, attr), int(sys.argv[2]), []
+def stopped_here(*args, **kwargs):
+    calls.append(1)
+    if len(calls) == nth:
+        os.kill(os.getpid(), signal.SIGINT)
+    return real(*args, **kwargs)
+setattr(owner, attr, stopped_here)
+sys.argv = ["iolab", *sys.argv[3:]]
+from iolab.cli.main import main
+main()
+"""
+
+
+def ctrl_c_at(where: str, nth: int, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-c", CTRL_C_AT, where, str(nth), *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=dict(os.environ, COLUMNS="100"),
+        preexec_fn=default_signals,  # Ctrl-C is KeyboardInterrupt in the child whatever the suite's own
+    )
+
+
+def test_ctrl_c_while_a_complete_run_stores_its_end_says_it_is_complete_and_how_to_report(tmp_path):
+    """Ctrl-C in Runner.finish (a simulated drive's power model, before the audit and the report):
+    the run had ended every phase but stayed 'running', and its start then marked it 'stopped as it
+    started; nothing was measured'; `iolab run` said 'interrupted: finished rounds are kept'."""
+    runs = tmp_path / "runs"
+    quick = ("--quick", "--max-rounds", "2", "--runs-dir", str(runs))
+    p = ctrl_c_at("iolab.run.runner:model_document", 1, "run", "latency", *quick)
+    [run] = list(runs.iterdir())
+    said = " ".join(p.stderr.split())
+    assert p.returncode == 130 and "Traceback" not in said, said
+    assert f"interrupted after run {run.name} was complete: the run is complete and stored in {run};" in said, said
+    assert f"its report was not written (`iolab report {run}` writes it)" in said, said
+    m = json.loads((run / "manifest.json").read_text())
+    assert (m["state"], m["error"]) == ("complete", None)
+    assert iolab("report", str(run)).returncode == 0  # as the message says
+    # a resumed run the same: stopped after its first round, then Ctrl-C as the resume stores its end
+    runs2 = tmp_path / "runs2"
+    p = ctrl_c_at("iolab.store.runstore:RunStore.finish_round", 1, "run", "latency", *quick[:-1], str(runs2))
+    [run] = list(runs2.iterdir())
+    assert p.returncode == 130 and json.loads((run / "manifest.json").read_text())["state"] == "interrupted"
+    p = ctrl_c_at("iolab.run.runner:model_document", 1, "resume", str(run))
+    said = " ".join(p.stderr.split())
+    assert p.returncode == 130 and f"after run {run.name} was complete: the run is complete and stored" in said, said
+    assert "interrupted again" not in said and f"`iolab report {run}` writes it" in said, said
+    assert json.loads((run / "manifest.json").read_text())["state"] == "complete"
 
 
 CLAIMER = """
@@ -192,6 +254,24 @@ def test_runs_names_the_lock_files_killed_runs_left_and_leaves_them(tmp_path):
         for p in holders.values():
             p.kill()
             p.wait()
+
+
+def test_a_run_a_test_kills_leaves_its_lock_file_in_that_tests_own_lock_directory(tmp_path):
+    """Each test's runs claim their targets in a lock directory of its own (tests/conftest.py sets
+    IOLAB_LOCK_DIR): the runs the suite kills left their lock files in the machine's
+    /run/iolab/locks, where `iolab runs` then listed some 60 stale ones of the suite's."""
+    from iolab.targets.lock import DEFAULT_LOCK_DIR, stale_locks
+
+    own = Path(os.environ.get("IOLAB_LOCK_DIR", DEFAULT_LOCK_DIR))
+    spec = f"file:{tmp_path}/killed.img?size=1MiB"
+    holder = subprocess.Popen([sys.executable, "-c", CLAIMER, spec, "killed-run"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+    finally:
+        holder.kill()  # kill -9: nothing of iolab's runs, the lock file stays
+        holder.wait()
+    [lock] = [p for p, record in stale_locks() if record.get("path") == str(tmp_path / "killed.img")]
+    assert lock.parent == own and own != DEFAULT_LOCK_DIR and own.is_relative_to(tmp_path.parent)
 
 
 # iolab with /proc/self/mountinfo read from a fake tree (targets/host.py's seam): the first

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import free_port, iolab
+from .conftest import free_port, iolab, wait_listening
 
 pytestmark = [
     pytest.mark.integration,
@@ -63,8 +63,8 @@ def test_a_smaller_size_limits_the_tested_range_and_none_tests_the_whole_export(
 
 
 @pytest.fixture
-def tcp_export(scratch: Path):
-    """A 64 MiB nbdkit memory export on 127.0.0.1 and a free port (the port)."""
+def tcp_export():
+    """A 64 MiB nbdkit memory export on this machine's 127.0.0.1 at a free port: (the port)."""
     port = free_port()
     server = subprocess.Popen(
         ["nbdkit", "-f", "-i", "127.0.0.1", "-p", str(port), "memory", "64M"],
@@ -72,10 +72,7 @@ def tcp_export(scratch: Path):
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 10
-        while subprocess.run(["nbdinfo", "--size", f"nbd://127.0.0.1:{port}"], capture_output=True).returncode:
-            assert time.monotonic() < deadline and server.poll() is None, "nbdkit did not start"
-            time.sleep(0.05)
+        wait_listening(server, port, "nbdkit")
         yield port
     finally:
         server.terminate()
@@ -116,3 +113,23 @@ def test_one_export_under_two_names_is_one_target(tcp_export, scratch):
     # the claim is free again once its holder ended
     p = iolab("run", "latency", *QUICK, "-t", f"nbd://localhost:{port}", "--runs-dir", str(scratch / "runs"))
     assert p.returncode == 0, p.stdout + p.stderr
+
+
+def test_a_remote_hosts_export_is_never_sized_by_this_machines_server(tcp_export):
+    """nbd://127.0.0.1 of a host's fio is that host's loopback: this machine's server of the same
+    address (64 MiB) is another export, and its answer neither refuses nor sizes the host's."""
+    spec, host = f"nbd://127.0.0.1:{tcp_export}/", "198.51.100.7"  # TEST-NET-2: no server there
+    # a host reached through fio's server only: its target unchecked, as `run` needs it said
+    p = iolab(
+        "plan", "latency", "--quick", "-t", f"{spec}?size=128MiB", "--hosts", host, "--allow-unsafe-target", "--json"
+    )
+    assert p.returncode == 0, p.stdout + p.stderr
+    (planned,) = json.loads(p.stdout)["plan"]["tests"]
+    assert planned["target_capacity_bytes"] == 128 * MiB  # the host's own size, as given
+    p = iolab("plan", "latency", "--quick", "-t", spec, "--hosts", host, "--allow-unsafe-target")
+    said = " ".join((p.stdout + p.stderr).split())
+    assert p.returncode == 2, said
+    assert f"cannot ask the NBD server on host {host}:8765" in said and "Give the size" in said, said
+    # the same spec of this machine's run is this machine's export: sized (and refused) here
+    p = iolab("plan", "latency", "--quick", "-t", f"{spec}?size=128MiB")
+    assert p.returncode == 2 and "larger than the export" in " ".join(p.stderr.split()), p.stderr

@@ -8,12 +8,8 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
-import time
 from pathlib import Path
-
-import pytest
 
 from .conftest import iolab
 
@@ -27,33 +23,8 @@ def run_through(scratch: Path, port: int, env: dict) -> subprocess.CompletedProc
     return iolab(*args, env=env, timeout=300)
 
 
-@pytest.fixture
-def server(tmp_path):
-    """A `fio --server` on 127.0.0.1 at a free port: (its process, its port)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen(
-        ["fio", f"--server=127.0.0.1,{port}"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp_path
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline and proc.poll() is None, "fio --server did not start"
-                time.sleep(0.05)
-        yield proc, port
-    finally:
-        proc.send_signal(signal.SIGCONT)
-        proc.kill()
-        proc.wait()
-
-
-def test_a_server_that_does_not_answer_within_the_budget_the_user_set_is_refused_naming_it(scratch, server):
-    proc, port = server
+def test_a_server_that_does_not_answer_within_the_budget_the_user_set_is_refused_naming_it(scratch, fio_server_process):
+    proc, port = fio_server_process
     proc.send_signal(signal.SIGSTOP)  # it accepts connections (the kernel does) and answers nothing
     r = run_through(scratch, port, {"IOLAB_FIO_PROBE_TIMEOUT": "2"})
     said = " ".join((r.stdout + r.stderr).split())
@@ -62,8 +33,8 @@ def test_a_server_that_does_not_answer_within_the_budget_the_user_set_is_refused
     assert "set by IOLAB_FIO_PROBE_TIMEOUT" in said and "IOLAB_FIO_PROBE_TIMEOUT=SECONDS" in said
 
 
-def test_a_bad_probe_budget_is_one_paragraph_and_no_run(scratch, server):
-    _, port = server
+def test_a_bad_probe_budget_is_one_paragraph_and_no_run(scratch, fio_server_process):
+    _, port = fio_server_process
     r = run_through(scratch, port, {"IOLAB_FIO_PROBE_TIMEOUT": "soon"})
     said = " ".join((r.stdout + r.stderr).split())
     assert r.returncode == 2 and "Traceback" not in said, said
@@ -71,10 +42,10 @@ def test_a_bad_probe_budget_is_one_paragraph_and_no_run(scratch, server):
     assert not list((scratch / "runs").glob("*/manifest.json"))
 
 
-def test_a_probe_that_fails_once_is_tried_again_and_the_run_records_it(scratch, server, tmp_path):
+def test_a_probe_that_fails_once_is_tried_again_and_the_run_records_it(scratch, fio_server_process, tmp_path):
     """The first probe's client fails as one whose connection was dropped does (a `fio` first on
     PATH that fails its first probe job, then runs the real fio)."""
-    _, port = server
+    _, port = fio_server_process
     real = shutil.which("fio")
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -96,11 +67,13 @@ def test_a_probe_that_fails_once_is_tried_again_and_the_run_records_it(scratch, 
     assert "fio server probe" in " ".join(r.stdout.split())  # printed as the run starts
 
 
-def test_each_round_reaches_the_server_through_the_relay_and_names_the_clock_the_server_chose(scratch, server):
+def test_each_round_reaches_the_server_through_the_relay_and_names_the_clock_the_server_chose(
+    scratch, fio_server_process
+):
     """The round's fio output names the relay (127.0.0.1 and its port), whose map to the server
     is kept beside it; the jobs name clocksource=cpu exactly when the probe saw the server choose
     that clock itself (this machine's own choice, so either way is a pass)."""
-    _, port = server
+    _, port = fio_server_process
     r = run_through(scratch, port, {})
     assert r.returncode == 0, r.stdout + r.stderr
     (manifest,) = (scratch / "runs").glob("*/manifest.json")

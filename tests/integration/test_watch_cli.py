@@ -10,6 +10,7 @@ import http.client
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -199,3 +200,38 @@ def test_watch_shows_a_copy_of_a_run_beside_its_original_as_two_runs(tmp_path):
             text = said.decode()
             assert status == 409 and f"run id {run.name} is held by 2 run directories: " in text, text
             assert f"{run} (/runs/{run.name}@{run.name})" in text and f"{copy} (/runs/{run.name}@{copy.name})" in text
+
+
+def test_a_closed_standard_output_is_dropped_and_the_page_still_served(tmp_path):
+    """`iolab watch | head -1` whose reader is gone before the first line: the line is dropped, the
+    page is served, and Ctrl-C ends it with exit status 0 and nothing said (Rich's console exited 1)."""
+    from tests.integration.conftest import default_signals, free_port, wait_listening
+
+    port, (r, w) = free_port(), os.pipe()
+    os.close(r)  # the reader has gone: the first write fails with EPIPE
+    proc = subprocess.Popen(
+        [*IOLAB, "watch", str(tmp_path), "--port", str(port)],
+        stdout=w,
+        stderr=subprocess.PIPE,
+        preexec_fn=default_signals,  # stopped with SIGINT below
+    )
+    os.close(w)
+    try:
+        wait_listening(proc, port, "iolab watch")
+        assert get("/", host=f"127.0.0.1:{port}", port=port)[0] == 200
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0 and err == b"", err
+
+
+def test_a_pdf_without_its_html_is_not_listed_until_the_set_is_whole(tmp_path):
+    """The PDF is put in place first: alone, it is a report being placed or one a stop left half-way."""
+    from iolab.api.watch import _reports
+
+    report = tmp_path / "run" / "report"
+    report.mkdir(parents=True)
+    (report / "r.pdf").write_bytes(b"%PDF-1.7")
+    assert _reports(tmp_path, tmp_path / "run", "run") == []
+    (report / "r.html").write_text("<p>the report</p>")
+    assert [r["name"] for r in _reports(tmp_path, tmp_path / "run", "run")] == ["r.html", "r.pdf"]

@@ -4,6 +4,7 @@ document with its JUnit XML."""
 from __future__ import annotations
 
 import json
+import os
 import random
 import xml.etree.ElementTree as ET
 from collections import Counter
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from iolab.api import fleetfile
 from iolab.api.fleetfile import load_fleet
 from iolab.core.errors import IolabError
 from iolab.figures.fleet import DriveFigures, conditions_of, distribution, distributions, drive_figures
@@ -18,7 +20,7 @@ from iolab.figures.specsheet import judge, load_spec_sheet
 from iolab.pages.fleet import caveats, conditions_text, document
 from iolab.pages.fleet_junit import junit_xml
 from iolab.pages.fleet_terminal import strip
-from iolab.targets import parse_target
+from iolab.targets import CommandResult, Target, host, parse_target
 
 W = "RND 4KiB R/W 0/100 IOPS"
 IOPS_META = {"unit": "IOPS", "direction": "higher-is-better", "kind": "value"}
@@ -201,6 +203,36 @@ def test_one_simulated_drive_listed_twice_is_refused_however_written(tmp_path, a
         load_fleet(fleet_file(tmp_path, text))
     other = text.replace(f"?{b}", "?user_gb=0.25&seed=7")
     assert len(load_fleet(fleet_file(tmp_path, other)).drives) == 2  # another seed: another drive
+
+
+def _nbdinfo_here_and_over_ssh(monkeypatch) -> list[tuple[str, ...]]:
+    """nbdinfo --size answering 64 MiB on this machine and 1 GiB over SSH: the size says which
+    machine's server was asked. Returns the commands run."""
+    calls: list[tuple[str, ...]] = []
+
+    def fake(argv, timeout=60.0):
+        calls.append(tuple(argv))
+        return CommandResult(tuple(argv), 0, b"%d\n" % (1 << 30 if argv[0] == "ssh" else 64 << 20), "")
+
+    monkeypatch.setattr(host, "run_command", fake)
+    return calls
+
+
+NBD_ON_HOST = '[[host]]\naddress = "198.51.100.7"\n{ssh}[[host.drive]]\ntarget = "nbd://127.0.0.1:10809/e{size}"\n'
+
+
+def test_a_hosts_nbd_drive_is_sized_on_that_host_never_on_this_machine(tmp_path, monkeypatch):
+    calls = _nbdinfo_here_and_over_ssh(monkeypatch)
+    (d,) = load_fleet(fleet_file(tmp_path, NBD_ON_HOST.format(ssh='ssh = "u@h"\n', size=""))).drives
+    assert calls and all(c[0] == "ssh" and c[-1] == "nbdinfo --size nbd://127.0.0.1:10809/e" for c in calls), calls
+    assert fleetfile.drive_target(d.target, d.host).capacity == 1 << 30  # the host's export, asked there
+    calls.clear()
+    # reached through fio's server only: nothing can be asked there, and nothing is asked here
+    with pytest.raises(IolabError, match=r"cannot ask the NBD server on host 198\.51\.100\.7:8765.*Give the size"):
+        load_fleet(fleet_file(tmp_path, NBD_ON_HOST.format(ssh="", size="")))
+    (d,) = load_fleet(fleet_file(tmp_path, NBD_ON_HOST.format(ssh="", size="?size=128MiB"))).drives
+    assert fleetfile.drive_target(d.target, d.host).capacity == 128 << 20 and calls == []
+    assert parse_target("nbd://127.0.0.1:10809/e").capacity == 64 << 20 and calls  # this machine's run: asked here
 
 
 def test_a_seed_the_simulator_would_fold_is_refused(tmp_path):
@@ -415,6 +447,22 @@ def test_a_drives_identity_in_the_fleet_is_the_one_resume_checks_said_in_one_lin
     assert drive_key(nbd) == "NBD export nbd://storage.example:10809/disk1"
     sims = [parse_target(s) for s in ("sim:enterprise-sas?seed=0&user_gb=.250", "sim:enterprise-sas?user_gb=0.25")]
     assert drive_key(sims[0]) == drive_key(sims[1]) == f"simulated {sim_key(sims[1])}"
+
+
+def test_a_file_whose_stat_fails_could_not_be_read_and_is_no_file_to_be_made(tmp_path):
+    """A host's path of this machine (a hosts file's `target`, read as given) that stat refuses for
+    another reason than its absence (here a symlink loop): its identity could not be read; it was
+    'missing', keyed as a file to be made at its real path, as if the run would create it."""
+    import errno
+
+    from iolab.run.identity import drive_key, target_identity
+
+    (tmp_path / "a.img").symlink_to(tmp_path / "b.img")
+    (tmp_path / "b.img").symlink_to(tmp_path / "a.img")
+    t = Target("file", f"file:{tmp_path}/a.img", f"{tmp_path}/a.img", 1 << 20)
+    ident = target_identity(t)
+    assert ident["not_read"] == f"could not be read: {os.strerror(errno.ELOOP)}" and "missing" not in ident
+    assert drive_key(t) is None  # the fleet names it among the drives whose identity was not read
 
 
 def test_an_extreme_is_shown_but_not_judged():

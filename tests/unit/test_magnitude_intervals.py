@@ -87,7 +87,14 @@ def test_the_repeat_summary_and_its_table_say_which_interval_each_figure_has():
 def figure(run_id: str, value: float, higher: bool = True) -> dict:
     direction = "higher-is-better" if higher else "lower-is-better"
     fig = {"name": "F", "unit": "IOPS" if higher else "µs", "direction": direction, "kind": "value", "value": value}
-    return {"run_id": run_id, "test": "iops", "steady_state": "reached", "profile": {}, "figures": [fig]}
+    return {
+        "run_id": run_id,
+        "test": "iops",
+        "state": "complete",
+        "steady_state": "reached",
+        "profile": {},
+        "figures": [fig],
+    }
 
 
 def judged(base: list[float], cand: list[float], higher: bool = True) -> dict:

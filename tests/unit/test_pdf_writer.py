@@ -113,3 +113,22 @@ def test_a_table_running_past_its_sheet_goes_on_with_its_header_row(tmp_path):
     pages = [" ".join(p.extract_text().split()) for p in pypdf.PdfReader(str(pdf)).pages]
     assert len(pages) == 2 and all(f"Sheet {n} of 2" in t for n, t in enumerate(pages, 1))
     assert all("name value" in t for t in pages) and "row 29" in pages[1] and "row 0" in pages[0]
+
+
+def test_the_pdf_is_in_place_before_the_html_that_links_the_report(tmp_path, monkeypatch):
+    """A reader (`iolab watch`, a person) who finds the HTML finds its PDF: the HTML was put in
+    place a moment before the PDF, so the HTML could be read with no PDF beside it."""
+    import os
+
+    html, pdf = tmp_path / "r.html", tmp_path / "r.pdf"
+    seen, replace = [], os.replace
+
+    def placing(src, dst):
+        seen.append((Path(dst).name, html.is_file(), pdf.is_file()))
+        replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", placing)
+    for _ in range(2):  # a first report, then one written over it
+        write_document(_doc(Page("p", (Text(("text",)),))), tmp_path, "r")
+    assert [name for name, _, _ in seen] == ["r.pdf", "r.html"] * 2
+    assert seen[0] == ("r.pdf", False, False) and seen[1] == ("r.html", False, True)

@@ -4,10 +4,13 @@ field and the call it must take, not when a comparison or a report first calls i
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from iolab.api import registry
 from iolab.core.errors import IolabError
+from iolab.engines.fio import FioEngine
 from iolab.suites.testdef import TestDef
 
 
@@ -74,3 +77,26 @@ def test_every_built_in_test_keeps_the_contract():
         assert contract_problems(test) == [], test.name
     declared = {name for test in registry.all() for name in CONTRACT if getattr(test, name) is not None}
     assert declared == set(CONTRACT)  # each field of the contract is declared by some built-in test, so checked
+
+
+class RemoteWithoutClaim:
+    """Declares targets on other machines but leaves the claim and the safety checks to the run's
+    start, which could only do them on this machine's path of the same name: another drive."""
+
+    capabilities = replace(FioEngine.capabilities, drives=("file",), remote_targets=True, claims_targets=False)
+
+
+def test_an_engine_declaring_remote_targets_without_claiming_them_is_refused_at_registration(monkeypatch):
+    from iolab import engines
+    from iolab.targets import Target
+
+    ref = f"{__name__}:RemoteWithoutClaim"
+    monkeypatch.setattr(engines, "ENGINES", (ref, *engines.ENGINES))
+    with pytest.raises(IolabError) as e:
+        engines.engine_class(Target("file", "file:/x", "/x", 1 << 20))
+    text = " ".join(str(e.value).split())
+    assert ref in text and "remote_targets=True needs claims_targets=True" in text, text
+    for remote in (True, False):  # a consistent declaration is registered
+        caps = replace(RemoteWithoutClaim.capabilities, remote_targets=remote, claims_targets=True)
+        monkeypatch.setattr(RemoteWithoutClaim, "capabilities", caps)
+        assert engines.engine_class(Target("file", "file:/x", "/x", 1 << 20)) is RemoteWithoutClaim

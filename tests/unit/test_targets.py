@@ -147,6 +147,33 @@ def test_nbd_size_asked_from_server(monkeypatch):
     assert t.facts.capacity_bytes == 1073741824 and t.facts.sources == ("nbdinfo",)
 
 
+def test_nbd_size_is_asked_once_per_export_and_machine(monkeypatch):
+    calls = []
+
+    def fake(argv, timeout=60.0):
+        calls.append(argv[-1])
+        return _result(argv, 0, "1073741824\n")
+
+    monkeypatch.setattr(host, "run_command", fake)
+    for _ in range(3):  # a fleet reads its spec for the file, the duplicates and the identity
+        assert parse_target("nbd://localhost/e").capacity == 1073741824
+    assert parse_target("nbd://localhost:10809/e?size=1GiB").capacity == 1073741824  # the same export
+    assert calls == ["nbd://localhost:10809/e"]
+    parse_target("nbd://localhost/f")  # another export of the same server: asked
+    parse_target("nbd+unix:///e?socket=/run/a.sock")
+    parse_target("nbd+unix:///e?socket=/run/b.sock")  # another server's
+    there = targets.Elsewhere("host h:8765", fake)
+    parse_target("nbd://localhost/e", there)  # another machine's localhost: asked there
+    parse_target("nbd://localhost/e", there)
+    assert calls == [
+        "nbd://localhost:10809/e",
+        "nbd://localhost:10809/f",
+        "nbd+unix:///e?socket=/run/a.sock",
+        "nbd+unix:///e?socket=/run/b.sock",
+        "nbd://localhost:10809/e",
+    ]
+
+
 def test_nbd_size_without_nbdinfo_asks_for_size(monkeypatch):
     monkeypatch.setattr(host, "run_command", lambda argv, timeout=60.0: _result(argv, 127, err="not installed"))
     with pytest.raises(IolabError) as e:

@@ -530,3 +530,27 @@ def test_a_lock_directory_on_a_safe_path_through_a_link_is_taken(victim_home):
     link.symlink_to(home)  # root's link (as /var/run -> /run) to a directory of the victim's
     p = iolab_as_victim(home, {"IOLAB_LOCK_DIR": str(link / "locks")})
     assert p.returncode == 0, p.stderr
+
+
+def test_a_host_of_this_machine_checks_and_claims_an_nbd_target_by_its_uri(monkeypatch):
+    """local_target resolved every leg's path as a file's: an NBD URI became CWD/nbd:/HOST:PORT/E,
+    claimed under that name and asked of nbdinfo --can write (which could not ask: no check)."""
+    from iolab.engines.fio_hosts import host_legs
+    from iolab.engines.hostcheck import check_host_legs
+    from iolab.engines.hostlist import parse_hosts
+
+    asked = []
+
+    def fake(argv, timeout=60.0):
+        asked.append(argv[-1])
+        return host.CommandResult(tuple(argv), 0, b"1073741824\n", "")
+
+    monkeypatch.setattr(host, "run_command", fake)
+    legs = host_legs(parse_target("nbd://127.0.0.1:10809/e"), parse_hosts("127.0.0.1:8766"))
+    claims, local, _, _ = check_host_legs(legs, False, False)
+    try:
+        assert [c.target.path for c in claims] == ["nbd://127.0.0.1:10809/e"] == [t.path for t in local.values()]
+        assert set(asked) == {"nbd://127.0.0.1:10809/e"}  # the size, then --can write, of the URI itself
+    finally:
+        for c in claims:
+            c.release()

@@ -29,14 +29,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from iolab.api.fleetfile import Fleet, FleetDrive, load_fleet
+from iolab.api.fleetfile import Fleet, FleetDrive, drive_target, load_fleet
 from iolab.core.errors import Exit, IolabError
 from iolab.core.safefile import read_config, read_json
 from iolab.figures.specsheet import judge, load_spec_sheet
 from iolab.run.stopsignals import Interrupted
 from iolab.store.durable import replace_file
 from iolab.store.manifest import FLEET_FILE, fleet_dir, is_fleet_dir, now_iso
-from iolab.targets import parse_target
 from iolab.targets.writepolicy import check_file, mark_written, output_dir
 
 FLEET_SCHEMA = "iolab-fleet"
@@ -175,7 +174,7 @@ def _hosts_file(drive: FleetDrive, d: Path) -> Path:
     fields = {
         "address": h.address,
         "port": h.port,
-        "target": parse_target(drive.target).path,
+        "target": drive_target(drive.target, h).path,
         "ssh": h.ssh,
         "ssh_config": h.ssh_config,
         "ioengine": h.ioengine,

@@ -36,6 +36,7 @@ from iolab.core.errors import IolabError
 from iolab.core.safefile import loads_toml, read_config
 from iolab.core.usertext import check_text
 from iolab.engines.hostlist import Host, host_from_table
+from iolab.engines.hosttargets import parse_on_hosts
 
 FLEET_FIELDS = {"name", "parallel", "spec_sheet", "outlier_k", "outlier_min_pct", "group_by", "baseline"}
 DRIVE_FIELDS = {"target", "name", "labels", "count"}
@@ -199,7 +200,7 @@ def _drives(t, host: Host | None, host_labels: dict[str, str], where: str) -> li
     for i in range(1, count + 1):
         s = spec.replace("{i}", str(i))
         try:
-            tgt = targets.parse_target(s)
+            tgt = drive_target(s, host)
         except IolabError as e:
             raise IolabError(f"{where}: {e}") from None
         if host is not None and tgt.kind not in ("block", "file", "nbd"):
@@ -210,6 +211,11 @@ def _drives(t, host: Host | None, host_labels: dict[str, str], where: str) -> li
         n = _name(str(name).replace("{i}", str(i)) if name is not None else _default_name(s, host), f"{where}: name")
         out.append(FleetDrive(n, s, host, labels))
     return out
+
+
+def drive_target(spec: str, host: Host | None) -> targets.Target:
+    """A drive's target as its run reads it: a host's as that host reaches it (hosttargets.py)."""
+    return targets.parse_target(spec) if host is None else parse_on_hosts(spec, [host])
 
 
 def _default_name(spec: str, host: Host | None) -> str:
@@ -229,7 +235,7 @@ def _unique(drives: list[FleetDrive], what: str) -> None:
         if d.name in names:
             raise IolabError(f"{what}: two drives are named {d.name!r}; give each drive its own name.")
         names.add(d.name)
-        tgt = targets.parse_target(d.target)
+        tgt = drive_target(d.target, d.host)
         key = (d.host.address if d.host else "local", tgt.path if tgt.kind != "sim" else sim_key(tgt))
         if key in places:
             raise IolabError(

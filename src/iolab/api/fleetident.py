@@ -21,17 +21,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from iolab.api.fleetfile import Fleet, FleetDrive
+from iolab.api.fleetfile import Fleet, FleetDrive, drive_target
 from iolab.core.errors import IolabError
 from iolab.run.identity import drive_key, identity_key
-from iolab.targets import parse_target
 
 
 def _over_ssh(d: FleetDrive) -> str | None:
     from iolab.engines.hosts import read_identity_over_ssh
 
     assert d.host is not None
-    return identity_key(read_identity_over_ssh(d.host, parse_target(d.target).path), d.host.address)
+    return identity_key(read_identity_over_ssh(d.host, drive_target(d.target, d.host).path), d.host.address)
 
 
 def identity(d: FleetDrive) -> str | None:
@@ -41,7 +40,7 @@ def identity(d: FleetDrive) -> str | None:
     from iolab.engines.hosts import is_local_address
 
     if d.host is None or (not d.host.ssh and is_local_address(d.host.address)):
-        return drive_key(parse_target(d.target))
+        return drive_key(drive_target(d.target, d.host))
     return _over_ssh(d) if d.host.ssh else None
 
 

@@ -78,6 +78,19 @@ def _compare_runs(dirs: list[Path], root: Path, console) -> None:
             console.print(f"comparison: {p}", markup=False, soft_wrap=True)
 
 
+def run_target(spec: str, hosts: str | None, hosts_file: Path | None) -> Target:
+    """-t as the run reaches it: with --hosts/--hosts-file, as each host's fio reaches it
+    (an NBD URI's size asked on that host, never here: engines/hosttargets.py)."""
+    from iolab import targets
+
+    if not (hosts or hosts_file):
+        return targets.parse_target(spec)
+    from iolab.engines.hostlist import load_hosts_file, parse_hosts
+    from iolab.engines.hosttargets import parse_on_hosts
+
+    return parse_on_hosts(spec, parse_hosts(hosts) if hosts else load_hosts_file(hosts_file))  # type: ignore[arg-type]
+
+
 def legs_for_run(tgt: Target, paths: str | None, hosts: str | None, hosts_file: Path | None) -> tuple[list, str] | None:
     """The legs `--paths`/`--hosts`/`--hosts-file` ask for and the option that named them (None:
     no split). Nothing is checked or connected yet (`iolab fio-job` only prints their jobs)."""
@@ -294,14 +307,15 @@ def watch(
     port: int = typer.Option(8737, "--port", help="TCP port (0: any free port)."),
 ):
     """Serve a live web page of running and finished runs (read-only; Ctrl-C stops it)."""
-    from rich.console import Console
-
     from iolab.api.watch import serve
+    from iolab.core.streams import write_text
     from iolab.store.manifest import runs_root
 
     server = serve(runs_dir or runs_root(), bind, port)
     host, bound = server.socket.getsockname()[:2]
-    Console().print(f"iolab watch: http://{host}:{bound}/ (Ctrl-C stops)", markup=False)
+    # a reader gone (`iolab watch | head -1`) drops the line, as every command's output: Rich's
+    # own console ended the command with exit status 1 on the broken pipe
+    write_text(f"iolab watch: http://{host}:{bound}/ (Ctrl-C stops)\n", sys.stdout)
     try:
         server.serve_forever(poll_interval=0.5)
     except KeyboardInterrupt:

@@ -158,13 +158,18 @@ def _entry(root: Path, s, ref: str) -> dict:
 
 
 def _reports(root: Path, run_dir: Path, ref: str) -> list[dict]:
-    """The report files the server would send (so none that a link places outside the runs directory)."""
+    """The report files the server would send (so none that a link places outside the runs directory).
+    A PDF without its HTML is a report being put in place (the PDF goes first) or one a stop left
+    half-way: not shown until the set is whole."""
     d = run_dir / "report"
     return (
         [
             {"name": p.name, "href": f"/runs/{ref}/report/{p.name}"}
             for p in sorted(d.glob("*"))
-            if p.suffix in (".html", ".pdf") and p.resolve().is_relative_to(root) and p.resolve().is_file()
+            if p.suffix in (".html", ".pdf")
+            and (p.suffix == ".html" or p.with_suffix(".html").is_file())
+            and p.resolve().is_relative_to(root)
+            and p.resolve().is_file()
         ]
         if d.is_dir()
         else []

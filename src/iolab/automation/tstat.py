@@ -16,9 +16,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-# The units of iolab's key figures that are magnitudes (never below 0); a figure in another unit
-# (a signed change, should one be declared) keeps the t interval on its own scale.
-MAGNITUDE_UNITS = frozenset({"IOPS", "MB/s", "µs", "ms", "s", "min", "GB", "%"})
+# The units that are magnitudes (never below 0) are plausible.py's, the one list `check` and
+# `compare` refuse a negative figure by; a figure in another unit (a signed change, should one be
+# declared) keeps the t interval on its own scale.
+from iolab.automation.plausible import MAGNITUDE_UNITS
 
 
 def magnitude(unit: str) -> bool:

@@ -68,7 +68,6 @@ def fio_job(test: str = typer.Argument(..., metavar="TEST", help=TEST_HELP), *, 
     """Print the exact fio job files a test runs (preconditioning and one round), to reproduce any cell by
     hand; with --paths/--hosts, each path's or host's own job file (nothing is connected or checked). `iolab plan`
     gives the overview of the same plans (phases, budgets, steady-state rule, compliance, ETA)."""
-    from iolab import targets
     from iolab.api import runs as api
     from iolab.api import scaleout
     from iolab.core.plan import Deferred
@@ -80,7 +79,7 @@ def fio_job(test: str = typer.Argument(..., metavar="TEST", help=TEST_HELP), *, 
     if args.target and len(args.target) > 1:
         raise IolabError("fio-job prints the job files of one target: give one --target.")
     prof = args.make_profile()
-    tgt = targets.parse_target(args.target[0] if args.target else SCRATCH_FILE)
+    tgt = scaleout.run_target(args.target[0] if args.target else SCRATCH_FILE, args.hosts, args.hosts_file)
     if tgt.kind == "sim":
         raise IolabError(
             "fio-job needs a real target (block device, file: or nbd://); the simulated drive does not run fio."

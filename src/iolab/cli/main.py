@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import _signal  # type: ignore[import-not-found]  # the C module, as iolab/__init__.py
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
@@ -84,7 +85,6 @@ def run(
     args: RunArgs,
 ):
     """Run a test or a sequence: purge, precondition, rounds until steady state; every round is stored."""
-    from iolab import targets
     from iolab.api import runs as api
     from iolab.cli.progress import RichProgress
     from iolab.cli.runview import RunView
@@ -108,7 +108,7 @@ def run(
             )
         raise typer.Exit(scaleout.run_many(target, sys.argv[1:], root, console))
     # An empty -t is a mistake, not a request for the simulated drive.
-    tgt = targets.parse_target(target[0] if target else default_target())
+    tgt = scaleout.run_target(target[0] if target else default_target(), args.hosts, args.hosts_file)
     # built once: what the notes say is what the run runs (a plan that cannot be built: main says why)
     plans = api.planned(test, prof, tgt, args.workload, args.everything)
     _say_ignored(test, plans)
@@ -172,7 +172,7 @@ def resume(
     """Continue an interrupted run from its last complete round (or say why it cannot, and what it does instead)."""
     from iolab.api import runs as api
     from iolab.cli.progress import RichProgress
-    from iolab.cli.runview import report_paths
+    from iolab.cli.runview import report_paths, stopped_when_complete
     from iolab.run.stopsignals import Interrupted, exit_code, stop_on_signals
     from iolab.store.manifest import manifest_of
 
@@ -201,6 +201,7 @@ def resume(
         report_paths(console, progress, reports, args.quiet)
         console.print(f"run directory: {esc(str(store.dir))}", soft_wrap=True)  # whole, for copying
 
+    began = time.time()  # a report older than this is of the run's earlier end
     try:
         with stop_on_signals(), RichProgress(console, quiet=args.quiet, report=args.report) as progress:
             api.resume_test(
@@ -217,8 +218,12 @@ def resume(
     except KeyboardInterrupt as e:
         if not current:
             raise
-        by = f"stopped by {e.signal_name}" if isinstance(e, Interrupted) else "interrupted again"
-        err.print(f"[yellow]{by}: finished rounds are kept; `iolab resume {esc(str(current[0].dir))}` continues[/]")
+        if manifest_of(current[0]).state == "complete":  # stopped while its end or report was written
+            by = f"stopped by {e.signal_name}" if isinstance(e, Interrupted) else "interrupted"
+            err.print(f"[yellow]{stopped_when_complete(by, current[0], began)}[/]", soft_wrap=True)
+        else:
+            by = f"stopped by {e.signal_name}" if isinstance(e, Interrupted) else "interrupted again"
+            err.print(f"[yellow]{by}: finished rounds are kept; `iolab resume {esc(str(current[0].dir))}` continues[/]")
         ended_early("resume", json_out, records, current[0], exit_code(e))
     except IolabError as e:
         if not current:

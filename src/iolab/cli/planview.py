@@ -40,10 +40,9 @@ def plan(
     """Describe what `iolab run TEST` would do with these options, without touching the target: per test the
     tested capacity, purge, phases, cells, round limits, budgets, steady-state rule, compliance, ignored
     options and the ETA (--json: the same as one document). `iolab fio-job` prints the exact fio jobs."""
-    from iolab import targets
     from iolab.api import planinfo
     from iolab.api.runs import read_spec_sheet
-    from iolab.api.scaleout import legs_for_run
+    from iolab.api.scaleout import legs_for_run, run_target
     from iolab.engines.sim import DEFAULT_PRESET
 
     want_json("plan", console, args.json_out)
@@ -61,7 +60,7 @@ def plan(
         )
     if args.spec_sheet is not None:
         read_spec_sheet(args.spec_sheet, test, args.everything)
-    given = targets.parse_target(args.target[0] if args.target else f"sim:{DEFAULT_PRESET}")
+    given = run_target(args.target[0] if args.target else f"sim:{DEFAULT_PRESET}", args.hosts, args.hosts_file)
     legs = legs_for_run(given, args.paths, args.hosts, args.hosts_file)
     split = f"the outstanding IO split over {counted(len(legs[0]), 'leg')} ({legs[1]})" if legs else None
     d = planinfo.describe(

@@ -33,15 +33,36 @@ def report_paths(console: Console, progress, reports: list[Path], quiet: bool) -
             progress.result(f"report: {p}")
 
 
-def kept_report(run_dir: Path, run_id: str) -> str:
+def kept_report(run_dir: Path, run_id: str, since: float = 0.0) -> str:
     """What a stop after the run was complete left of its report (escaped). What is in place is
     what is kept: write_document puts each file in place whole, and the stop may have come after
-    both were (the HTML and PDF are there, though the run's exit is a stop's)."""
-    kept = [p for p in (run_dir / "report" / f"{run_id}{ext}" for ext in (".html", ".pdf")) if p.is_file()]
+    both were (the HTML and PDF are there, though the run's exit is a stop's), or before the
+    report was begun (while the run's end was stored: its audit, a simulated drive's power).
+    `since`: when this command began (a resumed run's report from an earlier end is not its own)."""
+    report = run_dir / "report"
+    files = [p for p in (report / f"{run_id}{ext}" for ext in (".html", ".pdf")) if p.is_file()]
+    kept = [p for p in files if p.stat().st_mtime >= since]
     if len(kept) == 2:
         return f"its report is kept too: {esc(str(kept[0]))} and {esc(str(kept[1]))}"
-    only = f" ({esc(kept[0].name)} alone was put in place)" if kept else ""
-    return f"a report stopped half-way is not kept{only} (`iolab report {esc(str(run_dir))}` writes it)"
+    write = f"`iolab report {esc(str(run_dir))}` writes it"
+    if not kept and (files or not report.exists()):
+        earlier = f"; the one in {esc(str(report))} is of an earlier end" if files else ""
+        return f"its report was not written ({write}{earlier})"
+    # write_document places the PDF first, then the HTML: a stop between leaves the PDF alone
+    only = f" ({esc(kept[0].name)} alone was put in place; the HTML goes after it)" if kept else ""
+    return f"a report stopped half-way is not kept{only} ({write})"
+
+
+def stopped_when_complete(by: str, store: RunStore, since: float = 0.0) -> str:
+    """What a stop (`by`: 'interrupted', 'stopped by SIGTERM') says once the run was complete: it is
+    stored whole, and what of its report is kept or how to write it (escaped; `since`: kept_report's)."""
+    from iolab.store.manifest import manifest_of
+
+    run_id = manifest_of(store).run_id
+    return (
+        f"{by} after run {esc(run_id)} was complete: the run is complete and stored in {esc(str(store.dir))}; "
+        f"{kept_report(store.dir, run_id, since)}"
+    )
 
 
 class RunView:
@@ -124,13 +145,8 @@ class RunView:
         store = self.current[0]
         by = f"stopped by {e.signal_name}" if isinstance(e, Interrupted) else "interrupted"
         run_dir = esc(str(store.dir))
-        if manifest_of(store).state == "complete":  # stopped while (or after) its report was written
-            run_id = manifest_of(store).run_id
-            self.err.print(
-                f"[yellow]{by} after run {esc(run_id)} was complete: its measurements are kept in {run_dir}; "
-                f"{kept_report(store.dir, run_id)}[/]",
-                soft_wrap=True,
-            )
+        if manifest_of(store).state == "complete":  # stopped while (or after) its end or report was written
+            self.err.print(f"[yellow]{stopped_when_complete(by, store)}[/]", soft_wrap=True)
         else:
             self.err.print(
                 f"[yellow]{by}: finished rounds are kept in {run_dir}; "

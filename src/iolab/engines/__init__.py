@@ -99,6 +99,9 @@ def engine_class(target: Target) -> EngineClass:
     for ref in ENGINES:
         module, name = ref.split(":")
         cls: EngineClass = getattr(import_module(module), name)
+        why = cls.capabilities.inconsistency()
+        if why is not None:  # a developer's mistake, said before any run trusts the flags
+            raise IolabError(f"engine {ref} declares inconsistent capabilities, so it is not used: {why}.")
         if target.kind in cls.capabilities.drives:
             return cls
     raise IolabError(f"target {target.spec}: no engine drives targets of kind {target.kind!r}.")

@@ -24,3 +24,13 @@ class Capabilities:
     claims_targets: bool
     virtual_time: bool  # time is the model's, not the wall clock's (idle and budgets cost no wall time)
     keeps_state: bool  # the device's state outlives the process, so an interrupted phase can continue
+
+    def inconsistency(self) -> str | None:
+        """Why these flags cannot all hold (None: they can); the engine registry refuses such an engine."""
+        if self.remote_targets and not self.claims_targets:
+            return (
+                "remote_targets=True needs claims_targets=True: its targets are on other machines, so the "
+                "run's start cannot check or claim them (this machine's path of the same name is not the drive "
+                "written); the engine must check and claim each where it is written, as engines/hostcheck.py does"
+            )
+        return None

@@ -199,7 +199,10 @@ def check_host_legs(
 
 def local_target(t: Target) -> Target:
     """The leg's target on this machine, resolved: a block device is checked and claimed as a
-    device whatever its path says (a symlink, `//dev/x`), a file by its real path."""
+    device whatever its path says (a symlink, `//dev/x`), a file by its real path. An NBD URI is
+    no path of this machine: kept as it is (realpath made it CWD/nbd:/HOST:PORT/EXPORT)."""
+    if t.kind not in ("block", "file"):
+        return t
     real = os.path.realpath(t.path)
     try:
         if stat.S_ISBLK(os.stat(real).st_mode):

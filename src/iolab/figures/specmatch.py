@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from iolab.core.steady import STEADY_NOT_SHOWN
 from iolab.figures.specsheet import Criterion, SpecSheet, judge, not_measured_hint
 
 VERDICTS = ("meets", "short", "over", "not-judged", "not-measured", "no-unit")
@@ -53,7 +54,7 @@ def run_reasons(record: dict) -> list[str]:
     if (record.get("profile") or {}).get("quick"):
         why.append("quick run")
     steady = record.get("steady_state")
-    if steady in ("not-reached", "not-evaluated"):
+    if steady in STEADY_NOT_SHOWN:
         why.append(f"steady state {steady.replace('-', ' ')}")
     for entry in record.get("noncompliance") or ():
         # "active range 12 %: not the drive's steady state (tested capacity limited ...)" or a

@@ -23,8 +23,10 @@ from iolab.targets import Target
 def _file_id(path: str) -> dict:
     try:
         st = os.stat(path)
-    except OSError:  # a file not made yet: every name of it leads to one real path
+    except FileNotFoundError:  # a file not made yet: every name of it leads to one real path
         return {"path": os.path.realpath(path), "missing": True}
+    except OSError as e:  # there, but not readable (a symlink loop, a directory it may not search, EIO)
+        return {"path": os.path.realpath(path), "not_read": f"could not be read: {e.strerror or e}"}
     return {"path": os.path.realpath(path), "dev": st.st_dev, "inode": st.st_ino, "size": st.st_size}
 
 

@@ -29,6 +29,7 @@ from iolab.core.units import counted
 from iolab.engines import Capabilities, Engine, HostsEngine, engine_class, purge_methods
 from iolab.engines.fio_hosts import legs_from_manifest, split_engine
 from iolab.engines.fio_job import async_ioengine
+from iolab.engines.hosttargets import stored_target
 from iolab.figures.phaseend import Spent, after_round, record_ending, settle, written_since_purge
 from iolab.run.budget import is_partial, next_round_s, stored_drains, stored_intervals, within_budget
 from iolab.run.identity import check_identity, check_legs, host_differences, last_modified, target_identity
@@ -81,7 +82,7 @@ def prepare(
     m = manifest_of(probe)
     probe.close()
     _refuse_finished(m)
-    target = targets.parse_target(m.target["spec"])
+    target = stored_target(m.target["spec"], m.split)  # a hosts run's as its hosts reach it
     # A split run goes on over the paths or hosts it stored (never on the target alone); hosts'
     # targets are checked and claimed by split_engine, as in a new run (then _check_hosts compares them).
     sim_split = bool(m.split) and target.kind == "sim"  # ports of one simulated drive, not fio legs

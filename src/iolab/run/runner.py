@@ -147,14 +147,18 @@ class Runner:
     def finish(self, state: str, error: str | None = None) -> None:
         """End the run: audit what it stored (audit.py; kept in the manifest for every view)
         and write its final state. An audit that cannot run must not cost the run its end; an
-        interrupted run is audited when it is read (audit.stored_audit)."""
-        if manifest_of(self.store).target.get("kind") == "sim":
-            self.model_power()
+        interrupted run is audited when it is read (audit.stored_audit). The state is stored however
+        this is left: Ctrl-C during the power model or the audit, after every phase ended, leaves a
+        complete run (audited when read), not one still 'running' that the run's start then marked
+        as stopped before it measured anything."""
         try:
-            # a user who stopped the run waits for nothing more (an audit an earlier end stored is dropped)
-            manifest_of(self.store).audit = audit(self.store).to_dict() if state != "interrupted" else {}
-        except Exception as e:  # noqa: BLE001 (a bug in a check: say so where the audit would be)
-            manifest_of(self.store).audit = {"error": f"the audit could not run: {e!r}"}
+            if manifest_of(self.store).target.get("kind") == "sim":
+                self.model_power()
+            try:
+                # a user who stopped the run waits for nothing more (an audit an earlier end stored is dropped)
+                manifest_of(self.store).audit = audit(self.store).to_dict() if state != "interrupted" else {}
+            except Exception as e:  # noqa: BLE001 (a bug in a check: say so where the audit would be)
+                manifest_of(self.store).audit = {"error": f"the audit could not run: {e!r}"}
         finally:
             self.store.finish(state, error)
 

@@ -3,7 +3,7 @@
 Targets: what is tested. Parsing target specs, device facts, safety checks, purge methods.
 
 Public functions (the runner, the engines and the CLI call these):
-  parse_target(spec)                  -> Target          (spec.py)
+  parse_target(spec[, elsewhere])     -> Target          (spec.py; elsewhere: read for another machine)
   device_facts(path)                  -> DeviceFacts     (facts.py; read-only, safe on any device)
   claim(target) / release(target)     one run per target at a time (lock.py)
   check_safe_to_write(target, allow_unsafe, allow_system_disk)
@@ -26,7 +26,16 @@ from iolab.targets.files import MARK_XATTR, created_by_iolab, mark_created, prep
 from iolab.targets.host import CommandResult, run_command
 from iolab.targets.kinds import KINDS, Kind, kind_of, register
 from iolab.targets.lock import claim, held, release
-from iolab.targets.model import ALLOW_SYSTEM_DISK, ALLOW_UNSAFE, DeviceFacts, Problem, PurgeOutcome, Target, TargetKind
+from iolab.targets.model import (
+    ALLOW_SYSTEM_DISK,
+    ALLOW_UNSAFE,
+    DeviceFacts,
+    Elsewhere,
+    Problem,
+    PurgeOutcome,
+    Target,
+    TargetKind,
+)
 from iolab.targets.purge import PURGE_METHODS, AtaSecurity, parse_ata_security, parse_sanitize_log, purge
 from iolab.targets.safety import check_safe_to_write
 from iolab.targets.spec import parse_target
@@ -40,6 +49,7 @@ __all__ = [
     "AtaSecurity",
     "CommandResult",
     "DeviceFacts",
+    "Elsewhere",
     "Kind",
     "Problem",
     "PurgeOutcome",

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Protocol
 
 from iolab.core.errors import RefusedError
-from iolab.targets.model import Problem, PurgeOutcome, Target
+from iolab.targets.model import Elsewhere, Problem, PurgeOutcome, Target
 
 ProgressFn = Callable[[float], None]
 
@@ -38,6 +38,9 @@ class Kind:
     # capabilities say which of them it can carry out.
     purge_methods: tuple[str, ...] = ("auto",)
     simulated: bool = False  # capability: holds no one's data, the engine owns its state
+    # how a spec is read for a target on another machine, asking that machine what the spec names
+    # (None: the spec names nothing this machine would answer for, and `parse` reads it)
+    parse_elsewhere: Callable[[str, str, Elsewhere], Target] | None = None
 
     def victim(self, target: Target) -> str:
         """Where data would be destroyed, for refusals: 'on /dev/sdb', 'in /x/file.img'."""

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 # The overrides a user can pass, as the CLI spells them (refusals name the first, never the second).
 ALLOW_UNSAFE = "--allow-unsafe-target"
@@ -37,6 +39,17 @@ class DeviceFacts:
     nvme_power_state: int | None = None
     nvme_power_state_max_w: float | None = None
     nvme_apst: str | None = None  # 'enabled' or 'disabled'
+
+
+@dataclass(frozen=True)
+class Elsewhere:
+    """Another machine a target spec is read for (a hosts run's host): the spec names what that
+    machine reaches (an NBD URI's 127.0.0.1 is its own loopback), so nothing of it is asked on
+    this one. `run`: run_command's signature, running a command there (None: nothing can be run
+    there). `name` says where in messages; two Elsewheres of one name are one machine."""
+
+    name: str
+    run: Callable[..., Any] | None = None
 
 
 # A registered kind's name (kinds.py): "block", "file", "nbd", "sim" are built in.

@@ -52,6 +52,7 @@ NBD = register(
         purge_nbd,
         nbd_write_cache,
         purge_methods=("auto",),
+        parse_elsewhere=parse_nbd,  # a host's URI names what that host reaches: its size is asked there
     )
 )
 SIM = register(

@@ -23,7 +23,7 @@ from iolab.core.usertext import check_fio_value, check_text
 from iolab.targets import host
 from iolab.targets.facts import device_facts, file_type
 from iolab.targets.kinds import kind_for_spec
-from iolab.targets.model import DeviceFacts, Target
+from iolab.targets.model import DeviceFacts, Elsewhere, Target
 
 _FORMS = (
     "Accepted forms: /dev/NAME (a block device), file:PATH?size=8GiB, nbd://HOST[:PORT][/EXPORT]"
@@ -31,12 +31,15 @@ _FORMS = (
 )
 
 
-def parse_target(spec: str) -> Target:
+def parse_target(spec: str, elsewhere: Elsewhere | None = None) -> Target:
     """Read a target spec (see the module docstring) with its registered kind's reader. Bad
-    specs raise IolabError."""
+    specs raise IolabError. `elsewhere`: the spec is another machine's (a hosts run's host),
+    and what it names is asked there, never here (Kind.parse_elsewhere)."""
     text = check_text(spec, "target").strip()
     kind = kind_for_spec(text)
     if kind is not None:
+        if elsewhere is not None and kind.parse_elsewhere is not None:
+            return kind.parse_elsewhere(spec, text, elsewhere)
         return kind.parse(spec, text)
     hint = ""
     if text.startswith(("nbds://", "nbds+unix://")):
@@ -125,7 +128,8 @@ def parse_file(spec: str, text: str) -> Target:
 NBD_PORT = 10809  # the NBD protocol's port
 
 
-def parse_nbd(spec: str, text: str) -> Target:
+def parse_nbd(spec: str, text: str, elsewhere: Elsewhere | None = None) -> Target:
+    """`elsewhere`: the export as another machine reaches it, whose size is asked there."""
     base, options = _split_query(spec, text, {"size", "socket"})
     opts = dict(options)
     try:
@@ -149,10 +153,10 @@ def parse_nbd(spec: str, text: str) -> Target:
         uri = f"nbd+unix:///{export}?socket={opts['socket']}"
     check_fio_value(uri, f"target {spec!r}: NBD address")
     given = parse_size(opts["size"], what=f"target {spec!r}: size") if "size" in opts else None
-    served = _nbd_size(spec, uri, needed=given is None)
+    served = _nbd_size(spec, uri, given is None, elsewhere)
     if served is None:
-        # ?size= given and the server not reachable from here: a host's export, which its own fio
-        # server opens (a fleet's drive), or a server not up yet, which fio will then report
+        # ?size= given and the server not reachable from where it was asked (a server not up yet,
+        # which fio will then report), or on a host nothing can be asked on
         assert given is not None
         return Target(
             kind="nbd", spec=spec, path=uri, capacity=given, facts=DeviceFacts(interface="nbd"), options=options
@@ -203,20 +207,46 @@ def _endpoint_host(address: str) -> str:
     return f"[{ip}]" if ip.version == 6 else str(ip)
 
 
-def _nbd_size(spec: str, uri: str, needed: bool) -> int | None:
-    """The export's size as its server says (None: not reachable and not `needed`, ?size= given)."""
-    r = host.run_command(["nbdinfo", "--size", uri], timeout=30)
+# nbdinfo --size's answer for each (machine, export URI) this process asked. A fleet reads one spec
+# several times (its file, its duplicates, its identity), and each ask may wait 30 s for a server
+# that does not answer. The key is the whole URI (host, port, export name or socket) on one
+# machine, so another export is asked anew; tests that fake nbdinfo start with it empty.
+NBD_SIZES: dict[tuple[str, str], host.CommandResult] = {}
+
+
+def _nbdinfo_size(uri: str, elsewhere: Elsewhere | None) -> host.CommandResult:
+    key = (elsewhere.name if elsewhere else "", uri)
+    if key not in NBD_SIZES:
+        run = elsewhere.run if elsewhere and elsewhere.run else host.run_command
+        NBD_SIZES[key] = run(["nbdinfo", "--size", uri], timeout=30)
+    return NBD_SIZES[key]
+
+
+def _nbd_size(spec: str, uri: str, needed: bool, elsewhere: Elsewhere | None) -> int | None:
+    """The export's size as its server says, asked where the export is reached (None: not
+    reachable and not `needed`, ?size= given)."""
+    on = f" on {elsewhere.name}" if elsewhere else ""
+    sized = f"{spec}{'&' if '?' in spec else '?'}size=8GiB"
+    if elsewhere is not None and elsewhere.run is None:
+        if not needed:
+            return None
+        raise IolabError(
+            f"target {spec!r}: the export's size is needed, and iolab cannot ask the NBD server{on}: that host "
+            "is reached through fio's server only (which runs jobs and says nothing of exports), and this "
+            f"machine's answer would be of another server. Give the size, e.g. {sized}, or give the host an "
+            '`ssh = "user@host"` field in a hosts file (iolab then asks there with nbdinfo).'
+        )
+    r = _nbdinfo_size(uri, elsewhere)
     if not needed and (r.missing or not r.ok):
         return None
     if r.missing:
         raise IolabError(
             f"target {spec!r}: the export's size is needed and nbdinfo (Debian package libnbd-bin) is "
-            "not installed to ask the server; install it or give the size, e.g. "
-            f"{spec}{'&' if '?' in spec else '?'}size=8GiB."
+            f"not installed{on} to ask the server; install it or give the size, e.g. {sized}."
         )
     if not r.ok or not r.text.strip().isdigit():
         raise IolabError(
-            f"target {spec!r}: could not ask the NBD server for the export's size ({r.summary()}). "
+            f"target {spec!r}: could not ask the NBD server{on} for the export's size ({r.summary()}). "
             "Check the server is running and the address is right, or give ?size=."
         )
     return int(r.text.strip())

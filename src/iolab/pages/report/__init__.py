@@ -86,17 +86,19 @@ def write_document(
     output_dir(out_dir, "report directory")
     check_file(html_path, "report file")
     check_file(pdf_path, "report file")
-    # Both are written aside and put in place together: a report stopped half-way (Ctrl-C,
-    # SIGTERM, an error) leaves the report before it or none, never an HTML without its PDF.
+    # Both are written aside, then each put in place whole: the PDF first, then the HTML, the
+    # report's index (what a run's output and `iolab watch` link). Two renames are never one, so
+    # the order is what a reader can rely on: whoever finds the HTML finds its PDF. A stop
+    # between them leaves the PDF alone, which the stop's message names (cli/runview.kept_report).
     html_part, pdf_part = (p.with_name(f".{p.name}.partial") for p in (html_path, pdf_path))
     say = Progress(f"writing report {stem}")
     try:
         html_part.write_text(render(docs, title=title), encoding="utf-8")
         pages = write_pdf(docs, pdf_part, title or docs[0].title, say)
-        os.replace(html_part, html_path)
         os.replace(pdf_part, pdf_path)
-        mark_written(html_path)
+        os.replace(html_part, html_path)
         mark_written(pdf_path)
+        mark_written(html_path)
     finally:
         html_part.unlink(missing_ok=True)
         pdf_part.unlink(missing_ok=True)
