@@ -112,7 +112,9 @@ def test_resume_on_a_host_of_this_machine_checks_the_target_as_a_local_run(scrat
     run = store.dir
     store.close()
     manifest = json.loads((run / "manifest.json").read_text())
-    manifest.update(state="interrupted", ended=None, error="killed (as by SIGKILL)", audit=None)
+    manifest.update(
+        state="interrupted", ended=None, error="killed (as by SIGKILL)", audit={}
+    )  # what a killed run stores
     (run / "manifest.json").write_text(json.dumps(manifest))
     target.rename(scratch / "moved-away.img")  # kept, so its inode cannot be reused at once
     target.write_bytes((scratch / "moved-away.img").read_bytes())  # same path and size, another inode
@@ -167,3 +169,26 @@ def test_resume_checks_each_host_of_this_machine_on_its_own_path(scratch, fio_se
     m = RunStore.open(run).manifest
     assert m.state == "complete"
     assert any("the target was written after the run stopped" in n for n in m.notes), m.notes
+
+
+def test_a_remote_hosts_file_is_never_read_on_this_machine(scratch):
+    # a host's file: path names that host's file, but it was parsed here: this machine's file of
+    # the same name sized the run, and a directory that exists only on the host was refused
+    import json
+
+    host = "198.51.100.7"  # TEST-NET-2: reached through a fio server alone; nothing is asked there
+    here = scratch / "same-name.img"
+    here.write_bytes(b"\0" * (4 << 20))  # this machine's 4 MiB file of that name
+    unsafe = ("--hosts", host, "--allow-unsafe-target")  # nothing can check a target there
+    p = iolab("plan", "latency", "--quick", "-t", f"file:{here}", *unsafe)
+    said = " ".join((p.stdout + p.stderr).split())
+    assert p.returncode == 2 and f"cannot ask host {host}:8765" in said and "?size=8GiB" in said, said
+    p = iolab("plan", "latency", "--quick", "-t", "file:/only-on-the-host/t.img?size=64MiB", *unsafe, "--json")
+    assert p.returncode == 0, p.stdout + p.stderr
+    (planned,) = json.loads(p.stdout)["plan"]["tests"]
+    assert planned["target_capacity_bytes"] == 64 << 20
+    p = iolab("plan", "latency", "--quick", "-t", "file:t.img?size=64MiB", *unsafe)
+    assert p.returncode == 2 and "needs an absolute path" in " ".join(p.stderr.split()), p.stderr
+    # the same spec without --hosts is this machine's file, read here
+    p = iolab("plan", "latency", "--quick", "-t", f"file:{here}", "--allow-unsafe-target", "--json")
+    assert p.returncode == 0 and json.loads(p.stdout)["plan"]["tests"][0]["target_capacity_bytes"] == 4 << 20

@@ -9,7 +9,7 @@ from iolab.targets.kinds import Kind, register
 from iolab.targets.lock import claim_block, claim_file, claim_nbd, claim_sim
 from iolab.targets.purge import PURGE_METHODS, purge_block, purge_file, purge_nbd, purge_sim
 from iolab.targets.safety import block_problems, file_problems, nbd_problems, sim_problems
-from iolab.targets.spec import parse_block, parse_file, parse_nbd, parse_sim
+from iolab.targets.spec import parse_block, parse_file, parse_file_elsewhere, parse_nbd, parse_sim
 
 
 def _block_problems(target):
@@ -39,6 +39,7 @@ FILE = register(
         purge_file,
         file_write_cache,
         purge_methods=("auto", "file"),
+        parse_elsewhere=parse_file_elsewhere,  # a host's path names that host's file: its size is asked there
     )
 )
 # iolab cannot purge what is behind an NBD server: 'auto' says so (not from FOB)

@@ -125,6 +125,47 @@ def parse_file(spec: str, text: str) -> Target:
     return Target(kind="file", spec=spec, path=path, capacity=capacity, facts=device_facts(path), options=options)
 
 
+def parse_file_elsewhere(spec: str, text: str, elsewhere: Elsewhere) -> Target:
+    """A file another machine opens (a hosts run's host): its path is that machine's, so nothing of
+    it is read here, where a file of the same name (or its missing directory) is another machine's.
+    Its size is ?size=, or the file's own as the host's `stat` says over SSH; a host reached through
+    fio's server alone can say nothing, so there ?size= is needed."""
+    raw, options = _split_query(spec, text[len("file:") :], {"size"})
+    if not raw.startswith("/"):
+        raise IolabError(
+            f"target {spec!r}: a host's file needs an absolute path (a relative one, or ~, would be read on "
+            "this machine), e.g. file:/scratch/iolab.img?size=8GiB."
+        )
+    path = check_fio_value(os.path.normpath(raw), f"target {spec!r}: path")
+    size = dict(options).get("size")
+    if size is not None:
+        capacity = parse_size(size, what=f"target {spec!r}: size")
+    else:
+        capacity = _host_file_size(spec, raw, path, elsewhere)
+    return Target(kind="file", spec=spec, path=path, capacity=capacity, facts=DeviceFacts(), options=options)
+
+
+def _host_file_size(spec: str, raw: str, path: str, elsewhere: Elsewhere) -> int:
+    """The size of the regular file `path` on `elsewhere`, asked with stat there."""
+    given = f"Give it, e.g. file:{raw}?size=8GiB"
+    if elsewhere.run is None:
+        raise IolabError(
+            f"target {spec!r}: the file's size is needed, and iolab cannot ask {elsewhere.name}: that host is "
+            f"reached through fio's server only, and this machine's file of that name is another. {given}, or "
+            'give the host an `ssh = "user@host"` field in a hosts file (iolab then asks there).'
+        )
+    r = elsewhere.run(["stat", "-L", "-c", "%s %F", "--", path], timeout=30)
+    size, _, kind = r.text.strip().partition(" ")
+    if not r.ok or not size.isdigit():
+        why = (r.stderr.strip() or r.text.strip() or f"exit {r.returncode}").splitlines()[-1]
+        raise IolabError(f"target {spec!r}: iolab could not read the file's size on {elsewhere.name} ({why}). {given}.")
+    if kind not in ("regular file", "regular empty file"):
+        raise IolabError(f"target {spec!r}: {path} on {elsewhere.name} is a {kind}, not a regular file.")
+    if int(size) == 0:
+        raise IolabError(f"target {spec!r}: {path} on {elsewhere.name} is empty, so its size must be given. {given}.")
+    return int(size)
+
+
 NBD_PORT = 10809  # the NBD protocol's port
 
 
