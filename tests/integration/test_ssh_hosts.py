@@ -162,3 +162,24 @@ def test_a_device_on_an_ssh_host_is_identified_and_its_counters_read_there(scrat
         in notes
     )
     assert store.manifest.endurance == {}
+
+
+def test_a_file_on_an_ssh_host_is_sized_there(scratch):
+    # a host's file: path is that host's: its size is asked there with stat over SSH (here the
+    # "host" is this machine's sshd, so the file is at hand to compare), never read here
+    import json
+
+    f = scratch / "on-the-host.img"
+    f.write_bytes(b"\0" * (8 << 20))
+    with ssh_host() as host:
+        hosts = scratch / "ssh-hosts.toml"
+        hosts.write_text(
+            f'[[host]]\naddress = "127.0.0.1"\nport = {_free_port()}\nssh = "{host.dest}"\nssh_config = "{host.config}"\n'
+        )
+        args = ("plan", "latency", "--quick", "--hosts-file", str(hosts), "--allow-unsafe-target", "--json")
+        p = iolab(*args, "-t", f"file:{f}")
+        assert p.returncode == 0, p.stdout + p.stderr
+        assert json.loads(p.stdout)["plan"]["tests"][0]["target_capacity_bytes"] == 8 << 20
+        p = iolab(*args, "-t", f"file:{scratch}/not-there.img")
+        said = " ".join((p.stdout + p.stderr).split())
+        assert p.returncode == 2 and "could not read the file's size on host" in said and "?size=8GiB" in said, said
