@@ -38,7 +38,8 @@ def test_xsr_quick_on_a_file(scratch):
     assert store.manifest.state == "complete" and not store.manifest.compliant
     res = xsr_result(summarise(store))
     # each group ends at its time budget (wall time, fio's start-up included) or its 5/3/5 intervals
-    assert all(2 <= len(g.rows) <= n for g, n in zip(res.groups, (5, 3, 5))), [len(g.rows) for g in res.groups]
+    # (at least one: on a loaded machine fio's start-up can take a 600 ms budget whole)
+    assert all(1 <= len(g.rows) <= n for g, n in zip(res.groups, (5, 3, 5))), [len(g.rows) for g in res.groups]
     assert all(m > 0 for g in res.groups for m in g.mbps)
     # group 3's time axis starts where group 2 ended
     assert res.groups[2].start_min == pytest.approx(res.groups[0].minutes[-1] + res.groups[1].minutes[-1])

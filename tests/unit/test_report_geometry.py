@@ -165,3 +165,21 @@ def _drawn_record(label_box: list[float]) -> dict:
 def test_a_text_printed_over_a_series_line_or_marker_is_found(label_box, over):
     found = [v.detail for v in plot_violations(_drawn_record(label_box), "plot") if v.rule == "series"]
     assert found == ([f"text '64' is printed over {over}"] if over else [])
+
+
+def test_an_x_tick_label_at_the_axes_end_never_runs_off_the_figure():
+    # the characterise report's per-second preconditioning ended its axis on a tick whose label,
+    # centred on it, ran 7 px past the figure's right edge (the layout check caught it under load)
+    from iolab.pages.report import vfigure
+    from iolab.pages.report.vaxes import Axes
+    from iolab.pages.report.vaxes import Path as Line
+    from iolab.pages.report.vticks import Tick
+
+    ax = Axes(title="t", xlabel="time (s)", ylabel="IOPS")
+    ax.add(Line((0.0, 1.09), (1.0, 3.0), "#000000", 1.0))
+    ax.xlim = (0.0, 1.09)
+    ax.xticks = [Tick(0.0, "0"), Tick(0.5, "0.5"), Tick(1.09, "1.09 s, the end")]
+    record = vfigure.draw([ax], 170, 85, "t").record
+    assert [v.detail for v in plot_violations(record, "plot") if "runs off" in v.detail] == []
+    shown = [t["text"] for t in record["texts"] if t["role"] == "xtick"]
+    assert shown == ["0", "0.5"]  # the end's tick mark stays, unlabelled
