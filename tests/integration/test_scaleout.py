@@ -279,55 +279,16 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def test_sigterm_to_several_targets_stops_every_run_each_marked_interrupted(scratch):
-    # the process running several --target died of SIGTERM at once (143), and its runs went on
-    # writing their targets with no one to stop them
-    runs = scratch / "runs"
-    specs = [f"file:{scratch}/{n}.img?size=32MiB" for n in "ab"]
-    # 25 rounds of 9 one-second cells: fio's time-based cells outlast the wait for both to run
-    args = ["run", "latency", "--quick", "--max-rounds", "25", "--no-report", "--runs-dir", str(runs)]
-    coordinator = subprocess.Popen(
-        [*IOLAB, *args, *(a for s in specs for a in ("-t", s))],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        preexec_fn=default_signals,  # stopped with SIGTERM below
-    )
-    children: dict[Path, int] = {}
-    try:
-        children = _running_children(runs, len(specs), coordinator)
-        coordinator.send_signal(signal.SIGTERM)
-        out, _ = coordinator.communicate(timeout=300)
-        assert coordinator.returncode == 143, out
-    finally:
-        if coordinator.poll() is None:
-            coordinator.kill()
-            coordinator.wait()
-        left = [pid for pid in children.values() if _alive(pid)]
-        for pid in left:  # never leave a run behind, even when the test fails
-            os.kill(pid, signal.SIGKILL)
-    assert left == [], "runs went on after their coordinator ended"
-    for d in children:
-        m = RunStore.open(d).manifest
-        assert m.state == "interrupted" and "stopped by SIGTERM" in (m.error or ""), (d, m.state, m.error)
-        assert not (d / "writer.lock").exists()  # each released its claim as it ended
-    assert "runs that did not finish" in out and "Traceback" not in out
-
-
-def test_sigterm_to_run_repeat_stops_the_repeat_under_way_and_starts_no_other(scratch):
-    # `iolab run --repeat N` died of SIGTERM at once and its repeat went on writing the target
-    runs = scratch / "runs"
-    args = ["run", "latency", "--quick", "--max-rounds", "25", "--no-report", "--runs-dir", str(runs)]
+def _sigterm_once_running(argv: list[str], runs: Path, n: int) -> tuple[str, dict[Path, int]]:
+    """Start `iolab ARGV` (its SIGINT/SIGTERM at their defaults), SIGTERM it once its `n` runs are
+    running, and hand back its output and the runs it had, each with its writer's pid; fails if it
+    did not exit 143 or a run's process outlived it (killed then, never left behind)."""
     parent = subprocess.Popen(
-        [*IOLAB, *args, "--repeat", "3", "-t", f"file:{scratch}/r.img?size=32MiB"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        preexec_fn=default_signals,  # stopped with SIGTERM below
+        [*IOLAB, *argv], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, preexec_fn=default_signals
     )
     children: dict[Path, int] = {}
     try:
-        children = _running_children(runs, 1, parent)
+        children = _running_children(runs, n, parent)
         parent.send_signal(signal.SIGTERM)
         out, _ = parent.communicate(timeout=300)
         assert parent.returncode == 143, out
@@ -336,14 +297,34 @@ def test_sigterm_to_run_repeat_stops_the_repeat_under_way_and_starts_no_other(sc
             parent.kill()
             parent.wait()
         left = [pid for pid in children.values() if _alive(pid)]
-        for pid in left:
+        for pid in left:  # never leave a run behind, even when the test fails
             os.kill(pid, signal.SIGKILL)
-    assert left == [], "the repeat went on after iolab run --repeat ended"
-    [d] = children
-    m = RunStore.open(d).manifest
-    assert m.state == "interrupted" and "stopped by SIGTERM" in (m.error or ""), (m.state, m.error)
-    assert [p for p in runs.iterdir() if p.is_dir()] == [d], "a repeat started after the stop"
+    assert left == [], "runs went on after the process that started them ended"
+    for d in children:
+        m = RunStore.open(d).manifest
+        assert m.state == "interrupted" and "stopped by SIGTERM" in (m.error or ""), (d, m.state, m.error)
+        assert not (d / "writer.lock").exists()  # each released its claim as it ended
     assert "Traceback" not in out
+    return out, children
+
+
+def test_sigterm_to_several_targets_stops_every_run_each_marked_interrupted(scratch):
+    # the process running several --target died of SIGTERM at once (143), and its runs went on
+    # writing their targets with no one to stop them
+    runs = scratch / "runs"
+    specs = [f"file:{scratch}/{n}.img?size=32MiB" for n in "ab"]
+    # 25 rounds of 9 one-second cells: fio's time-based cells outlast the wait for both to run
+    args = ["run", "latency", "--quick", "--max-rounds", "25", "--no-report", "--runs-dir", str(runs)]
+    out, _ = _sigterm_once_running([*args, *(a for s in specs for a in ("-t", s))], runs, len(specs))
+    assert "runs that did not finish" in out
+
+
+def test_sigterm_to_run_repeat_stops_the_repeat_under_way_and_starts_no_other(scratch):
+    # `iolab run --repeat N` died of SIGTERM at once and its repeat went on writing the target
+    runs = scratch / "runs"
+    args = ["run", "latency", "--quick", "--max-rounds", "25", "--no-report", "--runs-dir", str(runs)]
+    _, children = _sigterm_once_running([*args, "--repeat", "3", "-t", f"file:{scratch}/r.img?size=32MiB"], runs, 1)
+    assert [p for p in runs.iterdir() if p.is_dir()] == list(children), "a repeat started after the stop"
 
 
 def test_several_targets_are_compared_however_long_the_runs_directory_on_a_narrow_console(scratch):
