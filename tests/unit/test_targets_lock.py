@@ -266,7 +266,7 @@ class RemoteEngine(FailingEngine):
 def test_a_remote_engine_neither_claims_nor_checks_the_local_path_and_says_so(tmp_path):
     f = tmp_path / "photos.tar"  # refused for a local engine above: here it names the hosts' files
     f.write_bytes(b"precious" * 300_000)
-    t = parse_target(f"file:{f}")
+    t = parse_target(f"file:{f}?size=2400000")  # sized: a host reached through fio alone cannot say
     store = start(_plan(t), t, RemoteEngine(), RunOptions(), tmp_path / "runs")
     assert targets.held(t) is None
     assert store.manifest.safety_overrides == []  # the split engine checks the hosts' targets (hostcheck)
