@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 
+from iolab.figures.endurance import steady_random_write
 from iolab.pages.report.header import banners, steady_text
 from iolab.pages.report.rundata import RunData
 
@@ -44,3 +45,8 @@ def test_xsr_groups_say_their_steady_state_for_information_in_show_json_and_head
         unsteady
     )
     assert not [b for b in banners(data) if "STEADY" in b]
+    # the endurance figures' WAF basis (group 2, the last random-write window) words it so too
+    waf = steady_random_write(data.phases)
+    assert waf is not None and "'group 2'" in waf.basis
+    word = {True: "at steady state", False: "steady state not reached"}[phases["group 2"]["steady"]]
+    assert f"for information: {word})" in waf.basis
