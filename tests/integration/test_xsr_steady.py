@@ -50,3 +50,23 @@ def test_xsr_groups_say_their_steady_state_for_information_in_show_json_and_head
     assert waf is not None and "'group 2'" in waf.basis
     word = {True: "at steady state", False: "steady state not reached"}[phases["group 2"]["steady"]]
     assert f"for information: {word})" in waf.basis
+
+
+def test_a_group_shorter_than_the_settle_window_says_how_many_intervals_its_final_level_averages(tmp_path):
+    # group 2 of 3 one-second intervals: its final level is the mean of the 3 it has, which the
+    # recovery table called "the mean of its last 5 intervals"
+    from iolab.api import registry
+    from iolab.pages.report.model import Table
+
+    runs = tmp_path / "runs"
+    p = iolab(*XSR[:5], "sim:enterprise-sas?user_gb=0.25", "--set", "group2_time=3s", "--runs-dir", str(runs))
+    assert p.returncode == 0, p.stderr
+    (run,) = runs.iterdir()
+    data = RunData.load(run, tmp_path / "out")
+    n = len(data.phases[1].rows)
+    assert 0 < n < 5
+    pages = registry.get("xsr").pages(data)
+    [table] = [b for pg in pages for b in pg.blocks if isinstance(b, Table) and b.caption.endswith("recovery times")]
+    items = [row[0] for row in table.rows]
+    assert f"Group 2 final level (mean of its {n} interval{'s' * (n != 1)} (all it has))" in items, items
+    assert "Group 3 final level (mean of its last 5 intervals)" in items, items
