@@ -168,10 +168,9 @@ def budget_estimate(
         return None
     most = max(0.0, plan.phase_seconds(phase)[1] - done_s)
     limit = "its time budget" if phase.time_bound() else "its round limit"
-    known = measured.of(phase) if measured is not None and not writes.rates else None
     if writes.rates:
         rates, whose = writes.rates, f"this phase's {counted(len(writes.rates), 'interval')} so far"
-    elif known is not None:
+    elif (known := measured.of(phase) if measured is not None else None) is not None:
         rates, whose = (
             known[1],
             f"the {known[0]} test's latest {counted(len(known[1]), 'interval')} of the same stimulus",
