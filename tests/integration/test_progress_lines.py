@@ -99,3 +99,43 @@ def test_a_logged_run_prints_every_report_path_however_many_lines_are_folded(tmp
     said = [ln.split("report: ", 1)[1] for ln in p.stdout.splitlines() if "report: " in ln]
     assert sorted(said) == sorted(str(f) for f in (run / "report").iterdir()), p.stdout
     assert len(said) == 2
+
+
+def test_write_saturation_in_a_sequence_is_expected_at_the_rate_its_iops_test_measured(tmp_path):
+    """`iolab run pts`: IOPS measures RND 4 KiB W at TC4/QD32, the stimulus Write Saturation
+    runs, so WSAT's end is estimated at those rates before it starts (it was "not yet estimated"
+    until its own first interval), and the rates printed are the IOPS run's stored ones."""
+    import sqlite3
+
+    from iolab.core.units import num
+
+    runs = tmp_path / "runs"
+    p = iolab("run", "pts", "--quick", "-t", "sim:enterprise-sas?user_gb=0.25", "--no-report", "--runs-dir", str(runs))
+    assert p.returncode == 0, p.stderr + p.stdout[-3000:]
+    [iops_dir] = [d for d in runs.iterdir() if "-iops-" in d.name]
+    with sqlite3.connect(iops_dir / "results.db") as db:
+        stored = db.execute(
+            "SELECT write_bytes * 1.0 / runtime_s FROM cells WHERE kind = 'measure' AND cell_key = '0/100 4KiB' "
+            "ORDER BY round DESC LIMIT 5"
+        ).fetchall()
+    rates = [r for (r,) in stored]
+    said = (
+        f"at {num(min(rates) / 1e6)}–{num(max(rates) / 1e6)} MB/s, the write rate of the IOPS test's latest 5 "
+        "intervals of the same stimulus"
+    )
+    out = " ".join(p.stdout.split())
+    [last_test] = [line for line in p.stdout.splitlines() if line.startswith("test 4/4: remaining")]
+    assert said in last_test and "not yet estimated" not in last_test, last_test
+    starts = re.search(r"Write Saturation · phase 1/1: main starts; ETA ([^\n]*)", p.stdout)
+    assert starts and "write budget left " + said in starts.group(1), starts
+    assert "latest 5 intervals of the same stimulus" in out
+
+
+def test_write_saturation_alone_has_no_rate_to_go_by_before_its_first_interval(tmp_path):
+    p = iolab(
+        "run", "wsat", "--quick", "-t", "sim:enterprise-sas?user_gb=0.25", "--no-report",
+        "--runs-dir", str(tmp_path / "runs"),
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    # nothing measured its stimulus before it: its own intervals' rates are all it is estimated at
+    assert "same stimulus" not in p.stdout and "the write rate of this phase's" in p.stdout

@@ -308,6 +308,40 @@ def test_capture_then_analyse_a_fio_mix_on_a_loop_device(loop_device, scratch):
     assert job["read"]["total_ios"] > 0
 
 
+def test_a_multi_wsat_phase_too_short_to_judge_labels_its_shade_as_what_it_is(workload, tmp_path):
+    # a time budget of 4 one-second intervals: fewer than the rule's window, so nothing is judged;
+    # the shade and the results table said "last five intervals" of the three averaged
+    from iolab.api import registry
+    from iolab.pages.report.model import Figure
+    from iolab.pages.report.rundata import RunData
+
+    runs = tmp_path / "runs"
+    p = iolab(
+        "run", "multi-wsat", "--workload", str(workload / "wl"), "-t", "sim:enterprise-sas?user_gb=0.25",
+        "--quick", "--wsat-max-time", "4s", "--no-report", "--runs-dir", str(runs),
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr + p.stdout[-3000:]
+    (run_dir,) = runs.iterdir()
+    run = RunData.load(run_dir, tmp_path / "out")
+    [ph] = run.phases
+    assert ph.steady is None and 0 < len(ph.window) < 5, (ph.window, ph.phase.stop_reason)
+    pages = registry.get("multi-wsat").pages(run)
+    legends = {
+        " ".join(entry.split())
+        for page in pages
+        for b in page.blocks
+        if isinstance(b, Figure)
+        for ax in b.drawing.record["axes"]
+        for entry in ax["legend"]
+    }
+    n = len(ph.window)
+    assert f"last {n} intervals averaged (not evaluated)" in legends, legends
+    assert not [e for e in legends if "five" in e or "measurement window" in e], legends
+    text = " ".join(str(cell) for page in pages for b in page.blocks for row in getattr(b, "rows", ()) for cell in row)
+    assert f"not evaluated (too few complete intervals to judge; the last {n} intervals are averaged)" in text
+    assert "five" not in text
+
+
 def test_a_run_started_from_python_keeps_its_input_and_has_its_self_test_page(workload, tmp_path):
     """api.run_test does what `iolab run` does, input copy included: the report's Self-Test
     pages read inputs/analysis.json from the run directory."""

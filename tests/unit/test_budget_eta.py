@@ -146,3 +146,58 @@ def test_a_sequence_expects_its_end_without_a_write_budget_not_yet_estimated_and
         f"test 1/2; to the end of the sequence: {_clock(early)}–{_clock(late)} (done by {at(late)}), plus {budget}, "
         f"not yet estimated; at most {_clock(most_left)} (by {at(most_left)}: Write Saturation to its time budget); "
     ), p._eta(now=NOW)
+
+
+def _iops_rounds(p: RichProgress, iops, keys: dict[str, float], rounds: int = 6) -> None:
+    """IOPS rounds in which only the cells `keys` names write, each at its rate (bytes/s)."""
+    [main] = iops.phases
+    p.test_starts(iops)
+    p.phase(main, 0)
+    for rnd in range(1, rounds + 1):
+        for i, cell in enumerate(main.cells):
+            p.step("round", rnd, i, len(main.cells), cell.workload.label(), step_seconds(cell.workload))
+            rate = keys.get(cell.key, 0.0) * (1 + 0.01 * rnd)  # 1 % faster each round: the latest 5 are kept
+            w = OpStats(int(rate) // 4096, int(rate), rate / 4096, rate / 1e6, 50.0, 90.0, 10.0, None)
+            p.done(RoundResult(OpStats.idle(), w, 1.0, counters={"virtual_seconds": 1.0}), wall_s=RATIO)
+
+
+def test_write_saturation_is_expected_at_the_rate_the_iops_test_measured_of_its_stimulus():
+    # before: WSAT's end was "not yet estimated" until its own first interval, though the IOPS test
+    # before it in the sequence had measured the same RND 4 KiB W at TC4/QD32
+    profile = suites.make_profile("enterprise", quick=True)
+    iops, wsat_plan = (registry.build_plan(t, profile, TARGET) for t in ("iops", "wsat"))
+    [phase] = wsat_plan.phases
+    assert isinstance(phase, Phase) and phase.budget_write_bytes is not None
+    p = RichProgress(Console(file=io.StringIO()), quiet=True)
+    p.in_sequence([iops, wsat_plan], 0)
+    _iops_rounds(p, iops, {"0/100 4KiB": 100e6, "0/100 1024KiB": 900e6})
+    rates = [100e6 * (1 + 0.01 * r) for r in range(2, 7)]  # the latest 5 rounds' 4 KiB rates, not 1024 KiB's
+    said = "102.0–106.0 MB/s, the write rate of the IOPS test's latest 5 intervals of the same stimulus"
+    text = sequence_eta([wsat_plan], p.pace, p.measured)
+    budget = eng(phase.budget_write_bytes, "B")
+    assert f"Write Saturation writes its {budget} budget at {said}" in text, text
+    assert "not yet estimated" not in text
+    early, late = (phase.budget_write_bytes / r for r in (max(rates), min(rates)))
+    assert f"ETA {_clock(early)} to {_clock(late)} (Write Saturation " in text, text
+    # ... and as the phase starts, before its own first interval; its own rates then take over
+    p.in_sequence([iops, wsat_plan], 1)
+    p.test_starts(wsat_plan)
+    p.phase(phase, 0)
+    assert f"{budget} of the {budget} write budget left at {said}" in p._eta(now=NOW)
+    interval(p, phase, 1, 150_000_000)
+    assert "the write rate of this phase's 1 interval so far" in p._eta(now=NOW)
+
+
+def test_a_stimulus_no_test_of_the_run_measured_leaves_the_write_budget_not_yet_estimated():
+    profile = suites.make_profile("enterprise", quick=True)
+    iops, wsat_plan = (registry.build_plan(t, profile, TARGET) for t in ("iops", "wsat"))
+    p = RichProgress(Console(file=io.StringIO()), quiet=True)
+    p.in_sequence([iops, wsat_plan], 0)
+    _iops_rounds(p, iops, {"0/100 1024KiB": 900e6, "65/35 4KiB": 50e6})  # no RND 4 KiB W alone
+    text = sequence_eta([wsat_plan], p.pace, p.measured)
+    assert "not yet estimated" in text and "measured of" not in text and "same stimulus" not in text
+    # Write Saturation at another outstanding IO is another stimulus
+    other = registry.build_plan("wsat", replace(profile, queue_depth=8), TARGET)
+    p.in_sequence([iops, other], 0)
+    _iops_rounds(p, iops, {"0/100 4KiB": 100e6})
+    assert "same stimulus" not in sequence_eta([other], p.pace, p.measured)

@@ -437,7 +437,7 @@ def test_a_time_budget_starts_no_interval_it_cannot_hold_and_records_what_ran(tm
     _, store = go(tmp_path, "wsat", DrainingEngine(lambda rnd, call: 1000, drain=0.5), wsat_max_seconds=5.0)
     [ph] = summarise(store)
     assert ph.rounds == (1, 2, 3) and sum(c.runtime_s for c in store.cells("main")) == 4.5
-    reason = "ran 4.50 s of its 5.00 s time budget in 3 intervals: the next would take 1.50 s (1.00 s and the most drain measured, 0.500 s), more than the 0.500 s left"
+    reason = "ran 4.50 s of its 5.00 s time budget in 3 intervals: the next would take 1.50 s (1.00 s and the drain to expect, 0.500 s), more than the 0.500 s left"
     assert ph.phase.stop_reason == reason
     [d] = store.manifest.decisions
     assert d["rule"] == {"name": "time-budget", "seconds": 5.0} and d["outcome"] == reason and d["round"] == 3
@@ -449,7 +449,7 @@ def test_a_time_budget_starts_no_interval_it_cannot_hold_and_records_what_ran(tm
     [
         # 1.5 s, then 2.0 s (its drain doubled) begun with 1.7 s left, 1.5 s foreseen
         (3.2, 2, "ran 3.50 s in 2 intervals, 0.300 s past its 3.20 s time budget (an interval lasts until its IO "
-         "in flight completes, and the last drained longer than any before it)"),
+         "in flight completes, and the last drained longer than the drain to expect from those before it)"),
         # the first interval has no drain before it to foresee its own
         (1.2, None, "ran 1.50 s in 1 interval, 0.300 s past its 1.20 s time budget (an interval lasts until its IO "
          "in flight completes, and the first had none measured before it)"),
@@ -490,17 +490,21 @@ def test_resume_of_a_phase_its_time_budget_ended_records_the_decision_once(tmp_p
         assert again.phases()[0].stop_reason == stored[0]["outcome"]
 
 
-def test_a_resumed_phase_holds_its_time_budget_by_the_drain_its_stored_intervals_measured(tmp_path, monkeypatch):
-    """Intervals of 2.0 s (the first drains 1.0 s), 1.5, 1.5 within 6.6 s: after the third (5.0 s)
-    the next, at the most drain measured, would take 2.0 s of the 1.6 s left. Interrupted in the
-    third and resumed, the phase stops there too: the first interval's drain is in the store."""
+def test_a_single_long_drain_does_not_end_the_phase_and_a_resumed_one_expects_the_same(tmp_path, monkeypatch):
+    """Intervals of 2.0 s (the first drains 1.0 s), then 1.5 s each, within 6.6 s: after the third
+    (5.0 s) the next, at the most drain measured, would take 2.0 s of the 1.6 s left, and the
+    phase ended there, an interval early; the two drains after the first agree on 0.5 s, so the
+    next is expected to take 1.5 s and runs (6.5 s), the fifth then not (1.5 s of 0.1 s left).
+    Interrupted in the third and resumed, the phase ends as the whole run did: the drains
+    expected are the stored intervals' too."""
     from iolab.run import resume
 
     def engine(**kw):
         return DrainingEngine(lambda rnd, call: 1000, drain=0.5, **kw)
 
     whole = go(tmp_path / "whole", "wsat", engine(longer=1), wsat_max_seconds=6.6)[1]
-    assert [c.runtime_s for c in whole.cells("main")] == [2.0, 1.5, 1.5]
+    assert [c.runtime_s for c in whole.cells("main")] == [2.0, 1.5, 1.5, 1.5]
+    assert "the next would take 1.50 s (1.00 s and the drain to expect, 0.500 s)" in whole.phases()[0].stop_reason
     plan = registry.build_plan("wsat", profile(wsat_max_seconds=6.6), TARGET)
     s = start(plan, TARGET, engine(), RunOptions(), tmp_path / "cut")
     with pytest.raises(KeyboardInterrupt):  # in the third interval
@@ -512,5 +516,15 @@ def test_a_resumed_phase_holds_its_time_budget_by_the_drain_its_stored_intervals
     r, _ = resume.prepare(s.dir, lambda t, **_: later, registry.build_plan)
     resume.run(r, later)
     done = RunStore.open(s.dir)
-    assert [c.runtime_s for c in done.cells("main")] == [2.0, 1.5, 1.5] and later.calls == 1
+    assert [c.runtime_s for c in done.cells("main")] == [2.0, 1.5, 1.5, 1.5] and later.calls == 2
     assert done.phases()[0].stop_reason == whole.phases()[0].stop_reason
+
+
+def test_the_drain_to_expect_sets_aside_one_longest_drain_only_where_two_others_agree_on_less():
+    from iolab.run.budget import drain_estimate
+
+    assert drain_estimate([]) == 0.0  # the first interval has nothing to go by
+    assert drain_estimate([1.0, 0.5]) == 1.0  # two are too few to call either an outlier
+    assert drain_estimate([1.0, 0.5, 0.5]) == 0.5  # one long drain, two agree on less
+    assert drain_estimate([0.5, 1.0, 0.5, 1.0]) == 1.0  # seen twice: the drive's, expected
+    assert drain_estimate([0.3, 0.3, 0.3, 0.9]) == 0.3  # the latest may be the one set aside

@@ -137,6 +137,32 @@ def test_the_comparisons_window_column_says_n_a_of_a_phase_that_tracks_nothing(t
     assert {row[-1] for row in info.rows} == {"rounds 1–3; rounds 1–3 (SS not evaluated); rounds 1–3 (SS n/a)"}
 
 
+def test_a_phase_that_reports_steady_state_is_worded_for_information_everywhere(tmp_path):
+    # Cross Stimulus Recovery's groups run to their budgets: no banner for a group whose window
+    # was not steady, yet the header's short and several-phase forms said "SS NOT ACHIEVED", as
+    # did `iolab show` ("steady state NOT reached", in red) and the comparisons' window columns
+    from iolab.pages.compare_pages.document import steady_suffix
+
+    groups = [replace(_phase(f"group {i}", s, True), reports_only=True) for i, s in ((1, False), (2, True), (3, None))]
+    run = _run(tmp_path, groups, [_planned(ph.phase.name, True, False) for ph in groups])
+    assert header.steady_text(run, short=True) == (
+        "1–3 not steady, for info; 1–3 steady, for info; 1–3 not evaluated, for info"
+    )
+    assert header.steady_text(run).startswith("group 1: rounds 1–3 (not steady, for info); group 2: ")
+    assert not [b for b in header.banners(run) if "STEADY" in b]
+    assert "; for information: not steady;" in _phase_line(groups[0])
+    assert [steady_suffix(ph) for ph in groups] == [" (not steady, for info)", "", " (not evaluated, for info)"]
+    # Write Saturation, one phase: its full form always said so; its short form now does too
+    wsat = _run(tmp_path, [groups[0]], [_planned("group 1", True, False)])
+    assert header.steady_text(wsat) == "rounds 1–3 (for information: not steady)"
+    assert header.steady_text(wsat, short=True) == "1–3 not steady, for info"
+    # a phase that stops at steady state keeps its verdict's words in every form
+    main = _run(tmp_path, [_phase("main", False, True)], [_planned("main", True, True)])
+    assert header.steady_text(main, short=True) == "1–3 SS NOT ACHIEVED"
+    assert "steady state NOT reached" in _phase_line(_phase("main", False, True))
+    assert [b for b in header.banners(main) if "STEADY STATE NOT ACHIEVED" in b]
+
+
 # -- 3. a plot's measurement window says it was never judged ------------------------------------
 
 

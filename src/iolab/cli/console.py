@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import rich.console
 import rich.table
@@ -38,6 +40,27 @@ class Console(rich.console.Console):
             super().print(*objects, **kw)
         finally:
             self.width = width
+
+    @contextmanager
+    def whole(self) -> Iterator[None]:
+        """What is printed in the block goes out only when the block ends without an error: a
+        command that fails half-way (a run whose stored results turn out unreadable at their
+        last table) prints its error paragraph alone, not a header the error then disowns.
+        Rendered as it would have been (this console's width, colours and table widths)."""
+        self.begin_capture()
+        try:
+            yield
+        except BaseException:
+            self.end_capture()  # dropped: the command's error says what happened
+            raise
+        text = self.end_capture()
+        if self.quiet:
+            return
+        try:
+            self.file.write(text)
+            self.file.flush()
+        except BrokenPipeError:  # as Rich's own print would meet it (see the class)
+            self.on_broken_pipe()
 
 
 def write_out(text: str) -> None:

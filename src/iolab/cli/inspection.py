@@ -137,7 +137,7 @@ def audit(
     from iolab.store.writer import claim_run
 
     want_json("audit", console, json_out)
-    docs, failed = [], False
+    docs, failed, audited = [], False, []
     for ref in run_refs:
         # --store writes the manifest: claimed first, so no resume or run writes it meanwhile (writer.py)
         with claim_run(resolve_run(ref)) if store else nullcontext():
@@ -154,10 +154,7 @@ def audit(
             finally:
                 st.close()
         failed = failed or not a.passed
-        console.print(f"[bold]{esc(m.run_id)}[/] ({esc(m.test)}, {esc(str(m.target.get('spec')))})")
-        render_audit(a, console, detail=True)
-        if before is not None and [r.status for r in before.results] != [r.status for r in a.results]:
-            console.print(f"[yellow]the audit stored when the run ended differs: {esc(before.summary())}[/]")
+        audited.append((m, a, before))
         docs.append(
             {
                 "run_id": m.run_id,
@@ -166,6 +163,13 @@ def audit(
                 "stored": before.to_dict() if before is not None else None,
             }
         )
+    # printed once every run is audited: a run that cannot be read ends the command with its
+    # error alone, not after the audits of the runs before it
+    for m, a, before in audited:
+        console.print(f"[bold]{esc(m.run_id)}[/] ({esc(m.test)}, {esc(str(m.target.get('spec')))})")
+        render_audit(a, console, detail=True)
+        if before is not None and [r.status for r in before.results] != [r.status for r in a.results]:
+            console.print(f"[yellow]the audit stored when the run ended differs: {esc(before.summary())}[/]")
     code = Exit.AUDIT_FAILED if failed else Exit.OK
     if json_out:
         emit("audit", code, audits=docs)

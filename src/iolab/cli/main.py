@@ -338,9 +338,11 @@ def show(
         raise typer.Exit(cli_fleet.show(str(fleet_dir), json_out, console))
     want_json("show", console, json_out)
     store = RunStore.open(run_ref)
+    records = [api.run_record(store)] if json_out or require_steady else []
     if not json_out:
-        api.show(store, console)
-    finish("show", json_out, require_steady, [api.run_record(store)] if json_out or require_steady else [])
+        with console.whole():  # a table that cannot be read fails the command: then nothing is printed
+            api.show(store, console)
+    finish("show", json_out, require_steady, records)
 
 
 @app.command()

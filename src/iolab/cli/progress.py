@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 
 from rich.console import Console
 from rich.live import Live
 from rich.markup import escape as esc
 from rich.table import Table
 
-from iolab.cli.budgeteta import Ahead, Estimate, PhaseWrites, ahead, budget_estimate, plans_ahead
+from iolab.cli.budgeteta import Ahead, Estimate, Measured, PhaseWrites, ahead, budget_estimate, plans_ahead
 from iolab.core.plan import Phase, TestPlan, step_seconds
 from iolab.core.results import RoundResult
 from iolab.core.steady import SteadyVerdict
@@ -30,20 +31,30 @@ def _clock(seconds: float) -> str:
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
 
 
-def sequence_eta(plans: list[TestPlan], pace: Pace | None = None) -> str:
+def _span(a: float, b: float) -> str:
+    """Seconds `a` to `b` as clock times, one when they read the same."""
+    return _clock(a) if _clock(a) == _clock(b) else f"{_clock(a)}–{_clock(b)}"
+
+
+def sequence_eta(plans: list[TestPlan], pace: Pace | None = None, measured: Measured | None = None) -> str:
     """What a sequence will take, for `iolab run SEQ`: each test's timed steps from the earliest
     stop (steady state at the first window) to the latest (every round limit); once `pace` has
     measured this run's speed, that in wall time too. A write-budgeted phase (Write Saturation)
     counts as its own ETA does before its write rate is measured: its first round in the
-    expected end, its time budget only as the sequence's "at most" (`Ahead`)."""
+    expected end, its time budget only as the sequence's "at most" (`Ahead`), unless this run
+    measured its stimulus before it (`measured`: the IOPS test's RND 4 KiB W): then at that rate."""
     parts = []
     for p in plans:
         a, b = p.timed_seconds()
-        if ahead(p).unknown:
+        this = ahead(p, measured=measured)
+        if this.unknown:
             parts.append(f"{p.title} {_clock(a)} + its write budget, at most {_clock(b)}")
+        elif this.measured:
+            span = _span(this.early, this.late)
+            parts.append(f"{p.title} {span} (its write budget at a rate measured before it), at most {_clock(b)}")
         else:
             parts.append(f"{p.title} {_clock(a)}–{_clock(b)}" if a != b else f"{p.title} {_clock(a)}")
-    rest = plans_ahead(plans)
+    rest = plans_ahead(plans, measured)
     text = (
         f"{counted(len(plans), 'test')}, ETA {_clock(rest.early)} to {_clock(rest.late)} ({', '.join(parts)}), "
         "plus fills at the drive's speed, all in the drive's own time (on a simulated drive virtual time, "
@@ -51,21 +62,24 @@ def sequence_eta(plans: list[TestPlan], pace: Pace | None = None) -> str:
         + ("" if pace is not None and pace.ratio() is not None else ": the wall-clock ETA follows its first step")
         + ")"
     )
-    if rest.unknown:
-        text += f", plus {rest.then}, not yet estimated; at most {_clock(rest.most)} ({rest.limit})"
+    if rest.measured:
+        text += f"; {'; '.join(rest.measured)}"
+    if rest.unknown or rest.measured:
+        then = f", plus {rest.then}, not yet estimated" if rest.unknown else ""
+        text += f"{then}; at most {_clock(rest.most)} ({rest.limit})"
     if pace is not None and pace.ratio() is not None:
-        text += (
-            f"; in wall time at this run's pace so far: {eta_text(rest.early, rest.late, pace, budget=_later(rest))}"
-        )
+        later = _later(rest)  # the rates a write budget is estimated at are said once, above
+        budget = replace(later, how="") if later is not None and later.how else later
+        text += f"; in wall time at this run's pace so far: {eta_text(rest.early, rest.late, pace, budget=budget)}"
     return text
 
 
 def _later(rest: Ahead, late_s: float = 0.0) -> Estimate | None:
     """The estimate of a span with write budgets to come (None without: the plan's span is it);
     `late_s`: the latest seconds of the steps before them (the phase under way)."""
-    if not rest.unknown:
+    if not (rest.unknown or rest.measured):
         return None
-    return Estimate(0.0, 0.0, late_s + rest.most, rest.limit, "", rest.then)
+    return Estimate(0.0, 0.0, late_s + rest.most, rest.limit, "; ".join(rest.measured), rest.then)
 
 
 def round_text(phase, rnd: int, window: int) -> str:
@@ -122,7 +136,7 @@ def eta_text(
     t = time.time() if now is None else now
     a, b = early_s * r, late_s * r
     end = time.strftime("%H:%M:%S", time.localtime(t + b))
-    span = _clock(a) if _clock(a) == _clock(b) else f"{_clock(a)}–{_clock(b)}"
+    span = _span(a, b)
     if budget is None:
         return f"{span} (done by {end} at the latest; wall clock: {basis})"
     most = budget.most_s * r
@@ -189,6 +203,7 @@ class RichProgress:
         self.step_s = 0.0  # planned seconds of the step running
         self.phase_index, self.phase_done_s = 0, 0.0  # the phase under way; planned seconds of its steps done
         self.writes = PhaseWrites()  # what its intervals wrote: a write-budgeted phase's ETA
+        self.measured = Measured()  # every round's write rate by stimulus: a later write budget's ETA
         self.pace = Pace()
         self.doing, self.since = "starting", time.monotonic()  # what the heartbeat says
         self._lock = threading.Lock()
@@ -216,7 +231,7 @@ class RichProgress:
 
     def in_sequence(self, plans: list[TestPlan], index: int) -> None:
         """The sequence's test `index` starts: its live ETA covers the tests after it too."""
-        self.sequence = (index + 1, len(plans), plans_ahead(plans[index + 1 :]))
+        self.sequence = (index + 1, len(plans), plans_ahead(plans[index + 1 :], self.measured))
         self.phase_index, self.phase_done_s, self.writes, self.cell_wall = 0, 0.0, PhaseWrites(), None
 
     def test_starts(self, plan: TestPlan) -> None:
@@ -268,6 +283,8 @@ class RichProgress:
         self.phase_done_s += self.step_s
         if self.what == "round":
             self.writes.add(result)
+            if self.plan is not None and self.phase_ is not None and self.index < len(self.phase_.cells):
+                self.measured.add(self.plan.title, self.phase_.cells[self.index].workload, result)
         self.pace.add(self.step_s, wall_s, virtual)
         self.virtual_s += virtual
         if self.what == "round":
@@ -370,15 +387,22 @@ class RichProgress:
             return "estimating…"
         i = min(self.phase_index, len(self.plan.phases) - 1)
         first, last = self.plan.phase_seconds(self.plan.phases[i])
-        later = ahead(self.plan, self.plan.phases[i + 1 :]) + (self.sequence[2] if self.sequence else Ahead())
-        got = budget_estimate(self.plan, self.phase_, self.phase_done_s, self.writes) if self.phase_ else None
+        later = ahead(self.plan, self.plan.phases[i + 1 :], self.measured) + (
+            self.sequence[2] if self.sequence else Ahead()
+        )
+        got = (
+            budget_estimate(self.plan, self.phase_, self.phase_done_s, self.writes, self.measured)
+            if self.phase_
+            else None
+        )
         if got is None:
             early, late = max(0.0, first - self.phase_done_s), max(0.0, last - self.phase_done_s)
             budget = _later(later, late)
         else:
             early, late = got.early_s, got.late_s
             more = ", then what follows it at its latest" if later.most else ""
-            budget = Estimate(0.0, 0.0, got.most_s + later.most, f"{got.limit}{more}", got.how, later.then)
+            how = got.how if got.how is None else "; ".join(filter(None, (got.how, *later.measured)))
+            budget = Estimate(0.0, 0.0, got.most_s + later.most, f"{got.limit}{more}", how, later.then)
         text = eta_text(early + later.early, late + later.late, self.pace, now, budget)
         if self.sequence is None:
             return text

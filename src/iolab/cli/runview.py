@@ -103,7 +103,7 @@ class RunView:
             if self.args.quiet:
                 return
             self.console.print(
-                f"[bold]test {i + 1}/{len(plans)}[/]: remaining {esc(sequence_eta(plans[i:], self.progress.pace))}",
+                f"[bold]test {i + 1}/{len(plans)}[/]: remaining {esc(sequence_eta(plans[i:], self.progress.pace, self.progress.measured))}",
                 soft_wrap=True,
             )
 

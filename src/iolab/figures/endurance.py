@@ -124,6 +124,8 @@ def steady_random_write(phases: list[PhaseSummary]) -> Waf | None:
         if w is None:
             continue
         state = BASIS_STEADY_WORDS[ph.steady_state]
+        if ph.reports_only:  # it runs to its budget (WSAT): its verdict is for information, not a goal missed
+            state = f"for information: {state.lower()}"
         what = "steady random write" if ph.steady else "random write"
         cells = _names(r.cell_key for r in kept)
         left = _names(r.cell_key for r in window if not _incompressible(r))

@@ -37,7 +37,7 @@ class Spent:
     capacity: int  # the drive's
     rounds: int = 0  # rounds measured
     # Engine seconds the next round is expected to take: each timed cell's planned length and the
-    # most it ran past it so far (run/budget.next_round_s).
+    # drain to expect of it from its drains so far (run/budget.next_round_s, drain_estimate).
     next_round_s: float = 0.0
 
 
@@ -92,8 +92,9 @@ def time_budget(phase: Phase, spent: Spent) -> Decision | None:
     cells of SEQ 1 MiB at TC4/QD32 measured 0.39 s each on the simulator), so a budget checked
     only for being spent was passed by up to an interval (XSR's 2 s group ran 2.37 s). No round
     starts when what is left of the budget is less than it is expected to take (its planned
-    length and the most drain measured so far); a round still ends past the budget when it drains
-    longer than any before it (the first has none before it), and the decision says by how much."""
+    length and the drain to expect: the most measured, a single longest set aside once three are
+    measured, run/budget.drain_estimate); a round still ends past the budget when it drains longer
+    than that (the first has nothing before it), and the decision says by how much."""
     budget = phase.budget_seconds
     if budget is None:
         return None
@@ -105,7 +106,7 @@ def time_budget(phase: Phase, spent: Spent) -> Decision | None:
         planned = sum(c.workload.duration_s or 0.0 for c in phase.cells)
         outcome = (
             f"ran {duration(ran)} of its {duration(budget)} time budget in {counted(spent.rounds, noun)}: the next "
-            f"would take {duration(spent.next_round_s)} ({duration(planned)} and the most drain measured, "
+            f"would take {duration(spent.next_round_s)} ({duration(planned)} and the drain to expect, "
             f"{duration(spent.next_round_s - planned)}), more than the {duration(left)} left"
         )
     elif duration(ran) == duration(budget):
@@ -114,7 +115,7 @@ def time_budget(phase: Phase, spent: Spent) -> Decision | None:
         why = (
             "the first had none measured before it"
             if spent.rounds <= 1
-            else "the last drained longer than any before it"
+            else "the last drained longer than the drain to expect from those before it"
         )
         outcome = (
             f"{done}, {duration(-left)} past its {duration(budget)} time budget (an interval lasts until its IO "

@@ -69,6 +69,10 @@ class PhaseSummary:
     # the plan gave the phase tracking variables: `steady` None then means its rounds never
     # filled a window (not evaluated), not that it tracks nothing
     tracks: bool = False
+    # the plan runs the phase to its budget or round limit whatever its verdict (Write
+    # Saturation, XSR's groups): its steady state is evidence reported for information, never a
+    # goal the phase missed, so every place that words it says so (header, show, comparisons)
+    reports_only: bool = False
     # reached / not-reached / not-evaluated / not-applicable, from `steady` and `tracks` here
     # once (core/steady.py), so the terminal, the report and the endurance basis cannot word a
     # phase that tracks nothing as one never judged; not an argument, so `replace` recomputes it
@@ -205,6 +209,7 @@ def summarise_phase(
         store.dir,
         shown_only,
         bool(planned.get("tracking")) or phase.steady is not None,
+        bool(planned.get("tracking")) and planned.get("stop_on_steady") is False,
     )
 
 

@@ -73,6 +73,9 @@ def _phase(ph: PhaseSummary, audit: Audit) -> dict:
     return {
         "name": ph.phase.name,
         "steady": ph.steady,
+        # the phase runs to its budget whatever `steady` says (Write Saturation, XSR's groups): the
+        # verdict is evidence for information, as the report's header and `iolab show` word it
+        "for_information": ph.reports_only,
         # the failed audit invariants that touch this phase's steady-state verdict
         "audit": list(audit.marks(())) if ph.steady else [],
         "rounds": len(ph.rounds),

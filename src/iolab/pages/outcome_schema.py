@@ -61,7 +61,8 @@ DEFS = {
             "stop_reason": STR_OR_NULL,
             "tracking": _arr(_ref("tracking")),
         },
-        {"audit": _arr(_t("string"))},
+        # `for_information` added within version 1: the phase runs to its budget whatever `steady` says
+        {"audit": _arr(_t("string")), "for_information": _t("boolean")},
     ),
     "decision": _obj(
         {

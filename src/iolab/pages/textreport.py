@@ -24,6 +24,7 @@ from iolab.core.units import denoise, duration, eng, kib_label, num, pct_text
 from iolab.figures.audit import Audit, kinds_of, marker, stored_audit
 from iolab.figures.endurance import Endurance, endurance
 from iolab.figures.summary import PhaseSummary, interval_label, rounds_count, summarise
+from iolab.pages.report.header import INFO_STEADY_WORDS
 from iolab.pages.report.rundata import rounds_text, stored_power
 from iolab.store.manifest import manifest_of, unknown_parts, unknown_text
 from iolab.store.resultsdb import unknown_schema
@@ -193,7 +194,10 @@ PHASE_STEADY_WORDS: dict[SteadyState, str] = {
 
 
 def render_phase(ph: PhaseSummary, console: Console, view: PhaseView) -> None:
-    steady = PHASE_STEADY_WORDS[ph.steady_state]
+    # a phase that runs to its budget whatever its verdict (PhaseSummary.reports_only): the
+    # verdict is information, worded as the report's header words it, not a red failure
+    words = INFO_STEADY_WORDS if ph.reports_only else PHASE_STEADY_WORDS
+    steady = words[ph.steady_state]
     rounds = rounds_count(ph)
     console.print(f"[bold]{esc(ph.phase.name)}[/]: {rounds}; {steady}; {esc(ph.phase.stop_reason or 'unfinished')}")
     if ph.window:

@@ -256,7 +256,7 @@ class Runner:
         elapsed = at.elapsed if at else 0.0
         written = at.written if at else 0
         recent = dict(at.recent if at else {})  # each cell's latest intervals, for budget.within_budget
-        drains = stored_drains(store.cells(phase.name)) if at else {}  # the most each cell drained (time budget)
+        drains = stored_drains(store.cells(phase.name)) if at else {}  # each cell's drains (time budget)
         history: dict[str, list[tuple[int, float]]] = {
             t.name: list(at.history.get(t.name, []) if at else []) for t in phase.tracking
         }
@@ -285,7 +285,7 @@ class Runner:
                     # Stored and shown with its true length, but an interval the budget ended is
                     # not a sample of the same thing (run/budget.py): it never enters the window.
                     continue
-                drains[planned.key] = max(drains.get(planned.key, 0.0), drained(planned, result))
+                drains.setdefault(planned.key, []).append(drained(planned, result))
                 for t in phase.tracking:
                     if t.cell_key == cell.key:
                         history[t.name].append((rnd, metric_of(result, t.metric)))

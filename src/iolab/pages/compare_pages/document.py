@@ -238,7 +238,7 @@ def summary_pages(runs: list[RunData], labels: list[str], metrics: tuple[KeyMetr
                 run_name,
                 r.manifest.state,
                 "yes" if r.manifest.compliant else "no",
-                "; ".join(rounds_text(ph.window) + _steady_suffix(ph) for ph in r.phases) or "none",
+                "; ".join(rounds_text(ph.window) + steady_suffix(ph) for ph in r.phases) or "none",
             )
             for r, lab, run_name in zip(runs, labels, run_names(runs))
         ),
@@ -320,7 +320,11 @@ def drives_pages(runs: list[RunData], labels: list[str], diffs: Sequence[str] = 
     return table_pages(DRIVES_PAGE, tables)
 
 
-def _steady_suffix(ph: PhaseSummary) -> str:
+def steady_suffix(ph: PhaseSummary) -> str:
     """A window's state beside it, as the run's own header says it (nothing when reached): a phase
-    that tracks nothing (QoS rounds) is "n/a", never "not evaluated"."""
-    return "" if ph.steady_state == STEADY_REACHED else f" ({header.SHORT_STEADY_WORDS[ph.steady_state]})"
+    that tracks nothing (QoS rounds) is "n/a", never "not evaluated"; one that runs to its budget
+    (Write Saturation, XSR's groups) is "for info", never "SS NOT ACHIEVED"."""
+    if ph.steady_state == STEADY_REACHED:
+        return ""
+    words = header.SHORT_INFO_STEADY_WORDS if ph.reports_only else header.SHORT_STEADY_WORDS
+    return f" ({words[ph.steady_state]})"

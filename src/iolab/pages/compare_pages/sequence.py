@@ -28,6 +28,7 @@ from iolab.pages.compare_pages.document import (
     comparison_columns,
     drives_pages,
     facts,
+    steady_suffix,
 )
 from iolab.pages.report import header, write_document
 from iolab.pages.report.model import Document, Page, Table
@@ -196,10 +197,7 @@ def summary_pages(drives: list[dict[str, RunData]], labels: list[str], tests: Se
     )
 
     def state(r: RunData) -> str:
-        steady = "; ".join(
-            f"{ph.phase.name}: {rounds_text(ph.window)}" + {True: "", False: " (SS NOT ACHIEVED)", None: ""}[ph.steady]
-            for ph in r.phases
-        )
+        steady = "; ".join(f"{ph.phase.name}: {rounds_text(ph.window)}" + steady_suffix(ph) for ph in r.phases)
         return f"{r.manifest.run_id} ({r.manifest.state}) — {steady or 'nothing measured'}"
 
     info = Table(

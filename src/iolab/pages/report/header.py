@@ -152,21 +152,34 @@ INFO_STEADY_WORDS: dict[SteadyState, str] = {
     STEADY_NOT_REACHED: "for information: not steady",
     STEADY_NOT_EVALUATED: "for information: not evaluated",
 }
+# ... in the short and several-phase forms: never "SS NOT ACHIEVED", which the banner (rightly
+# absent for such a phase) would otherwise contradict (XSR's groups said so on every page)
+SHORT_INFO_STEADY_WORDS: dict[SteadyState, str] = {
+    STEADY_REACHED: "steady, for info",
+    STEADY_NOT_REACHED: "not steady, for info",
+    STEADY_NOT_EVALUATED: "not evaluated, for info",
+}
+
+
+def steady_words(run: RunData, ph: PhaseSummary, short: bool) -> str:
+    """A phase's state in the header: for information when the phase runs to its budget (the
+    rule `banners` applies: no steady-state banner for such a phase), else its verdict."""
+    state = ph.steady_state
+    if state != STEADY_NOT_APPLICABLE and run.runs_to_budget(ph):
+        return (SHORT_INFO_STEADY_WORDS if short else INFO_STEADY_WORDS)[state]
+    return (SHORT_STEADY_WORDS if short else STEADY_WORDS)[state]
 
 
 def steady_text(run: RunData, short: bool = False) -> str:
     """The 'SS rounds' entry: the window of each phase and whether steady state was reached."""
     parts = []
     for ph in run.phases:
-        state = ph.steady_state
         if short:
-            parts.append(f"{rounds_text(ph.window).replace('rounds ', '')} {SHORT_STEADY_WORDS[state]}")
+            parts.append(f"{rounds_text(ph.window).replace('rounds ', '')} {steady_words(run, ph, True)}")
         elif len(run.phases) > 1:
-            parts.append(f"{ph.phase.name}: {rounds_text(ph.window)} ({SHORT_STEADY_WORDS[state]})")
-        elif state != STEADY_NOT_APPLICABLE and run.runs_to_budget(ph):
-            parts.append(f"{rounds_text(ph.window)} ({INFO_STEADY_WORDS[state]})")
+            parts.append(f"{ph.phase.name}: {rounds_text(ph.window)} ({steady_words(run, ph, True)})")
         else:
-            parts.append(f"{rounds_text(ph.window)} ({STEADY_WORDS[state]})")
+            parts.append(f"{rounds_text(ph.window)} ({steady_words(run, ph, False)})")
     return "; ".join(parts) or "no complete round"
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TypeVar
 
-from iolab.core.units import eng, kib_label, measurable, num, pct_text
+from iolab.core.units import counted, eng, kib_label, measurable, num, pct_text
 from iolab.figures.compare import DIRTH_SUMMARY_OIO, cell_percentile, dirth_level
 from iolab.figures.points import DV_PHASE
 from iolab.figures.summary import CellAverage, PhaseSummary, interval_label
@@ -93,6 +93,27 @@ def _workload_table(run: RunData, ph: PhaseSummary, caption: str) -> Table:
 # -- WSAT-like phases: a metric per interval -------------------------------------------------
 
 
+def window_shade(ph: PhaseSummary, unit: str) -> str:
+    """The shaded span's label: what the window is, by what was evaluated over it. A window judged
+    steady is the measurement window; one judged and not steady, the last rounds judged; one never
+    judged (too few complete rounds, e.g. a phase its budget ended first) is what the figures
+    average, and says it was not evaluated (it said "last five intervals" of three)."""
+    if ph.steady is True:
+        return "measurement window"
+    last = f"last {counted(len(ph.window), unit)}"
+    return f"{last} (judged: not steady)" if ph.steady is False else f"{last} averaged (not evaluated)"
+
+
+def window_state(ph: PhaseSummary, unit: str) -> str:
+    """The 'Steady state' entry of a phase's results table, in the words of window_shade."""
+    n = counted(len(ph.window), unit)
+    return {
+        True: "reached",
+        False: f"NOT ACHIEVED (the last {n} judged are used)",
+        None: f"not evaluated (too few complete {unit}s to judge; the last {n} are averaged)",
+    }[ph.steady]
+
+
 def _interval_panels(run: RunData, ph: PhaseSummary, title: str) -> list[Page]:
     """IOPS and MB/s vs time, then response times vs time, with the window shaded."""
     minutes, _, iops = wsat_series(ph)
@@ -100,7 +121,7 @@ def _interval_panels(run: RunData, ph: PhaseSummary, title: str) -> list[Page]:
     ends = [m * 60 / div for m in minutes]  # end of each interval, in `unit`
     window = [(e - r.runtime_s / div, e) for e, r in zip(ends, ph.rows) if r.round in ph.window]
     shade = (window[0][0], window[-1][1]) if window else None
-    label = "measurement window" if ph.steady else "last five intervals"
+    label = window_shade(ph, "interval")
     src = (
         f"Source: results.db table cells, phase {ph.phase.name!r}: {intervals_text(ph)}; "
         "time is the cumulative measured runtime at the end of each interval."
@@ -180,13 +201,8 @@ def eng_pct(v: float | None, ios: int | None) -> str:
 
 def _steady_results(run: RunData, ph: PhaseSummary, c: CellAverage, caption: str) -> Table:
     _, tgbw, _ = wsat_series(ph)
-    state = {
-        True: "reached",
-        False: "NOT ACHIEVED (last five intervals used)",
-        None: "not evaluated (fewer than five intervals)",
-    }
     rows = (
-        ("Steady state", f"{state[ph.steady]}: {rounds_text(ph.window)}"),
+        ("Steady state", f"{window_state(ph, 'interval')}: {rounds_text(ph.window)}"),
         ("IOPS (read + write)", f"{num(c.iops)} ({num(c.read_iops)} read, {num(c.write_iops)} write)"),
         ("MB/s (10⁶ B/s)", f"{num(c.mbps)} ({num(c.read_mbps)} read, {num(c.write_mbps)} write)"),
         ("Average response time (ART)", eng(c.lat_mean_us, "µs")),
@@ -321,12 +337,12 @@ def steady_pages(run: RunData, what: str) -> list[Page]:
         "round",
         85,
         shade=(ph.window[0] - 0.5, ph.window[-1] + 0.5) if ph.window else None,
-        shade_label="measurement window" if ph.steady else "last five rounds",
+        shade_label=window_shade(ph, "round"),
     )
     verdict = {
         True: f"Steady state reached in {rounds_text(ph.window)}.",
         False: f"STEADY STATE NOT ACHIEVED before {what}: {ph.phase.stop_reason}. The test went on from this state.",
-        None: "Steady state not evaluated (fewer than five rounds).",
+        None: f"Steady state not evaluated (too few complete rounds to judge: {rounds_text(ph.rounds)}).",
     }[ph.steady]
     return _pack(
         "Preconditioning — Composite to Steady State",

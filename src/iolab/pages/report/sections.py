@@ -91,7 +91,8 @@ def steady_note(run: RunData, ph: PhaseSummary) -> Text:
         msg = f"Steady state reached: measurement window {rounds_text(ph.window)}."
     elif ph.steady is False:
         msg = (
-            f"STEADY STATE NOT ACHIEVED. The results use the last five complete rounds ({rounds_text(ph.window)}) "
+            f"STEADY STATE NOT ACHIEVED. The results use the last {counted(len(ph.window), 'complete round')} "
+            f"({rounds_text(ph.window)}) "
             f"as the measurement window. {ph.phase.stop_reason or 'The run ended before the round limit.'}"
         )
     else:
@@ -100,9 +101,16 @@ def steady_note(run: RunData, ph: PhaseSummary) -> Text:
             "Results are the mean over the rounds that were measured."
         )
     if run.runs_to_budget(ph):
+        # the intervals checked when there was a check; none when too few filled a window (it
+        # said "the check over the last five intervals" of a phase of three)
+        check = (
+            f"the steady-state check over the last {counted(len(ph.window), 'interval')} ({rounds_text(ph.window)}) "
+            f"is for information ({_INFO_CHECK[ph.steady]})"
+            if ph.steady is not None
+            else "its steady-state check is for information (not evaluated: fewer than five intervals)"
+        )
         msg = (
-            f"{run.manifest.title} runs to its byte/time budget, not to steady state; the steady-state check over the "
-            f"last five intervals is for information ({_INFO_CHECK.get(ph.steady, 'not evaluated: fewer than five intervals')}). "
+            f"{run.manifest.title} runs to its byte/time budget, not to steady state; {check}. "
             f"{ph.phase.stop_reason or ''}"
         )
     return Text((msg,), height_mm=14)

@@ -3,11 +3,11 @@ groups, the recovery times with the definitions the run used, and every interval
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from iolab.core.cellschema import CellRow
-from iolab.core.units import num
+from iolab.core.units import counted, num
 from iolab.figures.compare.pts2 import SETTLE_WINDOW, XsrResult, xsr_result
 from iolab.figures.points import RECOVERY_TOLERANCE, SETTLE_TOLERANCE, Recovery
 from iolab.figures.summary import interval_label
@@ -45,6 +45,13 @@ def _when(r: Recovery | None) -> str:
     return f"{num(r.minutes)} min (interval {r.interval}; target {num(r.target)} MB/s)"
 
 
+def _last(rows: Sequence[CellRow]) -> str:
+    """The intervals a final level averages (Group.final_mbps): the last SETTLE_WINDOW, or every
+    one of a group with fewer."""
+    n = min(SETTLE_WINDOW, len(rows))
+    return f"last {n} intervals" if n == SETTLE_WINDOW else f"{counted(n, 'interval')} (all it has)"
+
+
 def xsr_pages(run: RunData) -> list[Page]:
     res, tol = run_xsr(run)
     if not any(g.rows for g in res.groups):
@@ -64,7 +71,7 @@ def xsr_pages(run: RunData) -> list[Page]:
     g1, g2, g3 = res.groups
     rows = (
         ("Group 1 mean TP (SEQ 1024 KiB W)", f"{num(g1.mean_mbps)} MB/s over {len(g1.rows)} intervals"),
-        (f"Group 2 final level (mean of its last {SETTLE_WINDOW} intervals)", f"{num(g2.final_mbps())} MB/s"),
+        (f"Group 2 final level (mean of its {_last(g2.rows)})", f"{num(g2.final_mbps())} MB/s"),
         (
             f"Group 2 settled (within ± {SETTLE_TOLERANCE.show(tol['settle_tolerance'])} of its final level)",
             _when(res.settled),
@@ -73,7 +80,7 @@ def xsr_pages(run: RunData) -> list[Page]:
             f"Group 3 recovered (TP ≥ {100 * (1 - tol['recovery_tolerance']):g} % of group 1's mean)",
             _when(res.recovered),
         ),
-        ("Group 3 final level (mean of its last 5 intervals)", f"{num(g3.final_mbps())} MB/s"),
+        (f"Group 3 final level (mean of its {_last(g3.rows)})", f"{num(g3.final_mbps())} MB/s"),
         ("recovery_tolerance", f"{RECOVERY_TOLERANCE.show(tol['recovery_tolerance'])} ({RECOVERY_TOLERANCE.source})"),
         ("settle_tolerance", f"{SETTLE_TOLERANCE.show(tol['settle_tolerance'])} ({SETTLE_TOLERANCE.source})"),
     )
