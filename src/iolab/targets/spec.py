@@ -219,7 +219,7 @@ def parse_nbd(spec: str, text: str, elsewhere: Elsewhere | None = None) -> Targe
 def nbd_endpoints(uri: str) -> list[str]:
     """The server endpoints an NBD URI (a target's path, parse_nbd's form) reaches, each written
     one way whatever the spelling: the host resolved (getaddrinfo) to each of its addresses, every
-    loopback address (127.0.0.1, ::1, `localhost`) as `localhost`, the port given (default 10809)
+    address of this machine (127.0.0.1, ::1, `localhost`, its interfaces' addresses) as `localhost`, the port given (default 10809)
     and the export name percent-decoded; a Unix socket by its real path. Two URIs that share an
     endpoint reach one export: the lock and the check for one target given twice key on these,
     which the URI's text (nbd://127.0.0.1:10812 beside nbd://localhost:10812) let two runs write
@@ -244,6 +244,12 @@ def _endpoint_host(address: str) -> str:
     except ValueError:
         return address  # a name that did not resolve
     if ip.is_loopback or (isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped and ip.ipv4_mapped.is_loopback):
+        return "localhost"
+    # An address of this machine's own interfaces (eth0's, a veth's) reaches the server a loopback
+    # address reaches when it listens on every address (nbdkit's default), so it is one endpoint
+    # with them: two runs by the two names would write one export. Two servers bound one to each
+    # address are then taken for one, which refuses a run rather than letting two write one export.
+    if host.binds_here(str(ip)):
         return "localhost"
     return f"[{ip}]" if ip.version == 6 else str(ip)
 
