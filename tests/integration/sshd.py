@@ -49,7 +49,10 @@ def _keygen(path: Path) -> None:
 
 
 @contextmanager
-def ssh_host():
+def ssh_host(binds: tuple[tuple[str, str], ...] = ()):
+    """`binds`: (source, node) pairs bind-mounted in a mount namespace of the sshd's own, so the
+    host's sessions see `source` at `node` where this machine has its own `node`: a host whose
+    /dev/NAME is another device than this machine's /dev/NAME."""
     d = Path(tempfile.mkdtemp(prefix="iolab-sshd-"))
     proc = None
     try:
@@ -71,8 +74,12 @@ def ssh_host():
                 "  StrictHostKeyChecking yes\n"
             )
         os.makedirs("/run/sshd", exist_ok=True)  # sshd's privilege separation directory
+        # mount --bind on each pair, then exec sshd, all inside a private mount namespace
+        mounts = "".join(f'mount --bind "${i * 2 + 1}" "${i * 2 + 2}" && ' for i in range(len(binds)))
+        wrap = ["unshare", "-m", "--propagation", "private", "sh", "-c", mounts + 'shift $0 && exec "$@"']
+        wrap += [str(len(binds) * 2), *(x for pair in binds for x in pair)] if binds else []
         proc = subprocess.Popen(
-            [SSHD, "-f", str(d / "sshd_config"), "-D", "-e"],
+            [*(wrap if binds else []), SSHD, "-f", str(d / "sshd_config"), "-D", "-e"],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=open(d / "sshd.log", "wb"),

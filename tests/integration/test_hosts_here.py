@@ -182,7 +182,8 @@ def test_a_remote_hosts_file_is_never_read_on_this_machine(scratch):
     unsafe = ("--hosts", host, "--allow-unsafe-target")  # nothing can check a target there
     p = iolab("plan", "latency", "--quick", "-t", f"file:{here}", *unsafe)
     said = " ".join((p.stdout + p.stderr).split())
-    assert p.returncode == 2 and f"cannot ask host {host}:8765" in said and "?size=8GiB" in said, said
+    assert p.returncode == 2 and f"the file's size is needed, and iolab cannot ask host {host}:8765" in said, said
+    assert f"Give the size, e.g. file:{here}?size=8GiB" in said and "with stat" in said, said
     p = iolab("plan", "latency", "--quick", "-t", "file:/only-on-the-host/t.img?size=64MiB", *unsafe, "--json")
     assert p.returncode == 0, p.stdout + p.stderr
     (planned,) = json.loads(p.stdout)["plan"]["tests"]
@@ -192,3 +193,26 @@ def test_a_remote_hosts_file_is_never_read_on_this_machine(scratch):
     # the same spec without --hosts is this machine's file, read here
     p = iolab("plan", "latency", "--quick", "-t", f"file:{here}", "--allow-unsafe-target", "--json")
     assert p.returncode == 0 and json.loads(p.stdout)["plan"]["tests"][0]["target_capacity_bytes"] == 4 << 20
+
+
+def test_a_remote_hosts_device_is_never_read_on_this_machine(scratch, loop_device):
+    # a host's /dev/NAME names that host's device, but it was read here: this machine's device of the
+    # same name sized the run, a node missing here was refused, and ?size= was refused outright
+    import json
+
+    host = "198.51.100.7"  # TEST-NET-2: reached through a fio server alone; nothing is asked there
+    unsafe = ("--hosts", host, "--allow-unsafe-target")  # nothing can check a target there
+    p = iolab("plan", "latency", "--quick", "-t", loop_device, *unsafe)
+    said = " ".join((p.stdout + p.stderr).split())
+    assert p.returncode == 2 and f"the device's size is needed, and iolab cannot ask host {host}:8765" in said, said
+    assert f"Give the size, e.g. {loop_device}?size=8GiB" in said and "with lsblk" in said, said
+    p = iolab("plan", "latency", "--quick", "-t", "/dev/only-on-the-host?size=64MiB", *unsafe, "--json")
+    assert p.returncode == 0, p.stdout + p.stderr
+    (planned,) = json.loads(p.stdout)["plan"]["tests"]
+    assert planned["target_capacity_bytes"] == 64 << 20
+    # unchecked there, so refused without the override, as any target of such a host
+    p = iolab("plan", "latency", "--quick", "-t", "/dev/only-on-the-host?size=64MiB", "--hosts", host)
+    assert p.returncode == 3 and "cannot check a target on a host" in " ".join(p.stderr.split()), p.stderr
+    # the same spec without --hosts is this machine's device, read here
+    p = iolab("plan", "latency", "--quick", "-t", loop_device, "--allow-unsafe-target", "--json")
+    assert p.returncode == 0 and json.loads(p.stdout)["plan"]["tests"][0]["target_capacity_bytes"] == 256 << 20

@@ -157,7 +157,9 @@ def test_a_remote_hosts_export_is_never_sized_by_this_machines_server(tcp_export
     p = iolab("plan", "latency", "--quick", "-t", spec, "--hosts", host, "--allow-unsafe-target")
     said = " ".join((p.stdout + p.stderr).split())
     assert p.returncode == 2, said
-    assert f"cannot ask the NBD server on host {host}:8765" in said and "Give the size" in said, said
+    assert f"the export's size is needed, and iolab cannot ask host {host}:8765" in said and "Give the size" in said, (
+        said
+    )
     # the same spec of this machine's run is this machine's export: sized (and refused) here
     p = iolab("plan", "latency", "--quick", "-t", f"{spec}?size=128MiB")
     assert p.returncode == 2 and "larger than the export" in " ".join(p.stderr.split()), p.stderr

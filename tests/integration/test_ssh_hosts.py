@@ -183,3 +183,38 @@ def test_a_file_on_an_ssh_host_is_sized_there(scratch):
         p = iolab(*args, "-t", f"file:{scratch}/not-there.img")
         said = " ".join((p.stdout + p.stderr).split())
         assert p.returncode == 2 and "could not read the file's size on host" in said and "?size=8GiB" in said, said
+
+
+def test_a_device_on_an_ssh_host_is_sized_there_not_here(scratch, loop_device):
+    # A host's /dev/NAME is that host's device: its size was read here, from this machine's
+    # /dev/NAME. The "host" is an sshd in a mount namespace of its own where the node of a small
+    # loop device of this machine is the 256 MiB loop device (a bind mount), so the two differ.
+    import json
+    import subprocess
+
+    small = scratch / "small.img"
+    small.write_bytes(b"")
+    os.truncate(small, 32 << 20)
+    here = subprocess.run(["losetup", "-f", "--show", str(small)], check=True, capture_output=True, text=True)
+    node = here.stdout.strip()
+    try:
+        with ssh_host(binds=((loop_device, node),)) as host:
+            hosts = scratch / "ssh-hosts.toml"
+            hosts.write_text(
+                f'[[host]]\naddress = "127.0.0.1"\nport = {_free_port()}\nssh = "{host.dest}"\n'
+                f'ssh_config = "{host.config}"\n'
+            )
+            args = ("plan", "latency", "--quick", "--hosts-file", str(hosts), "--allow-unsafe-target", "--json")
+            for spec, size in ((node, 256 << 20), (f"{node}?size=16MiB", 16 << 20)):
+                p = iolab(*args, "-t", spec)
+                assert p.returncode == 0, p.stdout + p.stderr
+                assert json.loads(p.stdout)["plan"]["tests"][0]["target_capacity_bytes"] == size, spec
+            p = iolab(*args, "-t", f"{node}?size=1GiB")
+            said = " ".join((p.stdout + p.stderr).split())
+            assert p.returncode == 2 and f"is larger than {node} on host 127.0.0.1:" in said, said
+            assert f"which holds {256 << 20:,} bytes" in said, said
+            p = iolab(*args, "-t", "/dev/iolab-not-on-the-host")
+            said = " ".join((p.stdout + p.stderr).split())
+            assert p.returncode == 2 and "could not read the size of /dev/iolab-not-on-the-host on host" in said, said
+    finally:
+        subprocess.run(["losetup", "-d", node], capture_output=True)
