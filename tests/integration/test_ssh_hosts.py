@@ -5,6 +5,7 @@ the tunnel after the run. The host is an sshd the test starts on 127.0.0.1 (test
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 from pathlib import Path
 
@@ -218,3 +219,46 @@ def test_a_device_on_an_ssh_host_is_sized_there_not_here(scratch, loop_device):
             assert p.returncode == 2 and "could not read the size of /dev/iolab-not-on-the-host on host" in said, said
     finally:
         subprocess.run(["losetup", "-d", node], capture_output=True)
+
+
+@pytest.mark.skipif(not (shutil.which("nbdkit") and shutil.which("nbdinfo")), reason="needs nbdkit and nbdinfo")
+def test_an_nbd_export_on_an_ssh_host_is_checked_as_an_export_there(scratch):
+    # the host's check script took the URI for a missing file (a directory nbd:/127.0.0.1:P that is
+    # not there) and refused it as read-only, so no NBD target could run on an SSH host
+    import subprocess
+
+    from .conftest import free_port, wait_listening
+
+    servers, ports = [], {}
+    try:
+        for mode in ("rw", "ro"):
+            ports[mode] = free_port()
+            servers.append(
+                subprocess.Popen(
+                    ["nbdkit", "-f", *(["-r"] if mode == "ro" else []), "-i", "127.0.0.1", "-p", str(ports[mode])]
+                    + ["memory", "64M"],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+            )
+            wait_listening(servers[-1], ports[mode], "nbdkit")
+        with ssh_host() as host:
+            f = _hosts_file(scratch, host.dest, host.config, _free_port())
+            f.write_text(f.read_text().replace(f'target = "{scratch}/remote.img"\n', ""))
+            runs = scratch / "runs"
+            args = ("--quick", "--cell-time", "100ms", "--max-rounds", "1", "--no-report", "--purge", "none")
+            r = iolab("run", "latency", *args, "-t", f"nbd://127.0.0.1:{ports['rw']}/", "--hosts-file", str(f),
+                      "--runs-dir", str(runs), timeout=300)  # fmt: skip
+            assert r.returncode == 0, r.stdout + r.stderr
+            notes = " ".join(RunStore.open(next(runs.iterdir())).manifest.notes)
+            assert "was asked of its NBD server from iolab-test-host over SSH (nbdinfo --can write)" in notes, notes
+            # a read-only export is refused as a local run refuses it, asked from the host
+            ro = f"nbd://127.0.0.1:{ports['ro']}/"
+            r = iolab("plan", "latency", "--quick", "-t", ro, "--hosts-file", str(f), "--allow-unsafe-target")
+            said = " ".join(r.stderr.split())
+            assert r.returncode == 3 and f"Refusing to write to {ro} on host 127.0.0.1:" in said, said
+            assert "asked there over SSH: read-only: the NBD server exports" in said and "Nothing overrides" in said
+    finally:
+        for s in servers:
+            s.terminate()
+            s.wait()

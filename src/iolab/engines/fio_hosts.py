@@ -179,7 +179,9 @@ class SplitFioEngine:
         return {
             "kind": "hosts",
             "hosts": {
-                leg.name: read_identity_over_ssh(leg.host, leg.target.path)
+                leg.name: {"not_read": "an NBD export: its server alone knows it, nothing on the host says what it is"}
+                if leg.target.kind == "nbd"
+                else read_identity_over_ssh(leg.host, leg.target.path)
                 if leg.host.ssh
                 else {"not_read": "no SSH access to this host"}
                 for leg in self.legs
@@ -283,7 +285,10 @@ class SplitFioEngine:
             elif leg.host and leg.host.ssh:
                 if leg.target.kind == "file":
                     create_over_ssh(leg.host, leg.target)
-                # Locked once it exists (flock would create a missing file empty and unmarked).
+                # Locked once it exists (flock would create a missing file empty and unmarked). An
+                # NBD export is no path on the host: there is nothing there to flock.
+                if leg.target.kind == "nbd":
+                    continue
                 if not any(h.host == leg.host and h.target.path == leg.target.path for h in self.holds):
                     self.holds.append(RemoteHold(leg.host, leg.target))
 

@@ -31,10 +31,11 @@ from iolab.engines.hosts import (
     refuse_wildcards,
     ssh_command,
     ssh_how,
+    ssh_runner,
 )
 from iolab.targets import ALLOW_SYSTEM_DISK, ALLOW_UNSAFE, Problem, Target
 from iolab.targets.lock import TargetClaim
-from iolab.targets.safety import judge
+from iolab.targets.safety import judge, nbd_problems
 
 # $1 mode (check|create), $2 path, $3 size in bytes (create). Prints `real PATH`, `kind
 # block|file|missing|other`, one `problem<TAB>CHECK<TAB>EVIDENCE` per failed check, then `done`.
@@ -157,7 +158,15 @@ def check_host_legs(
     try:
         for leg in legs:
             h: Host = leg.host
-            if h.ssh:
+            if h.ssh and leg.target.kind == "nbd":
+                overridden += [
+                    f"{leg.name}: {o}" for o in check_nbd_over_ssh(h, leg.target, allow_unsafe, allow_system_disk)
+                ]
+                how.append(
+                    f"{leg.name}: its target {leg.target.path} was asked of its NBD server from {h.ssh} over SSH "
+                    "(nbdinfo --can write); an export is not locked on its host"
+                )
+            elif h.ssh:
                 overridden += [
                     f"{leg.name}: {o}" for o in check_over_ssh(h, leg.target, allow_unsafe, allow_system_disk)
                 ]
@@ -236,6 +245,31 @@ def check_over_ssh(h: Host, t: Target, allow_unsafe: bool, allow_system_disk: bo
         allow_system_disk,
         f"Refusing to write to {t.path} on host {h.name} ({h.ssh}), checked there over SSH",
         f"on {t.path} on that host",
+        " on that host",
+    )
+
+
+def check_nbd_over_ssh(h: Host, t: Target, allow_unsafe: bool, allow_system_disk: bool) -> list[str]:
+    """An NBD export the host's fio reaches, checked as a local run checks one (its server asked
+    whether it may be written), but from the host: its URI names what the host reaches. The file
+    script would take the URI for a missing file in a directory that is not there, and refuse it."""
+    run = ssh_runner(h)
+
+    def asked(argv, timeout=60.0):
+        r = run(argv, timeout=timeout)
+        if r.returncode == 255:  # ssh's own failure, as check_over_ssh says it
+            raise EngineError(
+                f"host {h.name}: asking its NBD server over SSH as {h.ssh} failed (ssh exit 255); ssh said: "
+                f"{r.summary(300)}. {ssh_how(h)}. Nothing was run or written."
+            )
+        return r
+
+    return judge(
+        nbd_problems(t, asked),
+        allow_unsafe,
+        allow_system_disk,
+        f"Refusing to write to {t.path} on host {h.name} ({h.ssh}), asked there over SSH",
+        f"on {t.path} as that host reaches it",
         " on that host",
     )
 
