@@ -4,9 +4,12 @@ the tunnel after the run. The host is an sshd the test starts on 127.0.0.1 (test
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
+import subprocess
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -168,7 +171,6 @@ def test_a_device_on_an_ssh_host_is_identified_and_its_counters_read_there(scrat
 def test_a_file_on_an_ssh_host_is_sized_there(scratch):
     # a host's file: path is that host's: its size is asked there with stat over SSH (here the
     # "host" is this machine's sshd, so the file is at hand to compare), never read here
-    import json
 
     f = scratch / "on-the-host.img"
     f.write_bytes(b"\0" * (8 << 20))
@@ -186,47 +188,74 @@ def test_a_file_on_an_ssh_host_is_sized_there(scratch):
         assert p.returncode == 2 and "could not read the file's size on host" in said and "?size=8GiB" in said, said
 
 
+@contextmanager
+def _small_loop(scratch: Path):
+    """A 32 MiB loop device of this machine (its node), detached after."""
+    small = scratch / "small.img"
+    small.write_bytes(b"")
+    os.truncate(small, 32 << 20)
+    node = subprocess.run(["losetup", "-f", "--show", str(small)], check=True, capture_output=True, text=True)
+    try:
+        yield node.stdout.strip()
+    finally:
+        subprocess.run(["losetup", "-d", node.stdout.strip()], capture_output=True)
+
+
+def _capacity(p: subprocess.CompletedProcess) -> int:
+    assert p.returncode == 0, p.stdout + p.stderr
+    return json.loads(p.stdout)["plan"]["tests"][0]["target_capacity_bytes"]
+
+
 def test_a_device_on_an_ssh_host_is_sized_there_not_here(scratch, loop_device):
     # A host's /dev/NAME is that host's device: its size was read here, from this machine's
     # /dev/NAME. The "host" is an sshd in a mount namespace of its own where the node of a small
     # loop device of this machine is the 256 MiB loop device (a bind mount), so the two differ.
-    import json
-    import subprocess
+    with _small_loop(scratch) as node, ssh_host(binds=((loop_device, node),)) as host:
+        hosts = scratch / "ssh-hosts.toml"
+        hosts.write_text(
+            f'[[host]]\naddress = "127.0.0.1"\nport = {_free_port()}\nssh = "{host.dest}"\n'
+            f'ssh_config = "{host.config}"\n'
+        )
+        args = ("plan", "latency", "--quick", "--hosts-file", str(hosts), "--allow-unsafe-target", "--json")
+        assert _capacity(iolab(*args, "-t", node)) == 256 << 20
+        assert _capacity(iolab(*args, "-t", f"{node}?size=16MiB")) == 16 << 20
+        p = iolab(*args, "-t", f"{node}?size=1GiB")
+        said = " ".join((p.stdout + p.stderr).split())
+        assert p.returncode == 2 and f"is larger than {node} on host 127.0.0.1:" in said, said
+        assert f"which holds {256 << 20:,} bytes" in said, said
+        p = iolab(*args, "-t", "/dev/iolab-not-on-the-host")
+        said = " ".join((p.stdout + p.stderr).split())
+        assert p.returncode == 2 and "could not read the size of /dev/iolab-not-on-the-host on host" in said, said
 
-    small = scratch / "small.img"
-    small.write_bytes(b"")
-    os.truncate(small, 32 << 20)
-    here = subprocess.run(["losetup", "-f", "--show", str(small)], check=True, capture_output=True, text=True)
-    node = here.stdout.strip()
-    try:
-        with ssh_host(binds=((loop_device, node),)) as host:
-            hosts = scratch / "ssh-hosts.toml"
-            hosts.write_text(
+
+def test_a_hosts_own_device_path_is_the_one_sized_there(scratch, loop_device):
+    # a host's own path (a hosts file's `target`) is what its fio opens, but the spec's path was
+    # sized there instead: another device of the host, or none (refused)
+    with _small_loop(scratch) as node, ssh_host() as host:
+
+        def entry(target: str) -> str:
+            return (
                 f'[[host]]\naddress = "127.0.0.1"\nport = {_free_port()}\nssh = "{host.dest}"\n'
-                f'ssh_config = "{host.config}"\n'
+                f'ssh_config = "{host.config}"\ntarget = "{target}"\n'
             )
-            args = ("plan", "latency", "--quick", "--hosts-file", str(hosts), "--allow-unsafe-target", "--json")
-            for spec, size in ((node, 256 << 20), (f"{node}?size=16MiB", 16 << 20)):
-                p = iolab(*args, "-t", spec)
-                assert p.returncode == 0, p.stdout + p.stderr
-                assert json.loads(p.stdout)["plan"]["tests"][0]["target_capacity_bytes"] == size, spec
-            p = iolab(*args, "-t", f"{node}?size=1GiB")
-            said = " ".join((p.stdout + p.stderr).split())
-            assert p.returncode == 2 and f"is larger than {node} on host 127.0.0.1:" in said, said
-            assert f"which holds {256 << 20:,} bytes" in said, said
-            p = iolab(*args, "-t", "/dev/iolab-not-on-the-host")
-            said = " ".join((p.stdout + p.stderr).split())
-            assert p.returncode == 2 and "could not read the size of /dev/iolab-not-on-the-host on host" in said, said
-    finally:
-        subprocess.run(["losetup", "-d", node], capture_output=True)
+
+        hosts = scratch / "ssh-hosts.toml"
+        hosts.write_text(entry(loop_device))
+        args = ("plan", "latency", "--quick", "--hosts-file", str(hosts), "--allow-unsafe-target", "--json")
+        assert _capacity(iolab(*args, "-t", "/dev/iolab-not-on-the-host")) == 256 << 20
+        assert _capacity(iolab(*args, "-t", node)) == 256 << 20  # not the spec's node's 32 MiB
+        hosts.write_text(entry(loop_device) + entry(node))
+        p = iolab(*args, "-t", "/dev/iolab-not-on-the-host")
+        said = " ".join((p.stdout + p.stderr).split())
+        assert p.returncode == 2 and "the hosts' targets differ in size" in said, said
+        assert f"({loop_device}): {256 << 20:,} bytes" in said and f"({node}): {32 << 20:,} bytes" in said, said
+        assert _capacity(iolab(*args, "-t", "/dev/iolab-not-on-the-host?size=16MiB")) == 16 << 20
 
 
 @pytest.mark.skipif(not (shutil.which("nbdkit") and shutil.which("nbdinfo")), reason="needs nbdkit and nbdinfo")
 def test_an_nbd_export_on_an_ssh_host_is_checked_as_an_export_there(scratch):
     # the host's check script took the URI for a missing file (a directory nbd:/127.0.0.1:P that is
     # not there) and refused it as read-only, so no NBD target could run on an SSH host
-    import subprocess
-
     from .conftest import free_port, wait_listening
 
     servers, ports = [], {}
