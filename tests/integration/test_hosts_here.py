@@ -187,7 +187,12 @@ def _read_on_the_host_alone(here: str, there: str, what: str, tool: str, size_he
     assert f"Give the size, e.g. {here}?size=8GiB" in said and f"with {tool}" in said, said
     p = iolab("plan", "latency", "--quick", "-t", there, *UNSAFE, "--json")
     assert p.returncode == 0, p.stdout + p.stderr
-    assert json.loads(p.stdout)["plan"]["tests"][0]["target_capacity_bytes"] == 64 << 20
+    (planned,) = json.loads(p.stdout)["plan"]["tests"]
+    assert planned["target_capacity_bytes"] == 64 << 20
+    # the run does not purge another machine's target, and its plan says so (it named the purge of
+    # this machine's kind of target: blkdiscard, or the file's deallocation)
+    assert planned["purge_does"] == "not done: the targets are on other hosts; iolab does not purge them (purge " \
+        "each host's target before the run)", planned["purge_does"]  # fmt: skip
     p = iolab("plan", "latency", "--quick", "-t", here, "--allow-unsafe-target", "--json")
     assert p.returncode == 0 and json.loads(p.stdout)["plan"]["tests"][0]["target_capacity_bytes"] == size_here
 

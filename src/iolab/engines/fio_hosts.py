@@ -51,6 +51,10 @@ class Leg:
     host: Host | None = None
 
 
+# What a hosts run with a host of another machine does for a purge (and `iolab plan` says it will).
+NOT_PURGED = "the targets are on other hosts; iolab does not purge them (purge each host's target before the run)"
+
+
 def path_legs(target: Target, paths: list[Target]) -> list[Leg]:
     """`--paths`: every path to the drive gets an equal share."""
     return [Leg(p.path, p) for p in paths]
@@ -294,11 +298,7 @@ class SplitFioEngine:
 
     def purge(self, target: Target, method: str) -> PurgeOutcome:
         if self._elsewhere() and method != "none":
-            return PurgeOutcome(
-                "none",
-                False,
-                "the targets are on other hosts; iolab does not purge them (purge each host's target before the run)",
-            )
+            return PurgeOutcome("none", False, NOT_PURGED)
         here = self._here()
         got = [self.single.purge(t, method) for t in here]
         if len(got) == 1:
