@@ -280,8 +280,8 @@ def parse_nbd(spec: str, text: str, elsewhere: Elsewhere | None = None) -> Targe
 def nbd_endpoints(uri: str) -> list[str]:
     """The server endpoints an NBD URI (a target's path, parse_nbd's form) reaches, each written
     one way whatever the spelling: the host resolved (getaddrinfo) to each of its addresses, every
-    address of this machine (127.0.0.1, ::1, `localhost`, its interfaces' addresses) as `localhost`, the port given (default 10809)
-    and the export name percent-decoded; a Unix socket by its real path. Two URIs that share an
+    address of this machine (127.0.0.1, ::1, `localhost`, its interfaces' addresses) as
+    `localhost`, the port given (default 10809) and the export name percent-decoded; a Unix socket by its real path. Two URIs that share an
     endpoint reach one export: the lock and the check for one target given twice key on these,
     which the URI's text (nbd://127.0.0.1:10812 beside nbd://localhost:10812) let two runs write
     at once."""
