@@ -251,6 +251,19 @@ def test_several_targets_run_in_parallel_and_are_compared(scratch):
     assert sorted(s.manifest.target["path"] for s in runs) == [f"{scratch}/a.img", f"{scratch}/b.img"]
 
 
+def test_a_device_on_a_host_reached_through_fio_alone_runs_at_its_given_size(scratch, loop_device):
+    # a host's device was read on this machine, and ?size= (which such a host needs, nothing
+    # there being able to say the device's size) was refused: "a block device takes no options"
+    with fio_hosts(1) as hosts:
+        (_, addr), spec = hosts[0], f"{loop_device}?size=16MiB"
+        args = ("run", "latency", *QUICK, "--max-rounds", "1", "--purge", "none", UNCHECKED, "-t", spec)
+        r = iolab(*args, "--hosts", addr, "--runs-dir", str(scratch / "runs"), timeout=300)
+        assert r.returncode == 0, r.stdout + r.stderr
+        store = RunStore.open(run_dir(r.stdout))
+        assert store.manifest.target["capacity"] == 16 << 20 and store.manifest.split[0]["path"] == loop_device
+        assert all(c.read_ios + c.write_ios > 0 for c in store.cells())
+
+
 def test_several_targets_keep_each_runs_error_paragraph_on_stderr(scratch):
     # the children's stderr was merged into their stdout, so a refused run's paragraph came out
     # on stdout among the data (run directories) a script reads there
