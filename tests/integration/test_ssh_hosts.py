@@ -228,6 +228,31 @@ def test_a_device_on_an_ssh_host_is_sized_there_not_here(scratch, loop_device):
         assert p.returncode == 2 and "could not read the size of /dev/iolab-not-on-the-host on host" in said, said
 
 
+def test_a_mounted_device_on_an_ssh_host_is_refused_under_any_node_name(scratch, loop_device):
+    # The host's check looked the device up in sysfs by its node's name: a node of another name
+    # (mknod, a bind mount) found no mounts, partitions or holders, so a mounted filesystem was
+    # written once --allow-unsafe-target passed its signature. Here the host's node of a small
+    # loop device's name is the 256 MiB one, which holds a mounted ext4.
+    subprocess.run(["mkfs.ext4", "-q", "-F", loop_device], check=True, capture_output=True)
+    mnt = scratch / "mnt"
+    mnt.mkdir()
+    subprocess.run(["mount", loop_device, str(mnt)], check=True, capture_output=True)
+    try:
+        with _small_loop(scratch) as node, ssh_host(binds=((loop_device, node),)) as host:
+            hosts = scratch / "ssh-hosts.toml"
+            hosts.write_text(
+                f'[[host]]\naddress = "127.0.0.1"\nport = {_free_port()}\nssh = "{host.dest}"\n'
+                f'ssh_config = "{host.config}"\n'
+            )
+            args = ("plan", "latency", "--quick", "--hosts-file", str(hosts), "--allow-unsafe-target")
+            p = iolab(*args, "-t", node)
+            said = " ".join((p.stdout + p.stderr).split())
+            assert p.returncode == 3 and f"Refusing to write to {node} on host 127.0.0.1:" in said, said
+            assert f"mounted: {node} or a partition of it is in use on the host: {mnt}" in said, said
+    finally:
+        subprocess.run(["umount", str(mnt)], capture_output=True)
+
+
 def test_a_hosts_own_device_path_is_the_one_sized_there(scratch, loop_device):
     # a host's own path (a hosts file's `target`) is what its fio opens, but the spec's path was
     # sized there instead: another device of the host, or none (refused)

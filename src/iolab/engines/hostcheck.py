@@ -76,7 +76,14 @@ if [ -e "$real" ] && command -v flock >/dev/null 2>&1; then
 fi
 if [ -b "$real" ]; then
   echo 'kind	block'
-  name=${real##*/}; sys=/sys/class/block/$name
+  # The kernel's name of the device by its major:minor, as a local run finds it (facts.block_dev):
+  # a node of another name (made by mknod, a bind mount) would have its mounts, partitions and
+  # holders looked up under a name the kernel does not know, and found none.
+  num=$(printf '%d:%d' "0x$(stat -L -c %t "$real")" "0x$(stat -L -c %T "$real")")
+  sys=$(readlink -f "/sys/dev/block/$num" 2>/dev/null)
+  [ -n "$sys" ] && [ -d "$sys" ] || { sys=/sys/class/block/${real##*/}; [ -d "$sys" ] ||
+    prob 'unknown device' "$real (device $num) is not a block device known to the host's kernel (nothing in /sys/dev/block)"; }
+  name=${sys##*/}
   [ "$(cat "$sys/ro" 2>/dev/null)" = 1 ] && prob read-only "$real is read-only on the host (ro=1)"
   parts=$(for d in "$sys"/*/partition; do [ -e "$d" ] && basename "$(dirname "$d")"; done | tr '\n' ' ')
   [ -n "$parts" ] && prob partitions "$real holds partitions $parts"
@@ -91,6 +98,7 @@ if [ -b "$real" ]; then
   [ -n "$hold" ] && prob holders "in use by the host's kernel through $hold(device-mapper/RAID)"
   sig "$real"
   opened "$real"
+  [ "/dev/$name" = "$real" ] || opened "/dev/$name"
 elif [ -e "$real" ]; then
   if [ ! -f "$real" ]; then
     echo 'kind	other'; prob 'not a regular file' "$real is not a regular file or block device on the host"
