@@ -8,12 +8,14 @@ import json
 import os
 import shutil
 import socket
+import stat
 import subprocess
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
+from iolab.engines.hostcheck import LOCKED
 from iolab.engines.hosts import answers
 from iolab.engines.merge import breakdown
 from iolab.store.runstore import RunStore
@@ -251,6 +253,36 @@ def test_a_mounted_device_on_an_ssh_host_is_refused_under_any_node_name(scratch,
             assert f"mounted: {node} or a partition of it is in use on the host: {mnt}" in said, said
     finally:
         subprocess.run(["umount", str(mnt)], capture_output=True)
+
+
+def test_a_device_held_by_a_run_on_an_ssh_host_is_held_under_every_node_name(scratch, loop_device):
+    # a run's flock on its host's target was on the node it named, so a run through another node of
+    # the device (mknod) found no lock there and both wrote it; the lock is on the kernel's node now
+    st = os.stat(loop_device)
+    alias = f"/dev/iolab-test-alias-{os.getpid()}"
+    os.mknod(alias, 0o600 | stat.S_IFBLK, st.st_rdev)
+    try:
+        with ssh_host() as host:
+            hosts = scratch / "ssh-hosts.toml"
+            hosts.write_text(
+                f'[[host]]\naddress = "127.0.0.1"\nport = {_free_port()}\nssh = "{host.dest}"\n'
+                f'ssh_config = "{host.config}"\n'
+            )
+            args = ("plan", "latency", "--quick", "--hosts-file", str(hosts), "--allow-unsafe-target")
+            for held, other in ((loop_device, alias), (alias, loop_device)):
+                # a run's hold on `held`, as RemoteHold takes it (hostcheck.LOCKED)
+                hold = f'{LOCKED}exec flock -n -o -- "$(locked "$1")" sh -c "echo locked; exec cat >/dev/null"'
+                holder = subprocess.Popen(["sh", "-c", hold, "sh", held], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+                try:
+                    assert holder.stdout is not None and holder.stdout.readline() == b"locked\n"
+                    p = iolab(*args, "-t", other)
+                    said = " ".join((p.stdout + p.stderr).split())
+                    assert p.returncode == 3 and "is locked on the host by another iolab run (flock)" in said, said
+                finally:
+                    holder.communicate(b"")
+            assert iolab(*args, "-t", alias).returncode == 0  # free once the holders ended
+    finally:
+        os.unlink(alias)
 
 
 def test_a_hosts_own_device_path_is_the_one_sized_there(scratch, loop_device):

@@ -37,9 +37,27 @@ from iolab.targets import ALLOW_SYSTEM_DISK, ALLOW_UNSAFE, Problem, Target
 from iolab.targets.lock import TargetClaim
 from iolab.targets.safety import judge, nbd_problems
 
+# The node a run's flock on its target is held on, on the host: a device's kernel node (/dev/NAME,
+# found by its major:minor), so every node of one device (mknod, a symlink) is one lock; else the
+# path resolved. The check's test of the lock and the run's hold (RemoteHold) both use it.
+LOCKED = r"""
+locked() {
+  r=$(readlink -f -- "$1" 2>/dev/null); [ -n "$r" ] || r=$1
+  if [ -b "$r" ]; then
+    n=$(stat -L -c %t:%T "$r")
+    s=$(readlink -f "/sys/dev/block/$(printf '%d:%d' "0x${n%:*}" "0x${n#*:}")" 2>/dev/null)
+    k=/dev/${s##*/}
+    [ -n "$s" ] && [ -b "$k" ] && [ "$(stat -L -c %t:%T "$k")" = "$n" ] && r=$k
+  fi
+  printf '%s' "$r"
+}
+"""
+
 # $1 mode (check|create), $2 path, $3 size in bytes (create). Prints `real PATH`, `kind
 # block|file|missing|other`, one `problem<TAB>CHECK<TAB>EVIDENCE` per failed check, then `done`.
-SCRIPT = r"""
+SCRIPT = (
+    LOCKED
+    + r"""
 set -u
 mode=$1; p=$2
 real=$(readlink -f -- "$p" 2>/dev/null); [ -n "$real" ] || real=$p
@@ -71,7 +89,7 @@ if [ "$mode" = create ]; then
 fi
 # Another iolab run holds the target (an flock on it, kept by that run's SSH session).
 if [ -e "$real" ] && command -v flock >/dev/null 2>&1; then
-  flock -n -E 75 -- "$real" true 2>/dev/null
+  flock -n -E 75 -- "$(locked "$real")" true 2>/dev/null
   [ $? = 75 ] && prob held "$real is locked on the host by another iolab run (flock), which holds it until it ends"
 fi
 if [ -b "$real" ]; then
@@ -130,6 +148,7 @@ else
 fi
 echo done
 """
+)
 
 _OVERRIDE = {"read-only": None, "held": None, "sidecar": None, "mounted": ALLOW_SYSTEM_DISK}
 
@@ -302,7 +321,8 @@ class RemoteHold:
         self.host, self.target = h, t
         self._code: int | None = None  # the remote command's exit, once it has ended
         self._err = ""
-        cmd = ssh_command(h, shlex.join(["flock", "-n", "-o", "-E", "75", "--", t.path, "sh", "-c", _HOLD]))
+        hold = f'{LOCKED}exec flock -n -o -E 75 -- "$(locked "$1")" sh -c {shlex.quote(_HOLD)}'
+        cmd = ssh_command(h, shlex.join(["sh", "-c", hold, "sh", t.path]))
         try:
             self.proc: subprocess.Popen | None = subprocess.Popen(
                 cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
