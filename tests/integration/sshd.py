@@ -48,6 +48,10 @@ def _keygen(path: Path) -> None:
     )
 
 
+def _start(cmd: list[str], log: Path) -> subprocess.Popen:
+    return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=open(log, "wb"))
+
+
 @contextmanager
 def ssh_host(binds: tuple[tuple[str, str], ...] = ()):
     """`binds`: (source, node) pairs bind-mounted in a mount namespace of the sshd's own, so the
@@ -74,16 +78,15 @@ def ssh_host(binds: tuple[tuple[str, str], ...] = ()):
                 "  StrictHostKeyChecking yes\n"
             )
         os.makedirs("/run/sshd", exist_ok=True)  # sshd's privilege separation directory
-        # mount --bind on each pair, then exec sshd, all inside a private mount namespace
-        mounts = "".join(f'mount --bind "${i * 2 + 1}" "${i * 2 + 2}" && ' for i in range(len(binds)))
-        wrap = ["unshare", "-m", "--propagation", "private", "sh", "-c", mounts + 'shift $0 && exec "$@"']
-        wrap += [str(len(binds) * 2), *(x for pair in binds for x in pair)] if binds else []
-        proc = subprocess.Popen(
-            [*(wrap if binds else []), SSHD, "-f", str(d / "sshd_config"), "-D", "-e"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=open(d / "sshd.log", "wb"),
-        )
+        conf = ["-f", str(d / "sshd_config"), "-D", "-e"]
+        if binds:  # in a private mount namespace: mount --bind each pair, then exec sshd
+            mounts = "".join(f'mount --bind "${i * 2 + 1}" "${i * 2 + 2}" && ' for i in range(len(binds)))
+            pairs = [x for pair in binds for x in pair]
+            script = mounts + 'shift "$0" && exec "$@"'
+            ns = ["-m", "--propagation", "private", "sh", "-c", script, str(len(pairs)), *pairs]
+            proc = _start(["unshare", *ns, SSHD, *conf], d / "sshd.log")
+        else:
+            proc = _start([SSHD, *conf], d / "sshd.log")
         deadline = time.monotonic() + WAIT_S
         while True:
             try:
