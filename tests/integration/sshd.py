@@ -48,8 +48,15 @@ def _keygen(path: Path) -> None:
     )
 
 
+def _start(cmd: list[str], log: Path) -> subprocess.Popen:
+    return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=open(log, "wb"))
+
+
 @contextmanager
-def ssh_host():
+def ssh_host(binds: tuple[tuple[str, str], ...] = ()):
+    """`binds`: (source, node) pairs bind-mounted in a mount namespace of the sshd's own, so the
+    host's sessions see `source` at `node` where this machine has its own `node`: a host whose
+    /dev/NAME is another device than this machine's /dev/NAME."""
     d = Path(tempfile.mkdtemp(prefix="iolab-sshd-"))
     proc = None
     try:
@@ -71,12 +78,15 @@ def ssh_host():
                 "  StrictHostKeyChecking yes\n"
             )
         os.makedirs("/run/sshd", exist_ok=True)  # sshd's privilege separation directory
-        proc = subprocess.Popen(
-            [SSHD, "-f", str(d / "sshd_config"), "-D", "-e"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=open(d / "sshd.log", "wb"),
-        )
+        conf = ["-f", str(d / "sshd_config"), "-D", "-e"]
+        if binds:  # in a private mount namespace: mount --bind each pair, then exec sshd
+            mounts = "".join(f'mount --bind "${i * 2 + 1}" "${i * 2 + 2}" && ' for i in range(len(binds)))
+            pairs = [x for pair in binds for x in pair]
+            script = mounts + 'shift "$0" && exec "$@"'
+            ns = ["-m", "--propagation", "private", "sh", "-c", script, str(len(pairs)), *pairs]
+            proc = _start(["unshare", *ns, SSHD, *conf], d / "sshd.log")
+        else:
+            proc = _start([SSHD, *conf], d / "sshd.log")
         deadline = time.monotonic() + WAIT_S
         while True:
             try:

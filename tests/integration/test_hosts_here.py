@@ -171,24 +171,46 @@ def test_resume_checks_each_host_of_this_machine_on_its_own_path(scratch, fio_se
     assert any("the target was written after the run stopped" in n for n in m.notes), m.notes
 
 
-def test_a_remote_hosts_file_is_never_read_on_this_machine(scratch):
-    # a host's file: path names that host's file, but it was parsed here: this machine's file of
-    # the same name sized the run, and a directory that exists only on the host was refused
+REMOTE = "198.51.100.7"  # TEST-NET-2: reached through a fio server alone; nothing is asked there
+UNSAFE = ("--hosts", REMOTE, "--allow-unsafe-target")  # nothing can check a target there
+
+
+def _read_on_the_host_alone(here: str, there: str, what: str, tool: str, size_here: int) -> None:
+    """`here` names something of this machine, `there` (with ?size=64MiB) something the host alone
+    has: for a host reached through fio's server alone neither is read here, so `here` is refused
+    for its size and `there` planned at its ?size=; without --hosts `here` is read here."""
     import json
 
-    host = "198.51.100.7"  # TEST-NET-2: reached through a fio server alone; nothing is asked there
-    here = scratch / "same-name.img"
-    here.write_bytes(b"\0" * (4 << 20))  # this machine's 4 MiB file of that name
-    unsafe = ("--hosts", host, "--allow-unsafe-target")  # nothing can check a target there
-    p = iolab("plan", "latency", "--quick", "-t", f"file:{here}", *unsafe)
+    p = iolab("plan", "latency", "--quick", "-t", here, *UNSAFE)
     said = " ".join((p.stdout + p.stderr).split())
-    assert p.returncode == 2 and f"cannot ask host {host}:8765" in said and "?size=8GiB" in said, said
-    p = iolab("plan", "latency", "--quick", "-t", "file:/only-on-the-host/t.img?size=64MiB", *unsafe, "--json")
+    assert p.returncode == 2 and f"the {what}'s size is needed, and iolab cannot ask host {REMOTE}:8765" in said, said
+    assert f"Give the size, e.g. {here}?size=8GiB" in said and f"with {tool}" in said, said
+    p = iolab("plan", "latency", "--quick", "-t", there, *UNSAFE, "--json")
     assert p.returncode == 0, p.stdout + p.stderr
     (planned,) = json.loads(p.stdout)["plan"]["tests"]
     assert planned["target_capacity_bytes"] == 64 << 20
-    p = iolab("plan", "latency", "--quick", "-t", "file:t.img?size=64MiB", *unsafe)
+    # the run does not purge another machine's target, and its plan says so (it named the purge of
+    # this machine's kind of target: blkdiscard, or the file's deallocation)
+    assert planned["purge_does"] == "not done: the targets are on other hosts; iolab does not purge them (purge " \
+        "each host's target before the run)", planned["purge_does"]  # fmt: skip
+    p = iolab("plan", "latency", "--quick", "-t", here, "--allow-unsafe-target", "--json")
+    assert p.returncode == 0 and json.loads(p.stdout)["plan"]["tests"][0]["target_capacity_bytes"] == size_here
+
+
+def test_a_remote_hosts_file_is_never_read_on_this_machine(scratch):
+    # a host's file: path names that host's file, but it was parsed here: this machine's file of
+    # the same name sized the run, and a directory that exists only on the host was refused
+    here = scratch / "same-name.img"
+    here.write_bytes(b"\0" * (4 << 20))  # this machine's 4 MiB file of that name
+    _read_on_the_host_alone(f"file:{here}", "file:/only-on-the-host/t.img?size=64MiB", "file", "stat", 4 << 20)
+    p = iolab("plan", "latency", "--quick", "-t", "file:t.img?size=64MiB", *UNSAFE)
     assert p.returncode == 2 and "needs an absolute path" in " ".join(p.stderr.split()), p.stderr
-    # the same spec without --hosts is this machine's file, read here
-    p = iolab("plan", "latency", "--quick", "-t", f"file:{here}", "--allow-unsafe-target", "--json")
-    assert p.returncode == 0 and json.loads(p.stdout)["plan"]["tests"][0]["target_capacity_bytes"] == 4 << 20
+
+
+def test_a_remote_hosts_device_is_never_read_on_this_machine(scratch, loop_device):
+    # a host's /dev/NAME names that host's device, but it was read here: this machine's device of the
+    # same name sized the run, a node missing here was refused, and ?size= was refused outright
+    _read_on_the_host_alone(loop_device, "/dev/only-on-the-host?size=64MiB", "device", "lsblk", 256 << 20)
+    # unchecked there, so refused without the override, as any target of such a host
+    p = iolab("plan", "latency", "--quick", "-t", "/dev/only-on-the-host?size=64MiB", "--hosts", REMOTE)
+    assert p.returncode == 3 and "cannot check a target on a host" in " ".join(p.stderr.split()), p.stderr

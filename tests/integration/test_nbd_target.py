@@ -115,6 +115,34 @@ def test_one_export_under_two_names_is_one_target(tcp_export, scratch):
     assert p.returncode == 0, p.stdout + p.stderr
 
 
+def _own_address() -> str | None:
+    """A non-loopback IPv4 address of this machine's interfaces (eth0's, a veth's), if any."""
+    out = subprocess.run(["ip", "-o", "-4", "addr", "show", "scope", "global"], capture_output=True, text=True)
+    found = [line.split()[3].split("/")[0] for line in out.stdout.splitlines() if len(line.split()) > 3]
+    return found[0] if found else None
+
+
+def test_an_export_through_this_machines_own_address_is_one_target_with_its_loopback(tcp_export, scratch):
+    # nbd://127.0.0.1:P and nbd://<eth0's address>:P were two endpoints, so two runs could write an
+    # export served on every address at once; an address of this machine is keyed as localhost too
+    own = _own_address()
+    if own is None:
+        pytest.skip("this machine has no non-loopback IPv4 address")
+    first, other = f"nbd://127.0.0.1:{tcp_export}", f"nbd://{own}:{tcp_export}?size=64MiB"
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, first], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
+        p = iolab("run", "latency", *QUICK, "-t", other, "--runs-dir", str(scratch / "runs"))
+        said = " ".join((p.stdout + p.stderr).split())
+        assert p.returncode == 3 and f"another iolab process (pid {holder.pid})" in said, said
+    finally:
+        holder.communicate(b"")
+    p = iolab("run", "latency", *QUICK, "-t", first, "-t", other, "--runs-dir", str(scratch / "runs"))
+    said = " ".join((p.stdout + p.stderr).split())
+    assert p.returncode == 2 and "are one drive" in said and f"NBD export nbd://localhost:{tcp_export}/" in said, said
+    assert not (scratch / "runs").exists()
+
+
 def test_a_remote_hosts_export_is_never_sized_by_this_machines_server(tcp_export):
     """nbd://127.0.0.1 of a host's fio is that host's loopback: this machine's server of the same
     address (64 MiB) is another export, and its answer neither refuses nor sizes the host's."""
@@ -129,7 +157,9 @@ def test_a_remote_hosts_export_is_never_sized_by_this_machines_server(tcp_export
     p = iolab("plan", "latency", "--quick", "-t", spec, "--hosts", host, "--allow-unsafe-target")
     said = " ".join((p.stdout + p.stderr).split())
     assert p.returncode == 2, said
-    assert f"cannot ask the NBD server on host {host}:8765" in said and "Give the size" in said, said
+    assert f"the export's size is needed, and iolab cannot ask host {host}:8765" in said and "Give the size" in said, (
+        said
+    )
     # the same spec of this machine's run is this machine's export: sized (and refused) here
     p = iolab("plan", "latency", "--quick", "-t", f"{spec}?size=128MiB")
     assert p.returncode == 2 and "larger than the export" in " ".join(p.stderr.split()), p.stderr

@@ -251,6 +251,32 @@ def test_several_targets_run_in_parallel_and_are_compared(scratch):
     assert sorted(s.manifest.target["path"] for s in runs) == [f"{scratch}/a.img", f"{scratch}/b.img"]
 
 
+def test_a_device_on_a_host_reached_through_fio_alone_runs_at_its_given_size(scratch, loop_device):
+    # a host's device was read on this machine, and ?size= (which such a host needs, nothing
+    # there being able to say the device's size) was refused: "a block device takes no options"
+    with fio_hosts(1) as hosts:
+        (_, addr), spec = hosts[0], f"{loop_device}?size=16MiB"
+        args = ("run", "latency", *QUICK, "--max-rounds", "1", "--purge", "none", UNCHECKED, "-t", spec)
+        r = iolab(*args, "--hosts", addr, "--runs-dir", str(scratch / "runs"), timeout=300)
+        assert r.returncode == 0, r.stdout + r.stderr
+        store = RunStore.open(run_dir(r.stdout))
+        assert store.manifest.target["capacity"] == 16 << 20 and store.manifest.split[0]["path"] == loop_device
+        assert all(c.read_ios + c.write_ios > 0 for c in store.cells())
+
+
+def test_several_targets_keep_each_runs_error_paragraph_on_stderr(scratch):
+    # the children's stderr was merged into their stdout, so a refused run's paragraph came out
+    # on stdout among the data (run directories) a script reads there
+    good, bad = f"file:{scratch}/a.img?size=32MiB", f"file:{scratch}/no-such-dir/b.img?size=32MiB"
+    args = ["run", "latency", "--quick", "--cell-time", "200ms", "--max-rounds", "1", "--no-report"]
+    r = iolab(*args, "-t", good, "-t", bad, "--runs-dir", str(scratch / "runs"), timeout=300)
+    assert r.returncode == 2, r.stdout + r.stderr
+    err = " ".join(r.stderr.split())
+    assert f"[{bad}] iolab: target {bad!r}: directory {scratch}/no-such-dir does not exist" in err, r.stderr
+    assert f"runs that did not finish: {bad} (exit 2)" in err, r.stderr
+    assert "no-such-dir" not in r.stdout and f"[{good}] run directory:" in r.stdout, r.stdout
+
+
 def _running_children(runs: Path, n: int, coordinator: subprocess.Popen) -> dict[Path, int]:
     """Each run directory of the n runs, once every one is running, with the pid of the run
     writing it (its claim's record): waits on the runs' own state, not on time."""

@@ -4,12 +4,18 @@ the tunnel after the run. The host is an sshd the test starts on 127.0.0.1 (test
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import socket
+import stat
+import subprocess
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
+from iolab.engines.hostcheck import LOCKED
 from iolab.engines.hosts import answers
 from iolab.engines.merge import breakdown
 from iolab.store.runstore import RunStore
@@ -167,7 +173,6 @@ def test_a_device_on_an_ssh_host_is_identified_and_its_counters_read_there(scrat
 def test_a_file_on_an_ssh_host_is_sized_there(scratch):
     # a host's file: path is that host's: its size is asked there with stat over SSH (here the
     # "host" is this machine's sshd, so the file is at hand to compare), never read here
-    import json
 
     f = scratch / "on-the-host.img"
     f.write_bytes(b"\0" * (8 << 20))
@@ -183,3 +188,163 @@ def test_a_file_on_an_ssh_host_is_sized_there(scratch):
         p = iolab(*args, "-t", f"file:{scratch}/not-there.img")
         said = " ".join((p.stdout + p.stderr).split())
         assert p.returncode == 2 and "could not read the file's size on host" in said and "?size=8GiB" in said, said
+
+
+@contextmanager
+def _small_loop(scratch: Path):
+    """A 32 MiB loop device of this machine (its node), detached after."""
+    small = scratch / "small.img"
+    small.write_bytes(b"")
+    os.truncate(small, 32 << 20)
+    node = subprocess.run(["losetup", "-f", "--show", str(small)], check=True, capture_output=True, text=True)
+    try:
+        yield node.stdout.strip()
+    finally:
+        subprocess.run(["losetup", "-d", node.stdout.strip()], capture_output=True)
+
+
+def _capacity(p: subprocess.CompletedProcess) -> int:
+    assert p.returncode == 0, p.stdout + p.stderr
+    return json.loads(p.stdout)["plan"]["tests"][0]["target_capacity_bytes"]
+
+
+def test_a_device_on_an_ssh_host_is_sized_there_not_here(scratch, loop_device):
+    # A host's /dev/NAME is that host's device: its size was read here, from this machine's
+    # /dev/NAME. The "host" is an sshd in a mount namespace of its own where the node of a small
+    # loop device of this machine is the 256 MiB loop device (a bind mount), so the two differ.
+    with _small_loop(scratch) as node, ssh_host(binds=((loop_device, node),)) as host:
+        hosts = scratch / "ssh-hosts.toml"
+        hosts.write_text(
+            f'[[host]]\naddress = "127.0.0.1"\nport = {_free_port()}\nssh = "{host.dest}"\n'
+            f'ssh_config = "{host.config}"\n'
+        )
+        args = ("plan", "latency", "--quick", "--hosts-file", str(hosts), "--allow-unsafe-target", "--json")
+        assert _capacity(iolab(*args, "-t", node)) == 256 << 20
+        assert _capacity(iolab(*args, "-t", f"{node}?size=16MiB")) == 16 << 20
+        p = iolab(*args, "-t", f"{node}?size=1GiB")
+        said = " ".join((p.stdout + p.stderr).split())
+        assert p.returncode == 2 and f"is larger than {node} on host 127.0.0.1:" in said, said
+        assert f"which holds {256 << 20:,} bytes" in said, said
+        p = iolab(*args, "-t", "/dev/iolab-not-on-the-host")
+        said = " ".join((p.stdout + p.stderr).split())
+        assert p.returncode == 2 and "could not read the size of /dev/iolab-not-on-the-host on host" in said, said
+
+
+def test_a_mounted_device_on_an_ssh_host_is_refused_under_any_node_name(scratch, loop_device):
+    # The host's check looked the device up in sysfs by its node's name: a node of another name
+    # (mknod, a bind mount) found no mounts, partitions or holders, so a mounted filesystem was
+    # written once --allow-unsafe-target passed its signature. Here the host's node of a small
+    # loop device's name is the 256 MiB one, which holds a mounted ext4.
+    subprocess.run(["mkfs.ext4", "-q", "-F", loop_device], check=True, capture_output=True)
+    mnt = scratch / "mnt"
+    mnt.mkdir()
+    subprocess.run(["mount", loop_device, str(mnt)], check=True, capture_output=True)
+    try:
+        with _small_loop(scratch) as node, ssh_host(binds=((loop_device, node),)) as host:
+            hosts = scratch / "ssh-hosts.toml"
+            hosts.write_text(
+                f'[[host]]\naddress = "127.0.0.1"\nport = {_free_port()}\nssh = "{host.dest}"\n'
+                f'ssh_config = "{host.config}"\n'
+            )
+            args = ("plan", "latency", "--quick", "--hosts-file", str(hosts), "--allow-unsafe-target")
+            p = iolab(*args, "-t", node)
+            said = " ".join((p.stdout + p.stderr).split())
+            assert p.returncode == 3 and f"Refusing to write to {node} on host 127.0.0.1:" in said, said
+            assert f"mounted: {node} or a partition of it is in use on the host: {mnt}" in said, said
+    finally:
+        subprocess.run(["umount", str(mnt)], capture_output=True)
+
+
+def test_a_device_held_by_a_run_on_an_ssh_host_is_held_under_every_node_name(scratch, loop_device):
+    # a run's flock on its host's target was on the node it named, so a run through another node of
+    # the device (mknod) found no lock there and both wrote it; the lock is on the kernel's node now
+    st = os.stat(loop_device)
+    alias = f"/dev/iolab-test-alias-{os.getpid()}"
+    os.mknod(alias, 0o600 | stat.S_IFBLK, st.st_rdev)
+    try:
+        with ssh_host() as host:
+            hosts = scratch / "ssh-hosts.toml"
+            hosts.write_text(
+                f'[[host]]\naddress = "127.0.0.1"\nport = {_free_port()}\nssh = "{host.dest}"\n'
+                f'ssh_config = "{host.config}"\n'
+            )
+            args = ("plan", "latency", "--quick", "--hosts-file", str(hosts), "--allow-unsafe-target")
+            for held, other in ((loop_device, alias), (alias, loop_device)):
+                # a run's hold on `held`, as RemoteHold takes it (hostcheck.LOCKED)
+                hold = f'{LOCKED}exec flock -n -o -- "$(locked "$1")" sh -c "echo locked; exec cat >/dev/null"'
+                holder = subprocess.Popen(["sh", "-c", hold, "sh", held], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+                try:
+                    assert holder.stdout is not None and holder.stdout.readline() == b"locked\n"
+                    p = iolab(*args, "-t", other)
+                    said = " ".join((p.stdout + p.stderr).split())
+                    assert p.returncode == 3 and "is locked on the host by another iolab run (flock)" in said, said
+                finally:
+                    holder.communicate(b"")
+            assert iolab(*args, "-t", alias).returncode == 0  # free once the holders ended
+    finally:
+        os.unlink(alias)
+
+
+def test_a_hosts_own_device_path_is_the_one_sized_there(scratch, loop_device):
+    # a host's own path (a hosts file's `target`) is what its fio opens, but the spec's path was
+    # sized there instead: another device of the host, or none (refused)
+    with _small_loop(scratch) as node, ssh_host() as host:
+
+        def entry(target: str) -> str:
+            return (
+                f'[[host]]\naddress = "127.0.0.1"\nport = {_free_port()}\nssh = "{host.dest}"\n'
+                f'ssh_config = "{host.config}"\ntarget = "{target}"\n'
+            )
+
+        hosts = scratch / "ssh-hosts.toml"
+        hosts.write_text(entry(loop_device))
+        args = ("plan", "latency", "--quick", "--hosts-file", str(hosts), "--allow-unsafe-target", "--json")
+        assert _capacity(iolab(*args, "-t", "/dev/iolab-not-on-the-host")) == 256 << 20
+        assert _capacity(iolab(*args, "-t", node)) == 256 << 20  # not the spec's node's 32 MiB
+        hosts.write_text(entry(loop_device) + entry(node))
+        p = iolab(*args, "-t", "/dev/iolab-not-on-the-host")
+        said = " ".join((p.stdout + p.stderr).split())
+        assert p.returncode == 2 and "the hosts' targets differ in size" in said, said
+        assert f"({loop_device}): {256 << 20:,} bytes" in said and f"({node}): {32 << 20:,} bytes" in said, said
+        assert _capacity(iolab(*args, "-t", "/dev/iolab-not-on-the-host?size=16MiB")) == 16 << 20
+
+
+@pytest.mark.skipif(not (shutil.which("nbdkit") and shutil.which("nbdinfo")), reason="needs nbdkit and nbdinfo")
+def test_an_nbd_export_on_an_ssh_host_is_checked_as_an_export_there(scratch):
+    # the host's check script took the URI for a missing file (a directory nbd:/127.0.0.1:P that is
+    # not there) and refused it as read-only, so no NBD target could run on an SSH host
+    from .conftest import free_port, wait_listening
+
+    servers, ports = [], {}
+    try:
+        for mode in ("rw", "ro"):
+            ports[mode] = free_port()
+            servers.append(
+                subprocess.Popen(
+                    ["nbdkit", "-f", *(["-r"] if mode == "ro" else []), "-i", "127.0.0.1", "-p", str(ports[mode])]
+                    + ["memory", "64M"],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+            )
+            wait_listening(servers[-1], ports[mode], "nbdkit")
+        with ssh_host() as host:
+            f = _hosts_file(scratch, host.dest, host.config, _free_port())
+            f.write_text(f.read_text().replace(f'target = "{scratch}/remote.img"\n', ""))
+            runs = scratch / "runs"
+            args = ("--quick", "--cell-time", "100ms", "--max-rounds", "1", "--no-report", "--purge", "none")
+            r = iolab("run", "latency", *args, "-t", f"nbd://127.0.0.1:{ports['rw']}/", "--hosts-file", str(f),
+                      "--runs-dir", str(runs), timeout=300)  # fmt: skip
+            assert r.returncode == 0, r.stdout + r.stderr
+            notes = " ".join(RunStore.open(next(runs.iterdir())).manifest.notes)
+            assert "was asked of its NBD server from iolab-test-host over SSH (nbdinfo --can write)" in notes, notes
+            # a read-only export is refused as a local run refuses it, asked from the host
+            ro = f"nbd://127.0.0.1:{ports['ro']}/"
+            r = iolab("plan", "latency", "--quick", "-t", ro, "--hosts-file", str(f), "--allow-unsafe-target")
+            said = " ".join(r.stderr.split())
+            assert r.returncode == 3 and f"Refusing to write to {ro} on host 127.0.0.1:" in said, said
+            assert "asked there over SSH: read-only: the NBD server exports" in said and "Nothing overrides" in said
+    finally:
+        for s in servers:
+            s.terminate()
+            s.wait()

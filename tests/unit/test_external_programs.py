@@ -57,6 +57,7 @@ PROGRAMS = {
     "partx": "util-linux",
     "flock": "util-linux",
     "setpriv": "util-linux",
+    "unshare": "util-linux",
     "dmesg": "util-linux",
     "mkfs.ext4": "e2fsprogs",
     "ip": "iproute2",

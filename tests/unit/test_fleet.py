@@ -228,7 +228,9 @@ def test_a_hosts_nbd_drive_is_sized_on_that_host_never_on_this_machine(tmp_path,
     assert fleetfile.drive_target(d.target, d.host).capacity == 1 << 30  # the host's export, asked there
     calls.clear()
     # reached through fio's server only: nothing can be asked there, and nothing is asked here
-    with pytest.raises(IolabError, match=r"cannot ask the NBD server on host 198\.51\.100\.7:8765.*Give the size"):
+    with pytest.raises(
+        IolabError, match=r"export's size is needed, and iolab cannot ask host 198\.51\.100\.7:8765.*Give the size"
+    ):
         load_fleet(fleet_file(tmp_path, NBD_ON_HOST.format(ssh="", size="")))
     (d,) = load_fleet(fleet_file(tmp_path, NBD_ON_HOST.format(ssh="", size="?size=128MiB"))).drives
     assert fleetfile.drive_target(d.target, d.host).capacity == 128 << 20 and calls == []

@@ -174,6 +174,16 @@ def test_nbd_size_is_asked_once_per_export_and_machine(monkeypatch):
     ]
 
 
+def test_nbd_endpoints_key_every_address_of_this_machine_as_localhost(monkeypatch):
+    from iolab.targets.spec import nbd_endpoints
+
+    # 192.0.2.2 is taken for an interface's address of this machine (binds_here), 192.0.2.9 for another's
+    monkeypatch.setattr(host, "binds_here", lambda a: a == "192.0.2.2")
+    assert nbd_endpoints("nbd://192.0.2.2:10812/e") == nbd_endpoints("nbd://127.0.0.1:10812/e")
+    assert nbd_endpoints("nbd://192.0.2.2:10812/e") == ["nbd://localhost:10812/e"]
+    assert nbd_endpoints("nbd://192.0.2.9:10812/e") == ["nbd://192.0.2.9:10812/e"]
+
+
 def test_nbd_size_without_nbdinfo_asks_for_size(monkeypatch):
     monkeypatch.setattr(host, "run_command", lambda argv, timeout=60.0: _result(argv, 127, err="not installed"))
     with pytest.raises(IolabError) as e:

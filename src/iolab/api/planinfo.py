@@ -117,23 +117,27 @@ def describe(
     workload: str | Path | None = None,
     everything: bool = False,
     split: str | None = None,
+    purge_instead: str | None = None,
 ) -> PlanDescription:
     """What `iolab run TEST` runs with these options on `given`. `flags`: each Profile field's
     command-line flag (the ignored-option notes name them). IolabError as `iolab run` would
-    refuse before it starts: an unknown test, a bad option or purge method."""
+    refuse before it starts: an unknown test, a bad option or purge method. `purge_instead`: what a
+    purge does instead when the engine does not purge the target (a hosts run's other machines)."""
     runs = planned(test, profile, given, workload, everything)
     for _, tgt, _ in runs:
         check_purge_method(tgt, options)
     plans = [plan for plan, _, _ in runs]
     return PlanDescription(
-        tuple(_test(plan, tgt, options, flags) for plan, tgt, _ in runs),
+        tuple(_test(plan, tgt, options, flags, purge_instead) for plan, tgt, _ in runs),
         tuple(ignored(test, plans, flags)),
         split,
         tuple(plans),
     )
 
 
-def _test(plan: TestPlan, tgt: Target, options: RunOptions, flags: Mapping[str, str]) -> PlannedTest:
+def _test(
+    plan: TestPlan, tgt: Target, options: RunOptions, flags: Mapping[str, str], purge_instead: str | None
+) -> PlannedTest:
     prof, rule = plan.profile, plan.rule
     why = noncompliance_of(plan, tgt, options)
     earliest, latest = plan.timed_seconds()
@@ -148,7 +152,13 @@ def _test(plan: TestPlan, tgt: Target, options: RunOptions, flags: Mapping[str, 
         tested_capacity_bytes=plan.capacity,
         active_range=prof.active_range,
         purge_method=method,
-        purge_does=auto_method(tgt) if method == "auto" else method,
+        purge_does=(
+            f"not done: {purge_instead}"
+            if purge_instead and method != "none"
+            else auto_method(tgt)
+            if method == "auto"
+            else method
+        ),
         cell_seconds=prof.cell_seconds,
         max_rounds=prof.max_rounds,
         steady_rule=rule_text(plan),

@@ -205,11 +205,17 @@ def _run_many(target_specs: list[str], base: list[str], root: Path, console, tol
     threads: list[threading.Thread] = []
     lock = threading.Lock()
 
-    def pump(spec: str, proc: subprocess.Popen) -> None:
-        for line in proc.stdout:  # type: ignore[union-attr]
+    def pump(spec: str, stream, err: bool) -> None:
+        # Each child's stream to this process's own: its data (run directories, tables) to
+        # stdout, its error paragraph and warnings to stderr, where a script reading stdout
+        # does not take them for data.
+        for line in stream:
             line = line.rstrip("\n")
             with lock:
-                console.print(f"[{spec}] {line}", markup=False, highlight=False, soft_wrap=True)
+                if err:
+                    print(f"[{spec}] {line}", file=sys.stderr, flush=True)
+                else:
+                    console.print(f"[{spec}] {line}", markup=False, highlight=False, soft_wrap=True)
 
     stop = ChildStop(procs)
     # SIGTERM, SIGHUP and Ctrl-C stop the runs rather than this process alone: each child is
@@ -224,23 +230,25 @@ def _run_many(target_specs: list[str], base: list[str], root: Path, console, tol
                     proc = subprocess.Popen(
                         [sys.executable, "-c", "from iolab.cli.main import main; main()", *base, "--target", spec],
                         stdout=subprocess.PIPE,
-                        stderr=subprocess.STDOUT,
+                        stderr=subprocess.PIPE,
                         text=True,
                         env=dict(os.environ, **{RUN_DIRS_ENV: str(told / f"{i}.json")}),
                         process_group=0,
                     )
                     procs.append((spec, proc))
-                    threads.append(threading.Thread(target=pump, args=(spec, proc), daemon=True))
-                    threads[-1].start()
+                    for stream, err in ((proc.stdout, False), (proc.stderr, True)):
+                        threads.append(threading.Thread(target=pump, args=(spec, stream, err), daemon=True))
+                        threads[-1].start()
                 held.release()
         except KeyboardInterrupt as e:  # stopped while starting them: start no more
             stop.forward(e)
-        for (_spec, proc), t in zip(procs, threads):
+        for _spec, proc in procs:
             stop.wait(proc)
+        for t in threads:
             stop.wait(t)
     failed = [f"{spec} (exit {p.returncode})" for spec, p in procs if p.returncode != 0]
     if failed:
-        console.print(f"runs that did not finish: {', '.join(failed)}", markup=False)
+        print(f"runs that did not finish: {', '.join(failed)}", file=sys.stderr, flush=True)
     done = [d for i, (_s, p) in enumerate(procs) if p.returncode == 0 for d in _told_run_dirs(told / f"{i}.json")]
     _compare_runs(done, root, console)
     # The first failed run's own status (3: a safety refusal, 2: bad input, ...); a run killed

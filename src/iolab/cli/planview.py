@@ -64,13 +64,31 @@ def plan(
     legs = legs_for_run(given, args.paths, args.hosts, args.hosts_file)
     split = f"the outstanding IO split over {counted(len(legs[0]), 'leg')} ({legs[1]})" if legs else None
     d = planinfo.describe(
-        test, args.make_profile(), given, args.run_options(), PROFILE_FLAGS, args.workload, args.everything, split
+        test,
+        args.make_profile(),
+        given,
+        args.run_options(),
+        PROFILE_FLAGS,
+        args.workload,
+        args.everything,
+        split,
+        _not_purged(legs[0] if legs else []),
     )
     args.refuse_as_run_would(given, legs)  # what `iolab run` refuses is refused here, with its code and words
     if args.json_out:
         emit("plan", 0, plan=document(test, given.spec, d))
         return
     show(test, given.spec, d)
+
+
+def _not_purged(legs: list) -> str | None:
+    """What the run does instead of a purge when a host is another machine's (the split engine's
+    words), else None: the run purges the target as it says."""
+    from iolab.engines.fio_hosts import NOT_PURGED
+    from iolab.engines.hosttargets import target_place
+
+    hosts = [leg.host for leg in legs if getattr(leg, "host", None)]
+    return NOT_PURGED if any(target_place(h) is not None for h in hosts) else None
 
 
 def eta(d: PlanDescription) -> dict[str, Any]:

@@ -51,6 +51,10 @@ class Leg:
     host: Host | None = None
 
 
+# What a hosts run with a host of another machine does for a purge (and `iolab plan` says it will).
+NOT_PURGED = "the targets are on other hosts; iolab does not purge them (purge each host's target before the run)"
+
+
 def path_legs(target: Target, paths: list[Target]) -> list[Leg]:
     """`--paths`: every path to the drive gets an equal share."""
     return [Leg(p.path, p) for p in paths]
@@ -179,7 +183,9 @@ class SplitFioEngine:
         return {
             "kind": "hosts",
             "hosts": {
-                leg.name: read_identity_over_ssh(leg.host, leg.target.path)
+                leg.name: {"not_read": "an NBD export: its server alone knows it, nothing on the host says what it is"}
+                if leg.target.kind == "nbd"
+                else read_identity_over_ssh(leg.host, leg.target.path)
                 if leg.host.ssh
                 else {"not_read": "no SSH access to this host"}
                 for leg in self.legs
@@ -283,17 +289,16 @@ class SplitFioEngine:
             elif leg.host and leg.host.ssh:
                 if leg.target.kind == "file":
                     create_over_ssh(leg.host, leg.target)
-                # Locked once it exists (flock would create a missing file empty and unmarked).
+                # Locked once it exists (flock would create a missing file empty and unmarked). An
+                # NBD export is no path on the host: there is nothing there to flock.
+                if leg.target.kind == "nbd":
+                    continue
                 if not any(h.host == leg.host and h.target.path == leg.target.path for h in self.holds):
                     self.holds.append(RemoteHold(leg.host, leg.target))
 
     def purge(self, target: Target, method: str) -> PurgeOutcome:
         if self._elsewhere() and method != "none":
-            return PurgeOutcome(
-                "none",
-                False,
-                "the targets are on other hosts; iolab does not purge them (purge each host's target before the run)",
-            )
+            return PurgeOutcome("none", False, NOT_PURGED)
         here = self._here()
         got = [self.single.purge(t, method) for t in here]
         if len(got) == 1:

@@ -31,14 +31,33 @@ from iolab.engines.hosts import (
     refuse_wildcards,
     ssh_command,
     ssh_how,
+    ssh_runner,
 )
 from iolab.targets import ALLOW_SYSTEM_DISK, ALLOW_UNSAFE, Problem, Target
 from iolab.targets.lock import TargetClaim
-from iolab.targets.safety import judge
+from iolab.targets.safety import judge, nbd_problems
+
+# The node a run's flock on its target is held on, on the host: a device's kernel node (/dev/NAME,
+# found by its major:minor), so every node of one device (mknod, a symlink) is one lock; else the
+# path resolved. The check's test of the lock and the run's hold (RemoteHold) both use it.
+LOCKED = r"""
+locked() {
+  r=$(readlink -f -- "$1" 2>/dev/null); [ -n "$r" ] || r=$1
+  if [ -b "$r" ]; then
+    n=$(stat -L -c %t:%T "$r")
+    s=$(readlink -f "/sys/dev/block/$(printf '%d:%d' "0x${n%:*}" "0x${n#*:}")" 2>/dev/null)
+    k=/dev/${s##*/}
+    [ -n "$s" ] && [ -b "$k" ] && [ "$(stat -L -c %t:%T "$k")" = "$n" ] && r=$k
+  fi
+  printf '%s' "$r"
+}
+"""
 
 # $1 mode (check|create), $2 path, $3 size in bytes (create). Prints `real PATH`, `kind
 # block|file|missing|other`, one `problem<TAB>CHECK<TAB>EVIDENCE` per failed check, then `done`.
-SCRIPT = r"""
+SCRIPT = (
+    LOCKED
+    + r"""
 set -u
 mode=$1; p=$2
 real=$(readlink -f -- "$p" 2>/dev/null); [ -n "$real" ] || real=$p
@@ -70,12 +89,19 @@ if [ "$mode" = create ]; then
 fi
 # Another iolab run holds the target (an flock on it, kept by that run's SSH session).
 if [ -e "$real" ] && command -v flock >/dev/null 2>&1; then
-  flock -n -E 75 -- "$real" true 2>/dev/null
+  flock -n -E 75 -- "$(locked "$real")" true 2>/dev/null
   [ $? = 75 ] && prob held "$real is locked on the host by another iolab run (flock), which holds it until it ends"
 fi
 if [ -b "$real" ]; then
   echo 'kind	block'
-  name=${real##*/}; sys=/sys/class/block/$name
+  # The kernel's name of the device by its major:minor, as a local run finds it (facts.block_dev):
+  # a node of another name (made by mknod, a bind mount) would have its mounts, partitions and
+  # holders looked up under a name the kernel does not know, and found none.
+  num=$(printf '%d:%d' "0x$(stat -L -c %t "$real")" "0x$(stat -L -c %T "$real")")
+  sys=$(readlink -f "/sys/dev/block/$num" 2>/dev/null)
+  [ -n "$sys" ] && [ -d "$sys" ] || { sys=/sys/class/block/${real##*/}; [ -d "$sys" ] ||
+    prob 'unknown device' "$real (device $num) is not a block device known to the host's kernel (nothing in /sys/dev/block)"; }
+  name=${sys##*/}
   [ "$(cat "$sys/ro" 2>/dev/null)" = 1 ] && prob read-only "$real is read-only on the host (ro=1)"
   parts=$(for d in "$sys"/*/partition; do [ -e "$d" ] && basename "$(dirname "$d")"; done | tr '\n' ' ')
   [ -n "$parts" ] && prob partitions "$real holds partitions $parts"
@@ -90,6 +116,7 @@ if [ -b "$real" ]; then
   [ -n "$hold" ] && prob holders "in use by the host's kernel through $hold(device-mapper/RAID)"
   sig "$real"
   opened "$real"
+  [ "/dev/$name" = "$real" ] || opened "/dev/$name"
 elif [ -e "$real" ]; then
   if [ ! -f "$real" ]; then
     echo 'kind	other'; prob 'not a regular file' "$real is not a regular file or block device on the host"
@@ -121,6 +148,7 @@ else
 fi
 echo done
 """
+)
 
 _OVERRIDE = {"read-only": None, "held": None, "sidecar": None, "mounted": ALLOW_SYSTEM_DISK}
 
@@ -157,7 +185,15 @@ def check_host_legs(
     try:
         for leg in legs:
             h: Host = leg.host
-            if h.ssh:
+            if h.ssh and leg.target.kind == "nbd":
+                overridden += [
+                    f"{leg.name}: {o}" for o in check_nbd_over_ssh(h, leg.target, allow_unsafe, allow_system_disk)
+                ]
+                how.append(
+                    f"{leg.name}: its target {leg.target.path} was asked of its NBD server from {h.ssh} over SSH "
+                    "(nbdinfo --can write); an export is not locked on its host"
+                )
+            elif h.ssh:
                 overridden += [
                     f"{leg.name}: {o}" for o in check_over_ssh(h, leg.target, allow_unsafe, allow_system_disk)
                 ]
@@ -240,6 +276,31 @@ def check_over_ssh(h: Host, t: Target, allow_unsafe: bool, allow_system_disk: bo
     )
 
 
+def check_nbd_over_ssh(h: Host, t: Target, allow_unsafe: bool, allow_system_disk: bool) -> list[str]:
+    """An NBD export the host's fio reaches, checked as a local run checks one (its server asked
+    whether it may be written), but from the host: its URI names what the host reaches. The file
+    script would take the URI for a missing file in a directory that is not there, and refuse it."""
+    run = ssh_runner(h)
+
+    def asked(argv, timeout=60.0):
+        r = run(argv, timeout=timeout)
+        if r.returncode == 255:  # ssh's own failure, as check_over_ssh says it
+            raise EngineError(
+                f"host {h.name}: asking its NBD server over SSH as {h.ssh} failed (ssh exit 255); ssh said: "
+                f"{r.summary(300)}. {ssh_how(h)}. Nothing was run or written."
+            )
+        return r
+
+    return judge(
+        nbd_problems(t, asked),
+        allow_unsafe,
+        allow_system_disk,
+        f"Refusing to write to {t.path} on host {h.name} ({h.ssh}), asked there over SSH",
+        f"on {t.path} as that host reaches it",
+        " on that host",
+    )
+
+
 def create_over_ssh(h: Host, t: Target) -> None:
     """Create a missing file target on the host, marked as iolab's (the sidecar mark), so the
     next run's check there knows it for iolab's own."""
@@ -260,7 +321,8 @@ class RemoteHold:
         self.host, self.target = h, t
         self._code: int | None = None  # the remote command's exit, once it has ended
         self._err = ""
-        cmd = ssh_command(h, shlex.join(["flock", "-n", "-o", "-E", "75", "--", t.path, "sh", "-c", _HOLD]))
+        hold = f'{LOCKED}exec flock -n -o -E 75 -- "$(locked "$1")" sh -c {shlex.quote(_HOLD)}'
+        cmd = ssh_command(h, shlex.join(["sh", "-c", hold, "sh", t.path]))
         try:
             self.proc: subprocess.Popen | None = subprocess.Popen(
                 cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True

@@ -30,6 +30,7 @@ from iolab.core.units import counted
 from iolab.engines.fioprobe import Budget, Probe, budget, probe
 from iolab.engines.hostlist import Host
 from iolab.engines.serverpids import record, stop_leftovers, stop_pid
+from iolab.targets.host import binds_here
 
 CONNECT_TIMEOUT_S = 2.0
 START_TIMEOUT_S = 10.0
@@ -57,14 +58,7 @@ def is_local_address(address: str) -> bool:
         infos = socket.getaddrinfo(address, None, type=socket.SOCK_STREAM)
     except OSError:
         return False
-    for family, _, _, _, sockaddr in infos:
-        try:
-            with socket.socket(family, socket.SOCK_STREAM) as s:
-                s.bind((sockaddr[0], 0))
-                return True
-        except OSError:
-            continue
-    return False
+    return any(binds_here(str(sockaddr[0])) for *_, sockaddr in infos)
 
 
 def _addresses(address: str) -> set[str]:

@@ -2,9 +2,13 @@
 host: an NBD URI's 127.0.0.1 is the host's own loopback, so its export's size is asked there
 (over SSH, as the host's target is checked: hostcheck.py), never on this machine, where a server
 of the same address would be another export. A host reached through fio's server alone cannot
-be asked anything (its size must be given); a host of this machine's address reads it here."""
+be asked anything (its size must be given); a host of this machine's address reads it here.
+A host with a path of its own (a hosts file's `target`) has that path read on it."""
 
 from __future__ import annotations
+
+import os
+from dataclasses import replace
 
 from iolab import targets
 from iolab.core.errors import IolabError
@@ -25,18 +29,45 @@ def target_place(h: Host) -> Elsewhere | None:
 
 
 def parse_on_hosts(spec: str, hosts: list[Host]) -> Target:
-    """The target every host's fio opens, read where each host is (each machine once). One size
-    for all: exports of different sizes on the hosts need a ?size= all of them hold."""
-    places = {(p.name if p else ""): p for p in map(target_place, hosts)}
-    read = {where or "this machine": targets.parse_target(spec, p) for where, p in places.items()}
-    sizes = {t.capacity for t in read.values()}
+    """The target every host's fio opens, read where each host is (each machine and path once): a
+    host of another machine with a path of its own (a hosts file's `target`) has that path read
+    there, since its fio opens that one and not the spec's. One size for all: targets of different
+    sizes on the hosts need a ?size= all of them hold."""
+    read: dict[tuple[str, str], tuple[str, Target]] = {}
+    for h in hosts:
+        place = target_place(h)
+        own = _own_spec(spec, h) if place is not None else spec
+        key = (place.name if place else "", own)
+        if key not in read:
+            where = (place.name if place else "this machine") + (f" ({h.target})" if own != spec else "")
+            read[key] = (where, targets.parse_target(own, place))
+    sizes = {t.capacity for _, t in read.values()}
     if len(sizes) > 1:
-        said = "; ".join(f"{where}: {t.capacity:,} bytes" for where, t in read.items())
+        said = "; ".join(f"{where}: {t.capacity:,} bytes" for where, t in read.values())
         raise IolabError(
-            f"target {spec!r}: the hosts' exports differ in size ({said}), and every host tests one range. "
+            f"target {spec!r}: the hosts' targets differ in size ({said}), and every host tests one range. "
             f"Give ?size= of at most {min(sizes):,} bytes, the smallest."
         )
-    return next(iter(read.values()))
+    main = next((t for (_, own), (_, t) in read.items() if own == spec), None)
+    if main is None:  # every host opens a path of its own: the spec's path is the run's name for them
+        first = next(iter(read.values()))[1]
+        raw = spec.strip().removeprefix("file:").partition("?")[0]
+        main = replace(first, spec=spec, path=os.path.normpath(raw))
+    return main
+
+
+def _own_spec(spec: str, h: Host) -> str:
+    """The run's spec with the host's own path (its `target`) and the spec's options: what the host's
+    fio opens. A path of another kind than the spec's (a device for a file: spec), or an export's
+    URI, is not read: the spec is, as before hosts had paths of their own read."""
+    text = spec.strip()
+    if not h.target or not text.startswith(("file:", "/dev/")):
+        return spec
+    query = text.partition("?")[2]
+    device = h.target.startswith("/dev/")
+    if device != text.startswith("/dev/"):
+        return spec
+    return ("" if device else "file:") + h.target + (f"?{query}" if query else "")
 
 
 def stored_target(spec: str, split: list[dict] | None) -> Target:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import time
 from collections.abc import Sequence
@@ -101,3 +102,16 @@ def open_exclusive(path: str) -> int:
     refuses every other exclusive open (mount, mkfs, swapon, another iolab run), yet plain
     opens (fio's) still succeed. Raises OSError (EBUSY: someone else holds it)."""
     return os.open(path, os.O_RDONLY | os.O_EXCL | os.O_CLOEXEC)
+
+
+def binds_here(address: str) -> bool:
+    """True when this machine owns the IP `address` (a loopback or any of its interfaces'
+    addresses, the wildcard too): a socket binds to it. Binding asks the kernel, so every
+    spelling of an address and every interface counts without listing them."""
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as s:
+            s.bind((address, 0))
+            return True
+    except OSError:
+        return False

@@ -9,7 +9,14 @@ from iolab.targets.kinds import Kind, register
 from iolab.targets.lock import claim_block, claim_file, claim_nbd, claim_sim
 from iolab.targets.purge import PURGE_METHODS, purge_block, purge_file, purge_nbd, purge_sim
 from iolab.targets.safety import block_problems, file_problems, nbd_problems, sim_problems
-from iolab.targets.spec import parse_block, parse_file, parse_file_elsewhere, parse_nbd, parse_sim
+from iolab.targets.spec import (
+    parse_block,
+    parse_block_elsewhere,
+    parse_file,
+    parse_file_elsewhere,
+    parse_nbd,
+    parse_sim,
+)
 
 
 def _block_problems(target):
@@ -27,6 +34,7 @@ BLOCK = register(
         purge_block,
         block_write_cache,
         purge_methods=tuple(m for m in PURGE_METHODS if m not in ("file", "none")),
+        parse_elsewhere=parse_block_elsewhere,  # a host's node names that host's device: its size is asked there
     )
 )
 FILE = register(

@@ -328,10 +328,11 @@ def _why_not_writable(path: str) -> str:
 # --- NBD exports and simulated drives --------------------------------------------------------
 
 
-def nbd_problems(target: Target) -> list[Problem]:
+def nbd_problems(target: Target, run=None) -> list[Problem]:
     """What the export holds is its owner's business; only a read-only export is refused here
-    (when the server does not answer, fio says so in the first cell)."""
-    r = host.run_command(["nbdinfo", "--can", "write", target.path], timeout=30)
+    (when the server does not answer, fio says so in the first cell). `run`: run_command's
+    signature, where the export is asked from (a hosts run's SSH host; None: this machine)."""
+    r = (run or host.run_command)(["nbdinfo", "--can", "write", target.path], timeout=30)
     if r.returncode == 2:  # nbdinfo --can: 0 yes, 2 no, 1 could not ask
         return [Problem("read-only", f"the NBD server exports {target.path} read-only (nbdinfo --can write)", None)]
     return []

@@ -1,6 +1,7 @@
 """Target specs: what the user wrote, read into a Target.
 
-/dev/XXX                           a block device (whole disk, partition, loop, zram, ...)
+/dev/XXX                           a block device (whole disk, partition, loop, zram, ...);
+                                   a hosts run's host's device may take ?size=SIZE
 file:PATH?size=8GiB                a regular file, created and sized when absent
 nbd://HOST[:PORT][/EXPORT]         an NBD export over TCP, reached through fio's nbd engine
 nbd+unix:///EXPORT?socket=PATH     an NBD export over a Unix socket
@@ -97,6 +98,55 @@ def parse_block(spec: str, text: str) -> Target:
     return Target(kind="block", spec=spec, path=path, capacity=facts.capacity_bytes, facts=facts)
 
 
+def parse_block_elsewhere(spec: str, text: str, elsewhere: Elsewhere) -> Target:
+    """A block device another machine opens (a hosts run's host): its node is that machine's, so
+    nothing of it is read here, where a node of that name is another drive (or none). Its size is
+    the device's own as `lsblk` on the host says over SSH, or ?size= (there at most the device's);
+    a host reached through fio's server alone can say nothing, so there ?size= is needed."""
+    raw, options = _split_query(spec, text, {"size"})
+    path = check_fio_value(os.path.normpath(raw), f"target {spec!r}: path")
+    size = dict(options).get("size")
+    given = parse_size(size, what=f"target {spec!r}: size") if size is not None else None
+    if elsewhere.run is None:
+        if given is None:
+            raise _cannot_ask(spec, "device", elsewhere, _with_size(spec), "lsblk")
+        return Target(kind="block", spec=spec, path=path, capacity=given, facts=DeviceFacts(), options=options)
+    served = _host_device_size(spec, path, elsewhere)
+    if given is not None and given > served:
+        raise IolabError(
+            f"target {spec!r}: ?size={size} ({given:,} bytes) is larger than {path} on {elsewhere.name}, which "
+            f"holds {served:,} bytes. Give ?size= of at most {served:,} bytes, or leave it out to test the whole device."
+        )
+    facts = DeviceFacts(capacity_bytes=served, sources=("lsblk",))
+    return Target(kind="block", spec=spec, path=path, capacity=given or served, facts=facts, options=options)
+
+
+def _host_device_size(spec: str, path: str, elsewhere: Elsewhere) -> int:
+    """The size of the block device `path` on `elsewhere`, asked with stat and lsblk there (lsblk
+    finds the device by the node's device number, whatever the node is called)."""
+    assert elsewhere.run is not None
+    script = 'stat -L -c %F -- "$1" && lsblk -b -d -n -o SIZE -- "$1"'
+    r = elsewhere.run(["sh", "-c", script, "sh", path], timeout=30)
+    kind, _, size = r.text.strip().partition("\n")
+    if r.ok and kind != "block special file":
+        raise IolabError(
+            f"target {spec!r}: {path} on {elsewhere.name} is a {kind}, not a block device. For a regular file "
+            f"write file:{path}?size=8GiB."
+        )
+    if not r.ok or not size.strip().isdigit():
+        why = (r.stderr.strip() or r.text.strip() or f"exit {r.returncode}").splitlines()[-1]
+        raise IolabError(
+            f"target {spec!r}: iolab could not read the size of {path} on {elsewhere.name} ({why}). List the host's "
+            "block devices with `lsblk` there."
+        )
+    if int(size) == 0:
+        raise IolabError(
+            f"target {spec!r}: {path} on {elsewhere.name} reports a size of 0 bytes (an unattached loop device, an "
+            "unconfigured zram or an empty drive bay?). Attach or configure it first."
+        )
+    return int(size)
+
+
 def parse_file(spec: str, text: str) -> Target:
     text = text[len("file:") :]
     raw, options = _split_query(spec, text, {"size"})
@@ -145,15 +195,26 @@ def parse_file_elsewhere(spec: str, text: str, elsewhere: Elsewhere) -> Target:
     return Target(kind="file", spec=spec, path=path, capacity=capacity, facts=DeviceFacts(), options=options)
 
 
+def _cannot_ask(spec: str, what: str, elsewhere: Elsewhere, sized: str, tool: str) -> IolabError:
+    """The refusal of a spec whose size only its host could say (a file, a device, an export: `what`),
+    when that host is reached through fio's server alone. `sized`: the spec with ?size= added."""
+    return IolabError(
+        f"target {spec!r}: the {what}'s size is needed, and iolab cannot ask {elsewhere.name}: that host is "
+        f"reached through fio's server only (which runs jobs and says nothing of its files, devices or exports), "
+        f"and this machine's answer would be of another {what}. Give the size, e.g. {sized}, or give the host an "
+        f'`ssh = "user@host"` field in a hosts file (iolab then asks there with {tool}).'
+    )
+
+
+def _with_size(spec: str) -> str:
+    return f"{spec}{'&' if '?' in spec else '?'}size=8GiB"
+
+
 def _host_file_size(spec: str, raw: str, path: str, elsewhere: Elsewhere) -> int:
     """The size of the regular file `path` on `elsewhere`, asked with stat there."""
     given = f"Give it, e.g. file:{raw}?size=8GiB"
     if elsewhere.run is None:
-        raise IolabError(
-            f"target {spec!r}: the file's size is needed, and iolab cannot ask {elsewhere.name}: that host is "
-            f"reached through fio's server only, and this machine's file of that name is another. {given}, or "
-            'give the host an `ssh = "user@host"` field in a hosts file (iolab then asks there).'
-        )
+        raise _cannot_ask(spec, "file", elsewhere, f"file:{raw}?size=8GiB", "stat")
     r = elsewhere.run(["stat", "-L", "-c", "%s %F", "--", path], timeout=30)
     size, _, kind = r.text.strip().partition(" ")
     if not r.ok or not size.isdigit():
@@ -219,8 +280,8 @@ def parse_nbd(spec: str, text: str, elsewhere: Elsewhere | None = None) -> Targe
 def nbd_endpoints(uri: str) -> list[str]:
     """The server endpoints an NBD URI (a target's path, parse_nbd's form) reaches, each written
     one way whatever the spelling: the host resolved (getaddrinfo) to each of its addresses, every
-    loopback address (127.0.0.1, ::1, `localhost`) as `localhost`, the port given (default 10809)
-    and the export name percent-decoded; a Unix socket by its real path. Two URIs that share an
+    address of this machine (127.0.0.1, ::1, `localhost`, its interfaces' addresses) as
+    `localhost`, the port given (default 10809) and the export name percent-decoded; a Unix socket by its real path. Two URIs that share an
     endpoint reach one export: the lock and the check for one target given twice key on these,
     which the URI's text (nbd://127.0.0.1:10812 beside nbd://localhost:10812) let two runs write
     at once."""
@@ -245,6 +306,12 @@ def _endpoint_host(address: str) -> str:
         return address  # a name that did not resolve
     if ip.is_loopback or (isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped and ip.ipv4_mapped.is_loopback):
         return "localhost"
+    # An address of this machine's own interfaces (eth0's, a veth's) reaches the server a loopback
+    # address reaches when it listens on every address (nbdkit's default), so it is one endpoint
+    # with them: two runs by the two names would write one export. Two servers bound one to each
+    # address are then taken for one, which refuses a run rather than letting two write one export.
+    if host.binds_here(str(ip)):
+        return "localhost"
     return f"[{ip}]" if ip.version == 6 else str(ip)
 
 
@@ -267,16 +334,11 @@ def _nbd_size(spec: str, uri: str, needed: bool, elsewhere: Elsewhere | None) ->
     """The export's size as its server says, asked where the export is reached (None: not
     reachable and not `needed`, ?size= given)."""
     on = f" on {elsewhere.name}" if elsewhere else ""
-    sized = f"{spec}{'&' if '?' in spec else '?'}size=8GiB"
+    sized = _with_size(spec)
     if elsewhere is not None and elsewhere.run is None:
         if not needed:
             return None
-        raise IolabError(
-            f"target {spec!r}: the export's size is needed, and iolab cannot ask the NBD server{on}: that host "
-            "is reached through fio's server only (which runs jobs and says nothing of exports), and this "
-            f"machine's answer would be of another server. Give the size, e.g. {sized}, or give the host an "
-            '`ssh = "user@host"` field in a hosts file (iolab then asks there with nbdinfo).'
-        )
+        raise _cannot_ask(spec, "export", elsewhere, sized, "nbdinfo")
     r = _nbdinfo_size(uri, elsewhere)
     if not needed and (r.missing or not r.ok):
         return None
