@@ -305,19 +305,19 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def _sigterm_once_running(argv: list[str], runs: Path, n: int) -> tuple[str, dict[Path, int]]:
+def _sigterm_once_running(argv: list[str], runs: Path, n: int) -> tuple[str, str, dict[Path, int]]:
     """Start `iolab ARGV` (its SIGINT/SIGTERM at their defaults), SIGTERM it once its `n` runs are
-    running, and hand back its output and the runs it had, each with its writer's pid; fails if it
-    did not exit 143 or a run's process outlived it (killed then, never left behind)."""
+    running, and hand back its stdout, its stderr and the runs it had, each with its writer's pid;
+    fails if it did not exit 143 or a run's process outlived it (killed then, never left behind)."""
     parent = subprocess.Popen(
-        [*IOLAB, *argv], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, preexec_fn=default_signals
+        [*IOLAB, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_signals
     )
     children: dict[Path, int] = {}
     try:
         children = _running_children(runs, n, parent)
         parent.send_signal(signal.SIGTERM)
-        out, _ = parent.communicate(timeout=300)
-        assert parent.returncode == 143, out
+        out, err = parent.communicate(timeout=300)
+        assert parent.returncode == 143, out + err
     finally:
         if parent.poll() is None:
             parent.kill()
@@ -330,8 +330,8 @@ def _sigterm_once_running(argv: list[str], runs: Path, n: int) -> tuple[str, dic
         m = RunStore.open(d).manifest
         assert m.state == "interrupted" and "stopped by SIGTERM" in (m.error or ""), (d, m.state, m.error)
         assert not (d / "writer.lock").exists()  # each released its claim as it ended
-    assert "Traceback" not in out
-    return out, children
+    assert "Traceback" not in out + err
+    return out, err, children
 
 
 def test_sigterm_to_several_targets_stops_every_run_each_marked_interrupted(scratch):
@@ -341,16 +341,20 @@ def test_sigterm_to_several_targets_stops_every_run_each_marked_interrupted(scra
     specs = [f"file:{scratch}/{n}.img?size=32MiB" for n in "ab"]
     # 25 rounds of 9 one-second cells: fio's time-based cells outlast the wait for both to run
     args = ["run", "latency", "--quick", "--max-rounds", "25", "--no-report", "--runs-dir", str(runs)]
-    out, _ = _sigterm_once_running([*args, *(a for s in specs for a in ("-t", s))], runs, len(specs))
-    assert "runs that did not finish" in out
+    _, err, _ = _sigterm_once_running([*args, *(a for s in specs for a in ("-t", s))], runs, len(specs))
+    assert "runs that did not finish" in err
 
 
 def test_sigterm_to_run_repeat_stops_the_repeat_under_way_and_starts_no_other(scratch):
     # `iolab run --repeat N` died of SIGTERM at once and its repeat went on writing the target
     runs = scratch / "runs"
     args = ["run", "latency", "--quick", "--max-rounds", "25", "--no-report", "--runs-dir", str(runs)]
-    _, children = _sigterm_once_running([*args, "--repeat", "3", "-t", f"file:{scratch}/r.img?size=32MiB"], runs, 1)
+    out, err, children = _sigterm_once_running(
+        [*args, "--repeat", "3", "-t", f"file:{scratch}/r.img?size=32MiB"], runs, 1
+    )
     assert [p for p in runs.iterdir() if p.is_dir()] == list(children), "a repeat started after the stop"
+    # the stop is an error, told on standard error: stdout holds the data only
+    assert "repeat 1 of 3 ended with exit code 143" in " ".join(err.split()) and "exit code" not in out
 
 
 def test_several_targets_are_compared_however_long_the_runs_directory_on_a_narrow_console(scratch):

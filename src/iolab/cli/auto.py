@@ -441,9 +441,10 @@ def run_repeats(
     console.print(esc(f"interval: {rep['method']}"), soft_wrap=True)
     for r in records:
         console.print(f"run: {esc(r['run_id'])} ({esc(r['state'])})", soft_wrap=True)
-    if code and code != Exit.NOT_STEADY:
-        console.print(
-            f"[red]repeat {rep['repeats'] + 1} of {n} ended with exit code {code}; no further repeat was run[/]"
+    if code and code != Exit.NOT_STEADY:  # an error, so standard error: stdout holds the table only
+        print(
+            f"iolab: repeat {rep['repeats'] + 1} of {n} ended with exit code {code}; no further repeat was run",
+            file=sys.stderr,
         )
     if json_out:
         emit("run", code, runs=records, repeat=rep, **({"error": error} if error else {}))
