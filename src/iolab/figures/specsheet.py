@@ -73,8 +73,9 @@ class Verdict:
     drive: str
     criterion: Criterion
     verdict: str  # pass | fail | not-measured
-    value: float | None  # in the criterion's unit
+    value: float | None  # in `unit`
     why: str
+    unit: str = ""  # the unit `value` is in: the criterion's own, else its figure's ("" not measured)
 
 
 def load_spec_sheet(path: Path) -> SpecSheet:
@@ -221,5 +222,5 @@ def judge(
         why = f"{c.figure} = {v:,.6g} {unit}, needs {c.bounds_text() or '-'}" + (
             f" (data sheet: {c.claim:,.6g})" if c.claim is not None else ""
         )
-        out.append(Verdict(drive, c, "pass" if ok else "fail", v, why))
+        out.append(Verdict(drive, c, "pass" if ok else "fail", v, why, unit))
     return out

@@ -1,0 +1,85 @@
+"""A figure's label is true of the run it came from, by the run's own evidence, and the same run
+gives the same answer on every page: the unit beside a spec-sheet verdict's value, which
+intervals a write budget's end cut short, whether a run measured an endurance figure, the
+reduction a report caption names, and a measurement window whose rounds lost cells. Real
+`iolab` commands on small simulated drives, quick."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from .conftest import iolab
+
+pytestmark = pytest.mark.integration
+
+SIM = "sim:enterprise-sas?user_gb=0.25"
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def pdf_text(out: Path) -> str:
+    [pdf] = out.glob("*.pdf")
+    return subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+
+
+def only(runs: Path) -> Path:
+    [run] = [p for p in runs.iterdir() if (p / "manifest.json").is_file()]
+    return run
+
+
+def test_a_spec_sheet_verdict_is_shown_in_the_unit_it_was_converted_to(tmp_path):
+    """A latency criterion in ms: the value judged is in ms, and every page says ms (the fleet
+    report's table once printed the ms value beside the figure's own µs, 1000× off)."""
+    (tmp_path / "sheet.toml").write_text(
+        '[sheet]\nmodel="x"\n[[criterion]]\nfigure="ART RND 4KiB R/W 100/0"\nmax=0.15\nunit="ms"\nname="read lat"\n'
+    )
+    (tmp_path / "fleet.toml").write_text(
+        f'[fleet]\nname="f"\nspec_sheet="sheet.toml"\n[[drive]]\ntarget="{SIM}&seed={{i}}"\ncount=2\nname="sim{{i}}"\n'
+    )
+    runs = tmp_path / "runs"
+    p = iolab(
+        "run", "latency", "--quick", "--no-report", "--fleet", str(tmp_path / "fleet.toml"), "--runs-dir", str(runs)
+    )
+    assert p.returncode == 0, p.stdout + p.stderr
+    [fleet] = (runs / "fleets").iterdir()
+    verdicts = [v for r in json.loads((fleet / "report.json").read_text())["drives"] for v in r["verdicts"]]
+    assert len(verdicts) == 2 and {v["unit"] for v in verdicts} == {"ms"}, verdicts
+    assert all(0.001 < v["value"] < 10 for v in verdicts), verdicts  # a latency in ms, not µs
+    rep = iolab("report", str(fleet), "--out", str(tmp_path / "rep"))
+    assert rep.returncode == 0, rep.stderr
+    rows = [ln for ln in pdf_text(tmp_path / "rep").splitlines() if "read lat" in ln]
+    assert len(rows) == 2, rows
+    for ln, v in zip(rows, verdicts):
+        assert f"{v['value']:,.3g} ms" in ln and "µs" not in ln, ln
+    [page] = (tmp_path / "rep").glob("*.html")
+    assert len(re.findall(r"read lat</td><td>[\d.]+ ms</td>", page.read_text())) == 2
+
+
+def test_the_budget_end_cuts_short_only_what_is_shorter_than_a_cell_and_the_minimum_counts_the_rest(tmp_path):
+    """Quick WSAT on a small simulated drive: every interval the budget's end cut short (partial)
+    is shorter than the cell time, and the minimum interval printed is that of every whole one
+    (a last interval of 1.7 cells was once called partial and left out of the minimum)."""
+    runs = tmp_path / "runs"
+    p = iolab("run", "wsat", "--quick", "-t", SIM, "--no-report", "--runs-dir", str(runs))
+    assert p.returncode == 0, p.stdout + p.stderr
+    run = only(runs)
+    assert iolab("export", str(run), "-o", str(tmp_path / "e")).returncode == 0
+    cells = list(csv.DictReader((tmp_path / "e" / "cells.csv").open()))
+    length = json.loads(cells[0]["workload"])["duration_s"]
+    cut = [c for c in cells if c["partial"] == "true"]
+    whole = [c for c in cells if c["partial"] == "false"]
+    assert cut and whole and all(float(c["runtime_s"]) < length for c in cut), [
+        (c["runtime_s"], c["partial"]) for c in cells
+    ]
+    assert all(float(c["runtime_s"]) >= 0.98 * length for c in whole)
+    lowest = min(float(c["iops"]) for c in whole)
+    shown = flat(iolab("show", str(run)).stdout)
+    assert re.search(rf"IOPS, minimum interval │ {lowest:,.0f} │", shown), shown
