@@ -83,3 +83,52 @@ def test_the_budget_end_cuts_short_only_what_is_shorter_than_a_cell_and_the_mini
     lowest = min(float(c["iops"]) for c in whole)
     shown = flat(iolab("show", str(run)).stdout)
     assert re.search(rf"IOPS, minimum interval │ {lowest:,.0f} │", shown), shown
+
+
+DWPD_SHEET = '[sheet]\nmodel="x"\n[[criterion]]\nfigure="DWPD"\nmin=3\n'
+
+
+def _front(out: Path) -> str:
+    """The report's front page (Against the Spec Sheet), as text."""
+    return pdf_text(out).split("\f")[0]
+
+
+def test_dwpd_is_measured_only_by_a_run_that_measures_endurance_and_every_page_says_the_same(tmp_path):
+    """A latency run's counters (its WIPC preconditioning counted) are no endurance figure: no
+    page gives it a DWPD (its front page once said 8.206 from a whole-run WAF while show, --json
+    and the fleet said not measured). A QoS run measures endurance: show, --json, its front page
+    and the fleet's verdict give the same DWPD."""
+    (tmp_path / "dwpd.toml").write_text(DWPD_SHEET)
+    lat = tmp_path / "lat"
+    assert iolab("run", "latency", "--quick", "-t", SIM, "--no-report", "--runs-dir", str(lat)).returncode == 0
+    run = only(lat)
+    assert json.loads(iolab("show", str(run), "--json").stdout)["runs"][0]["endurance"] is None
+    assert (
+        iolab("report", str(run), "--spec-sheet", str(tmp_path / "dwpd.toml"), "--out", str(tmp_path / "D")).returncode
+        == 0
+    )
+    front = flat(_front(tmp_path / "D"))
+    assert "DWPD: not measured by this run" in front and "WAF" not in front, front
+
+    (tmp_path / "fleet.toml").write_text(
+        f'[fleet]\nname="q"\n[[drive]]\ntarget="{SIM}&seed={{i}}"\ncount=2\nname="d{{i}}"\n'
+    )
+    runs = tmp_path / "runs"
+    p = iolab("run", "qos", "--quick", "--no-report", "--fleet", str(tmp_path / "fleet.toml"), "--runs-dir", str(runs))
+    assert p.returncode == 0, p.stdout + p.stderr
+    [fleet] = (runs / "fleets").iterdir()
+    doc = json.loads(
+        iolab(
+            "fleet", fleet.name, "--runs-dir", str(runs), "--spec-sheet", str(tmp_path / "dwpd.toml"), "--json"
+        ).stdout
+    )
+    for row in doc["drives"]:
+        [v] = row["verdicts"]
+        e = json.loads(iolab("show", row["run_dir"], "--json").stdout)["runs"][0]["endurance"]
+        assert e["dwpd"] > 0 and v["value"] == pytest.approx(e["dwpd"]) and v["verdict"] in ("pass", "fail"), (v, e)
+        assert f"DWPD {e['dwpd']:.2f} over" in flat(iolab("show", row["run_dir"]).stdout)
+        out = tmp_path / row["name"]
+        rep = iolab("report", row["run_dir"], "--spec-sheet", str(tmp_path / "dwpd.toml"), "--out", str(out))
+        assert rep.returncode == 0, rep.stderr
+        front = flat(_front(out))
+        assert f"DWPD (WAF {e['waf']:.2f}, {e['short']})" in front and f"{e['dwpd']:,.4g}" in front, front

@@ -13,7 +13,8 @@ TOML:
     name = "4K random write"            # optional: the criterion's name in reports and JUnit
 
 or CSV with the header `figure,min,max,unit,claim,name` (empty cells: not given). A criterion
-on something the run does not measure (DWPD, UBER, power) is judged "not-measured", never passed."""
+on something the run does not measure (UBER, power; DWPD from a run whose test does not measure
+endurance: figures/endurance.measures_endurance) is judged "not-measured", never passed."""
 
 from __future__ import annotations
 
