@@ -9,10 +9,10 @@ from __future__ import annotations
 import csv
 import json
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
+from pypdf import PdfReader
 
 from .conftest import iolab
 
@@ -25,9 +25,10 @@ def flat(text: str) -> str:
     return " ".join(text.split())
 
 
-def pdf_text(out: Path) -> str:
+def pdf_pages(out: Path) -> list[str]:
+    """The report's pages as text, each flattened (words one space apart)."""
     [pdf] = out.glob("*.pdf")
-    return subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    return [flat(pg.extract_text()) for pg in PdfReader(pdf).pages]
 
 
 def only(runs: Path) -> Path:
@@ -55,10 +56,16 @@ def test_a_spec_sheet_verdict_is_shown_in_the_unit_it_was_converted_to(tmp_path)
     assert all(0.001 < v["value"] < 10 for v in verdicts), verdicts  # a latency in ms, not µs
     rep = iolab("report", str(fleet), "--out", str(tmp_path / "rep"))
     assert rep.returncode == 0, rep.stderr
-    rows = [ln for ln in pdf_text(tmp_path / "rep").splitlines() if "read lat" in ln]
-    assert len(rows) == 2, rows
-    for ln, v in zip(rows, verdicts):
-        assert f"{v['value']:,.3g} ms" in ln and "µs" not in ln, ln
+    text = " ".join(pdf_pages(tmp_path / "rep"))
+    for r in ("sim1", "sim2"):
+        v = next(
+            v
+            for row in json.loads((fleet / "report.json").read_text())["drives"]
+            if row["name"] == r
+            for v in row["verdicts"]
+        )
+        assert f"{r} read lat {v['value']:,.3g} ms pass" in text, text
+    assert "µs pass" not in text
     [page] = (tmp_path / "rep").glob("*.html")
     assert len(re.findall(r"read lat</td><td>[\d.]+ ms</td>", page.read_text())) == 2
 
@@ -90,7 +97,7 @@ DWPD_SHEET = '[sheet]\nmodel="x"\n[[criterion]]\nfigure="DWPD"\nmin=3\n'
 
 def _front(out: Path) -> str:
     """The report's front page (Against the Spec Sheet), as text."""
-    return pdf_text(out).split("\f")[0]
+    return pdf_pages(out)[0]
 
 
 def test_dwpd_is_measured_only_by_a_run_that_measures_endurance_and_every_page_says_the_same(tmp_path):
@@ -107,7 +114,7 @@ def test_dwpd_is_measured_only_by_a_run_that_measures_endurance_and_every_page_s
         iolab("report", str(run), "--spec-sheet", str(tmp_path / "dwpd.toml"), "--out", str(tmp_path / "D")).returncode
         == 0
     )
-    front = flat(_front(tmp_path / "D"))
+    front = _front(tmp_path / "D")
     assert "DWPD: not measured by this run" in front and "WAF" not in front, front
 
     (tmp_path / "fleet.toml").write_text(
@@ -130,5 +137,30 @@ def test_dwpd_is_measured_only_by_a_run_that_measures_endurance_and_every_page_s
         out = tmp_path / row["name"]
         rep = iolab("report", row["run_dir"], "--spec-sheet", str(tmp_path / "dwpd.toml"), "--out", str(out))
         assert rep.returncode == 0, rep.stderr
-        front = flat(_front(out))
+        front = _front(out)
         assert f"DWPD (WAF {e['waf']:.2f}, {e['short']})" in front and f"{e['dwpd']:,.4g}" in front, front
+
+
+def _page(pages: list[str], *words: str) -> list[str]:
+    return [p for p in pages if all(w in p for w in words)]
+
+
+def test_each_caption_names_the_reduction_its_figure_shows_and_preconditioning_is_named_by_what_ran(tmp_path):
+    """The MRT's 3D column plot and heat map show each cell's maximum over the window and say
+    so (they once said "mean", as the 2D page did not); a QoS run's RND 4 KiB W preconditioning
+    is workload-dependent (WDPC), a latency run's SEQ 128 KiB W fill is the WIPC."""
+    runs = tmp_path / "runs"
+    for test in ("latency", "qos"):
+        p = iolab("run", test, "--quick", "-t", SIM, "--runs-dir", str(runs / test))
+        assert p.returncode == 0, p.stdout + p.stderr
+    lat = pdf_pages(only(runs / "latency") / "report")
+    for title in ("Maximum Response Time — 3D Column Plot", "Maximum Response Time — Heat Map"):
+        [page] = _page(lat, title, "Source:")
+        assert "maximum of each cell over the measurement window" in page and "mean of each cell" not in page, page
+    for title in ("Average Response Time — 3D Column Plot", "Average Response Time — Heat Map"):
+        [page] = _page(lat, title, "Source:")
+        assert "mean of each cell over the measurement window" in page, page
+    assert re.search(r"PC1 \(WIPC\) SEQ 128KiB W", lat[0]), lat[0]
+    qos = pdf_pages(only(runs / "qos") / "report")
+    assert "PC1 (WIPC) none" in qos[0] and re.search(r"PC2 \(WDPC\) RND 4KiB W, TC4×QD32", qos[0]), qos[0]
+    assert not re.search(r"PC1 \(WIPC\) RND", " ".join(qos))
