@@ -9,6 +9,8 @@ from __future__ import annotations
 import csv
 import json
 import re
+import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -164,3 +166,36 @@ def test_each_caption_names_the_reduction_its_figure_shows_and_preconditioning_i
     qos = pdf_pages(only(runs / "qos") / "report")
     assert "PC1 (WIPC) none" in qos[0] and re.search(r"PC2 \(WDPC\) RND 4KiB W, TC4×QD32", qos[0]), qos[0]
     assert not re.search(r"PC1 \(WIPC\) RND", " ".join(qos))
+
+
+def test_a_complete_round_whose_cell_rows_were_deleted_is_refused_not_averaged_over_fewer_rounds(tmp_path):
+    """Deleting one cell of round 3 left show saying "measurement window: rounds 1–5" over a
+    4-round mean and audit passing: a round marked complete holds every cell the run's plan says
+    it ran, else every command refuses the run, as for a value no run stores. The untouched run,
+    and one stopped mid-round (its last round not complete), read as before."""
+    runs = tmp_path / "runs"
+    assert iolab("run", "latency", "--quick", "-t", SIM, "--no-report", "--runs-dir", str(runs)).returncode == 0
+    run = only(runs)
+    copy = tmp_path / "copy"
+    shutil.copytree(run, copy)
+    with sqlite3.connect(copy / "results.db") as db:
+        assert db.execute("DELETE FROM cells WHERE round=3 AND cell_key='100/0 8KiB'").rowcount == 1
+    said = "phase 'main' round 3 is marked complete but holds 8 of its 9 planned cells (missing: '100/0 8KiB')"
+    for args in (
+        ("show",),
+        ("audit",),
+        ("export", "-o", str(tmp_path / "e")),
+        ("report", "--out", str(tmp_path / "r")),
+    ):
+        p = iolab(args[0], str(copy), *args[1:])
+        assert p.returncode == 2 and said in flat(p.stderr) and "Traceback" not in p.stderr, (args, p.stdout, p.stderr)
+    doc = json.loads(iolab("show", str(copy), "--json").stdout)
+    assert doc["exit_code"] == 2 and said in flat(doc["error"])
+    assert iolab("show", str(run)).returncode == 0 and iolab("audit", str(run)).returncode == 0
+    # a round the run had not finished is no complete round: the run reads, its rounds before it
+    with sqlite3.connect(copy / "results.db") as db:
+        db.execute("UPDATE rounds SET complete=0 WHERE round=3")
+        db.execute("DELETE FROM rounds WHERE round>3")
+        db.execute("DELETE FROM steady")
+    shown = iolab("show", str(copy))
+    assert shown.returncode == 0 and "2 complete rounds" in flat(shown.stdout), shown.stdout + shown.stderr
