@@ -12,7 +12,6 @@ from typing import Any
 from iolab.figures.specmatch import Measured, SpecLine, match, record_figures, run_reasons, tally
 from iolab.figures.specsheet import SpecSheet
 from iolab.pages.report.model import CONTENT_MM, LINE_CHARS, Page, Table, Text, block_height
-from iolab.pages.report.rundata import RunData
 from iolab.pages.report.sections import table_pages
 
 TITLE = "Against the Spec Sheet"
@@ -64,7 +63,7 @@ def _text_height(paragraphs: list[str]) -> float:
     return 6.0 + 5.0 * lines + 2.0 * len(paragraphs)
 
 
-def front_pages(run: RunData, record: dict[str, Any], sheet: SpecSheet) -> list[Page]:
+def front_pages(record: dict[str, Any], sheet: SpecSheet) -> list[Page]:
     lines, reasons = spec_lines(record, sheet)
     return layout(lines, reasons, str(record.get("run_id")), sheet)
 
