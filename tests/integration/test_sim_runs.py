@@ -195,10 +195,11 @@ def test_quick_wsat_on_the_default_drive_shows_its_fall(tmp_path):
     assert f"{win[0]:.2f} over the measurement window" in text and f"{whole[0]:.2f} over the whole phase" in text, text
 
 
-def test_wsat_budget_end_on_the_sim_is_one_partial_interval_with_its_true_rate(tmp_path):
+def test_wsat_budget_end_on_the_sim_cuts_short_only_what_is_shorter_than_a_cell(tmp_path):
     # On SMALL at 1 s intervals the 6.3× budget is 1.7 intervals from its end after interval 18:
-    # interval 19 takes the rest by bytes (run/budget.py) instead of leaving 0.76 of an interval
-    # to a 20th.
+    # interval 19 runs its whole second, and the budget's end (run/budget.py) cuts short only the
+    # last 0.7 of an interval, a capped interval and a final one by bytes. It once made the last
+    # 1.7 one interval by bytes, longer than a cell, called partial and left out of the minimum.
     runs = tmp_path / "runs"
     p = iolab(
         "run",
@@ -216,22 +217,24 @@ def test_wsat_budget_end_on_the_sim_is_one_partial_interval_with_its_true_rate(t
     assert p.returncode == 0, p.stderr + p.stdout
     store = only_run(runs)
     cells = store.cells()
-    *full, last = cells
-    assert full and not any(c.partial for c in full) and all(0.98 <= c.runtime_s < 1.05 for c in full)
-    # the budget, not the cell time, ended it (by bytes alone): partial, longer than the cell time
-    # here, reported with its true length and rate (IOs over that length), close to the interval
-    # before (no fake jump or drop)
-    assert last.partial and last.workload["duration_s"] is None and 1.05 < last.runtime_s <= 2.0, last.runtime_s
-    assert last.iops == pytest.approx(last.write_ios / last.runtime_s, rel=1e-3)
-    assert 0.9 * full[-1].iops < last.iops < 1.1 * full[-1].iops, [round(c.iops) for c in cells]
+    full = [c for c in cells if not c.partial]
+    cut = cells[len(full) :]
+    assert full == cells[: len(full)] and all(0.98 <= c.runtime_s < 1.05 for c in full), [c.runtime_s for c in cells]
+    # what the budget ended is shorter than the cell time, reported with its true length and rate
+    # (IOs over that length), close to the interval before (no fake jump or drop)
+    last = cells[-1]
+    assert cut and last.workload["duration_s"] is None and all(c.runtime_s < 0.98 for c in cut), cut
+    for c in cut:
+        assert c.iops == pytest.approx(c.write_ios / c.runtime_s, rel=1e-3)
+        assert 0.9 * full[-1].iops < c.iops < 1.1 * full[-1].iops, [round(c.iops) for c in cells]
     # ... and it is not counted as a complete round
-    assert f"{counted(len(full), 'complete round')} and round {last.round} (partial, " in " ".join(p.stdout.split()), (
-        p.stdout
-    )
+    said = f"{counted(len(full), 'complete round')} and round {cut[0].round} (partial, "
+    assert said in " ".join(p.stdout.split()), p.stdout
     budget = int(6.3 * 400 * 2**20)  # exactly, to whole blocks per thread
     assert budget <= sum(c.write_bytes for c in cells) < budget + 64 * 4096
     [ph] = summarise(store)
-    assert last.round not in ph.window and all(last.round not in v.rounds for v in ph.verdicts)
+    assert all(c.round not in ph.window and all(c.round not in v.rounds for v in ph.verdicts) for c in cut)
+    assert ph.window[-1] == full[-1].round  # the last whole interval is in the window
 
 
 def test_runs_gives_each_non_compliant_run_its_own_reason(tmp_path):

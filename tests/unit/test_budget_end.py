@@ -14,7 +14,7 @@ import pytest
 from iolab.api import registry
 from iolab.figures.summary import summarise
 from iolab.run import resume
-from iolab.run.budget import PACE_INTERVALS
+from iolab.run.budget import FINAL_PACES, KEEP_PACES, PACE_INTERVALS
 from iolab.run.runner import Runner, cell_tag
 from iolab.run.runstart import RunOptions, start
 from iolab.store.runstore import RunStore
@@ -56,12 +56,18 @@ def test_the_budget_end_leaves_no_sliver_whatever_the_rate(tmp_path, pattern, bu
     # the budget exactly: the last cap is rounded up to whole blocks per thread, no more
     assert budget <= sum(c.write_bytes for c in cells) < budget + THREADS * BS, shape
     last = cells[-1]
-    # no sliver: the last interval writes at least half of a typical interval ...
-    assert last.write_bytes >= statistics.median(c.write_bytes for c in cells) / 2, shape
-    # ... as it writes at least what a whole interval wrote at the highest recent rate before
+    # no sliver: the last interval writes at least a quarter of a typical interval ...
+    assert last.write_bytes >= statistics.median(c.write_bytes for c in cells) / 4, shape
+    # ... as it writes at least what a quarter interval wrote at the highest recent rate before
     # the interval ahead of it, which kept that back
     if len(cells) >= 3:
-        assert last.write_bytes >= pace_before(cells, len(cells) - 2), shape
+        assert last.write_bytes >= KEEP_PACES * pace_before(cells, len(cells) - 2), shape
+        # and at most half a pace: the budget's end never makes one interval of what a whole
+        # interval and more would measure (it was once one to two paces, longer than a whole
+        # interval and still partial, left out of the window and the minimum)
+        assert last.write_bytes <= FINAL_PACES * pace_before(cells, len(cells) - 1) + THREADS * BS, shape
+    if pattern in ("steady", "triples"):  # the rate never falls below half its pace
+        assert all(c.runtime_s < 0.98 for c in cells if c.partial), shape
     # partial: the intervals the budget ended, the last one (by bytes alone) and the one before
     # it if its cap ended it early; every other interval ran its planned second
     *whole, before = cells[:-1]
@@ -74,8 +80,9 @@ def test_the_budget_end_leaves_no_sliver_whatever_the_rate(tmp_path, pattern, bu
 
 
 def test_resume_ends_the_budget_as_the_run_would_have(tmp_path, monkeypatch):
-    # 1000 IOPS for 6 intervals, 3000 in interval 7: its cap (keeping 1000 IOs back) ends it at
-    # 1700 IOs, 0.567 s (partial); interval 8 writes the last 1000 IOs by bytes alone (partial).
+    # 1000 IOPS for 6 intervals, 3000 in interval 7: its cap (keeping a quarter pace, 250 IOs,
+    # back) ends it at 2448 IOs (whole blocks per thread), 0.816 s (partial); interval 8 writes
+    # the last 252 IOs by bytes alone (partial).
     # Killed as interval 8 starts, the resumed run takes the pace from the stored intervals and
     # leaves both partial intervals out of the steady-state history, as the runner does.
     budget = 8 * PACE + 700 * BS
@@ -101,26 +108,27 @@ def test_resume_ends_the_budget_as_the_run_would_have(tmp_path, monkeypatch):
 
     assert ending(s.dir) == ending(whole.dir)
     cells, window = ending(s.dir)
-    assert cells[-2:] == [(1700 * BS, 0.567, True), (1000 * BS, 1.0, True)] and window == (2, 3, 4, 5, 6)
+    assert cells[-2:] == [(2448 * BS, 0.816, True), (252 * BS, 0.252, True)] and window == (2, 3, 4, 5, 6)
 
 
 def test_a_last_interval_recovered_from_raw_is_partial(tmp_path, monkeypatch):
     # The run dies after fio wrote the last interval's output and before the store had it
     # (a fixture's fio output, 237 MB of writes, stands in): resume stores it from raw/, marked
-    # as the runner would have, the budget's last interval by bytes alone, partial. At 40,000
-    # IOPS the last interval was to write 1.7 × 164 MB, so the phase goes on at round 9.
-    tested = int(8.7 * 40 * PACE / 4) // BS * BS  # a budget of 4 × the tested range, as within the target
-    plan = registry.build_plan("wsat", profile(capacity_limit=tested, wsat_capacity_multiple=4), TARGET)
-    s = start(plan, TARGET, KeepingEngine(lambda rnd, call: 40_000), RunOptions(), tmp_path)
+    # as the runner would have, the budget's last interval by bytes alone, partial. At 120,000
+    # IOPS the last interval was to write 0.49 × 492 MB (241 MB, at most half a pace), more than
+    # the fixture's 237 MB, so the phase goes on at round 9.
+    tested = int(7.49 * 120 * PACE / 8) // BS * BS  # a budget of 8 × the tested range, as within the target
+    plan = registry.build_plan("wsat", profile(capacity_limit=tested, wsat_capacity_multiple=8), TARGET)
+    s = start(plan, TARGET, KeepingEngine(lambda rnd, call: 120_000), RunOptions(), tmp_path)
     with pytest.raises(KeyboardInterrupt):
-        Runner(plan, TARGET, KeepingEngine(lambda rnd, call: 40_000, interrupt_at=8), s, RunOptions()).run()
+        Runner(plan, TARGET, KeepingEngine(lambda rnd, call: 120_000, interrupt_at=8), s, RunOptions()).run()
     s.close()
     tag = cell_tag("main", 8, 0, plan.phases[0].cells[0].key)
     for f in FIO_FIXTURES.glob("randrw*"):
         shutil.copy(f, s.dir / "raw" / f.name.replace("randrw", tag))
     monkeypatch.setattr(resume.targets, "parse_target", lambda spec: TARGET)
     monkeypatch.setattr(resume, "engine_class", lambda target: KeepingEngine)
-    r, _ = resume.prepare(s.dir, lambda t, **_: KeepingEngine(lambda rnd, call: 40_000), registry.build_plan)
+    r, _ = resume.prepare(s.dir, lambda t, **_: KeepingEngine(lambda rnd, call: 120_000), registry.build_plan)
     assert any("recovered 1 cell of round 8" in n for n in r.notes) and r.start.round == 9, r.notes
     cells = RunStore.open(s.dir).cells()
     assert [c.round for c in cells] == list(range(1, 9)) and cells[-1].workload["duration_s"] is None

@@ -511,9 +511,9 @@ def test_write_amplification_is_not_reported_where_the_engine_counts_no_flash_wr
 
 def test_wsat_report_marks_the_partial_last_interval_and_leaves_it_out_of_the_figures(tmp_path):
     # 1,400, 1,300, 1,200, 1,100 IOPS × 4 KiB in 1 s intervals, then 2,400 IOPS: the budget's
-    # last 1,920 IOs (interval 5, the rest by bytes) take 0.8 s (a report dividing by the planned
-    # 1 s would show 1,920 IOPS)
-    budget = (1400 + 1300 + 1200 + 1100 + 1920) * 4096
+    # last 672 IOs (interval 5, the rest by bytes: at most half a pace) take 0.28 s (a report
+    # dividing by the planned 1 s would show 672 IOPS)
+    budget = (1400 + 1300 + 1200 + 1100 + 672) * 4096
     run = record(
         tmp_path,
         "wsat",
@@ -523,7 +523,7 @@ def test_wsat_report_marks_the_partial_last_interval_and_leaves_it_out_of_the_fi
     )
     doc = build_document(RunData.load(run, tmp_path / "out"))
     html = text_of(doc)
-    assert "5 (partial, 0.8 s)" in html
+    assert "5 (partial, 0.28 s)" in html
     assert "Intervals measured" in html and "5 (1 partial)" in html
     # the minimum and maximum over full intervals: intervals 4 and 1, never the partial interval's 2,400
     assert "Minimum / maximum interval IOPS (full intervals)" in html and "1,100 / 1,400" in html

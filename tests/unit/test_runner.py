@@ -211,8 +211,9 @@ def test_wsat_budget_ending_mid_interval_is_a_marked_partial_interval(tmp_path):
     from iolab.api.runs import key_metrics
 
     # 1000 IOPS × 4 KiB = 4,096,000 B per 1 s interval, then 3000 IOPS in interval 5: the budget's
-    # last 1.5 intervals (at 1000 IOPS) take it 0.5 s, ending it before its planned second.
-    budget = 4 * 4_096_000 + 1500 * 4096
+    # last 448 IOs (under half an interval at 1000 IOPS: the final one, by bytes) take it 0.149 s,
+    # ending it before its planned second.
+    budget = 4 * 4_096_000 + 448 * 4096
     engine = ScriptedEngine(lambda rnd, call: 3000 if rnd == 5 else 1000)
     _, store = go(tmp_path, "wsat", engine, capacity_limit=budget, wsat_capacity_multiple=1)
     [ph] = summarise(store)
@@ -220,8 +221,8 @@ def test_wsat_budget_ending_mid_interval_is_a_marked_partial_interval(tmp_path):
     assert [c.round for c in cells] == [1, 2, 3, 4, 5]
     assert [c.partial for c in cells] == [False, False, False, False, True]
     last = cells[-1]
-    # reported with its true length and true rate, not 1500 IOs over a full second
-    assert last.runtime_s == pytest.approx(0.5) and last.iops == pytest.approx(3000)
+    # reported with its true length and true rate, not 448 IOs over a full second
+    assert last.runtime_s == pytest.approx(448 / 3000) and last.iops == pytest.approx(3000)
     assert sum(c.write_bytes for c in cells) == budget
     # the partial interval is not a window round; the window mean and the comparison use full intervals
     assert 5 not in ph.window and all(5 not in v.rounds for v in ph.verdicts)
@@ -231,17 +232,20 @@ def test_wsat_budget_ending_mid_interval_is_a_marked_partial_interval(tmp_path):
     assert minimum.get([ph]) == pytest.approx(1000) and first.get([ph]) == pytest.approx(1000)
 
 
-def test_wsat_folds_a_tiny_budget_remainder_into_the_interval_before(tmp_path):
-    # The budget ends 8 IOs (32 KiB) after interval 3: no 8-IO interval is made of that.
+def test_wsat_makes_no_tiny_interval_of_a_tiny_budget_remainder(tmp_path):
+    # The budget ends 8 IOs (32 KiB) after interval 3: no 8-IO interval is made of that. Interval
+    # 3's cap keeps a quarter pace (250 IOs) back, so it ends at 756 IOs (whole blocks per thread),
+    # and the last 252 IOs run by bytes: both partial, neither a whole cell time (once the last 1,008 IOs ran as one
+    # interval of 1.008 s, longer than a cell and still partial).
     budget = 3 * 4_096_000 + 8 * 4096
     engine = ScriptedEngine(lambda rnd, call: 1000)
     _, store = go(tmp_path, "wsat", engine, capacity_limit=budget, wsat_capacity_multiple=1)
     cells = store.cells()
     assert sum(c.write_bytes for c in cells) == budget
-    assert [c.round for c in cells] == [1, 2, 3]
-    # the last interval took the rest by bytes, its true length; the budget ended it, so it is partial
-    assert cells[-1].runtime_s == pytest.approx(1.008) and cells[-1].workload["duration_s"] is None
-    assert [c.partial for c in cells] == [False, False, True]
+    assert [c.round for c in cells] == [1, 2, 3, 4]
+    # the last interval took the rest by bytes, its true length; the budget ended both, so they are partial
+    assert [round(c.runtime_s, 3) for c in cells[2:]] == [0.756, 0.252] and cells[-1].workload["duration_s"] is None
+    assert [c.partial for c in cells] == [False, False, True, True]
 
 
 def test_old_run_database_without_the_partial_column_still_reads(tmp_path):
@@ -249,9 +253,9 @@ def test_old_run_database_without_the_partial_column_still_reads(tmp_path):
 
     from iolab.pages.export import collect
 
-    # Interval 4 runs at 3000 IOPS into the cap that keeps one interval (1000 IOs) back for the
-    # last: it ends after 1700 IOs, 0.567 s into its planned second (a timed interval, as the
-    # first release's partial ones were); interval 5 writes the last 1000 IOs in 1 s by bytes
+    # Interval 4 runs at 3000 IOPS into the cap that keeps a quarter interval (250 IOs) back for
+    # the last: it ends after 2448 IOs, 0.816 s into its planned second (a timed interval, as the
+    # first release's partial ones were); interval 5 writes the last 252 IOs in 0.252 s by bytes
     # alone, partial too, a kind of interval the first release never stored (read as whole).
     budget = 5 * 4_096_000 + 700 * 4096
     engine = ScriptedEngine(lambda rnd, call: 3000 if rnd == 4 else 1000)
@@ -281,7 +285,7 @@ def test_old_run_database_without_the_partial_column_still_reads(tmp_path):
     buf = io.StringIO()
     show(old, Console(file=buf, width=200))
     text = buf.getvalue()
-    assert "4 (partial, 0.567 s)" in text and "last 4 full intervals mean 1,000 IOPS" in text
+    assert "4 (partial, 0.816 s)" in text and "last 4 full intervals mean 1,000 IOPS" in text
     # the window skips the partial interval and says so; round 4 is no complete round
     assert "measurement window: rounds 1–3, 5" in text and "4 complete rounds and round 4 (partial" in text
 

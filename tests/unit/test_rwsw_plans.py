@@ -212,11 +212,11 @@ def test_the_last_interval_of_a_mixed_workload_gets_enough_io_for_the_remaining_
         (half, 100 * MiB, 210 * MiB),
         (writes, 100 * MiB, 100 * MiB),
         (reads, 100 * MiB, None),
-        (half, 1000 * MiB, 2100 * MiB),
+        (half, 300 * MiB, 630 * MiB),
     ):
         cell = Cell("c", w, "", 0)
         phase = Phase("p", (cell,), (), budget_write_bytes=1000 * MiB)
-        # the last interval wrote 600 MiB of writes in its 1 s: the rest is at most two such, the final interval
+        # the last interval wrote 600 MiB of writes in its 1 s: the rest is at most half such, the final interval
         got = within_budget(phase, cell, 1000 * MiB - remaining, [(600 * MiB, 1.0)]).workload.bytes_budget
         assert got == pytest.approx(expected, abs=1) if expected else got is None  # a read-only interval is not capped
 

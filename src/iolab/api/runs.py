@@ -334,7 +334,7 @@ def build_document(run: RunData, sheet: SpecSheet | None = None) -> Document:
             record = run_record(store)
         finally:
             store.close()
-        pages = front_pages(run, record, sheet) + pages
+        pages = front_pages(record, sheet) + pages
     return _build_document(
         run, pages + parts_pages(run) + power_pages(run) + details_pages(run), test.report_heading if test else None
     )

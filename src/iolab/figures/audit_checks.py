@@ -17,7 +17,7 @@ from typing import Any
 from iolab.core.cellschema import CellRow
 from iolab.core.errors import IolabError
 from iolab.core.units import counted, measurable
-from iolab.figures.endurance import steady_random_write
+from iolab.figures.endurance import measures_endurance, steady_random_write
 from iolab.figures.phaseend import since_last_purge
 from iolab.figures.summary import PhaseSummary, summarise
 from iolab.store import bulk as storebulk
@@ -406,7 +406,7 @@ def endurance_basis(v: RunView) -> Outcome:
     """The cells endurance.py says its TBW and DWPD rest on, looked up in the stored window
     they came from: every one must have written incompressible data (a compressing drive's
     WAF on compressible data flatters them)."""
-    if "pe_cycles" not in v.m.plan.get("values", {}):
+    if not measures_endurance(v.m):
         return Outcome(NA, "the run states no endurance figures")
     w = steady_random_write(v.summaries)
     if w is None:

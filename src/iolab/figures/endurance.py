@@ -197,6 +197,34 @@ def _rating(manifest: Manifest, name: str, rated: str, option: str) -> tuple[flo
     return (float(own), "preset") if own else (None, "")
 
 
+def measures_endurance(manifest: Manifest) -> bool:
+    """Whether the run's test measures endurance: it declares the endurance parameters (rated
+    P/E cycles, warranty) and its report has an Endurance page. Only such a run has TBW and DWPD,
+    on the basis that page states; any other run's counters (a latency run's, its WIPC
+    preconditioning counted) are no endurance figure of the drive (specsheet.py: a criterion on
+    DWPD is "not measured" by it), on every page alike."""
+    return "pe_cycles" in manifest.plan.get("values", {})
+
+
+def endurance_record(manifest: Manifest, phases: list[PhaseSummary], preconditioning: list[CellRow]) -> dict | None:
+    """The run's endurance figures as its run record (`--json`) holds them, read by the front
+    page and the fleet's spec-sheet verdicts alike; None for a run that does not measure
+    endurance (measures_endurance) or has no WAF to rest them on."""
+    if not measures_endurance(manifest) or not phases:
+        return None
+    e = endurance(manifest, phases, preconditioning)
+    if e.waf is None:
+        return None
+    return {
+        "waf": e.waf.value,
+        "basis": e.waf.basis,
+        "short": e.waf.short,
+        "tbw_bytes": e.tbw,
+        "dwpd": e.dwpd,
+        "warranty_years": e.years[0],
+    }
+
+
 def endurance(manifest: Manifest, phases: list[PhaseSummary], preconditioning: list[CellRow]) -> Endurance:
     waf = endurance_waf(manifest, phases, preconditioning)
     ops = [r.counters["op"] for ph in phases for r in ph.rows if "op" in r.counters]
@@ -209,4 +237,14 @@ def endurance(manifest: Manifest, phases: list[PhaseSummary], preconditioning: l
     return Endurance(waf, physical, pe, years, tbw, dwpd)
 
 
-__all__ = ["Endurance", "Waf", "endurance", "endurance_waf", "names_text", "steady_random_write", "written"]
+__all__ = [
+    "Endurance",
+    "Waf",
+    "endurance",
+    "endurance_record",
+    "endurance_waf",
+    "measures_endurance",
+    "names_text",
+    "steady_random_write",
+    "written",
+]

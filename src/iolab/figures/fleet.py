@@ -113,6 +113,11 @@ def drive_figures(name: str, labels: dict[str, str], state: str, record: dict | 
         if isinstance(v, (int, float)) and v == v and abs(v) != float("inf"):
             figs[f["name"]] = float(v)
             meta[f["name"]] = {"unit": f["unit"], "direction": f["direction"], "kind": f.get("kind", "value")}
+    # DWPD only where the run measured it (a test that measures endurance: its record says so)
+    dwpd = ((record or {}).get("endurance") or {}).get("dwpd")
+    if isinstance(dwpd, (int, float)) and dwpd == dwpd and abs(dwpd) != float("inf"):
+        figs["DWPD"] = float(dwpd)
+        meta["DWPD"] = {"unit": "", "direction": "higher-is-better", "kind": "value"}
     return DriveFigures(name, dict(labels), state, figs, meta, conditions_of(record))
 
 

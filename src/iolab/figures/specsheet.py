@@ -13,7 +13,8 @@ TOML:
     name = "4K random write"            # optional: the criterion's name in reports and JUnit
 
 or CSV with the header `figure,min,max,unit,claim,name` (empty cells: not given). A criterion
-on something the run does not measure (DWPD, UBER, power) is judged "not-measured", never passed."""
+on something the run does not measure (UBER, power; DWPD from a run whose test does not measure
+endurance: figures/endurance.measures_endurance) is judged "not-measured", never passed."""
 
 from __future__ import annotations
 
@@ -73,8 +74,9 @@ class Verdict:
     drive: str
     criterion: Criterion
     verdict: str  # pass | fail | not-measured
-    value: float | None  # in the criterion's unit
+    value: float | None  # in `unit`
     why: str
+    unit: str = ""  # the unit `value` is in: the criterion's own, else its figure's ("" not measured)
 
 
 def load_spec_sheet(path: Path) -> SpecSheet:
@@ -221,5 +223,5 @@ def judge(
         why = f"{c.figure} = {v:,.6g} {unit}, needs {c.bounds_text() or '-'}" + (
             f" (data sheet: {c.claim:,.6g})" if c.claim is not None else ""
         )
-        out.append(Verdict(drive, c, "pass" if ok else "fail", v, why))
+        out.append(Verdict(drive, c, "pass" if ok else "fail", v, why, unit))
     return out

@@ -109,6 +109,7 @@ def _verdict(v: Verdict) -> dict:
         "figure": v.criterion.figure,
         "verdict": v.verdict,
         "value": v.value,
+        "unit": v.unit or None,  # the unit `value` is in (the criterion's, else its figure's)
         "why": v.why,
     }
 

@@ -22,6 +22,7 @@ from iolab.core.errors import Exit
 from iolab.core.steady import STEADY_NOT_EVALUATED, STEADY_NOT_SHOWN, SteadyState, run_steady_state
 from iolab.figures.audit import Audit, kinds_of, stored_audit
 from iolab.figures.compare import KeyMetric
+from iolab.figures.endurance import endurance_record
 from iolab.figures.summary import PhaseSummary, summarise, summarise_phase, unstored_tracking
 from iolab.store.manifest import manifest_of, unknown_parts
 from iolab.store.resultsdb import unknown_schema
@@ -179,6 +180,8 @@ def run_record(store: RunStore, figures: Figures | None, reports: Sequence = ())
         "phases": [_phase(ph, audit) for ph in phases],
         "decisions": [{**d, "text": decision_text(d)} for d in m.decisions],
         "figures": _figures(store, phases, figures, audit),
+        # TBW and DWPD, only from a run whose test measures endurance (None: it does not)
+        "endurance": endurance_record(m, phases, store.cells(kind="precondition")),
         "audit": audit.to_dict(),
         "reports": [str(p) for p in reports],
         # what a newer iolab stored that this one does not know (kept, not read)

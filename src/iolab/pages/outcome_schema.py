@@ -133,6 +133,20 @@ DEFS = {
             "audit": _ref("audit"),
             "ignored_options": _t("object"),
             "uid": STR_OR_NULL,
+            # TBW and DWPD with the WAF and its basis; null for a run whose test measures no endurance
+            "endurance": {
+                **_obj(
+                    {
+                        "waf": NUM,
+                        "basis": _t("string"),
+                        "short": _t("string"),
+                        "tbw_bytes": _t("number", "null"),
+                        "dwpd": _t("number", "null"),
+                        "warranty_years": _t("number", "null"),
+                    }
+                ),
+                "type": ["object", "null"],
+            },
             # what a newer iolab stored in the run that this one does not know (kept, not read)
             "unknown": _arr(_t("string")),
         },

@@ -12,15 +12,19 @@ limit and may take the whole rest:
 - The *pace* is what one interval of the planned length writes at the highest rate of the
   cell's last PACE_INTERVALS intervals (recent ones: a purged drive's fresh-out-of-box rate
   would make it many intervals long).
-- While more than FINAL_PACES paces are left, an interval runs its planned length with a cap
-  that keeps one pace back. If the rate leaps past every recent one, the cap ends it early
-  (marked partial) after more than a pace, and exactly a pace is left.
-- Once at most FINAL_PACES paces are left, the interval is the final one: all of the rest, by
-  bytes only, with no time limit, so it never leaves a remainder. It writes at least one pace
-  (the interval before it kept that back) and at most FINAL_PACES: one to two planned lengths
-  at the pace's rate, shorter only if the rate in it beats every recent one, longer if the
-  target is slower than its fastest recent interval (the phase's time budget is held between
-  intervals, as always: see the end of this module).
+- While more than FINAL_PACES (half a pace) is left, an interval runs its planned length with a
+  cap that keeps KEEP_PACES (a quarter pace) back. If the rate leaps past every recent one, or
+  little more than the final's share is left, the cap ends it early (marked partial) after at
+  least a quarter pace, and exactly a quarter pace is left.
+- Once at most half a pace is left, the interval is the final one: all of the rest, by bytes
+  only, with no time limit, so it never leaves a remainder. It writes a quarter to half a pace
+  (the interval before it kept a quarter back): a quarter to half a planned length at the pace's
+  rate, so every stretch of a planned length is measured as a whole interval, and the one the
+  budget's end cuts short is short. It runs longer only if the target is slower than half its
+  fastest recent interval (the phase's time budget is held between intervals, as always: see
+  the end of this module). A final interval of one to two paces, as this once was, ran longer
+  than a whole interval and was still partial: the steady-state window and the minimum left out
+  the longest interval the budget's end measured.
 - The first interval has no rate to go by: it keeps half the budget back.
 
 `is_partial` says which intervals the budget, not the cell time, ended: one a cap ended early,
@@ -42,7 +46,9 @@ from iolab.core.results import PARTIAL_TOLERANCE, RoundResult
 from iolab.core.workload import Workload
 
 PACE_INTERVALS = 5  # the pace is the highest rate of this many of a cell's latest intervals
-FINAL_PACES = 2.0  # the final interval takes the rest once it is at most this many paces
+FINAL_PACES = 0.5  # the final interval takes the rest once it is at most this many paces
+KEEP_PACES = 0.25  # what a timed interval's cap keeps back for the final one, in paces (< FINAL_PACES:
+# the gap is the least a cap-ended interval writes, so neither is ever a sliver)
 # A mixed workload's byte cap counts reads and writes, the phase budget writes only: the final
 # interval gets this much more IO than its write share needs, so it reaches the budget.
 MIXED_MARGIN = 1.05
@@ -97,7 +103,7 @@ def within_budget(phase: Phase, cell: Cell, written: int, recent: Sequence[Inter
         cap = math.ceil(io / unit) * unit
         changes["duration_s"] = None
     else:
-        keep = p if p is not None else rest / 2
+        keep = KEEP_PACES * p if p is not None else rest / 2
         cap = int((rest - keep) / share) // unit * unit  # rounded down: at least `keep` is left
     cap = max(cap, unit)
     if w.bytes_budget is not None and w.bytes_budget <= cap:

@@ -32,7 +32,7 @@ from iolab.core.procs import same_process_alive
 from iolab.core.results import Histogram, RoundResult
 from iolab.core.safefile import read_json
 from iolab.core.steady import VariableVerdict
-from iolab.store import resultsdb
+from iolab.store import resultsdb, roundcheck
 from iolab.store.durable import (
     RESERVE_BYTES,
     ResultsDiskFull,
@@ -427,6 +427,8 @@ class RunStore:
             sql += " AND c.phase=?"
             args.append(phase)
         sql += " ORDER BY c.phase, c.round, c.ordinal"
+        if complete_only and kind == "measure" and self.manifest:  # a complete round's rows deleted since
+            roundcheck.refuse_gaps(self._db, self.manifest.plan, self.dir / "results.db")
         cur = self._db.execute(sql, args)
         names = [d[0] for d in cur.description]
         try:

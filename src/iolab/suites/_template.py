@@ -137,7 +137,7 @@ def pages(run: RunData) -> list[Page]:
         "Template: results per cell over the measurement window",
         ("cell", "IOPS", "MB/s", "ART (µs)", "99.999 % (µs)"),
         rows,
-        window_source(run, ph),
+        window_source(run, ph, "mean of each cell (99.999 %: its merged histogram)"),
         run.raw_links(window_rows(ph)) + run.store_links(),
     )
     return out + table_pages("Tabular Results — Template", [table])

@@ -122,12 +122,13 @@ def _verdict_table(doc: dict[str, Any]) -> Table | None:
     sheet = doc.get("spec_sheet")
     if not sheet:
         return None
-    units = {f["name"]: f["unit"] for f in doc["figures"]}
     rows = tuple(
         (
             r["name"],
             v["criterion"],
-            f"{_num(v['value'])} {units.get(v['figure'], '')}".strip(),
+            # the value is in the verdict's own unit (the criterion's, else its figure's), never
+            # the figure's: a bound given in ms converts the value to ms
+            f"{_num(v['value'])} {v.get('unit') or ''}".strip(),
             v["verdict"],
             v["why"] or "",
         )

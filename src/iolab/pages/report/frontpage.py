@@ -9,11 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from iolab.figures.endurance import endurance
 from iolab.figures.specmatch import Measured, SpecLine, match, record_figures, run_reasons, tally
 from iolab.figures.specsheet import SpecSheet
 from iolab.pages.report.model import CONTENT_MM, LINE_CHARS, Page, Table, Text, block_height
-from iolab.pages.report.rundata import RunData
 from iolab.pages.report.sections import table_pages
 
 TITLE = "Against the Spec Sheet"
@@ -27,19 +25,20 @@ _WORD = {
 }
 
 
-def run_figures(run: RunData, record: dict[str, Any]) -> list[Measured]:
-    """The run's key figures, and its DWPD where the run gives one (the measured WAF with the
-    drive's rated P/E cycles and warranty: figures/endurance.py)."""
+def run_figures(record: dict[str, Any]) -> list[Measured]:
+    """The run's key figures, and its DWPD where its record has one: only a run whose test
+    measures endurance, on the WAF basis its Endurance page states (figures/endurance.py), the
+    same record `--json` prints and the fleet judges."""
     out = record_figures(record)
-    e = endurance(run.manifest, run.phases, run.preconditioning)
-    if e.dwpd is not None:
-        out.append(Measured("DWPD", e.dwpd, "", basis=f"WAF {e.waf.value:.2f}, {e.waf.short}" if e.waf else ""))
+    e = record.get("endurance") or {}
+    if isinstance(e.get("dwpd"), (int, float)):
+        out.append(Measured("DWPD", float(e["dwpd"]), "", basis=f"WAF {e['waf']:.2f}, {e['short']}"))
     return out
 
 
-def spec_lines(run: RunData, record: dict[str, Any], sheet: SpecSheet) -> tuple[list[SpecLine], list[str]]:
+def spec_lines(record: dict[str, Any], sheet: SpecSheet) -> tuple[list[SpecLine], list[str]]:
     reasons = run_reasons(record)
-    return match(sheet, run_figures(run, record), reasons), reasons
+    return match(sheet, run_figures(record), reasons), reasons
 
 
 def _num(x: float | None, unit: str = "") -> str:
@@ -64,8 +63,8 @@ def _text_height(paragraphs: list[str]) -> float:
     return 6.0 + 5.0 * lines + 2.0 * len(paragraphs)
 
 
-def front_pages(run: RunData, record: dict[str, Any], sheet: SpecSheet) -> list[Page]:
-    lines, reasons = spec_lines(run, record, sheet)
+def front_pages(record: dict[str, Any], sheet: SpecSheet) -> list[Page]:
+    lines, reasons = spec_lines(record, sheet)
     return layout(lines, reasons, str(record.get("run_id")), sheet)
 
 

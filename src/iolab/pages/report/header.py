@@ -4,6 +4,8 @@ stored phases only; a fact the run did not record is printed as such, never gues
 
 from __future__ import annotations
 
+from typing import Any
+
 from iolab.core.steady import (
     STEADY_NOT_APPLICABLE,
     STEADY_NOT_EVALUATED,
@@ -183,12 +185,28 @@ def steady_text(run: RunData, short: bool = False) -> str:
     return "; ".join(parts) or "no complete round"
 
 
-def preconditioning_text(run: RunData) -> str:
+def workload_independent(workload: dict[str, Any]) -> bool:
+    """Whether a preconditioning workload is WIPC, by what it runs: sequential writes only (the
+    PTS fill, SEQ 128 KiB W of 2× the capacity, whatever the test then measures). Any other, a
+    test's own random writes (QoS's RND 4 KiB W), is workload-dependent (WDPC)."""
+    streams = (workload or {}).get("streams") or ()
+    return bool(streams) and all(s.get("access") == "seq" and s.get("op") == "write" for s in streams)
+
+
+def preconditioning_text(run: RunData, wipc: bool | None = None) -> str:
+    """The stored preconditioning cells (`wipc`: only the workload-independent ones, or only the
+    others; None: all) in a header cell; "" when the run has none of that kind."""
     if not run.preconditioning:
         plan_pc = [pc for ph in run.manifest.plan.get("phases", []) for pc in ph.get("precondition", [])]
-        return "none (starts at FOB after purge)" if not plan_pc else "planned, not stored (run incomplete)"
+        # the plan records each by its workload's name (suites.wipc names the PTS fill "WIPC …")
+        kind = [pc for pc in plan_pc if wipc is None or str(pc).startswith("WIPC") == wipc]
+        if kind:
+            return "planned, not stored (run incomplete)"
+        return "none (starts at FOB after purge)" if not plan_pc and wipc is not False else ""
     parts = []
     for c in run.preconditioning:
+        if wipc is not None and workload_independent(c.workload) != wipc:
+            continue
         w = c.workload
         bs = w["streams"][0]["block_size"]
         access = w["streams"][0]["access"].upper()
@@ -239,8 +257,14 @@ def setup_items(run: RunData, short: bool = False) -> list[tuple[str, str]]:
     return [
         ("Data pattern", _val(prm.get("Data pattern"))),
         ("Active range", _val(prm.get("Active range"))),
-        ("PC1 (WIPC)", preconditioning_text(run)),
-        ("PC2 (WDPC)", prm.get("PC2 (WDPC)") or f"the test loop, {_val(prm.get('Outstanding IO'))}"),
+        # each preconditioning under the name of what it ran (a QoS run's RND 4 KiB W is no WIPC)
+        ("PC1 (WIPC)", preconditioning_text(run, wipc=True) or "none"),
+        (
+            "PC2 (WDPC)",
+            prm.get("PC2 (WDPC)")
+            or preconditioning_text(run, wipc=False)
+            or f"the test loop, {_val(prm.get('Outstanding IO'))}",
+        ),
         ("SS rounds", steady_text(run, short) + (f" {steady_marks}" if steady_marks else "")),
         ("SS rule", steady_rule_text(run)),
         ("Audit", audit_text(run)),

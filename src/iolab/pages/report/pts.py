@@ -14,6 +14,11 @@ from iolab.pages.report import plots
 from iolab.pages.report.model import Figure, Link, Page, Table, Text
 from iolab.pages.report.rundata import RunData, intervals_text, rounds_text
 from iolab.pages.report.sections import (
+    ART,
+    IOPS,
+    MBPS,
+    MRT,
+    P99999,
     convergence_page,
     histogram_page,
     matrix_table,
@@ -58,13 +63,13 @@ def iops_pages(run: RunData) -> list[Page]:
         )
     pages += measurement_window_pages(run, ph, lambda v: "IOPS")
     tables = [
-        matrix_table(run, ph, "IOPS (read + write), mean over the measurement window", lambda c: c.iops),
-        matrix_table(run, ph, "Throughput (MB/s, 10⁶ B/s), mean over the measurement window", lambda c: c.mbps),
+        matrix_table(run, ph, "IOPS (read + write), mean over the measurement window", IOPS.get, IOPS.how),
+        matrix_table(run, ph, "Throughput (MB/s, 10⁶ B/s), mean over the measurement window", MBPS.get, MBPS.how),
     ]
     pages += table_pages("Tabular Results — IOPS and MB/s", tables)
-    pages.append(plot_2d_page(run, ph, "IOPS vs Block Size (2D)", lambda c: c.iops, "IOPS"))
-    pages.append(plot_2d_page(run, ph, "MB/s vs Block Size (2D)", lambda c: c.mbps, "throughput (MB/s)"))
-    pages += plot_3d_pages(run, ph, "IOPS", lambda c: c.iops, "IOPS")
+    pages.append(plot_2d_page(run, ph, "IOPS vs Block Size (2D)", IOPS, "IOPS"))
+    pages.append(plot_2d_page(run, ph, "MB/s vs Block Size (2D)", MBPS, "throughput (MB/s)"))
+    pages += plot_3d_pages(run, ph, "IOPS", IOPS, "IOPS")
     track = ph.cell("0/100", 4 * KiB)
     if track is not None:
         pages.append(histogram_page(run, ph, track))
@@ -154,20 +159,15 @@ def latency_pages(run: RunData) -> list[Page]:
     ]
     pages += measurement_window_pages(run, ph, lambda v: "ART (µs)")
     pages += table_pages("Tabular Results — Response Times and IOPS", _latency_tables(run, ph, unit, div, munit, mdiv))
-    pages.append(
-        plot_2d_page(
-            run, ph, "Average Response Time vs Block Size (2D)", lambda c: c.lat_mean_us, f"ART ({unit})", scale=div
-        )
-    )
+    pages.append(plot_2d_page(run, ph, "Average Response Time vs Block Size (2D)", ART, f"ART ({unit})", scale=div))
     pages.append(
         plot_2d_page(
             run,
             ph,
             "Maximum Response Time vs Block Size (2D)",
-            lambda c: c.lat_max_us,
+            MRT,
             f"MRT ({munit})",
             scale=mdiv,
-            how="maximum of each cell",
         )
     )
     pages.append(
@@ -175,19 +175,14 @@ def latency_pages(run: RunData) -> list[Page]:
             run,
             ph,
             "99.999 % Response Time vs Block Size (2D)",
-            lambda c: c.p99_999_us,
+            P99999,
             f"99.999 % response time ({munit})",
             scale=mdiv,
-            how="99.999 % of each cell's merged histogram",
             pct=99.999,
         )
     )
-    pages += plot_3d_pages(
-        run, ph, "Average Response Time", lambda c: c.lat_mean_us, f"ART ({unit})", lower_is_better=True, scale=div
-    )
-    pages += plot_3d_pages(
-        run, ph, "Maximum Response Time", lambda c: c.lat_max_us, f"MRT ({munit})", lower_is_better=True, scale=mdiv
-    )
+    pages += plot_3d_pages(run, ph, "Average Response Time", ART, f"ART ({unit})", lower_is_better=True, scale=div)
+    pages += plot_3d_pages(run, ph, "Maximum Response Time", MRT, f"MRT ({munit})", lower_is_better=True, scale=mdiv)
     for mix in ("0/100", "65/35", "100/0"):
         c = ph.cell(mix, 4 * KiB)
         if c is not None:
@@ -205,23 +200,23 @@ def _latency_tables(run: RunData, ph: PhaseSummary, unit: str, div: float, munit
     """ART, MRT, 99.999 % and IOPS by mix and block size; ART in `unit`, the others in `munit`."""
     return [
         matrix_table(
-            run, ph, f"Average response time (ART, {unit}), mean over the window", _scaled(lambda c: c.lat_mean_us, div)
+            run, ph, f"Average response time (ART, {unit}), mean over the window", _scaled(ART.get, div), ART.how
         ),
         matrix_table(
             run,
             ph,
             f"Maximum response time (MRT, {munit}), maximum over the window",
-            _scaled(lambda c: c.lat_max_us, mdiv),
-            "maximum of each cell",
+            _scaled(MRT.get, mdiv),
+            MRT.how,
         ),
         matrix_table(
             run,
             ph,
             f"99.999 % response time ({munit}), from the window's merged histogram",
-            lambda c: pct_text(_scaled(lambda c: c.p99_999_us, mdiv)(c), c.ios),
-            "99.999 % of each cell's merged histogram; n/m: too few IOs to measure it",
+            lambda c: pct_text(_scaled(P99999.get, mdiv)(c), c.ios),
+            f"{P99999.how}; n/m: too few IOs to measure it",
         ),
-        matrix_table(run, ph, "IOPS (read + write), mean over the window", lambda c: c.iops),
+        matrix_table(run, ph, "IOPS (read + write), mean over the window", IOPS.get, IOPS.how),
     ]
 
 

@@ -8,6 +8,7 @@ tables link the raw engine files of those rounds.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from iolab.core.decide import decision_text
@@ -23,6 +24,25 @@ Getter = Callable[[CellAverage], float | None]
 TextGetter = Callable[[CellAverage], float | str | None]  # text: a getter may say n/m itself
 
 
+@dataclass(frozen=True)
+class CellFigure:
+    """A figure of each cell of the block size × mix matrix and how the cell's rounds are reduced
+    over the measurement window, in the words every source line of it prints: declared once, so
+    its table, 2D plot, 3D column plot and heat map say the same (the MRT's 3D pages once said
+    "mean" of the window maxima they showed)."""
+
+    get: Getter
+    how: str
+
+
+MEAN = "mean of each cell"
+IOPS = CellFigure(lambda c: c.iops, MEAN)
+MBPS = CellFigure(lambda c: c.mbps, MEAN)
+ART = CellFigure(lambda c: c.lat_mean_us, MEAN)
+MRT = CellFigure(lambda c: c.lat_max_us, "maximum of each cell")
+P99999 = CellFigure(lambda c: c.p99_999_us, "99.999 % of each cell's merged histogram")
+
+
 def phase_prefix(run: RunData, ph: PhaseSummary) -> str:
     return f"{ph.phase.name} — " if len(run.phases) > 1 else ""
 
@@ -34,7 +54,7 @@ def window_caveat(run: RunData, ph: PhaseSummary) -> str:
     return "steady state not evaluated" if run.not_judged(ph) else ""
 
 
-def window_source(run: RunData, ph: PhaseSummary, what: str = "mean of each cell") -> str:
+def window_source(run: RunData, ph: PhaseSummary, what: str) -> str:
     # a window of fewer rounds than the rule judges is said so where its figures are (the banner too)
     judged = f"; {caveat}: too few rounds to judge" if (caveat := window_caveat(run, ph)) else ""
     return (
@@ -200,9 +220,7 @@ def matrix(ph: PhaseSummary, get: Getter) -> list[list[float | None]]:
     return out
 
 
-def matrix_table(
-    run: RunData, ph: PhaseSummary, caption: str, get: TextGetter, how: str = "mean of each cell"
-) -> Table:
+def matrix_table(run: RunData, ph: PhaseSummary, caption: str, get: TextGetter, how: str) -> Table:
     rows = []
     for bs in ph.block_sizes:
         cells = []
@@ -256,12 +274,11 @@ def plot_2d_page(
     run: RunData,
     ph: PhaseSummary,
     title: str,
-    get: Getter,
+    fig: CellFigure,
     ylabel: str,
     logy: bool = True,
     mixes: Sequence[str] | None = None,
     scale: float = 1.0,
-    how: str = "mean of each cell",
     pct: float | None = None,
 ) -> Page:
     """`pct`: the plot is of this latency percentile; a cell whose IOs cannot measure it has no
@@ -272,7 +289,7 @@ def plot_2d_page(
         pts = []
         for i, bs in enumerate(sizes):
             c = ph.cell(mix, bs)
-            v = get(c) if c is not None else None
+            v = fig.get(c) if c is not None else None
             if v is not None:
                 pts.append((i, v / scale))
             elif c is not None and pct is not None and c.ios:
@@ -287,15 +304,15 @@ def plot_2d_page(
         else ""
     )
     png = plots.lines_over_categories(labels, series, "block size", ylabel, title, height_mm=120, logy=logy, note=note)
-    fig = Figure(f"{phase_prefix(run, ph)}{title}", png, window_source(run, ph, how))
-    return Page(title, (fig, Text((note[0].upper() + note[1:] + ".",))) if note else (fig,))
+    shown = Figure(f"{phase_prefix(run, ph)}{title}", png, window_source(run, ph, fig.how))
+    return Page(title, (shown, Text((note[0].upper() + note[1:] + ".",))) if note else (shown,))
 
 
 def plot_3d_pages(
     run: RunData,
     ph: PhaseSummary,
     what: str,
-    get: Getter,
+    fig: CellFigure,
     zlabel: str,
     lower_is_better: bool = False,
     scale: float = 1.0,
@@ -310,11 +327,11 @@ def plot_3d_pages(
         row = []
         for bs in sizes:
             c = ph.cell(mix, bs)
-            v = get(c) if c is not None else None
+            v = fig.get(c) if c is not None else None
             row.append(None if v is None else v / scale)
         z.append(row)
     mixes = [f"{m}" for m in ph.mixes]
-    src = window_source(run, ph)
+    src = window_source(run, ph, fig.how)
     png3d = plots.columns_3d(labels, mixes, z, zlabel, f"{what} — 3D columns (block size × R/W mix)", height_mm=160)
     heat = plots.heatmap(
         labels,
