@@ -29,7 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from iolab.api.fleetfile import Fleet, FleetDrive, drive_target, load_fleet
+from iolab.api.fleetfile import Fleet, FleetDrive, drive_target, fleet_name, load_fleet
 from iolab.core.errors import Exit, IolabError
 from iolab.core.safefile import read_config, read_json
 from iolab.figures.specsheet import judge, load_spec_sheet
@@ -97,6 +97,8 @@ def load_state(path: str | Path) -> FleetState:
         raise IolabError(f"{d}: not a fleet directory ({FLEET_FILE} is not iolab's fleet state).")
     try:
         members = [Member(**m) for m in doc["members"]]
+        for i, m in enumerate(members):  # each names its folder drives/NAME, written on resume
+            fleet_name(m.name, f"{d / FLEET_FILE}: members[{i}]: field 'name'")
         return FleetState(
             d,
             doc["test"],
