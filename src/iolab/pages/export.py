@@ -34,7 +34,7 @@ from iolab.pages.report.rundata import stored_power
 from iolab.store.durable import room_for
 from iolab.store.manifest import manifest_of
 from iolab.store.runstore import RunStore
-from iolab.targets.writepolicy import check_file, mark_written, output_dir, refusal
+from iolab.targets.writepolicy import check_file, dir_problems, mark_written, output_dir, refusal
 from iolab.traces.sqltext import sql_str
 
 FORMATS = ("csv", "json", "parquet")
@@ -300,16 +300,19 @@ def export_run(store: RunStore, fmt: str, out_dir: Path) -> list[Path]:
     paths = [out_dir / f"{name}.{fmt}" for name in TABLES] + [out_dir / "manifest.json"]
     again = f"iolab export {store.dir} --format {fmt} -o {out_dir}"
     with room_for("its export", out_dir, store.dir, again):
-        # every file is checked before the tables are read and the first is written, so a refusal
-        # is quick and leaves no export half done
-        output_dir(out_dir, "export directory")
+        # every file is checked before the tables are read, and they are read before anything is
+        # made, so a refusal is quick and a run that cannot be read leaves no (empty) export behind
+        if problems := dir_problems(out_dir):
+            raise refusal("export directory", out_dir, problems)
         for path in paths:
             check_file(path, "export file")
+        tables = collect(store)
+        output_dir(out_dir, "export directory")
         parts = {path: path.with_name(f".{path.name}.partial") for path in paths}
         for part in parts.values():  # a killed export's (unlinked: a planted symlink is not written through)
             part.unlink(missing_ok=True)
         try:
-            for table in collect(store):
+            for table in tables:
                 WRITERS[fmt](table, parts[out_dir / f"{table.name}.{fmt}"])
             shutil.copyfile(store.dir / "manifest.json", parts[paths[-1]])
             for path, part in parts.items():
