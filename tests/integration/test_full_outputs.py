@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -40,6 +41,34 @@ def a_run(tmp_path_factory) -> Path:
     assert p.returncode == 0, p.stderr
     (run,) = runs.iterdir()
     return run
+
+
+@pytest.fixture(scope="module")
+def another_run(a_run: Path) -> Path:
+    """a_run's drive run again with another seed, beside it: what compare, check and history take."""
+    p = iolab("run", "latency", "--quick", "-t", SIM + "&seed=2", "--no-report", "--runs-dir", str(a_run.parent))
+    assert p.returncode == 0, p.stderr
+    (run,) = [d for d in a_run.parent.iterdir() if d != a_run]
+    return run
+
+
+@pytest.mark.parametrize(
+    ("line", "what"),
+    [
+        ("compare {a} {b} --out {fs}/C", "no room for their comparison"),
+        ("check {b} --baseline {a} --junit {fs}/j.xml", "no room for the JUnit file"),
+        ("history 'ART RND 4KiB R/W 65/35' --runs-dir {runs} --html {fs}/h.html", "no room for the history chart"),
+    ],
+)
+def test_a_comparison_junit_or_history_chart_on_a_full_disk_exits_5_and_leaves_no_file(
+    a_run, another_run, small_fs, line, what
+):
+    """Before: exit 2 and the bare system message; the JUnit file and the chart were truncated."""
+    filler = fill(small_fs)
+    args = shlex.split(line.format(a=a_run, b=another_run, fs=small_fs, runs=a_run.parent))
+    said = one_paragraph(iolab(*args, timeout=300))
+    assert said.startswith(f"iolab: disk full at {small_fs}/") and what in said and "run the same" in said, said
+    assert [p for p in small_fs.rglob("*") if p.is_file()] == [filler]
 
 
 @pytest.fixture

@@ -29,7 +29,7 @@ def attach(run_ref: str | Path, log: str | Path, offset_s: float = 0.0, min_cove
     text = read_text(log, "power meter log", "document")
     run_dir = resolve_run(run_ref)
     # it writes into the run: not while another process does (writer.py)
-    with room_for("its power figures", run_dir, run_dir, f"iolab power {run_dir} {log}"), claim_run(run_dir):
+    with room_for("its power figures", run_dir, f"`iolab power {run_dir} {log}`", run_dir), claim_run(run_dir):
         return _attach(run_ref, text, str(log), offset_s, min_coverage)
 
 

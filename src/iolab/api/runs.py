@@ -282,7 +282,7 @@ def resume_test(
     # One writer per run directory (store/writer.py), claimed before anything is read: two resumes
     # that both read the run interrupted both went on. The writable store holds the claim on.
     run_dir = resolve_run(run)
-    with room_for("its resumption", run_dir, run_dir, f"iolab resume {run_dir}"), claim_run(run_dir):
+    with room_for("its resumption", run_dir, f"`iolab resume {run_dir}`", run_dir), claim_run(run_dir):
         r, engine = resuming.prepare(
             run, engine_for, registry.build_plan, allow_unsafe, allow_system_disk, listen_any, ioengine
         )
@@ -384,7 +384,7 @@ def write_report(run_dirs: Sequence[str | Path], out_dir: Path, spec_sheet: Path
         # a report written into its run is one more writer there: not while another process writes it
         inside = run_dir == out_dir or run_dir in out_dir.parents
         again = f"iolab report {run_dir}" + ("" if out_dir == run_dir / "report" else f" --out {out_dir}")
-        with room_for("its report", out_dir, run_dir, again), claim_run(run_dir) if inside else nullcontext():
+        with room_for("its report", out_dir, f"`{again}`", run_dir), claim_run(run_dir) if inside else nullcontext():
             run = RunData.load(ref, out_dir)
             written += write_document(build_document(run, sheet), out_dir, run.manifest.run_id)
     return written
@@ -416,7 +416,7 @@ def write_sequence_report(run_refs: Sequence[str | Path], out_dir: Path | None =
         for r, t in zip(runs, tests)
     ]
     again = f"iolab report --sequence {' '.join(str(d) for d in dirs)}" + ("" if out_dir is None else f" --out {out}")
-    with room_for("their sequence report", out, dirs[0], again):
+    with room_for("their sequence report", out, f"`{again}`", dirs[0]):
         return _write_sequence_report(name, tests[0].report_heading if tests[0] else None, members, out)
 
 
@@ -438,11 +438,18 @@ def compare(
     Runs of several tests of one sequence whose tests declare summary figures (the RWSW tests,
     on several drives) make that sequence's summary comparison."""
     # imported here: the comparison pulls in the trace readers (duckdb, numpy), which other commands never use
-    from iolab.figures.compare import Comparison, open_runs
+    from iolab.figures.compare import open_runs
+
+    paths = open_runs(run_refs)
+    with room_for("their comparison", Path(out_dir), "run the same `iolab compare` again"):
+        return _compare(paths, Path(out_dir), force, labels)
+
+
+def _compare(paths: list[Path], out_dir: Path, force: bool, labels: Sequence[str]) -> Comparison:
+    from iolab.figures.compare import Comparison
     from iolab.pages.compare_pages.document import write_comparison
     from iolab.pages.compare_pages.sequence import write_sequence_comparison
 
-    paths = open_runs(run_refs)
     tests = {_test_of(p) for p in paths}
     seq = summary_sequence(tests)
     if len(tests) > 1 and seq is not None:

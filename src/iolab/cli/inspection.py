@@ -144,7 +144,7 @@ def audit(
         run_dir = resolve_run(ref)
         again = f"iolab audit {run_dir} --store"
         with (
-            room_for("its audit", run_dir, run_dir, again) if store else nullcontext(),
+            room_for("its audit", run_dir, f"`{again}`", run_dir) if store else nullcontext(),
             claim_run(run_dir) if store else nullcontext(),
         ):
             st = RunStore.open(ref)

@@ -299,7 +299,7 @@ def export_run(store: RunStore, fmt: str, out_dir: Path) -> list[Path]:
     _refuse_a_run_directory(store, out_dir)
     paths = [out_dir / f"{name}.{fmt}" for name in TABLES] + [out_dir / "manifest.json"]
     again = f"iolab export {store.dir} --format {fmt} -o {out_dir}"
-    with room_for("its export", out_dir, store.dir, again):
+    with room_for("its export", out_dir, f"`{again}`", store.dir):
         # every file is checked before the tables are read, and they are read before anything is
         # made, so a refusal is quick and a run that cannot be read leaves no (empty) export behind
         if problems := dir_problems(out_dir):

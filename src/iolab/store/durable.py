@@ -36,24 +36,25 @@ class ResultsDiskFull(IolabError):
 
 
 @contextmanager
-def room_for(what: str, out: Path, run_dir: Path, again: str) -> Iterator[None]:
-    """A full disk while `what` (of the run at `run_dir`) is written into `out` becomes exit 5
-    naming the run or the output directory, and `again`, the command that writes it once there is
-    room; the writer inside removes what it left half written. Without it the command ended
-    with exit 2 and the system's bare "No space left on device"."""
+def room_for(what: str, out: Path, again: str, run_dir: Path | None = None) -> Iterator[None]:
+    """A full disk while `what` (of the run at `run_dir`, if any) is written into `out` becomes
+    exit 5 naming the run (its results disk) or the output, and `again` (what writes it once
+    there is room); the writer inside removes what it left half written. Without it the command
+    ended with exit 2 and the system's bare "No space left on device"."""
     try:
         yield
     except (OSError, sqlite3.OperationalError, ResultsDiskFull) as e:
         if not isinstance(e, ResultsDiskFull) and not is_disk_full(e):
             raise
         why = f" ({e.strerror} writing {e.filename})" if isinstance(e, OSError) and e.filename else ""
-        kept = "no part of it is kept and what the run stores is as it was"
-        if _same_filesystem(out, run_dir):
+        kept = "no part of it is kept" + ("" if run_dir is None else " and what the run stores is as it was")
+        if run_dir is not None and _same_filesystem(out, run_dir):
             raise ResultsDiskFull(
-                run_dir, f"no room for {what} in {out}{why}; {kept}", f"Free space on that filesystem, then `{again}`."
+                run_dir, f"no room for {what} in {out}{why}; {kept}", f"Free space on that filesystem, then {again}."
             ) from None
+        of = "" if run_dir is None else f" of run {run_dir}"
         raise ResultsDiskFull(
-            out, f"no room for {what} of run {run_dir}{why}; {kept}", f"Free space there, then `{again}`.", "disk"
+            out, f"no room for {what}{of}{why}; {kept}", f"Free space there, then {again}.", "disk"
         ) from None
 
 
