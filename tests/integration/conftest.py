@@ -192,6 +192,19 @@ def iolab(*args: str, timeout: float = 900, env: dict | None = None) -> subproce
     return subprocess.run([*IOLAB, *args], capture_output=True, text=True, timeout=timeout, env=e)
 
 
+SMALL_SIM = "sim:enterprise-sas?user_gb=0.25"
+
+
+def quick_sim_run(runs: Path, target: str = SMALL_SIM) -> Path:
+    """A finished quick latency run on a small simulated drive, without its report (a few
+    seconds), stored in `runs`: its directory."""
+    before = set(runs.iterdir()) if runs.exists() else set()
+    p = iolab("run", "latency", "--quick", "-t", target, "--no-report", "--runs-dir", str(runs), timeout=300)
+    assert p.returncode == 0, p.stderr
+    (run,) = set(runs.iterdir()) - before
+    return run
+
+
 def killed_at(args: list[str], runs: Path, point: str) -> None:
     """Run `iolab ARGS` and kill -9 it once a file matching `point` (a glob under the runs
     directory) exists: a run stopped mid-way, for `iolab resume`."""

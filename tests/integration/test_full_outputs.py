@@ -16,9 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import IOLAB, default_signals, fill, iolab, mounted_tmpfs
-
-SIM = "sim:enterprise-sas?user_gb=0.25"
+from tests.integration.conftest import IOLAB, SMALL_SIM, default_signals, fill, iolab, mounted_tmpfs, quick_sim_run
 
 
 def one_paragraph(p: subprocess.CompletedProcess, code: int = 5) -> str:
@@ -35,21 +33,13 @@ def left(d: Path) -> list[Path]:
 
 @pytest.fixture(scope="module")
 def a_run(tmp_path_factory) -> Path:
-    """A finished quick latency run on a small simulated drive, without its report."""
-    runs = tmp_path_factory.mktemp("full-runs")
-    p = iolab("run", "latency", "--quick", "-t", SIM, "--no-report", "--runs-dir", str(runs), timeout=300)
-    assert p.returncode == 0, p.stderr
-    (run,) = runs.iterdir()
-    return run
+    return quick_sim_run(tmp_path_factory.mktemp("full-runs"))
 
 
 @pytest.fixture(scope="module")
 def another_run(a_run: Path) -> Path:
     """a_run's drive run again with another seed, beside it: what compare, check and history take."""
-    p = iolab("run", "latency", "--quick", "-t", SIM + "&seed=2", "--no-report", "--runs-dir", str(a_run.parent))
-    assert p.returncode == 0, p.stderr
-    (run,) = [d for d in a_run.parent.iterdir() if d != a_run]
-    return run
+    return quick_sim_run(a_run.parent, SMALL_SIM + "&seed=2")
 
 
 @pytest.mark.parametrize(
@@ -130,7 +120,7 @@ def test_a_run_whose_report_finds_the_disk_full_is_complete_and_exits_5(tmp_path
         for attempt in range(3):  # a report written whole before the test held the process: again
             runs = fs / f"runs{attempt}"
             proc = subprocess.Popen(
-                [*IOLAB, "run", "latency", "--quick", "-t", SIM, "--runs-dir", str(runs), "--json"],
+                [*IOLAB, "run", "latency", "--quick", "-t", SMALL_SIM, "--runs-dir", str(runs), "--json"],
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,

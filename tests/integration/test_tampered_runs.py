@@ -16,20 +16,14 @@ import pytest
 
 from iolab.store.rawaside import finish_moves
 
-from .conftest import iolab
+from .conftest import SMALL_SIM, iolab, quick_sim_run
 
-SIM = "sim:enterprise-sas?user_gb=0.25"
 COMMANDS = ("show bad", "report bad", "report bad --out {out}", "export bad -o {d}/ex", "audit bad")
 
 
 @pytest.fixture(scope="module")
 def a_run(tmp_path_factory) -> Path:
-    """A finished quick latency run on a small simulated drive, without its report."""
-    runs = tmp_path_factory.mktemp("tampered-runs")
-    p = iolab("run", "latency", "--quick", "-t", SIM, "--no-report", "--runs-dir", str(runs), timeout=300)
-    assert p.returncode == 0, p.stderr
-    (run,) = runs.iterdir()
-    return run
+    return quick_sim_run(tmp_path_factory.mktemp("tampered-runs"))
 
 
 def files_under(d: Path) -> set[Path]:
@@ -125,7 +119,7 @@ def test_steady_values_that_are_not_the_lists_iolab_writes_are_refused(a_run, sc
 FLEET_TOML = f"""[fleet]
 name = "f"
 [[drive]]
-target = "{SIM}"
+target = "{SMALL_SIM}"
 name = "a"
 """
 
@@ -136,7 +130,7 @@ def test_a_fleet_state_whose_drive_name_climbs_out_is_refused(scratch):
     fleet = scratch / "runs" / "fleets" / "f"
     fleet.mkdir(parents=True)
     (fleet / "fleet.toml").write_text(FLEET_TOML)
-    member = {"name": "../../../evil", "target": SIM, "where": "local", "state": "pending"}
+    member = {"name": "../../../evil", "target": SMALL_SIM, "where": "local", "state": "pending"}
     state = {"schema": "iolab-fleet", "schema_version": 1, "test": "latency", "name": "f", "args": ["run", "latency"]}
     (fleet / "fleet.json").write_text(json.dumps({**state, "members": [member], "started": "", "state": "interrupted"}))
     before = files_under(scratch)
