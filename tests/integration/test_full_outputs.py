@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.conftest import IOLAB, SMALL_SIM, default_signals, fill, iolab, mounted_tmpfs, quick_sim_run
+from tests.schema_lite import errors
 
 
 def one_paragraph(p: subprocess.CompletedProcess, code: int = 5) -> str:
@@ -148,6 +149,10 @@ def test_a_run_whose_report_finds_the_disk_full_is_complete_and_exits_5(tmp_path
             assert f"results disk full at {run}: no room for its report" in said
             assert f"`iolab report {run}`" in said and f"(the run is complete and stored in {run})" in said
             doc = json.loads(out)
+            assert (
+                errors(doc, json.loads((Path(__file__).parents[2] / "docs/schema/outcome.schema.json").read_text()))
+                == []
+            )
             assert doc["exit_code"] == 5 and "results disk full at" in doc["error"]
             assert [r["state"] for r in doc["runs"]] == ["complete"] and doc["runs"][0]["reports"] == []
             assert left(run / "report") == []
