@@ -3,6 +3,7 @@ running the `iolab` command as a user would."""
 
 from __future__ import annotations
 
+import errno
 import mmap
 import os
 import shutil
@@ -28,6 +29,44 @@ def _scratch_dir():
         yield d
     finally:
         shutil.rmtree(d, ignore_errors=True)
+
+
+@contextmanager
+def mounted_tmpfs(size: str):
+    """A tmpfs of `size` (mount's -o size=), for a results or output disk that fills (root only)."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to mount a tmpfs")
+    d = Path(tempfile.mkdtemp(prefix="iolab-full-", dir="/var/tmp"))
+    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(d)], check=True)
+    try:
+        yield d
+    finally:
+        subprocess.run(["umount", str(d)], check=True)
+        d.rmdir()
+
+
+@pytest.fixture
+def small_fs():
+    """A 2 MiB tmpfs; the test fills it to the free space it wants."""
+    with mounted_tmpfs("2M") as d:
+        yield d
+
+
+def fill(fs: Path) -> Path:
+    """Fill the filesystem at `fs` to its last byte (a file written until ENOSPC); the filler."""
+    filler = fs / "filler"
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        for size in (65536, 512, 1):  # whatever a larger write no longer fits
+            while True:
+                try:
+                    os.write(fd, b"\0" * size)
+                except OSError as e:
+                    assert e.errno == errno.ENOSPC, e
+                    break
+    finally:
+        os.close(fd)
+    return filler
 
 
 @pytest.fixture
@@ -151,6 +190,19 @@ def fio_server_here(fio_server_process):
 def iolab(*args: str, timeout: float = 900, env: dict | None = None) -> subprocess.CompletedProcess:
     e = dict(os.environ, COLUMNS="200", **(env or {}))
     return subprocess.run([*IOLAB, *args], capture_output=True, text=True, timeout=timeout, env=e)
+
+
+SMALL_SIM = "sim:enterprise-sas?user_gb=0.25"
+
+
+def quick_sim_run(runs: Path, target: str = SMALL_SIM) -> Path:
+    """A finished quick latency run on a small simulated drive, without its report (a few
+    seconds), stored in `runs`: its directory."""
+    before = set(runs.iterdir()) if runs.exists() else set()
+    p = iolab("run", "latency", "--quick", "-t", target, "--no-report", "--runs-dir", str(runs), timeout=300)
+    assert p.returncode == 0, p.stderr
+    (run,) = set(runs.iterdir()) - before
+    return run
 
 
 def killed_at(args: list[str], runs: Path, point: str) -> None:

@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -17,20 +16,6 @@ import pytest
 
 from iolab.store.durable import ResultsDiskFull
 from tests.integration.conftest import IOLAB, default_signals, iolab
-
-
-@pytest.fixture
-def small_fs():
-    """A 2 MiB tmpfs; the test fills it to the free space it wants."""
-    if os.geteuid() != 0:
-        pytest.skip("needs root to mount a tmpfs")
-    d = Path(tempfile.mkdtemp(prefix="iolab-full-", dir="/var/tmp"))
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2M", "tmpfs", str(d)], check=True)
-    try:
-        yield d
-    finally:
-        subprocess.run(["umount", str(d)], check=True)
-        d.rmdir()
 
 
 @pytest.mark.parametrize("free_kib", [64, 160, 224, 256])

@@ -29,12 +29,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from iolab.api.fleetfile import Fleet, FleetDrive, drive_target, load_fleet
+from iolab.api.fleetfile import Fleet, FleetDrive, drive_target, fleet_name, load_fleet
 from iolab.core.errors import Exit, IolabError
 from iolab.core.safefile import read_config, read_json
 from iolab.figures.specsheet import judge, load_spec_sheet
 from iolab.run.stopsignals import Interrupted
-from iolab.store.durable import replace_file
+from iolab.store.durable import replace_file, room_for
 from iolab.store.manifest import FLEET_FILE, fleet_dir, is_fleet_dir, now_iso
 from iolab.targets.writepolicy import check_file, mark_written, output_dir
 
@@ -97,6 +97,8 @@ def load_state(path: str | Path) -> FleetState:
         raise IolabError(f"{d}: not a fleet directory ({FLEET_FILE} is not iolab's fleet state).")
     try:
         members = [Member(**m) for m in doc["members"]]
+        for i, m in enumerate(members):  # each names its folder drives/NAME, written on resume
+            fleet_name(m.name, f"{d / FLEET_FILE}: members[{i}]: field 'name'")
         return FleetState(
             d,
             doc["test"],
@@ -451,8 +453,9 @@ def write_report_files(state: FleetState, doc: dict) -> list[Path]:
     from iolab.pages.fleet_junit import junit_xml
 
     written = []
-    for name, data in (("report.json", json.dumps(doc, indent=2) + "\n"), ("junit.xml", junit_xml(doc))):
-        written.append(_write(state.dir / name, data))
+    with room_for("the fleet's report", state.dir, f"`iolab fleet {state.dir}`"):
+        for name, data in (("report.json", json.dumps(doc, indent=2) + "\n"), ("junit.xml", junit_xml(doc))):
+            written.append(_write(state.dir / name, data))
     return written
 
 
@@ -463,4 +466,7 @@ def write_fleet_pages(fleet_ref: str | Path, out_dir: Path | None = None) -> lis
     from iolab.pages.report.fleet import fleet_document
 
     state = load_state(fleet_ref)
-    return write_document(fleet_document(report(state)), Path(out_dir or state.dir / "report"), state.dir.name)
+    out = Path(out_dir or state.dir / "report")
+    again = f"`iolab report {state.dir}" + ("`" if out_dir is None else f" --out {out}`")
+    with room_for("the fleet's report pages", out, again):
+        return write_document(fleet_document(report(state)), out, state.dir.name)

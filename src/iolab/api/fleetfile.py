@@ -117,7 +117,7 @@ def load_fleet(path: Path) -> Fleet:
     sheet = head.get("spec_sheet")
     if sheet is not None:
         sheet = path.parent / _text(sheet, f"{what}, [fleet]: field 'spec_sheet'")
-    name = _name(head.get("name", path.stem), f"{what}, [fleet]: field 'name'")
+    name = fleet_name(head.get("name", path.stem), f"{what}, [fleet]: field 'name'")
     group_by, baseline = (
         None if head.get(f) is None else _text(head[f], f"{what}, [fleet]: field {f!r}")
         for f in ("group_by", "baseline")
@@ -162,7 +162,7 @@ def _text(v, where: str) -> str:
     return check_text(v, where)
 
 
-def _name(v, where: str) -> str:
+def fleet_name(v, where: str) -> str:
     s = _text(v, where)
     bad = sorted(set(s) - _NAME_OK)
     if bad or len(s) > 64 or s in (".", ".."):  # '.' and '..' would name the drives/ or fleet directory
@@ -208,7 +208,9 @@ def _drives(t, host: Host | None, host_labels: dict[str, str], where: str) -> li
                 f"{where}: target {s!r} is a {tgt.kind} target; a host's drive is a device, a file:PATH?size=... "
                 "or an NBD export (nbd://..., nbd+unix:///?socket=...) its fio server opens."
             )
-        n = _name(str(name).replace("{i}", str(i)) if name is not None else _default_name(s, host), f"{where}: name")
+        n = fleet_name(
+            str(name).replace("{i}", str(i)) if name is not None else _default_name(s, host), f"{where}: name"
+        )
         out.append(FleetDrive(n, s, host, labels))
     return out
 

@@ -13,7 +13,7 @@ from iolab.core.errors import IolabError
 from iolab.core.runfiles import METER_COPY, POWER_FILE
 from iolab.core.safefile import read_text
 from iolab.figures.power import MIN_COVERAGE, align, parse_meter_log, to_document
-from iolab.store.durable import replace_file
+from iolab.store.durable import replace_file, room_for
 from iolab.store.manifest import manifest_of, resolve_run
 from iolab.store.runstore import RunStore
 from iolab.store.writer import claim_run
@@ -27,7 +27,9 @@ def attach(run_ref: str | Path, log: str | Path, offset_s: float = 0.0, min_cove
         # else every shifted meter time is NaN or infinite, and the log's first reading is blamed
         raise IolabError(f"the clock offset (--offset) must be a finite number of seconds, not {offset_s:g}.")
     text = read_text(log, "power meter log", "document")
-    with claim_run(resolve_run(run_ref)):  # it writes into the run: not while another process does (writer.py)
+    run_dir = resolve_run(run_ref)
+    # it writes into the run: not while another process does (writer.py)
+    with room_for("its power figures", run_dir, f"`iolab power {run_dir} {log}`", run_dir), claim_run(run_dir):
         return _attach(run_ref, text, str(log), offset_s, min_coverage)
 
 

@@ -27,7 +27,7 @@ from iolab.figures.specsheet import check_units, load_spec_sheet
 from iolab.run.runner import Progress, Runner
 from iolab.run.runstart import RunOptions, start, stopped_before_its_rounds
 from iolab.run.stopsignals import held_stop
-from iolab.store.durable import ResultsDiskFull
+from iolab.store.durable import ResultsDiskFull, room_for
 from iolab.store.manifest import manifest_of, resolve_run, runs_root
 from iolab.store.runstore import RunStore
 from iolab.store.writer import claim_run
@@ -105,6 +105,8 @@ class TestRun:
     test: str
     state: str  # complete | failed | interrupted (manifest.state)
     reports: tuple[Path, ...]
+    # why there is no report: the results disk filled while it was written (exit 5 once the run is shown)
+    report_full: ResultsDiskFull | None = None
 
 
 @dataclass(frozen=True)
@@ -205,7 +207,9 @@ def run_steps(
                 yield Ended(store, _ended(store, report and not isinstance(e, ResultsDiskFull), spec_sheet))
                 raise
             else:
-                yield Ended(store, _ended(store, report, spec_sheet))
+                yield Ended(store, ended := _ended(store, report, spec_sheet))
+                if ended.report_full is not None:  # the run is complete and stored, its report is not
+                    raise ended.report_full
             finally:
                 store.release_writer()  # however it ended, the next writer (a resume) may have the run
             store.close()  # its caller has shown it; a long sequence keeps no connection per run
@@ -277,7 +281,8 @@ def resume_test(
 
     # One writer per run directory (store/writer.py), claimed before anything is read: two resumes
     # that both read the run interrupted both went on. The writable store holds the claim on.
-    with claim_run(resolve_run(run)):
+    run_dir = resolve_run(run)
+    with room_for("its resumption", run_dir, f"`iolab resume {run_dir}`", run_dir), claim_run(run_dir):
         r, engine = resuming.prepare(
             run, engine_for, registry.build_plan, allow_unsafe, allow_system_disk, listen_any, ioengine
         )
@@ -291,15 +296,23 @@ def resume_test(
         done = _ended(r.store, report)
         if on_end:
             on_end(r.store, list(done.reports))
+        if done.report_full is not None:
+            raise done.report_full
     finally:
         r.store.release_writer()  # ended or stopped: the next writer (another resume) may have the run
     return done
 
 
 def _ended(store: RunStore, report: bool, spec_sheet: Path | None = None) -> TestRun:
-    paths = write_report([store.dir], store.dir / "report", spec_sheet) if report else []
+    """The run as it ended, with its report written; a results disk too full for the report
+    leaves the run as stored and says so in `report_full` (raised once the run is shown)."""
+    full = None
+    try:
+        paths = write_report([store.dir], store.dir / "report", spec_sheet) if report else []
+    except ResultsDiskFull as e:
+        paths, full = [], e
     m = manifest_of(store)
-    return TestRun(store.dir, m.run_id, m.test, m.state, tuple(paths))
+    return TestRun(store.dir, m.run_id, m.test, m.state, tuple(paths), full)
 
 
 def show(store: RunStore, console) -> None:
@@ -370,7 +383,8 @@ def write_report(run_dirs: Sequence[str | Path], out_dir: Path, spec_sheet: Path
         run_dir = resolve_run(ref)
         # a report written into its run is one more writer there: not while another process writes it
         inside = run_dir == out_dir or run_dir in out_dir.parents
-        with claim_run(run_dir) if inside else nullcontext():
+        again = f"iolab report {run_dir}" + ("" if out_dir == run_dir / "report" else f" --out {out_dir}")
+        with room_for("its report", out_dir, f"`{again}`", run_dir), claim_run(run_dir) if inside else nullcontext():
             run = RunData.load(ref, out_dir)
             written += write_document(build_document(run, sheet), out_dir, run.manifest.run_id)
     return written
@@ -401,7 +415,9 @@ def write_sequence_report(run_refs: Sequence[str | Path], out_dir: Path | None =
         )
         for r, t in zip(runs, tests)
     ]
-    return _write_sequence_report(name, tests[0].report_heading if tests[0] else None, members, out)
+    again = f"iolab report --sequence {' '.join(str(d) for d in dirs)}" + ("" if out_dir is None else f" --out {out}")
+    with room_for("their sequence report", out, f"`{again}`", dirs[0]):
+        return _write_sequence_report(name, tests[0].report_heading if tests[0] else None, members, out)
 
 
 def key_metrics(test: str, runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:
@@ -422,11 +438,18 @@ def compare(
     Runs of several tests of one sequence whose tests declare summary figures (the RWSW tests,
     on several drives) make that sequence's summary comparison."""
     # imported here: the comparison pulls in the trace readers (duckdb, numpy), which other commands never use
-    from iolab.figures.compare import Comparison, open_runs
+    from iolab.figures.compare import open_runs
+
+    paths = open_runs(run_refs)
+    with room_for("their comparison", Path(out_dir), "run the same `iolab compare` again"):
+        return _compare(paths, Path(out_dir), force, labels)
+
+
+def _compare(paths: list[Path], out_dir: Path, force: bool, labels: Sequence[str]) -> Comparison:
+    from iolab.figures.compare import Comparison
     from iolab.pages.compare_pages.document import write_comparison
     from iolab.pages.compare_pages.sequence import write_sequence_comparison
 
-    paths = open_runs(run_refs)
     tests = {_test_of(p) for p in paths}
     seq = summary_sequence(tests)
     if len(tests) > 1 and seq is not None:

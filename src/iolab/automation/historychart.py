@@ -9,7 +9,7 @@ from pathlib import Path
 
 from iolab.automation.history import History, when
 from iolab.core.units import num
-from iolab.targets.writepolicy import output_file
+from iolab.store.durable import replace_file, room_for
 
 W, H, LEFT, RIGHT, TOP, BOTTOM = 900, 420, 80, 20, 20, 60
 COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
@@ -114,6 +114,6 @@ started; a label marks the firmware where it changed. A hollow point is a non-co
 
 
 def write_html(h: History, path: Path) -> Path:
-    with output_file(path, "history chart") as p:
-        p.write_text(page(h), encoding="utf-8")
-    return p
+    # whole or not at all (a full disk left a truncated page): exit 5 saying so
+    with room_for("the history chart", Path(path), "run the same `iolab history` again"):
+        return replace_file(Path(path), page(h).encode(), "history chart")

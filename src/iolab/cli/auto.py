@@ -243,7 +243,8 @@ def check(
     regression (docs/automation.md)."""
     from iolab.automation.check import check as check_runs
     from iolab.automation.check import junit_xml, load_tolerances, parse_pct
-    from iolab.targets.writepolicy import check_file, output_file
+    from iolab.store.durable import replace_file, room_for
+    from iolab.targets.writepolicy import check_file
 
     console = Console()
     want_json("check", console, json_out)
@@ -257,8 +258,8 @@ def check(
     cand = _side(candidates, "candidate", force)
     result = check_runs(base, cand, tol, conf, force, require_steady)
     if junit is not None:
-        with output_file(junit, "JUnit file") as path:
-            path.write_text(junit_xml(result))
+        with room_for("the JUnit file", junit, "run the same `iolab check` again"):  # whole or not at all
+            replace_file(junit, junit_xml(result).encode(), "JUnit file")
         result["junit"] = str(junit)
     render_check(result, console)
     # a run without steady state makes every verdict doubtful: that comes first under --require-steady

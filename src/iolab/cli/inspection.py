@@ -132,6 +132,7 @@ def audit(
     from iolab.figures.audit import audit as audit_run
     from iolab.figures.audit import stored_audit
     from iolab.pages.textreport import render_audit
+    from iolab.store.durable import room_for
     from iolab.store.manifest import manifest_of, resolve_run
     from iolab.store.runstore import RunStore
     from iolab.store.writer import claim_run
@@ -140,7 +141,12 @@ def audit(
     docs, failed, audited = [], False, []
     for ref in run_refs:
         # --store writes the manifest: claimed first, so no resume or run writes it meanwhile (writer.py)
-        with claim_run(resolve_run(ref)) if store else nullcontext():
+        run_dir = resolve_run(ref)
+        again = f"iolab audit {run_dir} --store"
+        with (
+            room_for("its audit", run_dir, f"`{again}`", run_dir) if store else nullcontext(),
+            claim_run(run_dir) if store else nullcontext(),
+        ):
             st = RunStore.open(ref)
             try:
                 m = manifest_of(st)

@@ -172,7 +172,7 @@ def resume(
     """Continue an interrupted run from its last complete round (or say why it cannot, and what it does instead)."""
     from iolab.api import runs as api
     from iolab.cli.progress import RichProgress
-    from iolab.cli.runview import report_paths, stopped_when_complete
+    from iolab.cli.runview import kept_run, report_paths, stopped_when_complete
     from iolab.run.stopsignals import Interrupted, exit_code, stop_on_signals
     from iolab.store.manifest import manifest_of
 
@@ -228,8 +228,8 @@ def resume(
     except IolabError as e:
         if not current:
             raise  # it could not be resumed: nothing changed; main() prints why
-        err.print(f"[red]{esc(str(e))}[/]\n(the run so far is kept in {esc(str(current[0].dir))})")
-        ended_early("resume", json_out, records, current[0], e.exit_code)
+        err.print(f"[red]{esc(str(e))}[/]\n({kept_run(current[0])})")
+        ended_early("resume", json_out, records, current[0], e.exit_code, str(e))
     finish("resume", json_out, require_steady, records)
 
 

@@ -439,12 +439,12 @@ def with_runs_dir(fn):
     return command
 
 
-def ended_early(command: str, json_out: bool, records: list[dict], store, code: int) -> None:
-    """An interrupted or failed run: its document (the run so far), then its exit code."""
+def ended_early(command: str, json_out: bool, records: list[dict], store, code: int, error: str | None = None) -> None:
+    """An interrupted or failed run: its document (the run so far, and the command's `error`), then its exit code."""
     if json_out:
         if not any(r["path"] == str(store.dir) for r in records):
             records.append(record_of(store.dir))
-        emit(command, code, runs=records)
+        emit(command, code, runs=records, **({"error": error} if error else {}))
     raise typer.Exit(code)
 
 

@@ -17,6 +17,7 @@ from iolab.api.scaleout import run_dirs_file, tell_run_dir
 from iolab.cli.console import Console
 from iolab.cli.options import RunArgs, ended_early
 from iolab.core.errors import IolabError
+from iolab.store.durable import ResultsDiskFull
 
 if TYPE_CHECKING:
     from iolab.api.runs import Step
@@ -65,6 +66,15 @@ def stopped_when_complete(by: str, store: RunStore, since: float = 0.0) -> str:
     )
 
 
+def kept_run(store: RunStore) -> str:
+    """What an error once a run began leaves (escaped): a complete run whose report found no room is whole."""
+    from iolab.store.manifest import manifest_of
+
+    if manifest_of(store).state == "complete":
+        return f"the run is complete and stored in {esc(str(store.dir))}"
+    return f"the run so far is kept in {esc(str(store.dir))}"
+
+
 class RunView:
     """The steps of `iolab run` as its console shows them; `records` for --json and --require-steady."""
 
@@ -88,7 +98,7 @@ class RunView:
                 elif isinstance(step, Started):
                     self.started(step.store)
                 elif isinstance(step, Ended):
-                    self.ended(step.store, list(step.run.reports))
+                    self.ended(step.store, list(step.run.reports), step.run.report_full)
                 elif isinstance(step, SequenceReported):
                     for p in step.paths:
                         self.sequence_reports.append(p)
@@ -121,7 +131,7 @@ class RunView:
         if not m.compliant:
             console.print(f"[yellow]non-compliant: {esc('; '.join(m.noncompliance))}[/]")
 
-    def ended(self, store: RunStore, reports: list[Path]) -> None:
+    def ended(self, store: RunStore, reports: list[Path], report_full: IolabError | None = None) -> None:
         from iolab.api import runs as api
         from iolab.store.manifest import manifest_of
 
@@ -130,6 +140,8 @@ class RunView:
         if manifest_of(store).state == "complete":
             api.show(store, self.console)
         report_paths(self.console, self.progress, reports, self.args.quiet)
+        if report_full is not None and manifest_of(store).state != "complete":  # a complete run's is raised
+            self.err.print(f"[yellow]{esc(str(report_full))}[/]", soft_wrap=True)
         if manifest_of(store).state == "complete":
             self.console.print(f"run directory: {esc(str(store.dir))}", soft_wrap=True)  # whole, for copying
             if self.told is not None:
@@ -158,7 +170,8 @@ class RunView:
         """An error once a run began: the run so far is kept; its exit code. Before: main() says why."""
         from iolab.store.manifest import manifest_of
 
-        if not self.current or manifest_of(self.current[0]).state != "failed":
+        state = manifest_of(self.current[0]).state if self.current else None
+        if state != "failed" and not (state == "complete" and isinstance(e, ResultsDiskFull)):
             raise e
-        self.err.print(f"[red]{esc(str(e))}[/]\n(the run so far is kept in {esc(str(self.current[0].dir))})")
-        ended_early("run", self.args.json_out, self.records, self.current[0], e.exit_code)
+        self.err.print(f"[red]{esc(str(e))}[/]\n({kept_run(self.current[0])})")
+        ended_early("run", self.args.json_out, self.records, self.current[0], e.exit_code, str(e))

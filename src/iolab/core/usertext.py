@@ -66,3 +66,24 @@ def check_argv(args: list[str]) -> None:
                 f"{opt}: the value is empty; give a value or leave the option out. Nothing was run or written."
             )
         check_text(value, opt)
+
+
+# A name that becomes one file or directory name (a run's id names its report files; a fleet's
+# drive its folder): at most this long, so the longest file made of it (".NAME.html.partial")
+# still fits a filesystem's 255-byte name.
+NAME_MAX = 200
+
+
+def name_problem(name: str) -> str | None:
+    """Why `name` cannot stand as one file or directory name inside a directory (a clause), or
+    None: a '/' (or '\\') would put what it names elsewhere ('../../etc', '/srv/x'), '.' and '..'
+    name the directory itself or its parent, an empty name or a control character names nothing."""
+    if name in ("", ".", ".."):
+        return "it names no file of its own (empty, '.' or '..')"
+    if "/" in name or "\\" in name:
+        return "it holds a '/' or '\\', so it would name a path elsewhere, not one name"
+    if _control(name) is not None:
+        return "it holds a control character"
+    if len(name.encode()) > NAME_MAX:
+        return f"it is {len(name.encode())} bytes long, more than a name may be ({NAME_MAX})"
+    return None

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -30,9 +31,10 @@ from iolab.core.results import row_spans
 from iolab.core.safefile import read_json
 from iolab.figures.summary import PhaseSummary, summarise
 from iolab.pages.report.rundata import stored_power
+from iolab.store.durable import room_for
 from iolab.store.manifest import manifest_of
 from iolab.store.runstore import RunStore
-from iolab.targets.writepolicy import check_file, output_dir, output_file, refusal
+from iolab.targets.writepolicy import check_file, dir_problems, mark_written, output_dir, refusal
 from iolab.traces.sqltext import sql_str
 
 FORMATS = ("csv", "json", "parquet")
@@ -289,25 +291,37 @@ def export_stream(store: RunStore, fmt: str, stream: IO[str]) -> None:
 
 
 def export_run(store: RunStore, fmt: str, out_dir: Path) -> list[Path]:
-    """Write one file per table (<table>.<fmt>) and manifest.json into out_dir; returns the paths."""
+    """Write one file per table (<table>.<fmt>) and manifest.json into out_dir; returns the paths.
+    Each is written aside (.NAME.partial) and the set put in place once all are whole: a full disk
+    or a stop midway leaves no half file (a 0-byte cells.csv before) and an earlier export as it was."""
     if fmt not in WRITERS:
         raise IolabError(f"export format {fmt!r} is not known; use one of: {', '.join(FORMATS)}.")
     _refuse_a_run_directory(store, out_dir)
-    manifest = out_dir / "manifest.json"
-    # every file is checked before the tables are read and the first is written, so a refusal
-    # is quick and leaves no export half done
-    output_dir(out_dir, "export directory")
-    for path in [out_dir / f"{name}.{fmt}" for name in TABLES] + [manifest]:
-        check_file(path, "export file")
-    paths = []
-    for table in collect(store):
-        path = out_dir / f"{table.name}.{fmt}"
-        with output_file(path, "export file"):
-            WRITERS[fmt](table, path)
-        paths.append(path)
-    with output_file(manifest, "export file"):
-        shutil.copyfile(store.dir / "manifest.json", manifest)
-    return [*paths, manifest]
+    paths = [out_dir / f"{name}.{fmt}" for name in TABLES] + [out_dir / "manifest.json"]
+    again = f"iolab export {store.dir} --format {fmt} -o {out_dir}"
+    with room_for("its export", out_dir, f"`{again}`", store.dir):
+        # every file is checked before the tables are read, and they are read before anything is
+        # made, so a refusal is quick and a run that cannot be read leaves no (empty) export behind
+        if problems := dir_problems(out_dir):
+            raise refusal("export directory", out_dir, problems)
+        for path in paths:
+            check_file(path, "export file")
+        tables = collect(store)
+        output_dir(out_dir, "export directory")
+        parts = {path: path.with_name(f".{path.name}.partial") for path in paths}
+        for part in parts.values():  # a killed export's (unlinked: a planted symlink is not written through)
+            part.unlink(missing_ok=True)
+        try:
+            for table in tables:
+                WRITERS[fmt](table, parts[out_dir / f"{table.name}.{fmt}"])
+            shutil.copyfile(store.dir / "manifest.json", parts[paths[-1]])
+            for path, part in parts.items():
+                os.replace(part, path)
+                mark_written(path)
+        finally:
+            for part in parts.values():
+                part.unlink(missing_ok=True)
+    return paths
 
 
 def _refuse_a_run_directory(store: RunStore, out_dir: Path) -> None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import errno
 import os
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from iolab.core.errors import Exit, IolabError
@@ -23,12 +24,49 @@ class ResultsDiskFull(IolabError):
         "another one) and run again."
     )
 
-    def __init__(self, run_dir: Path, detail: str | BaseException = ""):
+    def __init__(
+        self, run_dir: Path, detail: str | BaseException = "", advice: str | None = None, disk: str = "results disk"
+    ):
         if isinstance(detail, OSError) and detail.filename:
             detail = f"{detail.strerror} writing {detail.filename}"
         # said once, however often the error is wrapped on its way up
         detail = str(detail).replace(" " + self.ADVICE, "").rstrip(".")
-        super().__init__(f"results disk full at {run_dir}: {detail or 'no space left on device'}. {self.ADVICE}")
+        advice = self.ADVICE if advice is None else advice
+        super().__init__(f"{disk} full at {run_dir}: {detail or 'no space left on device'}. {advice}")
+
+
+@contextmanager
+def room_for(what: str, out: Path, again: str, run_dir: Path | None = None) -> Iterator[None]:
+    """A full disk while `what` (of the run at `run_dir`, if any) is written into `out` becomes
+    exit 5 naming the run (its results disk) or the output, and `again` (what writes it once
+    there is room); the writer inside removes what it left half written. Without it the command
+    ended with exit 2 and the system's bare "No space left on device"."""
+    try:
+        yield
+    except (OSError, sqlite3.OperationalError, ResultsDiskFull) as e:
+        if not isinstance(e, ResultsDiskFull) and not is_disk_full(e):
+            raise
+        why = f" ({e.strerror} writing {e.filename})" if isinstance(e, OSError) and e.filename else ""
+        kept = "no part of it is kept" + ("" if run_dir is None else " and what the run stores is as it was")
+        if run_dir is not None and _same_filesystem(out, run_dir):
+            raise ResultsDiskFull(
+                run_dir, f"no room for {what} in {out}{why}; {kept}", f"Free space on that filesystem, then {again}."
+            ) from None
+        of = "" if run_dir is None else f" of run {run_dir}"
+        raise ResultsDiskFull(
+            out, f"no room for {what}{of}{why}; {kept}", f"Free space there, then {again}.", "disk"
+        ) from None
+
+
+def _same_filesystem(out: Path, run_dir: Path) -> bool:
+    """`out` (or the nearest of its parents that exists) is on the run directory's filesystem."""
+    p = out
+    while not p.exists() and p != p.parent:
+        p = p.parent
+    try:
+        return os.stat(p).st_dev == os.stat(run_dir).st_dev
+    except OSError:
+        return True
 
 
 # Space kept aside in each open run directory from before the run starts, spent only on the

@@ -17,6 +17,7 @@ from iolab import __version__
 from iolab.core.decide import stored_decision
 from iolab.core.errors import IolabError
 from iolab.core.procs import boot_id, process_start
+from iolab.core.usertext import name_problem
 
 
 def runs_root() -> Path:
@@ -86,6 +87,9 @@ class Manifest:
         for name, value in known.items():
             if (problem := _wrong_type(name, value)) is not None:
                 raise TypeError(problem)
+        for name in NAME_FIELDS:
+            if isinstance(known.get(name), str) and (why := name_problem(known[name])) is not None:
+                raise TypeError(f"field {name!r} is {_shown(known[name])}, not a plain name: {why}")
         if known.get("state", "running") not in STATES:
             raise TypeError(f"field 'state' is {_shown(known['state'])}, not one of {', '.join(STATES)}")
         if isinstance(known.get("decisions"), list):  # in today's form (a bisection step's of older runs)
@@ -100,6 +104,9 @@ KNOWN_FIELDS = frozenset(f.name for f in fields(Manifest)) - STORED_APART
 
 
 STATES = ("running", "complete", "failed", "interrupted")
+# Fields that name files: the run's id its report (RUN/report/RUN_ID.html, or in --out), the test
+# a comparison's (compare-TEST-...). A hand-edited '../../etc' wrote the report outside --out.
+NAME_FIELDS = ("run_id", "test")
 # Each field's type as the dataclass declares it: a manifest is held to it when read, so that a
 # hand-edited or damaged field (`started` a number, `plan` null, `target` a string) makes the run
 # unreadable with the field named, never a TypeError or AttributeError deep in a view.

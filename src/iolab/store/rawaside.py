@@ -11,6 +11,7 @@ import os
 import sqlite3
 from pathlib import Path
 
+from iolab.core.usertext import name_problem
 from iolab.store.durable import fsync_dir
 
 
@@ -69,7 +70,10 @@ def finish_moves(run_dir: Path, named: set[str]) -> None:
     moves = {}
     for f in named:
         p = Path(f)
-        aside = p.parent.name.startswith("interrupted-") and f"raw/{p.name}" not in named
+        # only raw/interrupted-N/NAME, as aside_plan names them: a name a hand put in results.db
+        # ('../../x/interrupted-1/f') would move the run's file out of its directory
+        ours = len(p.parts) == 3 and p.parts[0] == "raw" and name_problem(p.name) is None
+        aside = ours and p.parent.name.startswith("interrupted-") and f"raw/{p.name}" not in named
         if aside and not (run_dir / f).exists() and (run_dir / "raw" / p.name).is_file():
             moves[f"raw/{p.name}"] = f
     carry_out(run_dir, moves)

@@ -5,17 +5,20 @@ and what is read back is runstore.py's."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sqlite3
 import tempfile
 from collections.abc import Callable
+from functools import cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 from iolab.core.cellschema import ADDED_CELL_COLUMNS, CREATE_CELLS
 from iolab.core.errors import IolabError
+from iolab.core.steady import VariableVerdict
 from iolab.store.durable import ResultsDiskFull, is_disk_full, no_room
 
 SCHEMA = (
@@ -166,15 +169,24 @@ def _empty() -> sqlite3.Connection:
 
 
 def check_tables(con: sqlite3.Connection, db: Path, deep: bool) -> None:
-    """Raise IolabError unless `con` holds iolab's tables and they can be read; `deep` runs
-    SQLite's quick_check over every page."""
+    """Raise IolabError unless `con` holds iolab's tables, each with the columns this version
+    reads, and they can be read; `deep` runs SQLite's quick_check over every page. Every table
+    the readers use is checked: a results.db without `steady` or `histograms` passed and then
+    failed in the middle of a report with SQLite's error and a traceback."""
     try:
-        names = {n for (n,) in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        missing = {"phases", "rounds", "cells"} - names
+        have = _columns(lambda sql: con.execute(sql).fetchall())
+        missing = sorted(t for t in _read_columns() if t not in have)
         if missing:
-            raise IolabError(f"{db}: not an iolab results database (no {', '.join(sorted(missing))} table).")
-        con.execute("SELECT count(*) FROM phases").fetchone()
-        con.execute("SELECT count(*) FROM rounds").fetchone()
+            raise IolabError(f"{db}: not an iolab results database (no {', '.join(missing)} table).")
+        for table, columns in _read_columns().items():
+            lacks = [c for c in columns if c not in have[table]]
+            if lacks:
+                raise IolabError(
+                    f"{db}: not an iolab results database (table {table} has no column {', '.join(lacks)}, which "
+                    "every iolab wrote); nothing is shown from it."
+                )
+        for table in ("phases", "rounds"):  # small; read whole (the big ones are read where they are used)
+            con.execute(f"SELECT count(*) FROM {table}").fetchone()
         (ok,) = con.execute("PRAGMA quick_check").fetchone() if deep else ("ok",)
     except sqlite3.DatabaseError as e:
         raise IolabError(f"{db}: damaged ({e}).") from None
@@ -182,14 +194,54 @@ def check_tables(con: sqlite3.Connection, db: Path, deep: bool) -> None:
         raise IolabError(f"{db}: damaged (integrity check: {ok}).")
 
 
+def read_rows(con: sqlite3.Connection, db: Path, sql: str, args: tuple[object, ...] = ()) -> list[Any]:
+    """A reader's query, all rows. SQLite's error (a page damaged past what check_tables reads,
+    a table changed under the reader) becomes IolabError naming the file, not a traceback."""
+    try:
+        return con.execute(sql, args).fetchall()
+    except sqlite3.DatabaseError as e:
+        raise IolabError(f"{db}: damaged ({e}); nothing more is read from it.") from None
+
+
+def steady_verdicts(rows: list[Any], db: Path) -> list[VariableVerdict]:
+    """Rows of the steady table (variable, window, vals, ...) as verdicts. The window and the
+    values are JSON lists iolab wrote; anything else (a hand's edit) is refused naming the table."""
+    try:
+        return [
+            VariableVerdict(
+                n, tuple(json.loads(w)), tuple(json.loads(v)), a, rm, ra, s, i, fe, fa, bool(rok), bool(sok)
+            )
+            for n, w, v, a, rm, ra, s, i, fe, fa, rok, sok in rows
+        ]
+    except (ValueError, TypeError) as e:
+        raise IolabError(
+            f"{db}: table steady holds a window or values that are not the lists iolab writes ({e}); the run's "
+            "stored results were changed after it wrote them, and nothing is shown from them."
+        ) from None
+
+
+@cache
+def _known_columns() -> dict[str, list[str]]:
+    """This version's tables and their columns (SCHEMA's)."""
+    mem = _empty()
+    try:
+        return _columns(lambda sql: mem.execute(sql).fetchall())
+    finally:
+        mem.close()
+
+
+@cache
+def _read_columns() -> dict[str, list[str]]:
+    """Each table with the columns every results.db has: those added since the first release
+    aside (readers of an older file take their old value)."""
+    added = {"cells": ADDED_CELL_COLUMNS, "series": ADDED_SERIES_COLUMNS}
+    return {t: [c for c in cols if c not in added.get(t, {})] for t, cols in _known_columns().items()}
+
+
 def unknown_schema(query: Callable[[str], list[Any]]) -> list[str]:
     """The tables and columns of a results.db (read through `query`) that this version's schema
     does not have, a newer iolab's: "table NAME", "column TABLE.NAME". They stay as stored."""
-    mem = _empty()
-    try:
-        known = _columns(lambda sql: mem.execute(sql).fetchall())
-    finally:
-        mem.close()
+    known = _known_columns()
     out = []
     for table, columns in _columns(query).items():
         if table not in known:

@@ -44,7 +44,7 @@ from iolab.store.durable import (
 )
 from iolab.store.manifest import Manifest, manifest_bytes, manifest_of, now_iso, resolve_run, stamp_writer
 from iolab.store.rawaside import aside_plan, carry_out, finish_moves, named_files, raw_files, strays_aside, take_out
-from iolab.store.resultsdb import check_tables, open_for_writing, open_readonly
+from iolab.store.resultsdb import check_tables, open_for_writing, open_readonly, read_rows, steady_verdicts
 from iolab.store.writer import RunClaim, claim_run, released_on_error
 from iolab.targets.writepolicy import output_dir
 
@@ -400,10 +400,13 @@ class RunStore:
         return strays_aside(self.raw_dir, tag, self._db)
 
     # -- reading ----------------------------------------------------------------------------
+    def _rows(self, sql: str, args: Collection[object] = ()) -> list[Any]:
+        return read_rows(self._db, self.dir / "results.db", sql, tuple(args))
+
     def phases(self) -> list[PhaseRow]:
-        rows = self._db.execute(
+        rows = self._rows(
             "SELECT name, ordinal, purge_method, purge_ok, purge_detail, steady, rounds, stop_reason FROM phases ORDER BY ordinal"
-        ).fetchall()
+        )
         return [
             PhaseRow(n, o, pm, None if pok is None else bool(pok), pd, None if s is None else bool(s), r, sr)
             for n, o, pm, pok, pd, s, r, sr in rows
@@ -412,7 +415,7 @@ class RunStore:
     def complete_rounds(self, phase: str) -> list[int]:
         return [
             r
-            for (r,) in self._db.execute(
+            for (r,) in self._rows(
                 "SELECT round FROM rounds WHERE phase=? AND complete=1 AND round>0 ORDER BY round", (phase,)
             )
         ]
@@ -427,12 +430,14 @@ class RunStore:
             sql += " AND c.phase=?"
             args.append(phase)
         sql += " ORDER BY c.phase, c.round, c.ordinal"
-        if complete_only and kind == "measure" and self.manifest:  # a complete round's rows deleted since
-            roundcheck.refuse_gaps(self._db, self.manifest.plan, self.dir / "results.db")
-        cur = self._db.execute(sql, args)
-        names = [d[0] for d in cur.description]
         try:
+            if complete_only and kind == "measure" and self.manifest:  # a complete round's rows deleted since
+                roundcheck.refuse_gaps(self._db, self.manifest.plan, self.dir / "results.db")
+            cur = self._db.execute(sql, args)
+            names = [d[0] for d in cur.description]
             return [cell_row(dict(zip(names, row))) for row in cur.fetchall()]
+        except sqlite3.DatabaseError as e:
+            raise IolabError(f"{self.dir / 'results.db'}: damaged ({e}); nothing more is read from it.") from None
         except ValueError as e:  # a value no run stores (text in a REAL column): the row and column named
             raise IolabError(
                 f"{self.dir / 'results.db'}: table cells, {e}. The run's stored results were changed after it "
@@ -441,12 +446,12 @@ class RunStore:
 
     def series(self, cell_id: int) -> list[tuple[float, float, float, float, float | None, float | None]]:
         """(t_s, read IOPS, write IOPS, MB/s, average and maximum latency µs) per second."""
-        have = {row[1] for row in self._db.execute("PRAGMA table_info(series)")}
+        have = {row[1] for row in self._rows("PRAGMA table_info(series)")}
         mx = "lat_max_us" if "lat_max_us" in have else "NULL"  # a read-only results.db from before the column
-        return self._db.execute(
+        return self._rows(
             f"SELECT t_s, read_iops, write_iops, mbps, lat_mean_us, {mx} FROM series WHERE cell_id=? ORDER BY t_s",
             (cell_id,),
-        ).fetchall()
+        )
 
     def histogram(self, cell_id: int, direction: str | None = None) -> Histogram | None:
         sql = "SELECT value_us, SUM(count), MAX(max_us) FROM histograms WHERE cell_id=?"
@@ -454,32 +459,27 @@ class RunStore:
         if direction:
             sql += " AND direction=?"
             args.append(direction)
-        rows = self._db.execute(sql + " GROUP BY value_us ORDER BY value_us", args).fetchall()
+        rows = self._rows(sql + " GROUP BY value_us ORDER BY value_us", args)
         if not rows:
             return None
         return Histogram(tuple(r[0] for r in rows), tuple(int(r[1]) for r in rows), max(r[2] for r in rows))
 
     def query(self, sql: str, args: Collection[object] = ()) -> list[Any]:
         """Rows of a read-only query (storebulk.py's whole-run reads)."""
-        return self._db.execute(sql, tuple(args)).fetchall()
+        return self._rows(sql, args)
 
     def steady_rows(self, phase: str, rnd: int | None = None) -> list[VariableVerdict]:
         """The steady-state table at round `rnd` (default: the last evaluated round)."""
         if rnd is None:
-            (rnd,) = self._db.execute("SELECT MAX(round) FROM steady WHERE phase=?", (phase,)).fetchone()
+            [(rnd,)] = self._rows("SELECT MAX(round) FROM steady WHERE phase=?", (phase,))
             if rnd is None:
                 return []
-        rows = self._db.execute(
+        rows = self._rows(
             "SELECT variable, window, vals, average, range_measured, range_allowed, slope, intercept, fit_excursion,"
             " fit_allowed, range_ok, slope_ok FROM steady WHERE phase=? AND round=? ORDER BY rowid",
             (phase, rnd),
-        ).fetchall()
-        return [
-            VariableVerdict(
-                n, tuple(json.loads(w)), tuple(json.loads(v)), a, rm, ra, s, i, fe, fa, bool(rok), bool(sok)
-            )
-            for n, w, v, a, rm, ra, s, i, fe, fa, rok, sok in rows
-        ]
+        )
+        return steady_verdicts(rows, self.dir / "results.db")
 
     def close(self) -> None:
         if self.writable and (self.manifest is None or self.manifest.state != "running"):

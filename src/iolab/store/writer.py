@@ -31,6 +31,7 @@ from pathlib import Path
 
 from iolab.core.errors import RefusedError
 from iolab.core.procs import boot_id, holder_record, process_start, same_process_alive
+from iolab.store.durable import is_disk_full
 from iolab.targets.lock import open_file_problem
 
 WRITER_FILE = "writer.lock"
@@ -109,8 +110,12 @@ def claim_run(run_dir: Path) -> RunClaim:
         "since": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
     data = json.dumps(record).encode()
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, data, 0)
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, data, 0)
+    except OSError:  # a full disk (the caller says so): no claim is left behind, nor its descriptor
+        got.release()
+        raise
     _HELD[key] = got
     return got
 
@@ -121,6 +126,8 @@ def _open(path: Path) -> int:
         # written (truncated, then the holder's record), which would replace whatever file it names
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
     except OSError as e:
+        if is_disk_full(e):
+            raise  # not a refusal: the caller says the disk is full (durable.room_for)
         raise RefusedError(
             f"cannot claim run directory {path.parent} for writing: {path.name}: {e.strerror}. A run "
             "directory is written by one iolab process at a time, which needs that file."

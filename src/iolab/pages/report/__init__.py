@@ -39,7 +39,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from iolab import __version__
+from iolab.core.errors import IolabError
 from iolab.core.streams import note_line
+from iolab.core.usertext import name_problem
 from iolab.pages.report.model import Document, Page
 from iolab.pages.report.pdf import write_pdf
 from iolab.pages.report.progress import Progress
@@ -80,6 +82,8 @@ def write_document(
     from iolab.pages.report.html import render  # jinja2: only where a report is written, not for every command
     from iolab.targets.writepolicy import check_file, mark_written, output_dir
 
+    if (why := name_problem(stem)) is not None:  # a stem from what a run stores (its id, its test)
+        raise IolabError(f"report name {stem!r} is not a plain file name ({why}); nothing was written in {out_dir}.")
     docs = [doc] if isinstance(doc, Document) else list(doc)
     n = sum(len(d.pages) for d in docs)
     html_path, pdf_path = out_dir / f"{stem}.html", out_dir / f"{stem}.pdf"

@@ -1,0 +1,152 @@
+"""A run directory changed by hand after iolab wrote it, through the installed `iolab` command: a
+manifest string that would name a path outside its directory (run_id '../../etc', an absolute
+one), a results.db without a table or column the readers use, a fleet.json whose drive name
+climbs out of the fleet. Each is refused with one paragraph and exit 2, `iolab runs` lists the run
+broken with the reason, and nothing is written anywhere."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from iolab.store.rawaside import finish_moves
+
+from .conftest import SMALL_SIM, iolab, quick_sim_run
+
+COMMANDS = ("show bad", "report bad", "report bad --out {out}", "export bad -o {d}/ex", "audit bad")
+
+
+@pytest.fixture(scope="module")
+def a_run(tmp_path_factory) -> Path:
+    return quick_sim_run(tmp_path_factory.mktemp("tampered-runs"))
+
+
+def files_under(d: Path) -> set[Path]:
+    return set(d.rglob("*"))
+
+
+def refused(p, d: Path, before: set[Path]) -> str:
+    text = p.stderr + p.stdout
+    assert p.returncode == 2 and "Traceback" not in text, text
+    assert "\n\n" not in p.stderr.strip(), f"more than one paragraph:\n{p.stderr}"
+    assert files_under(d) == before, f"files appeared: {sorted(files_under(d) - before)}"
+    return " ".join(p.stderr.split())
+
+
+def listed(runs: Path) -> dict[str, dict]:
+    p = iolab("runs", "--runs-dir", str(runs), "--json", timeout=60)
+    assert p.returncode == 0, p.stderr
+    return {Path(r["path"]).name: r for r in json.loads(p.stdout)["listed"]}
+
+
+def every_command_refuses(scratch: Path, runs: Path, says: str) -> None:
+    for line in COMMANDS:
+        before = files_under(scratch)
+        args = [a.format(d=scratch, out=runs / "R") for a in shlex.split(line)]
+        p = iolab(*args, "--runs-dir", str(runs), timeout=120)
+        assert says in refused(p, scratch, before), line
+
+
+@pytest.mark.parametrize("run_id", ["../../etc", "/ABSOLUTE", "..", "a/b", "x\ny"])
+def test_a_run_id_that_is_no_plain_name_is_refused_and_writes_nowhere(a_run, scratch, run_id):
+    """Before: `report bad --out R` wrote R/../../etc.html and .pdf, an absolute id wherever it
+    named, and `runs` listed the run complete as '../../etc'."""
+    runs = scratch / "a" / "b" / "runs"  # '../../etc' from runs/R or runs/bad/report lands inside scratch
+    shutil.copytree(a_run, runs / "bad")
+    shutil.copytree(a_run, runs / "good")
+    manifest = runs / "bad" / "manifest.json"
+    value = str(scratch / "ABSOLUTE") if run_id == "/ABSOLUTE" else run_id
+    manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "run_id": value, "uid": "bad"}))
+    stored = manifest.read_bytes()
+    every_command_refuses(scratch, runs, "field 'run_id' is")
+    found = listed(runs)
+    assert found["bad"]["state"] == "broken" and "not a plain name" in found["bad"]["problem"]
+    assert found["good"]["state"] == "complete"
+    assert manifest.read_bytes() == stored
+
+
+def test_a_test_name_that_climbs_out_is_refused_before_a_comparison_is_named_after_it(a_run, scratch):
+    runs = scratch / "runs"
+    for name in ("bad", "good"):
+        shutil.copytree(a_run, runs / name)
+    manifest = runs / "bad" / "manifest.json"
+    manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "test": "../../x", "uid": "bad"}))
+    before = files_under(scratch)
+    p = iolab("compare", "bad", "good", "--runs-dir", str(runs), "--force", "--out", str(runs / "C"), timeout=120)
+    assert "field 'test' is" in refused(p, scratch, before)
+
+
+@pytest.mark.parametrize("table", ["steady", "histograms", "series", "phases"])
+def test_a_results_db_without_a_table_the_readers_use_is_broken_not_a_traceback(a_run, scratch, table):
+    """Before: show/report/export/audit of a run without `steady` or `histograms` ended in
+    sqlite3.OperationalError with a traceback (exit 1), and `runs` listed it complete."""
+    runs = scratch / "runs"
+    shutil.copytree(a_run, runs / "bad")
+    with sqlite3.connect(runs / "bad" / "results.db") as db:
+        db.execute(f"DROP TABLE {table}")
+    db.close()
+    says = f"not an iolab results database (no {table} table)"
+    every_command_refuses(scratch, runs, says)
+    assert listed(runs)["bad"]["state"] == "broken" and says in listed(runs)["bad"]["problem"]
+
+
+def test_a_table_without_a_column_every_iolab_wrote_is_refused_naming_it(a_run, scratch):
+    runs = scratch / "runs"
+    shutil.copytree(a_run, runs / "bad")
+    with sqlite3.connect(runs / "bad" / "results.db") as db:
+        db.execute("ALTER TABLE steady DROP COLUMN vals")
+    db.close()
+    every_command_refuses(scratch, runs, "table steady has no column vals")
+    assert listed(runs)["bad"]["state"] == "broken"
+
+
+def test_steady_values_that_are_not_the_lists_iolab_writes_are_refused(a_run, scratch):
+    runs = scratch / "runs"
+    shutil.copytree(a_run, runs / "bad")
+    with sqlite3.connect(runs / "bad" / "results.db") as db:
+        assert db.execute("UPDATE steady SET vals='[1, 2'").rowcount > 0
+    db.close()
+    before = files_under(scratch)
+    p = iolab("export", "bad", "-o", str(scratch / "ex"), "--runs-dir", str(runs), timeout=120)
+    assert "table steady holds a window or values" in refused(p, scratch, before)
+
+
+FLEET_TOML = f"""[fleet]
+name = "f"
+[[drive]]
+target = "{SMALL_SIM}"
+name = "a"
+"""
+
+
+def test_a_fleet_state_whose_drive_name_climbs_out_is_refused(scratch):
+    """fleet.json names each drive's folder (drives/NAME, written when the fleet is resumed):
+    a name the fleet file would refuse is refused there too; before, resume made ../../evil."""
+    fleet = scratch / "runs" / "fleets" / "f"
+    fleet.mkdir(parents=True)
+    (fleet / "fleet.toml").write_text(FLEET_TOML)
+    member = {"name": "../../../evil", "target": SMALL_SIM, "where": "local", "state": "pending"}
+    state = {"schema": "iolab-fleet", "schema_version": 1, "test": "latency", "name": "f", "args": ["run", "latency"]}
+    (fleet / "fleet.json").write_text(json.dumps({**state, "members": [member], "started": "", "state": "interrupted"}))
+    before = files_under(scratch)
+    p = iolab("resume", str(fleet), "--runs-dir", str(scratch / "runs"), timeout=120)
+    assert "members[0]: field 'name' is '../../../evil'" in refused(p, scratch, before)
+
+
+def test_a_set_aside_file_named_outside_raw_is_not_moved_there(tmp_path):
+    """Cells set aside name their files raw/interrupted-N/NAME; a name a hand put in results.db
+    that leads elsewhere moved the run's raw file out of its directory on resume."""
+    run = tmp_path / "run"
+    (run / "raw").mkdir(parents=True)
+    (run / "raw" / "f.json").write_text("{}")
+    (tmp_path / "elsewhere" / "interrupted-1").mkdir(parents=True)
+    finish_moves(run, {"../elsewhere/interrupted-1/f.json", "raw/interrupted-1/../../../elsewhere/f.json"})
+    assert (run / "raw" / "f.json").is_file() and not (tmp_path / "elsewhere" / "interrupted-1" / "f.json").exists()
+    (run / "raw" / "interrupted-1").mkdir()
+    finish_moves(run, {"raw/interrupted-1/f.json"})  # iolab's own name still moves
+    assert (run / "raw" / "interrupted-1" / "f.json").is_file()
