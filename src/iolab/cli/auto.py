@@ -37,6 +37,10 @@ _requested: dict[str, str] = {}
 def want_json(command: str, console: Console, on: bool) -> None:
     """With --json, the command's human output goes to standard error."""
     if on:
+        from iolab.core.streams import stdout_closed_at_start, undeliverable
+
+        if stdout_closed_at_start():  # refused before anything runs, not after a run of days
+            raise undeliverable("is closed (>&-)")
         _requested["command"] = command
         console.file = sys.stderr
 
@@ -50,7 +54,19 @@ def emit(command: str, code: int, **parts) -> None:
 def emit_error(e: IolabError) -> None:
     """The document of a command that ended with an error (main() calls it)."""
     if _requested:
-        emit(_requested["command"], e.exit_code, error=str(e))
+        emit_anyway(_requested["command"], e.exit_code, error=str(e))
+
+
+def emit_anyway(command: str, code: int, **parts) -> None:
+    """The document of a command that ends with `code` anyway (an error, an interrupted run): a
+    document that cannot be delivered adds its own paragraph on standard error, and the
+    command's own exit code stands."""
+    try:
+        emit(command, code, **parts)
+    except IolabError as lost:
+        from iolab.core.streams import note_line
+
+        note_line(f"iolab: {lost}")
 
 
 def records_code(records: list[dict], require_steady: bool) -> int:
