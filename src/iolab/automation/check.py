@@ -50,7 +50,7 @@ from iolab.automation.tstat import geometric_mean, on_log_scale, t_quantile
 from iolab.core.errors import IolabError
 from iolab.core.safefile import loads_toml, read_text
 from iolab.core.steady import STEADY_NOT_EVALUATED, STEADY_NOT_REACHED
-from iolab.core.units import counted, percent
+from iolab.core.units import counted, num, percent
 from iolab.figures.compare import profile_differences
 from iolab.pages.outcome import steady_shortfall
 from iolab.store.manifest import run_key
@@ -480,7 +480,8 @@ def junit_xml(result: dict, suite: str = "iolab check") -> str:
 
 
 def _num(v: float | None) -> str:
-    return "—" if v is None else f"{v:,.4g}"
+    """As `iolab show` and the check table print the figure (units.num)."""
+    return num(v)
 
 
 def summary_line(f: dict) -> str:

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from iolab.core.steady import STEADY_NOT_SHOWN
+from iolab.core.units import num
 from iolab.figures.specsheet import Criterion, SpecSheet, judge, not_measured_hint
 
 VERDICTS = ("meets", "short", "over", "not-judged", "not-measured", "no-unit")
@@ -79,7 +80,8 @@ def record_figures(record: dict) -> list[Measured]:
 
 
 def _num(x: float) -> str:
-    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:,.4g}"
+    """As `iolab show` prints the figure (units.num)."""
+    return num(x)
 
 
 def _claim(c: Criterion) -> str:
