@@ -21,7 +21,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from iolab.core.steady import STEADY_NOT_SHOWN
-from iolab.core.units import num
 from iolab.figures.specsheet import Criterion, SpecSheet, judge, not_measured_hint
 
 VERDICTS = ("meets", "short", "over", "not-judged", "not-measured", "no-unit")
@@ -80,8 +79,7 @@ def record_figures(record: dict) -> list[Measured]:
 
 
 def _num(x: float) -> str:
-    """As `iolab show` prints the figure (units.num)."""
-    return num(x)
+    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:,.4g}"
 
 
 def _claim(c: Criterion) -> str:

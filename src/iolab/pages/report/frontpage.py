@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from iolab.core.units import num
 from iolab.figures.endurance import endurance
 from iolab.figures.specmatch import Measured, SpecLine, match, record_figures, run_reasons, tally
 from iolab.figures.specsheet import SpecSheet
@@ -46,7 +45,7 @@ def spec_lines(run: RunData, record: dict[str, Any], sheet: SpecSheet) -> tuple[
 def _num(x: float | None, unit: str = "") -> str:
     if x is None:
         return "-"
-    return num(x) + (f" {unit}" if unit else "")  # as `iolab show` prints it
+    return (f"{x:,.0f}" if abs(x) >= 100 else f"{x:,.4g}") + (f" {unit}" if unit else "")
 
 
 def _row(ln: SpecLine) -> tuple[str, ...]:
