@@ -240,3 +240,54 @@ def test_a_directory_that_is_not_a_run_is_called_so(command, tmp_path):
     assert p.returncode == 2 and "Traceback" not in said, said
     assert "is a directory but not a run (it has no manifest.json" in said, said
     assert sorted(x.name for x in plain.iterdir()) == ["a.jpg"]  # nothing written into it
+
+
+@pytest.mark.parametrize(
+    ("setting", "says"),
+    [
+        # the parser said 1 to 2,147,483,647 and qd=2147483647 then failed as "workload ''"
+        ("qd=0", "--set qd='0' (test qos): give a whole number from 1 to 65,536."),
+        ("qd=2147483647", "--set qd='2147483647' (test qos): give a whole number from 1 to 65,536."),
+        # 0 means "not given" and is taken: the refusal said "from 1"
+        ("pe_cycles=-5", "give a whole number from 0 (not given) to 2,147,483,647."),
+        ("warranty_years=-1", "give 0 (not given) or a finite number greater than 0."),
+    ],
+)
+def test_a_tests_own_parameter_is_refused_with_the_limit_it_has(setting, says, place):
+    p = iolab("plan", "qos", "--quick", "-t", "sim:enterprise-sas?user_gb=0.25", "--set", setting)
+    _check(p.returncode, p.stdout, p.stderr, place)
+    said = " ".join(p.stderr.split())
+    assert p.returncode == 2 and says in said and "Nothing was run or written." in said, said
+    for taken in ("qd=65536", "pe_cycles=0"):
+        ok = iolab("plan", "qos", "--quick", "-t", "sim:enterprise-sas?user_gb=0.25", "--set", taken)
+        assert ok.returncode == 0, ok.stderr
+
+
+@pytest.mark.parametrize(
+    ("params", "says", "not_said"),
+    [
+        ("op=1e9", "sim parameter op=1000000000: the user capacity", "user_gb"),
+        ("user_gb=1e12", "sim parameter user_gb=1000000000000: with over-provisioning", "blocks_per_plane"),
+    ],
+)
+def test_a_sim_capacity_out_of_range_names_the_parameter_given(params, says, not_said, place):
+    p = iolab("plan", "latency", "-t", f"sim:enterprise-sas?{params}")
+    _check(p.returncode, p.stdout, p.stderr, place)
+    said = " ".join(p.stderr.split())
+    assert p.returncode == 2 and says in said and not_said not in said, said
+
+
+def test_a_results_db_that_is_a_fifo_is_called_so(tmp_path):
+    runs = tmp_path / "runs"
+    p = iolab(
+        "run", "latency", "--quick", "--no-report", "-t", "sim:enterprise-sas?user_gb=0.25", "--runs-dir", str(runs)
+    )
+    assert p.returncode == 0, p.stderr
+    (run,) = runs.iterdir()
+    for f in run.glob("results.db*"):
+        f.unlink()
+    os.mkfifo(run / "results.db")
+    p = iolab("show", str(run), timeout=60)  # a reader that opened the FIFO would wait for ever
+    said = " ".join(p.stderr.split())
+    assert p.returncode == 2 and "results.db: is a FIFO (named pipe), not a regular file" in said, said
+    assert "no results.db" not in said

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from pypdf import PdfReader
 
+from iolab.core.units import num
 from iolab.targets.files import mark_created
 
 from ..schema_lite import errors
@@ -558,3 +559,29 @@ def test_resume_tries_a_refused_drive_again_once_its_cause_is_fixed(tmp_path):
     assert {n: row["state"] for n, row in rows.items()} == {"sim": "complete", "tiny": "complete"}
     assert rows["sim"]["run_dir"] == before["sim"]["run_dir"]  # a complete drive is not run again
     assert "capacity" in json.loads((d / "drives" / "tiny" / "out.attempt1.json").read_text())["error"]
+
+
+def test_the_fleet_table_prints_a_figure_as_show_does(tmp_path):
+    """One number rule (units.num): the fleet table printed seed 7's 96.00 µs, as show prints it,
+    as "96" (4 significant digits without their trailing zeros). The simulator is deterministic
+    in virtual time: seed 7's ART 65/35 is 96.0001 µs."""
+    runs = tmp_path / "runs"
+    f = tmp_path / "fleet.toml"
+    f.write_text(
+        '[fleet]\nname = "lat"\n' + "".join(f'[[drive]]\ntarget = "{SIM}&seed={s}"\nname = "s{s}"\n' for s in (1, 2, 7))
+    )
+    r = iolab("run", "latency", "--quick", "--no-report", "--fleet", str(f), "--runs-dir", str(runs), timeout=600)
+    assert r.returncode in (0, 7), r.stdout + r.stderr
+    d = fleet_dir(r.stdout)
+    doc = json.loads((d / "report.json").read_text())
+    printed = [fig[k] for fig in doc["figures"] for k in ("median", "min", "max") if fig[k] is not None]
+    assert any(f"{v:,.4g}" != num(v) for v in printed), printed  # where the two rules differ
+    table = iolab("fleet", d.name, "--runs-dir", str(runs))
+    for v in printed:
+        assert num(v) in table.stdout, (num(v), table.stdout)
+    seven = next(row for row in doc["drives"] if row["name"] == "s7")
+    shown = iolab("show", seven["run_dir"])
+    for fig in doc["figures"]:
+        v = fig["values"].get("s7")
+        if v is not None:
+            assert num(v) in shown.stdout, (fig["name"], num(v), shown.stdout)

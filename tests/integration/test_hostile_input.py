@@ -124,7 +124,7 @@ BAD = [
     ("run iops -t file:{d}/t.img?size=99999999999999999999999TiB", "8 EiB or more"),
     ("run dirth --set threads=99999999999999999999", "2,147,483,647"),
     ("run dirth --set threads=5000", "4,096 threads"),
-    ("run latency-bound --set threads=99999999999999999999", "2,147,483,647"),
+    ("run latency-bound --set threads=99999999999999999999", "from 1 to 4,096"),
     ("run iops --max-rounds 99999999999999999999999", "from 1 to 1,000"),
     (
         "run iops --cell-time 9999999999999999999999999999999999999999999999999999999999999999999999999999999999"

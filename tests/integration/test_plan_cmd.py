@@ -142,6 +142,32 @@ def test_what_run_refuses_plan_refuses_with_its_code_and_words(scratch, args, co
     assert sorted(os.listdir(scratch)) == []  # nothing written: no file, no runs directory
 
 
+def test_a_sim_state_run_would_refuse_is_refused_by_plan(scratch):
+    """plan exited 0 for a load= file that is no state, or the state of another drive; run refused it."""
+    state = scratch / "small.state"
+    saved = iolab(
+        "run", "latency", "--quick", "--no-report", "--runs-dir", str(scratch / "saved"),
+        "-t", f"sim:enterprise-sas?user_gb=0.25&save={state}",
+    )  # fmt: skip
+    assert saved.returncode == 0 and state.is_file(), saved.stderr
+    not_state = scratch / "not.state"
+    not_state.write_text("root:x:0:0:root:/root:/bin/sh\n")
+    runs = scratch / "runs"
+    for spec, says in (
+        (f"sim:enterprise-sas?load={not_state}", "not an iolab sim state file (bad magic)"),
+        (f"sim:enterprise-sas?load={state}", "drive of 249999360 B, not the enterprise-sas drive of 400000000000 B"),
+    ):
+        common = ("latency", "--quick", "-t", spec, "--runs-dir", str(runs))
+        p, r = iolab("plan", *common), iolab("run", *common, "--no-report")
+        assert p.returncode == r.returncode == 2, p.stdout + p.stderr + r.stdout + r.stderr
+        assert says in " ".join(p.stderr.split()) and p.stderr == r.stderr  # one paragraph, the run's
+    p = iolab(
+        "plan", "latency", "--quick", "-t", f"sim:enterprise-sas?user_gb=0.25&load={state}", "--runs-dir", str(runs)
+    )
+    assert p.returncode == 0, p.stderr
+    assert not runs.exists()
+
+
 @pytest.mark.parametrize(
     ("args", "says"),
     [

@@ -225,7 +225,7 @@ def test_junit_has_one_case_per_figure_and_a_failure_per_regression():
     root = ET.fromstring(junit_xml(res))
     [case] = root.iter("testcase")
     assert root.get("failures") == "1" and case.get("name") == "IOPS"
-    assert case.find("failure").get("type") == "regression" and "100 -> 50" in case.find("failure").get("message")
+    assert case.find("failure").get("type") == "regression" and "100.0 -> 50.00" in case.find("failure").get("message")
 
 
 def test_the_schema_file_is_the_declared_schema_and_the_exit_codes_are_one_table():

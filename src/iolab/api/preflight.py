@@ -8,7 +8,8 @@ The run makes these checks at its own points, each where it belongs: the engine'
 the engine is made (engines.engine_for), a split round's legs when the split engine is made
 (hostcheck.check_split_legs, claiming this machine's paths), and the purge method, the target's
 claim and its safety checks as the run starts (runstart.admit: the claim first, so a second run
-on a busy target is told which run holds it). The plan calls the same functions in that order
+on a busy target is told which run holds it), then a simulated drive's memory and saved state
+(load=) when its engine prepares the drive (sim.check_drive). The plan calls the same functions in that order
 with nothing claimed, written, purged or started: the only refusal it cannot make is the claim's
 (another run holding the target), which needs the lock it must not take.
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 from iolab.engines import check_engine_options
 from iolab.engines.hostcheck import check_split_legs
+from iolab.engines.sim import check_drive
 from iolab.run.runstart import RunOptions, admit
 from iolab.targets import Target
 
@@ -38,3 +40,5 @@ def refuse_as_run_would(
         check_split_legs(target, legs, options.allow_unsafe, options.allow_system_disk, listen_any, claim=False)
     hosts = legs is not None and legs[0].host is not None  # each host's target was checked where it is written
     admit(target, options, lambda: hosts, claim=False)
+    if target.kind == "sim":  # what the simulator's prepare refuses: its maps' memory, a load= state
+        check_drive(target)

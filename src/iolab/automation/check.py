@@ -46,12 +46,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
-from iolab.automation.plausible import implausible
 from iolab.automation.tstat import geometric_mean, on_log_scale, t_quantile
 from iolab.core.errors import IolabError
 from iolab.core.safefile import loads_toml, read_text
 from iolab.core.steady import STEADY_NOT_EVALUATED, STEADY_NOT_REACHED
-from iolab.core.units import counted
+from iolab.core.units import counted, num, percent
 from iolab.figures.compare import profile_differences
 from iolab.pages.outcome import steady_shortfall
 from iolab.store.manifest import run_key
@@ -106,16 +105,6 @@ def load_tolerances(default: float, path: Path | None) -> Tolerances:
         )
     tables = {t: {str(k): parse_pct(v, f"{path}: [{t}] {k!r}") for k, v in data.get(t, {}).items()} for t in TABLES}
     return Tolerances(default, tables["tolerances"], str(path), tables["spread"])
-
-
-def saved_figure_problem(runs: Sequence[dict]) -> str | None:
-    """The first figure of a saved document's runs that no drive can have (plausible.py: the rule
-    `compare` applies to published figures), where it is and why; None when every one can be."""
-    for i, r in enumerate(runs):
-        for j, f in enumerate(r["figures"]):
-            if f["value"] is not None and (why := implausible(f["value"], f["unit"], magnitude=True)):
-                return f"run {r['run_id']}'s {f['name']!r} (runs[{i}].figures[{j}].value): {why}"
-    return None
 
 
 # -- the comparison -------------------------------------------------------------------------
@@ -330,14 +319,67 @@ def differences(baseline: Sequence[dict], candidate: Sequence[dict]) -> list[str
 
 
 def _meta(baseline: Sequence[dict], candidate: Sequence[dict]) -> dict[str, dict]:
-    """Each figure's unit, direction and kind; a baseline saved before figures had a kind takes
-    the candidate's (a figure without one anywhere is a value)."""
-    kinds = {f["name"]: f["kind"] for r in [*candidate, *baseline] for f in r["figures"] if f.get("kind")}
+    """Each figure's unit, direction and kind, which every run that has the figure must agree on
+    (a saved document's are held to the test's definition when read, automation/saved.py; a
+    figure named after what was run, a stream's, is held here to the other runs'). A baseline
+    saved before figures had a kind takes the others' (a figure without one anywhere is a value)."""
+    seen: dict[str, dict[str, tuple[str, str]]] = {}  # name -> field -> (value, the run that gave it)
+    for r in [*candidate, *baseline]:
+        for f in r["figures"]:
+            fields = seen.setdefault(f["name"], {})
+            for k in ("unit", "direction", "kind"):
+                if k not in f:
+                    continue
+                first = fields.setdefault(k, (f[k], r["run_id"]))
+                if first[0] != f[k]:
+                    raise IolabError(
+                        f"the runs disagree on {f['name']!r}'s {k}: {first[0]!r} in run {first[1]}, {f[k]!r} in "
+                        f"run {r['run_id']}; one figure is judged in one {k}. Nothing was checked."
+                    )
+    names = dict.fromkeys(f["name"] for r in baseline for f in r["figures"])
     return {
-        f["name"]: {"unit": f["unit"], "direction": f["direction"], "kind": kinds.get(f["name"], "value")}
-        for r in baseline
-        for f in r["figures"]
+        n: {
+            "unit": seen[n]["unit"][0],
+            "direction": seen[n]["direction"][0],
+            "kind": seen[n].get("kind", ("value",))[0],
+        }
+        for n in names
     }
+
+
+def _distinct_runs(baseline: Sequence[dict], candidate: Sequence[dict]) -> None:
+    """Refuses a run on both sides, and a run given twice on one side (its directory named
+    twice, a copy of it, a saved document listing it again): the same figures counted twice look
+    like repeats that agree, and the noise shrinks with every copy (two runs given three times
+    claimed 5 degrees of freedom and ±0.2 % where they have ±1.7 %). A run is its uid, as
+    `compare` tells runs apart (a run stored before uids, its id)."""
+    sides = {}
+    for what, recs in (("candidate", candidate), ("baseline", baseline)):
+        keys: dict[str, dict] = {}
+        for r in recs:
+            key = run_key(r["run_id"], r.get("uid"))
+            if key in keys:
+                where = (
+                    "given twice"
+                    if keys[key].get("path") == r.get("path")
+                    else f"{keys[key].get('path')} and {r.get('path')}"
+                )
+                raise IolabError(
+                    f"the {what} holds run {r['run_id']} twice ({where}: one run, {key}). Repeats are separate runs; "
+                    "the same run counted twice makes its figures look like repeats that agree and shrinks the "
+                    "noise. Give each run once (a copy of a run's directory is the same run). Nothing was checked."
+                )
+            keys[key] = r
+        sides[what] = keys
+    # one run's key on both sides; run ids alone are shared by runs started in one second
+    both = sorted(r["run_id"] for k, r in sides["candidate"].items() if k in sides["baseline"])
+    if both:
+        # a run held against itself passes whatever it measured: a CI script that picked the
+        # wrong directory would never fail
+        raise IolabError(
+            f"run {', '.join(both)} is both a candidate and the baseline; a run checked against itself "
+            "passes whatever it measured. Give the baseline as other runs (or their saved --json document)."
+        )
 
 
 def check(
@@ -353,16 +395,7 @@ def check(
     different tests are refused; runs with different settings unless forced."""
     if not baseline or not candidate:
         raise IolabError("iolab check needs at least one candidate run and one baseline run.")
-    # one run's key on both sides; run ids alone are shared by runs started in one second
-    keys = {run_key(r["run_id"], r.get("uid")): r["run_id"] for r in candidate}
-    both = sorted({keys[k] for k in {run_key(r["run_id"], r.get("uid")) for r in baseline} & keys.keys()})
-    if both:
-        # a run held against itself passes whatever it measured: a CI script that picked the
-        # wrong directory would never fail
-        raise IolabError(
-            f"run {', '.join(both)} is both a candidate and the baseline; a run checked against itself "
-            "passes whatever it measured. Give the baseline as other runs (or their saved --json document)."
-        )
+    _distinct_runs(baseline, candidate)
     tests = sorted({r["test"] for r in [*baseline, *candidate]})
     if len(tests) > 1:
         raise IolabError(f"check compares runs of one test; these ran {', '.join(tests)}.")
@@ -447,16 +480,17 @@ def junit_xml(result: dict, suite: str = "iolab check") -> str:
 
 
 def _num(v: float | None) -> str:
-    return "—" if v is None else f"{v:,.4g}"
+    """As `iolab show` and the check table print the figure (units.num)."""
+    return num(v)
 
 
 def summary_line(f: dict) -> str:
     """'ART RND 4KiB R/W 65/35: regression, 103.7 -> 117.9 µs (+13.7 %, noise ±0.8 %, tolerance 5 %,
     detects ≥5 %)'."""
     b, c = f["baseline"]["value"], f["candidate"]["value"]
-    pct = "" if f["change_pct"] is None else f"{f['change_pct']:+.1f} %, "
-    noise = "" if f["noise_pct"] is None else f"noise ±{f['noise_pct']:.1f} %, "
-    detect = "" if f["detectable_pct"] is None else f", detects ≥{f['detectable_pct']:.1f} %"
+    pct = "" if f["change_pct"] is None else f"{percent(f['change_pct'], '+')}, "
+    noise = "" if f["noise_pct"] is None else f"noise ±{percent(f['noise_pct'])}, "
+    detect = "" if f["detectable_pct"] is None else f", detects ≥{percent(f['detectable_pct'])}"
     return (
         f"{f['name']}: {f['verdict']}, {_num(b)} -> {_num(c)} {f['unit']} "
         f"({pct}{noise}tolerance {f['tolerance_pct']:g} %{detect})"

@@ -9,7 +9,8 @@ A value is refused when it is not a finite number; when it is negative and the f
 magnitude (every key figure iolab defines, and a figure in one of MAGNITUDE_UNITS); when it is
 0 in a unit of IO rate or latency (POSITIVE_UNITS: a drive that completed an IO has a rate and a
 latency above 0; a size, share or duration may be 0: a drive without an SLC cache); and when it
-is above PLAUSIBLE_MAX for its unit.
+is above PLAUSIBLE_MAX for its unit, or above 0 and below PLAUSIBLE_MIN for it (a baseline of
+1e-300 µs made every candidate a regression of a 300-digit percentage).
 """
 
 from __future__ import annotations
@@ -52,6 +53,26 @@ PLAUSIBLE_MAX = {
     "W": 1e4,
 }
 ANY_MAX = 1e12
+# The smallest value above 0 a figure may have, by unit: far below any drive's (a latency of a
+# picosecond; one IO, or one 512-byte IO, in about eleven days), so that only a typo or a
+# figure in another unit is refused. A unit not listed: at least 10^-9 (a share, a duration or a
+# size that small is no measurement's). 0 is judged by POSITIVE_UNITS alone.
+PLAUSIBLE_MIN = {
+    "IOPS": 1e-6,
+    "KIOPS": 1e-9,
+    "MB/s": 1e-9,
+    "MiB/s": 1e-9,
+    "GB/s": 1e-12,
+    "GiB/s": 1e-12,
+    "ns": 1e-3,
+    "µs": 1e-6,
+    "us": 1e-6,
+    "ms": 1e-9,
+    "s": 1e-12,
+    "GB": 1e-12,
+    "TB": 1e-15,
+}
+ANY_MIN = 1e-9
 
 
 def implausible(value: float, unit: str, magnitude: bool) -> str | None:
@@ -68,5 +89,11 @@ def implausible(value: float, unit: str, magnitude: bool) -> str | None:
         return (
             f"{num(value)} {unit} is more than any drive's (at most {num(most)} {unit} is taken): "
             "a typo, or a figure in another unit?"
+        )
+    least = PLAUSIBLE_MIN.get(unit, ANY_MIN)
+    if 0 < abs(value) < least:
+        return (
+            f"{value:.4g} {unit} is less than any drive's (at least {least:g} {unit} is taken, or 0 where the "
+            "figure can be 0): a typo, or a figure in another unit?"
         )
     return None

@@ -15,8 +15,7 @@ from rich.table import Table
 
 from iolab.cli.console import Console, write_out
 from iolab.core.errors import Exit, IolabError
-from iolab.core.safefile import read_json
-from iolab.core.units import num
+from iolab.core.units import num, percent
 
 # Runs, their records and checks are imported by the functions that read them: `iolab --help`
 # mounts these commands without loading the store, the reports or the statistics.
@@ -37,6 +36,10 @@ _requested: dict[str, str] = {}
 def want_json(command: str, console: Console, on: bool) -> None:
     """With --json, the command's human output goes to standard error."""
     if on:
+        from iolab.core.streams import stdout_closed_at_start, undeliverable
+
+        if stdout_closed_at_start():  # refused before anything runs, not after a run of days
+            raise undeliverable("is closed (>&-)")
         _requested["command"] = command
         console.file = sys.stderr
 
@@ -50,7 +53,19 @@ def emit(command: str, code: int, **parts) -> None:
 def emit_error(e: IolabError) -> None:
     """The document of a command that ended with an error (main() calls it)."""
     if _requested:
-        emit(_requested["command"], e.exit_code, error=str(e))
+        emit_anyway(_requested["command"], e.exit_code, error=str(e))
+
+
+def emit_anyway(command: str, code: int, **parts) -> None:
+    """The document of a command that ends with `code` anyway (an error, an interrupted run): a
+    document that cannot be delivered adds its own paragraph on standard error, and the
+    command's own exit code stands."""
+    try:
+        emit(command, code, **parts)
+    except IolabError as lost:
+        from iolab.core.streams import note_line
+
+        note_line(f"iolab: {lost}")
 
 
 def records_code(records: list[dict], require_steady: bool) -> int:
@@ -89,45 +104,11 @@ def ranking(summary) -> dict:
 
 def _side(refs: list[str], what: str, force: bool) -> list[dict]:
     """Run records from run ids/directories or saved --json documents (a file ending .json)."""
-    from iolab.automation.check import saved_figure_problem
-    from iolab.pages.outcome import SCHEMA_NAME, SCHEMA_VERSION
-    from iolab.pages.outcome_schema import SCHEMA
-    from iolab.pages.schema_lite import errors
+    from iolab.automation.saved import is_saved, read_saved
 
     out = []
     for ref in refs:
-        p = Path(ref)
-        if p.suffix == ".json" and p.is_file():
-            try:
-                doc = read_json(p, "JSON document", "document")
-            except OSError as e:
-                raise IolabError(f"{p}: cannot read it as a JSON document ({e.strerror or e}).") from None
-            if (
-                not isinstance(doc, dict)
-                or doc.get("schema") != SCHEMA_NAME
-                or doc.get("schema_version") != SCHEMA_VERSION
-            ):
-                raise IolabError(
-                    f"{p}: not an iolab --json document of schema version {SCHEMA_VERSION} "
-                    "(write one with `iolab show RUN --json > FILE`)."
-                )
-            wrong = errors(doc, SCHEMA)
-            if wrong:
-                raise IolabError(
-                    f"{p}: does not follow the iolab --json schema ({wrong[0]}"
-                    f"{f', and {len(wrong) - 1} more' if len(wrong) > 1 else ''}); write it again with "
-                    "`iolab show RUN --json > FILE`."
-                )
-            if not doc.get("runs"):
-                raise IolabError(f"{p}: the document lists no runs.")
-            if problem := saved_figure_problem(doc["runs"]):
-                raise IolabError(
-                    f"{p}: {problem} A saved document's figures are those a run measured; write it again "
-                    "with `iolab show RUN --json > FILE`. Nothing was checked."
-                )
-            out += doc["runs"]
-        else:
-            out.append(record_of(ref))
+        out += read_saved(Path(ref)) if is_saved(ref) else [record_of(ref)]
     for r in out:
         if r["state"] != "complete" and not force:
             raise IolabError(
@@ -165,9 +146,6 @@ def render_check(result: dict, console: Console) -> None:
         )
     style = {"regression": "red", "missing": "red", "improvement": "green", "within-noise": "yellow"}
 
-    def pct(v, sign=""):
-        return "—" if v is None else f"{v:{sign}.1f} %"
-
     for f in result["figures"]:
         v = f["verdict"]
         kind = "" if f["kind"] == "value" else f"; {f['kind']}"
@@ -175,9 +153,9 @@ def render_check(result: dict, console: Console) -> None:
             esc(f"{f['name']} ({f['unit']}; {'↑' if f['direction'] == 'higher-is-better' else '↓'}{kind})"),
             num(f["baseline"]["value"]),
             num(f["candidate"]["value"]),
-            pct(f["change_pct"], "+"),
-            pct(f["noise_pct"]),
-            pct(f["detectable_pct"]),
+            percent(f["change_pct"], "+"),
+            percent(f["noise_pct"]),
+            percent(f["detectable_pct"]),
             *((f"{f['tolerance_pct']:g} %",) if len(allowed) > 1 else ()),
             f"[{style[v]}]{v}[/]" if v in style else v,
         )

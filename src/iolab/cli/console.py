@@ -10,7 +10,7 @@ import rich.console
 import rich.table
 from rich.measure import Measurement
 
-from iolab.core.streams import drop_output, write_text
+from iolab.core.streams import drop_output, write_data
 
 
 class Console(rich.console.Console):
@@ -64,5 +64,7 @@ class Console(rich.console.Console):
 
 
 def write_out(text: str) -> None:
-    """Text to standard output that may be closed by its reader: then it is dropped (see Console)."""
-    write_text(text, sys.stdout)
+    """A data document (`--json`) to standard output: dropped when its reader went away (see
+    Console); not delivered at all (standard output closed at start-up, or full) is an error
+    naming standard output (streams.write_data), never an exit code 0 for nothing."""
+    write_data(text, sys.stdout)

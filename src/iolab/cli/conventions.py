@@ -101,11 +101,11 @@ def _json_usage_errors(cmd, parse_args):
             return parse_args(ctx, args)
         except ClickException as e:
             if "--json" in given:
-                from iolab.cli.auto import emit
+                from iolab.cli.auto import emit_anyway
                 from iolab.pages.outcome_schema import COMMANDS
 
                 if cmd.name in COMMANDS:
-                    emit(cmd.name, e.exit_code, error=e.format_message())
+                    emit_anyway(cmd.name, e.exit_code, error=e.format_message())
             raise
 
     return parse

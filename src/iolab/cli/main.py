@@ -33,7 +33,7 @@ from iolab.cli.options import (
     with_runs_dir,
 )
 from iolab.core.errors import IolabError
-from iolab.core.streams import drop_output, open_closed_standard_streams
+from iolab.core.streams import delivering, open_closed_standard_streams
 
 if TYPE_CHECKING:
     from iolab.api.runs import RunPlan
@@ -436,11 +436,10 @@ def export(
 
     store = RunStore.open(run_ref)
     if out is not None and str(out) == "-":
-        try:  # a reader that goes away (`| head`) has what it read; the rest is dropped (cli/console.py)
-            export_stream(store, fmt, sys.stdout)
-            sys.stdout.flush()
-        except BrokenPipeError:
-            drop_output(sys.stdout)
+        # a reader that goes away (`| head`) has what it read; a full disk or a closed standard
+        # output is an error, the export is not whole (streams.delivering)
+        with delivering(sys.stdout) as stream:
+            export_stream(store, fmt, stream)
         return
     for p in export_run(store, fmt, out or store.dir / "export"):
         console.print(f"wrote {esc(str(p))}", soft_wrap=True)

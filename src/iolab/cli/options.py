@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import typer
 
 from iolab.api import registry
-from iolab.cli.auto import JSON_HELP, STEADY_HELP, emit, record_of, records_code
+from iolab.cli.auto import JSON_HELP, STEADY_HELP, emit, emit_anyway, record_of, records_code
 from iolab.core.errors import IolabError
 from iolab.core.ioengines import AUTO_RULE, check_ioengine
 from iolab.core.testparams import parse_settings
@@ -444,7 +444,7 @@ def ended_early(command: str, json_out: bool, records: list[dict], store, code: 
     if json_out:
         if not any(r["path"] == str(store.dir) for r in records):
             records.append(record_of(store.dir))
-        emit(command, code, runs=records, **({"error": error} if error else {}))
+        emit_anyway(command, code, runs=records, **({"error": error} if error else {}))
     raise typer.Exit(code)
 
 

@@ -10,7 +10,7 @@ from typing import Optional
 import typer
 from rich.markup import escape as esc
 
-from iolab.cli.console import Console
+from iolab.cli.console import Console, write_out
 from iolab.cli.options import with_runs_dir
 from iolab.core.errors import IolabError
 from iolab.core.units import counted, parse_duration, parse_size
@@ -397,7 +397,7 @@ def sim_calibrate(
             ),
         )
     if as_json:
-        print(json.dumps(asdict(res), indent=2))
+        write_out(json.dumps(asdict(res), indent=2) + "\n")
         return
     _print_fit(res)
 

@@ -5,9 +5,18 @@ here; the CLI's Rich consoles drop theirs the same way (cli/console.py)."""
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TextIO
+
+from iolab.core.errors import IolabError
+
+# The standard descriptors the caller closed, opened on /dev/null at start-up (see
+# open_closed_standard_streams): what a command writes there reaches no one.
+_closed_at_start: set[int] = set()
 
 
 def drop_output(stream) -> None:
@@ -35,6 +44,48 @@ def write_text(text: str, stream: TextIO | None = None) -> None:
         drop_output(out)
 
 
+def undeliverable(why: str) -> IolabError:
+    """The paragraph of a data document (`--json`, `export -o -`) that did not reach standard
+    output: a script reading it must not take the exit code 0 for a document it never got."""
+    return IolabError(
+        f"standard output {why}, so the document this command prints there was not delivered; a script "
+        "reading it would get nothing. Give the command a standard output it can write (a pipe or a file "
+        "with room) and run it again."
+    )
+
+
+def stdout_closed_at_start() -> bool:
+    """Standard output was closed when iolab started (`iolab show RUN --json >&-`)."""
+    return 1 in _closed_at_start
+
+
+@contextmanager
+def delivering(stream: TextIO | None = None) -> Iterator[TextIO]:
+    """Around the writes of a data document to standard output (or `stream`), flushed at the
+    end. Unlike progress, its loss is an error (IolabError naming standard output): standard
+    output closed at start-up (opened on /dev/null, where the document would vanish while the
+    command said 0) or a write the system refused (a full disk: ENOSPC, EIO). A reader that went
+    away (`| head -c 100`) took what it wanted: the rest is dropped as write_text drops it."""
+    out = sys.stdout if stream is None else stream
+    if out is sys.stdout and stdout_closed_at_start():
+        raise undeliverable("was closed when iolab started (>&-)")
+    try:
+        yield out
+        out.flush()
+    except BrokenPipeError:
+        drop_output(out)
+    except OSError as e:
+        # the rest would fail again at exit's flush: dropped, the paragraph says what was lost
+        drop_output(out)
+        raise undeliverable(f"could not be written ({e.strerror or errno.errorcode.get(e.errno or 0, e)})") from None
+
+
+def write_data(text: str, stream: TextIO | None = None) -> None:
+    """A data document to standard output (or `stream`): see delivering."""
+    with delivering(stream) as out:
+        out.write(text)
+
+
 def note_line(line: str) -> None:
     """One line of progress or a note on standard error (see write_text)."""
     write_text(line + "\n")
@@ -51,7 +102,7 @@ def open_closed_standard_streams() -> None:
             os.fstat(fd)
             continue
         except OSError:
-            pass
+            _closed_at_start.add(fd)
         # ascending order: the lowest free descriptor is this one (dup2 should it not be)
         null = os.open(os.devnull, os.O_RDONLY if mode == "r" else os.O_WRONLY)
         if null != fd:

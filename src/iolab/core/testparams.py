@@ -21,6 +21,7 @@ from iolab.core.errors import IolabError
 from iolab.core.plan import MAX_ROUNDS
 from iolab.core.units import duration, parse_duration, parse_size
 from iolab.core.usertext import check_text
+from iolab.core.workload import MAX_QUEUE_DEPTH, MAX_THREADS
 
 if TYPE_CHECKING:
     from iolab.core.plan import Profile
@@ -59,14 +60,62 @@ class Param:
 MAX_WHOLE = 2**31 - 1
 
 
-def positive_int(text: str) -> int:
+def whole(text: str, least: int = 1, most: int = MAX_WHOLE, zero: str = "") -> int:
+    """A whole number from `least` to `most`, said in the refusal as the parameter takes it
+    (`zero`: what 0 means, for a parameter where 0 is 'not given')."""
     try:
         v = int(text.replace(",", "").replace("_", ""))
     except ValueError:
         raise ValueError("give a whole number") from None
-    if not 1 <= v <= MAX_WHOLE:
-        raise ValueError(f"give a whole number from 1 to {MAX_WHOLE:,}")
+    if not least <= v <= most:
+        raise ValueError(f"give a whole number from {least:,}{f' ({zero})' if zero else ''} to {most:,}")
     return v
+
+
+def positive_int(text: str) -> int:
+    return whole(text)
+
+
+def queue_depth(text: str) -> int:
+    """A queue depth: at most what a workload takes (workload.MAX_QUEUE_DEPTH), refused here
+    with the parameter's name rather than when the plan's workload is built."""
+    return whole(text, 1, MAX_QUEUE_DEPTH)
+
+
+def thread_count(text: str) -> int:
+    return whole(text, 1, MAX_THREADS)
+
+
+def count_or_zero(text: str) -> int:
+    """A count where 0 means 'not given' (a flash's rated P/E cycles)."""
+    return whole(text, 0, MAX_WHOLE, zero="not given")
+
+
+def number_or_zero(text: str) -> float:
+    """A number above 0, or 0 for 'not given' (a warranty in years)."""
+    if text.strip() == "0":
+        return 0.0
+    try:
+        return positive_float(text)
+    except ValueError:
+        raise ValueError("give 0 (not given) or a finite number greater than 0") from None
+
+
+def depth_list(text: str) -> tuple[int, ...]:
+    """Ascending queue depths (int_list), each one a workload takes."""
+    return bounded_list(text, 1, MAX_QUEUE_DEPTH, "queue depths")
+
+
+def thread_list(text: str) -> tuple[int, ...]:
+    """Ascending thread counts (int_list), each one a workload takes."""
+    return bounded_list(text, 1, MAX_THREADS, "thread counts")
+
+
+def bounded_list(text: str, least: int, most: int, what: str) -> tuple[int, ...]:
+    values = int_list(text)
+    if values[0] < least or values[-1] > most:
+        raise ValueError(f"give {what} from {least:,} to {most:,}")
+    return values
 
 
 def round_count(text: str) -> int:

@@ -104,6 +104,8 @@ SIG = 4
 # From here on num() prints a mantissa and exponent: whole digits grouped by thousands stop being
 # readable (1,000,000,000,000,000), and no figure iolab measures comes near.
 HUGE = 1e15
+# below it, digits after the point: 1e-300 printed 303 of them
+TINY = 1e-6
 NONE = "—"
 
 
@@ -117,7 +119,7 @@ def num(v: float | None, sig: int = SIG, trim: bool = False) -> str:
         return "∞" if v > 0 else "-∞"
     if v == 0:
         return "0"
-    if abs(v) >= HUGE:
+    if abs(v) >= HUGE or abs(v) < TINY:
         return f"{v:.{sig - 1}e}"
     decimals = max(0, sig - 1 - math.floor(math.log10(abs(v))))
     r = round(v, decimals)
@@ -127,6 +129,16 @@ def num(v: float | None, sig: int = SIG, trim: bool = False) -> str:
     if trim and "." in text:
         text = text.rstrip("0").rstrip(".")
     return "0" if text in ("-0", "0") else text
+
+
+def percent(v: float | None, sign: str = "") -> str:
+    """A percentage with one decimal, '+4.5 %' (sign "+"), bounded like num: from 10^6 % on
+    '+1.00e+302 %' (a change against a baseline near 0 printed every digit of 10^302)."""
+    if v is None or math.isnan(v):
+        return NONE
+    if math.isinf(v) or abs(v) >= 1e6:
+        return f"{v:{sign}.2e} %"
+    return f"{v:{sign}.1f} %"
 
 
 def counted(n: int, noun: str, plural: str | None = None) -> str:

@@ -141,6 +141,34 @@ def _check_memory(target: Target) -> None:
         )
 
 
+def check_drive(target: Target) -> None:
+    """What SimEngine.prepare refuses before a round runs, without keeping the drive: maps that
+    would not fit in memory, and a load= file that is no iolab state or the state of another
+    drive than the target describes. `iolab plan` calls it (api/preflight), so a plan is not
+    described for a run that would be refused here."""
+    _check_memory(target)
+    load = dict(target.options).get("load")
+    if load:
+        _loaded(target, load)
+
+
+def _loaded(target: Target, path: str) -> _sim.Drive:
+    """The drive saved in `path` (the target's load=), which must be the drive the target describes."""
+    check_regular(path, f"target {target.spec}: the saved state (load=)")  # resume skips the parse
+    try:
+        drive = _sim.Drive.load(path)
+    except ValueError as e:
+        raise IolabError(f"target {target.spec}: {e}") from None
+    info = json.loads(drive.describe())
+    if info["preset"] != target.path or drive.capacity != target.capacity:
+        raise IolabError(
+            f"target {target.spec}: the state in {path} is a {info['preset']} drive of {drive.capacity} B, "
+            f"not the {target.path} drive of {target.capacity} B this target describes. Give the same "
+            "preset and parameters the state was saved with."
+        )
+    return drive
+
+
 # -- the raw result ---------------------------------------------------------------------------
 
 
@@ -290,30 +318,19 @@ class SimEngine:
         opts = dict(target.options)
         load = opts.get("load")
         _check_memory(target)
-        try:
-            if load:
-                check_regular(load, f"target {target.spec}: the saved state (load=)")  # resume skips the parse
-                drive = _sim.Drive.load(load)
-                self._check_loaded(target, drive, load)
-            else:
+        if load:
+            drive = _loaded(target, load)
+        else:
+            try:
                 drive = _sim.Drive(target.path, drive_params(opts))
-        except ValueError as e:
-            raise IolabError(f"target {target.spec}: {e}") from None
+            except ValueError as e:
+                raise IolabError(f"target {target.spec}: {e}") from None
         self._drives[target.spec] = drive
         self._targets[target.spec] = target
 
     def _check_kind(self, target: Target) -> None:
         if target.kind != "sim":
             raise EngineError(f"target {target.spec}: the sim engine only drives sim: targets.")
-
-    def _check_loaded(self, target: Target, drive: _sim.Drive, path: str) -> None:
-        info = json.loads(drive.describe())
-        if info["preset"] != target.path or drive.capacity != target.capacity:
-            raise IolabError(
-                f"target {target.spec}: the state in {path} is a {info['preset']} drive of {drive.capacity} B, "
-                f"not the {target.path} drive of {target.capacity} B this target describes. Give the same "
-                "preset and parameters the state was saved with."
-            )
 
     def drive(self, target: Target) -> _sim.Drive:
         """The target's drive (built on first use)."""

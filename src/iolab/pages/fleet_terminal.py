@@ -4,6 +4,7 @@ compared, then each drive's row."""
 
 from __future__ import annotations
 
+from iolab.core.units import num
 from iolab.figures.fleet import RESOLUTION
 from iolab.pages.fleet import conditions_text, spec_cell
 
@@ -17,9 +18,8 @@ def say(console, text: str) -> None:
 
 
 def _num(v: float | None) -> str:
-    if v is None:
-        return "—"
-    return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:,.4g}"
+    """As `iolab show` prints the figure (units.num): one rule, so a drive's 118.0 here is its 118.0 there."""
+    return num(v)
 
 
 def strip(fig: dict, width: int = STRIP_WIDTH) -> str:

@@ -18,6 +18,7 @@ from urllib.parse import quote
 
 from iolab.core.cellschema import ADDED_CELL_COLUMNS, CREATE_CELLS
 from iolab.core.errors import IolabError
+from iolab.core.safefile import check_regular
 from iolab.core.steady import VariableVerdict
 from iolab.store.durable import ResultsDiskFull, is_disk_full, no_room
 
@@ -117,6 +118,9 @@ def open_readonly(
     # A run that has just started: its writer has the manifest in place and is creating the
     # database (no file yet, or one without tables). Nothing is stored yet, so the reader
     # sees the empty tables.
+    if db.exists() and not db.is_file():
+        # a FIFO, a device, a directory: said as what it is, not as a results.db that is missing
+        check_regular(db, "the run's results database")
     if writer_alive and not db.is_file():
         return _empty(), None
     if not db.is_file():

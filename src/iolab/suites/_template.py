@@ -45,7 +45,7 @@ TRACKED = "0/100 4KiB"  # the cell whose IOPS must settle before the run ends
 # The test's own knobs: `iolab run template --set qd=8` changes one; `iolab tests template`
 # lists them. `quick` is the value a --quick run takes unless the user set one.
 PARAMS = (
-    tp.Param("qd", 32, "queue depth of the one thread", tp.positive_int),
+    tp.Param("qd", 32, "queue depth of the one thread", tp.queue_depth),
     tp.Param("rounds", 25, "most rounds before the run ends without steady state", tp.round_count, quick=5),
 )
 

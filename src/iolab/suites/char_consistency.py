@@ -50,7 +50,7 @@ PARAMS = (
         source="published reviews",
         quick=lambda _, v: 0.25 * v["duration"],
     ),
-    tp.Param("qd", 32, "queue depth (one thread)", tp.positive_int, source="published reviews"),
+    tp.Param("qd", 32, "queue depth (one thread)", tp.queue_depth, source="published reviews"),
 )
 
 

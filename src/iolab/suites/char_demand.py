@@ -122,7 +122,7 @@ PARAMS = (
         "queue_depth",
         32,
         "outstanding IO that carries the demand (one thread); the rate limit, not the queue, sets the load",
-        tp.positive_int,
+        tp.queue_depth,
         source="UNVERIFIED: the reviews do not say; iolab's choice",
     ),
     WARMUP,

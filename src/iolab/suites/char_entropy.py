@@ -30,7 +30,7 @@ PARAMS = (
         "qds",
         (1, 4, 16, 32, 64),
         "queue depths (one thread)",
-        tp.int_list,
+        tp.depth_list,
         tp.show_list,
         source="published reviews",
         quick=(1, 32),

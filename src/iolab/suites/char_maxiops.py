@@ -33,7 +33,7 @@ from iolab.pages.report.char_demand import (
 )
 from iolab.suites import active_fraction, no_input, tested_capacity
 from iolab.suites import characterise_common as cc
-from iolab.suites.char_demand import WARMUP, positive_list
+from iolab.suites.char_demand import WARMUP
 from iolab.suites.figures import Getter, Metrics, Runs
 from iolab.suites.testdef import TestDef
 from iolab.targets import Target
@@ -45,7 +45,7 @@ PARAMS = (
         "queue_depths",
         tuple(2**k for k in range(9)),
         "queue depths searched, ascending (1,2,4,…)",
-        positive_list,
+        tp.depth_list,
         tp.show_list,
         source="published reviews (1 … 256, powers of two)",
     ),
@@ -53,14 +53,14 @@ PARAMS = (
         "threads",
         1,
         "threads at every searched queue depth",
-        tp.positive_int,
+        tp.thread_count,
         source="UNVERIFIED: the reviews search QD and thread count, not in which order",
     ),
     tp.Param(
         "thread_counts",
         (1, 2, 4, 8),
         "thread counts searched, ascending, at the queue depth search's best QD",
-        positive_list,
+        tp.thread_list,
         tp.show_list,
         source="UNVERIFIED: the reviews do not list them; powers of two",
     ),

@@ -22,7 +22,7 @@ PARAMS = (
         "qds",
         (1, 2, 4, 8, 16, 32, 64, 128),
         "queue depths (one thread)",
-        tp.int_list,
+        tp.depth_list,
         tp.show_list,
         source="published reviews",
         quick=(1, 32),

@@ -48,7 +48,7 @@ PARAMS = (
         source="published reviews",
         quick=lambda profile, _: profile.cell_seconds,
     ),
-    tp.Param("qd", 1, "queue depth (one thread)", tp.positive_int, source="published reviews"),
+    tp.Param("qd", 1, "queue depth (one thread)", tp.queue_depth, source="published reviews"),
     tp.Param(
         "histogram_rounds",
         "last,worst",

@@ -38,7 +38,7 @@ PARAMS = (
         lambda v: f"{v:g} × the tested capacity",
         source="published reviews",
     ),
-    tp.Param("qd", 32, "queue depth of the one thread", tp.positive_int, source="published reviews"),
+    tp.Param("qd", 32, "queue depth of the one thread", tp.queue_depth, source="published reviews"),
     tp.Param(
         "cliff",
         0.75,

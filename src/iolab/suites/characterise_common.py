@@ -62,13 +62,13 @@ ENDURANCE_PARAMS = (
         "pe_cycles",
         0,
         "rated P/E cycles of the flash, for TBW (0: not given, TBW is not computed)",
-        lambda t: int(t) if t.strip() == "0" else tp.positive_int(t),
+        tp.count_or_zero,
     ),
     tp.Param(
         "warranty_years",
         0.0,
         "warranty period in years, for DWPD (0: not given, DWPD is not computed)",
-        lambda t: 0.0 if t.strip() == "0" else tp.positive_float(t),
+        tp.number_or_zero,
     ),
 )
 PARAMS = PRECONDITION_PARAMS + ENDURANCE_PARAMS

@@ -115,10 +115,10 @@ PARAMS = (
         "threads",
         4,
         "fio jobs over all hosts/paths (outstanding IO = threads × qd, split by share)",
-        tp.positive_int,
+        tp.thread_count,
         source="UNVERIFIED: iolab's choice",
     ),
-    tp.Param("qd", 32, "queue depth of each job", tp.positive_int, source="UNVERIFIED: iolab's choice"),
+    tp.Param("qd", 32, "queue depth of each job", tp.queue_depth, source="UNVERIFIED: iolab's choice"),
     tp.Param(
         "sustain",
         3600.0,

@@ -100,7 +100,8 @@ pub(super) fn flash_geometry(v: &Vals) -> Result<Geometry, String> {
 /// leave the FTL its GC reserve and two more blocks outside the SLC cache.
 pub(super) fn user_units(v: &Vals, geo: &Geometry, gc_reserve: u32) -> Result<u32, String> {
     let physical = geo.physical_bytes();
-    let user_bytes: f64 = if v.raw("user_gb").is_empty() {
+    // the parameter that set the capacity, as given: a refusal names it, not one never given
+    let (user_bytes, given): (f64, String) = if v.raw("user_gb").is_empty() {
         let op = v.num("op").map_err(|_| {
             "sim parameters: give user_gb or op to set the user capacity".to_string()
         })?;
@@ -109,7 +110,11 @@ pub(super) fn user_units(v: &Vals, geo: &Geometry, gc_reserve: u32) -> Result<u3
                 "sim parameter op={op} must be greater than zero (rho = (physical − user)/user)"
             ));
         }
-        physical as f64 / (1.0 + op)
+        let user = physical as f64 / (1.0 + op);
+        (
+            user,
+            format!("op={op}: the user capacity physical / (1 + op) = {user:.0} B"),
+        )
     } else {
         let gb = v.num("user_gb")?;
         if gb <= 0.0 {
@@ -117,13 +122,14 @@ pub(super) fn user_units(v: &Vals, geo: &Geometry, gc_reserve: u32) -> Result<u3
                 "sim parameter user_gb={gb}: the user capacity must be greater than zero"
             ));
         }
-        gb * 1e9
+        (gb * 1e9, format!("user_gb={gb}: {:.0} B", gb * 1e9))
     };
     let user_units64 = (user_bytes / UNIT as f64).floor() as u64;
     if user_units64 == 0 || user_units64 >= u32::MAX as u64 - 1 {
         return Err(format!(
-            "sim parameter user_gb: {:.3} GB is outside what the simulator maps",
-            user_bytes / 1e9
+            "sim parameter {given} is outside what the simulator maps (at least one {UNIT} B mapping unit, \
+             fewer than {} of them)",
+            u32::MAX as u64 - 1
         ));
     }
     let user_units = user_units64 as u32;

@@ -102,7 +102,20 @@ pub fn resolve_ssd(preset: &str, overrides: &[(String, String)]) -> Result<SsdCo
     if !gave("user_gb") || gave("blocks_per_plane") {
         return resolve_ssd_exact(preset, overrides);
     }
-    let mut cfg = resolve_ssd_exact(preset, &scaled_overrides(preset, overrides)?)?;
+    let scaled = scaled_overrides(preset, overrides)?;
+    // what fails now fails in a value derived from user_gb (blocks_per_plane, pages_per_block…):
+    // the refusal says so, or it names a parameter the user never gave
+    let mut cfg = resolve_ssd_exact(preset, &scaled).map_err(|e| {
+        let given: Vec<String> = overrides
+            .iter()
+            .filter(|(k, _)| k == "user_gb" || k == "op")
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        format!(
+            "sim parameter {}: the flash sized for this capacity is refused: {e}",
+            given.join(" with ")
+        )
+    })?;
     cfg.overrides = overrides.to_vec();
     Ok(cfg)
 }
@@ -139,6 +152,15 @@ fn scaled_overrides(
     let g = resolve_ssd_exact(preset, &out)?;
     let stripe = g.chunks_per_prog as f64 * g.dies as f64 * g.chunk_bytes() as f64;
     let stripes = user_gb * 1e9 * (1.0 + rho) / stripe;
+    let most = (u32::MAX - 2) as f64 * g.chunk_bytes() as f64; // the chunks the simulator addresses
+    if user_gb * 1e9 * (1.0 + rho) > most {
+        return Err(format!(
+            "sim parameter user_gb={user_gb}: with over-provisioning {rho} it needs {:.0} GB of flash, more than \
+             the simulator addresses ({:.0} GB); give a smaller user_gb",
+            user_gb * (1.0 + rho),
+            most / 1e9
+        ));
+    }
     let mut ppb = g.pages_per_block as f64;
     if !gave("pages_per_block") && stripes / ppb < MIN_SCALED_BLOCKS {
         ppb = (stripes / MIN_SCALED_BLOCKS).floor().max(1.0);

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from iolab.core.units import num
 from iolab.pages.fleet import conditions_text
 from iolab.pages.report import vfigure
 from iolab.pages.report.header import fit_banners, fit_column
@@ -24,9 +25,8 @@ DRIVE, OUTLIER, FENCE = "#2c3e50", "#c0392b", "#7f8c8d"
 
 
 def _num(v: float | None) -> str:
-    if v is None:
-        return "—"
-    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:,.3g}"
+    """As `iolab show` and the fleet table print the figure (units.num)."""
+    return num(v)
 
 
 def strips(figs: list[dict[str, Any]]) -> Drawing:

@@ -1,0 +1,121 @@
+"""`iolab check` holds what it is given to what it can judge: each run once (a duplicate looks
+like a repeat that agrees and shrinks the noise), a saved baseline's figures to the test's own
+definition and to values a run can measure; and a `--json` document that does not reach
+standard output is an error, never an exit code 0 for nothing."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from .conftest import IOLAB, iolab
+
+pytestmark = pytest.mark.integration
+
+QUICK = ("--quick", "--no-report")
+SMALL = "sim:enterprise-sas?user_gb=0.25"
+
+
+@pytest.fixture(scope="module")
+def three(tmp_path_factory) -> tuple[Path, dict, dict, dict]:
+    """Quick latency runs A and B (seeds 1, 2) and the candidate C (slower programs, seed 1)."""
+    runs = tmp_path_factory.mktemp("check-inputs") / "runs"
+    docs = []
+    for extra in ("&seed=1", "&seed=2", "&t_prog_us=1500&seed=1"):
+        p = iolab("run", "latency", "-t", SMALL + extra, *QUICK, "--runs-dir", str(runs), "--json")
+        assert p.returncode == 0, p.stderr
+        docs.append(json.loads(p.stdout))
+    return (runs.parent, *docs)  # type: ignore[return-value]
+
+
+def _said(p: subprocess.CompletedProcess) -> str:
+    return " ".join(p.stderr.split())
+
+
+def test_a_run_given_twice_on_one_side_is_refused(three):
+    root, a, b, c = three
+    pa, pb, pc = (d["runs"][0]["path"] for d in (a, b, c))
+    p = iolab("check", pc, "--baseline", pa, "--baseline", pb)
+    assert p.returncode in (0, 7) and "baseline's 2 repeated runs" in " ".join(p.stdout.split()), p.stdout
+    copy = root / "copyA"
+    shutil.copytree(pa, copy)
+    saved = root / "twice.json"
+    saved.write_text(json.dumps({**a, "runs": a["runs"] * 2}))
+    for line, side in (
+        (["check", pc, "--baseline", pa, "--baseline", pb, "--baseline", pa, "--baseline", pb], "baseline"),
+        (["check", pc, pc, pc, "--baseline", pa], "candidate"),
+        (["check", pc, "--baseline", pa, "--baseline", str(copy)], "baseline"),  # a copy keeps the uid
+        (["check", pc, "--baseline", str(saved)], "baseline"),
+    ):
+        p = iolab(*line, "--json")
+        said = _said(p)
+        assert p.returncode == 2 and f"the {side} holds run" in said and "Give each run once" in said, (line, said)
+        assert json.loads(p.stdout)["exit_code"] == 2
+
+
+@pytest.mark.parametrize(
+    "field, value, said",
+    [
+        ("unit", "ms", "(runs[0].figures[0].unit) is 'ms', but test 'latency' defines it as 'µs'"),
+        ("direction", "higher-is-better", "(runs[0].figures[0].direction) is 'higher-is-better', but"),
+        ("value", 1e-300, "(runs[0].figures[0].value): 1e-300 µs is less than any drive's"),
+    ],
+)
+def test_a_hand_edited_baseline_figure_is_refused_naming_the_field(three, field, value, said):
+    root, a, b, _ = three
+    edited = json.loads(json.dumps(a))
+    edited["runs"][0]["figures"][0][field] = value
+    (root / "t.json").write_text(json.dumps(edited))
+    p = iolab("check", b["runs"][0]["path"], "--baseline", str(root / "t.json"))
+    assert p.returncode == 2 and said in _said(p), p.stderr
+
+
+def test_a_maximum_saved_as_an_average_is_refused(three):
+    root, a, b, _ = three
+    edited = json.loads(json.dumps(a))
+    mrt = next(f for f in edited["runs"][0]["figures"] if f["kind"] == "extreme")
+    mrt["kind"] = "value"
+    (root / "k.json").write_text(json.dumps(edited))
+    p = iolab("check", b["runs"][0]["path"], "--baseline", str(root / "k.json"))
+    assert p.returncode == 2 and ".kind) is 'value', but test 'latency' defines it as 'extreme'" in _said(p)
+
+
+def test_the_check_table_prints_no_unbounded_number(three):
+    root, a, b, _ = three
+    edited = json.loads(json.dumps(a))
+    edited["runs"][0]["figures"][0]["value"] = 1e-5  # the least taken in µs: a change of +10^9 %
+    (root / "tiny.json").write_text(json.dumps(edited))
+    p = iolab("check", b["runs"][0]["path"], "--baseline", str(root / "tiny.json"))
+    assert p.returncode == 7, p.stderr
+    assert not re.search(r"[\d,.]{16}", p.stdout), p.stdout  # no number of 16 characters or more
+    assert "e+09 %" in p.stdout
+
+
+def _closed(*args: str, stdout) -> subprocess.CompletedProcess:
+    return subprocess.run([*IOLAB, *args], stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("how", ["closed", "full"])
+def test_a_document_that_does_not_reach_standard_output_fails(three, how):
+    root, a, _, _ = three
+    run = a["runs"][0]["path"]
+    lines = (
+        ["show", run, "--json"],
+        ["history", "ART RND 4KiB R/W 65/35", "--runs-dir", str(root / "runs"), "--json"],
+        ["export", run, "--format", "json", "--out", "-"],
+    )
+    for line in lines:
+        if how == "closed":  # `>&-`: the shell closes descriptor 1 before iolab starts
+            p = subprocess.run(
+                ["sh", "-c", '"$@" >&-', "sh", *IOLAB, *line], stderr=subprocess.PIPE, text=True, timeout=300
+            )
+        else:
+            with open("/dev/full", "w") as full:
+                p = _closed(*line, stdout=full)
+        assert p.returncode == 2 and "standard output" in _said(p) and "not delivered" in _said(p), (line, p.stderr)
+        assert "Traceback" not in p.stderr
