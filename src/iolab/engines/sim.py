@@ -162,7 +162,7 @@ def _loaded(target: Target, path: str) -> _sim.Drive:
     info = json.loads(drive.describe())
     if info["preset"] != target.path or drive.capacity != target.capacity:
         raise IolabError(
-            f"target {target.spec}: the state in {path} is a {info['preset']} drive of {drive.capacity} B, "
+            f"target {target.spec}: the state in {path} is the {info['preset']} drive of {drive.capacity} B, "
             f"not the {target.path} drive of {target.capacity} B this target describes. Give the same "
             "preset and parameters the state was saved with."
         )
