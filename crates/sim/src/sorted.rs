@@ -133,9 +133,18 @@ impl<T: Copy + Ord + Default> SortedRing<T> {
         self.mask = cap - 1;
     }
 
-    /// Pop the least and push `x` (what a heap's replacement of its top gives).
+    /// Pop the least and push `x` (what a heap's replacement of its top gives). When `x` is
+    /// not less than the greatest (the write buffer's usual case: a unit leaves, a later one
+    /// enters) it takes the least's slot at the back of the ring: one store, the count kept.
     #[inline(always)]
     pub fn replace_least(&mut self, x: T) {
+        let n = self.len;
+        if n > 0 && self.at(n - 1) <= x {
+            // (head + n) is the least's own slot when the ring is full.
+            self.set(n, x);
+            self.head = (self.head + 1) & self.mask;
+            return;
+        }
         self.pop();
         self.push(x);
     }

@@ -69,12 +69,21 @@ impl StreamSource {
     }
 }
 
+impl StreamSource {
+    /// When an open loop's next IO is due. Out of line: inlined, the compiler worked it out
+    /// (a float conversion and compares) for every closed-loop IO too, and threw it away.
+    #[inline(never)]
+    fn paced(&self, now: u64) -> u64 {
+        (self.next as u64).max(now)
+    }
+}
+
 impl Source for StreamSource {
     #[inline(always)]
     fn peek(&mut self, now: u64) -> Option<u64> {
         Some(match self.interval {
             None => now,
-            Some(_) => (self.next as u64).max(now),
+            Some(_) => self.paced(now),
         })
     }
 

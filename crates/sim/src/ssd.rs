@@ -538,7 +538,7 @@ impl Device for Ssd {
 
     #[inline]
     fn submit(&mut self, now: u64, write: bool, off: u64, len: u64, id: u32) {
-        let now = self.slots.take(now);
+        let now = self.slots.take(now, &self.heap);
         let done = if write {
             self.write(now, off, len)
         } else {

@@ -194,9 +194,16 @@ impl Ftl {
         None
     }
 
+    /// `copy_one`, out of line, for the synchronous net and background work.
+    #[inline(never)]
+    fn copy_next(&mut self, t: u64, flash: &mut Flash) -> u32 {
+        self.copy_one(t, flash)
+    }
+
     /// Move the victim's next live unit to the frontier; returns chunks copied (0 once the
     /// victim is empty and has been erased).
-    fn copy_next(&mut self, t: u64, flash: &mut Flash) -> u32 {
+    #[inline(always)]
+    fn copy_one(&mut self, t: u64, flash: &mut Flash) -> u32 {
         let b = self.victim;
         let base = b as u64 * self.cpb as u64;
         let end = base + self.cpb as u64;
@@ -321,8 +328,16 @@ impl Ftl {
         if (self.credit <= 0.0 || live && self.credit * self.ratio <= self.slice) && !self.urgent {
             return;
         }
+        self.copy_owed(t, flash);
+    }
+
+    /// Foreground GC's slice: copy while free space is owed (victim after victim), in one
+    /// loop with the copy inlined: a call per copy reloaded the victim's state and the
+    /// frontier's from the FTL and saved and restored six registers each time.
+    #[inline(never)]
+    fn copy_owed(&mut self, t: u64, flash: &mut Flash) {
         while self.victim != NONE && (self.credit > 0.0 || self.urgent) {
-            self.copy_next(t, flash);
+            self.copy_one(t, flash);
             if self.victim == NONE
                 && (self.credit <= 0.0 || self.free.len() >= self.gc_soft || !self.select_victim())
             {
