@@ -34,6 +34,10 @@ use crate::sorted::SortedRing;
 /// How many units ahead a write command fetches the valid bits of the units it overwrites.
 const UNITS_AHEAD: u64 = 4;
 
+#[path = "ssd_buffer.rs"]
+mod buffer;
+#[path = "ssd_read.rs"]
+mod read;
 #[path = "ssd_state.rs"]
 mod saved;
 
@@ -393,39 +397,6 @@ impl Ssd {
         }
     }
 
-    /// When a unit ready at `ready` enters the write buffer: no earlier than pacing allows,
-    /// and once a unit has left it if it is full. Units whose program is done by then leave;
-    /// true with it when the last of them is still at the heap's top, for `buffer_enter` to
-    /// replace (one sift instead of a pop and a push: this runs for every unit written).
-    #[inline(always)]
-    fn buffer_slot(&mut self, ready: u64) -> (u64, bool) {
-        let mut ready = ready.max(self.pace_next);
-        while let Some(t) = self.buf.peek() {
-            let n = self.buf.len();
-            if t > ready && n < self.nbuf {
-                break;
-            }
-            ready = ready.max(t);
-            let next = self.buf.second().unwrap_or(u64::MAX);
-            if next > ready && n - 1 < self.nbuf {
-                return (ready, true); // the loop would stop after this one
-            }
-            self.buf.pop();
-        }
-        (ready, false)
-    }
-
-    /// The unit whose program starts at `start` enters the buffer, in the place of the one
-    /// `buffer_slot` left at the top (`owed`).
-    #[inline(always)]
-    fn buffer_enter(&mut self, start: u64, owed: bool) {
-        if owed {
-            self.buf.replace_least(start);
-        } else {
-            self.buf.push(start);
-        }
-    }
-
     /// The controller time that the GC a write ran (from `gc0` chunks copied and `runs0`
     /// victims collected on) holds the cores for. Most writes on most drives owe none, and
     /// the divisions are left out then: the write path is the simulator's hottest.
@@ -442,75 +413,6 @@ impl Ssd {
             n.gc_runs / c.gc_switch_every - runs0 / c.gc_switch_every
         };
         self.unit.quot((n.gc_chunks - gc0) * c.gc_copy_ns) + switched * c.gc_switch_ns
-    }
-
-    /// When a unit whose program started at `start` (its die free, its data across the
-    /// channel) is safe on flash: the page program (charged to the die per chunk,
-    /// `programmed`) takes a whole program time, varied as every NAND operation is.
-    fn durable(&mut self, lpn: u32, start: u64, programmed: u64) -> u64 {
-        let block = self.ftl.l2p[lpn as usize] as u64 / self.cfg.cpb as u64;
-        let t_prog = if block >= self.cfg.n_main() as u64 {
-            self.cfg.slc_t_prog_ns
-        } else {
-            self.cfg.t_prog_ns
-        };
-        programmed.max(start + self.flash.vary(t_prog))
-    }
-
-    fn read(&mut self, now: u64, off: u64, len: u64) -> u64 {
-        self.held.check_erases(self.ftl.c.erases);
-        let (u0, u1) = (off / UNIT, (off + len - 1) / UNIT);
-        // Only reads smaller than a flash page: a larger one reads its pages whole anyway.
-        let continues =
-            self.held.read_in_stream(off, off + len) && len < self.cfg.page_bytes as u64;
-        let mut mapped = false;
-        let held = continues
-            && (u0..=u1).all(|u| {
-                let addr = self.ftl.l2p[u as usize];
-                mapped |= addr != NONE;
-                addr == NONE || self.held.page(self.flash.page_of(addr as u64)).is_some()
-            });
-        let t0 = self.controller(now, if held && mapped { None } else { Some(off) }, false);
-        let mut ready = t0;
-        let mut last_page = u64::MAX;
-        // The pages this command reads are kept for the next commands once it has read them
-        // all (its own reads are as they were: a page it reads again is read again).
-        let mut mine = [(u64::MAX, 0u64); PAGES_KEPT];
-        let mut n = 0;
-        for u in u0..=u1 {
-            let addr = self.ftl.l2p[u as usize];
-            if addr != NONE {
-                let c = self.ftl.len_of(u as u32);
-                let page = self.flash.page_of(addr as u64);
-                let done = match if continues {
-                    self.held.page(page)
-                } else {
-                    None
-                } {
-                    Some(at) => self.flash.read_sensed(addr as u64, c, t0, at),
-                    None => {
-                        let fresh = page != last_page;
-                        let done = self.flash.read(addr as u64, c, t0, &mut last_page);
-                        if fresh {
-                            mine[n % PAGES_KEPT] = (page, self.flash.sensed);
-                            n += 1;
-                        }
-                        done
-                    }
-                };
-                ready = ready.max(done);
-            }
-        }
-        for k in n.saturating_sub(PAGES_KEPT)..n {
-            let (page, at) = mine[k % PAGES_KEPT];
-            self.held.keep_page(page, at);
-        }
-        self.host.reads += 1;
-        self.host.read_bytes += len;
-        // The link is booked from the command's start (see flash.rs on booking order).
-        let out = self.link_out;
-        let x = self.link(out, t0, len);
-        x.max(ready + len * self.link_ps_per_byte / 1000)
     }
 }
 
