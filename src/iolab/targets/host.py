@@ -42,6 +42,11 @@ class CommandResult:
     def missing(self) -> bool:
         return self.returncode == 127
 
+    @property
+    def last_said(self) -> str:
+        """The last line the tool said (its error, else its output), or its exit code: why it failed, in a paragraph."""
+        return (self.stderr.strip() or self.text.strip() or f"exit {self.returncode}").splitlines()[-1]
+
     def summary(self, max_chars: int = 400) -> str:
         """'$ cmd -> exit N: output' for PurgeOutcome.detail and error messages."""
         said = " ".join((self.text.strip() + " " + self.stderr.strip()).split())

@@ -134,9 +134,8 @@ def _host_device_size(spec: str, path: str, elsewhere: Elsewhere) -> int:
             f"write file:{path}?size=8GiB."
         )
     if not r.ok or not size.strip().isdigit():
-        why = (r.stderr.strip() or r.text.strip() or f"exit {r.returncode}").splitlines()[-1]
         raise IolabError(
-            f"target {spec!r}: iolab could not read the size of {path} on {elsewhere.name} ({why}). List the host's "
+            f"target {spec!r}: iolab could not read the size of {path} on {elsewhere.name} ({r.last_said}). List the host's "
             "block devices with `lsblk` there."
         )
     if int(size) == 0:
@@ -218,8 +217,9 @@ def _host_file_size(spec: str, raw: str, path: str, elsewhere: Elsewhere) -> int
     r = elsewhere.run(["stat", "-L", "-c", "%s %F", "--", path], timeout=30)
     size, _, kind = r.text.strip().partition(" ")
     if not r.ok or not size.isdigit():
-        why = (r.stderr.strip() or r.text.strip() or f"exit {r.returncode}").splitlines()[-1]
-        raise IolabError(f"target {spec!r}: iolab could not read the file's size on {elsewhere.name} ({why}). {given}.")
+        raise IolabError(
+            f"target {spec!r}: iolab could not read the file's size on {elsewhere.name} ({r.last_said}). {given}."
+        )
     if kind not in ("regular file", "regular empty file"):
         raise IolabError(f"target {spec!r}: {path} on {elsewhere.name} is a {kind}, not a regular file.")
     if int(size) == 0:
