@@ -15,6 +15,7 @@ from rich.table import Table
 
 from iolab.cli.console import Console, write_out
 from iolab.core.errors import Exit, IolabError
+from iolab.core.streams import note_line
 from iolab.core.units import num, percent
 
 # Runs, their records and checks are imported by the functions that read them: `iolab --help`
@@ -63,8 +64,6 @@ def emit_anyway(command: str, code: int, **parts) -> None:
     try:
         emit(command, code, **parts)
     except IolabError as lost:
-        from iolab.core.streams import note_line
-
         note_line(f"iolab: {lost}")
 
 
@@ -421,10 +420,7 @@ def run_repeats(
     for r in records:
         console.print(f"run: {esc(r['run_id'])} ({esc(r['state'])})", soft_wrap=True)
     if code and code != Exit.NOT_STEADY:  # an error, so standard error: stdout holds the table only
-        print(
-            f"iolab: repeat {rep['repeats'] + 1} of {n} ended with exit code {code}; no further repeat was run",
-            file=sys.stderr,
-        )
+        note_line(f"iolab: repeat {rep['repeats'] + 1} of {n} ended with exit code {code}; no further repeat was run")
     if json_out:
         emit("run", code, runs=records, repeat=rep, **({"error": error} if error else {}))
     return code
