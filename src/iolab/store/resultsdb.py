@@ -18,6 +18,7 @@ from urllib.parse import quote
 
 from iolab.core.cellschema import ADDED_CELL_COLUMNS, CREATE_CELLS
 from iolab.core.errors import IolabError
+from iolab.core.results import RoundResult
 from iolab.core.safefile import check_regular
 from iolab.core.steady import VariableVerdict
 from iolab.store.durable import ResultsDiskFull, is_disk_full, no_room
@@ -76,6 +77,30 @@ STEADY_UPSERT = (
     f" VALUES ({','.join('?' * (3 + len(_STEADY_COLUMNS)))}) ON CONFLICT (phase, round, variable)"
     f" DO UPDATE SET {', '.join(f'{c}=excluded.{c}' for c in _STEADY_COLUMNS)}"
 )
+
+
+def series_rows(cell_id: int, result: RoundResult) -> list[tuple[Any, ...]]:
+    """INSERT_SERIES's rows of one cell."""
+    return [(cell_id, s.t_s, s.read_iops, s.write_iops, s.mbps, s.lat_mean_us, s.lat_max_us) for s in result.series]
+
+
+def histogram_rows(cell_id: int, result: RoundResult) -> list[tuple[Any, ...]]:
+    """INSERT_HISTOGRAM's rows of one cell: each direction's bins."""
+    return [
+        (cell_id, direction, v, c, hist.max_us)
+        for direction, hist in (("read", result.read.histogram), ("write", result.write.histogram))
+        if hist is not None
+        for v, c in zip(hist.values_us, hist.counts)
+    ]
+
+
+def steady_row(phase: str, rnd: int, v: VariableVerdict) -> tuple[Any, ...]:
+    """STEADY_UPSERT's row of one variable's verdict at round `rnd`."""
+    windowed = (json.dumps(list(v.rounds)), json.dumps(list(v.values)))
+    fit = (v.average, v.range_measured, v.range_allowed, v.slope, v.intercept, v.fit_excursion, v.fit_allowed)
+    return (phase, rnd, v.name, *windowed, *fit, int(v.range_ok), int(v.slope_ok))
+
+
 # per-second series columns added after the first release (older results.db gain them when
 # opened for writing; readers of an older file get None)
 ADDED_SERIES_COLUMNS = {"lat_max_us": "REAL"}
