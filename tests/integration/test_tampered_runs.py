@@ -116,6 +116,51 @@ def test_steady_values_that_are_not_the_lists_iolab_writes_are_refused(a_run, sc
     assert "table steady holds a window or values" in refused(p, scratch, before)
 
 
+ONE_CELL = "(SELECT id FROM cells WHERE kind='measure' AND round=2 AND cell_key='65/35 4KiB')"
+
+
+@pytest.mark.parametrize(
+    ("sql", "says"),
+    [
+        (
+            f"DELETE FROM histograms WHERE cell_id={ONE_CELL}",
+            "table histograms, no latency histogram for 1 cell whose row stores percentiles computed from one "
+            "(phase 'main' round 2 cell '65/35 4KiB')",
+        ),
+        (
+            "DELETE FROM histograms WHERE cell_id=(SELECT id FROM cells WHERE kind='precondition')",
+            "(phase 'main' round 0 cell 'WIPC SEQ 128KiB W')",
+        ),
+        (
+            f"DELETE FROM series WHERE cell_id={ONE_CELL}",
+            "table series, no per-second rows for 1 of its 45 cells of the complete rounds (phase 'main' round 2 "
+            "cell '65/35 4KiB'), where the audit stored at the run's end found 0 of 45 without any",
+        ),
+        (
+            "DELETE FROM steady",
+            "table steady, phase 'main' has no row, though table phases holds its steady-state verdict",
+        ),
+    ],
+)
+def test_rows_deleted_from_a_table_the_run_says_it_stored_are_refused_naming_them(a_run, scratch, sql, says):
+    """Before: a cell's histogram, its per-second rows or the phase's steady-state verdict deleted,
+    every command read the run as whole (exit 0): the report drew no histogram, the export left
+    the rows out and show said the phase was steady with no verdict behind it."""
+    runs = scratch / "runs"
+    shutil.copytree(a_run, runs / "bad")
+    shutil.copytree(a_run, runs / "good")
+    with sqlite3.connect(runs / "bad" / "results.db") as db:
+        assert db.execute(sql).rowcount > 0
+    db.close()
+    every_command_refuses(scratch, runs, says)
+    doc = json.loads(iolab("show", "bad", "--json", "--runs-dir", str(runs), timeout=120).stdout)
+    assert doc["exit_code"] == 2 and says in " ".join(doc["error"].split())
+    before = files_under(scratch)
+    p = iolab("check", "bad", "--baseline", "good", "--runs-dir", str(runs), timeout=120)
+    assert says in refused(p, scratch, before)
+    assert iolab("show", "good", "--runs-dir", str(runs), timeout=120).returncode == 0
+
+
 FLEET_TOML = f"""[fleet]
 name = "f"
 [[drive]]

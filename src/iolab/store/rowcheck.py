@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from iolab.core.errors import IolabError
+from iolab.store.manifest import Manifest
 from iolab.store.roundcheck import round_gaps
 
 # cells the readers show (complete rounds' measurements, preconditioning) whose percentiles came
@@ -97,17 +98,16 @@ def missing_steady(db: sqlite3.Connection, plan: dict[str, Any]) -> list[str]:
     return out
 
 
-def missing_series(db: sqlite3.Connection, manifest: Any) -> list[str]:
+def missing_series(db: sqlite3.Connection, manifest: Manifest) -> list[str]:
     if manifest.state != "complete":
         return []
     audited = {i.get("name"): i for i in (manifest.audit or {}).get("invariants") or () if isinstance(i, dict)}
     # the same cells: those with a runtime (latency_runtime's), those of them with rows (series_totals')
-    counted = [
+    cells, with_rows = (
         ((audited.get(n) or {}).get("numbers") or {}).get("checked") for n in ("latency-runtime", "series-totals")
-    ]
-    if not all(isinstance(n, int) for n in counted):
+    )
+    if not (isinstance(cells, int) and isinstance(with_rows, int)):
         return []
-    cells, with_rows = counted
     rows = db.execute(_SERIES_CELLS).fetchall()
     without = [f"phase {ph!r} round {rnd} cell {key!r}" for ph, rnd, key, has in rows if not has]
     # cells deleted whole are table cells' to name (roundcheck.py): only cells that lost their rows count
@@ -119,9 +119,9 @@ def missing_series(db: sqlite3.Connection, manifest: Any) -> list[str]:
     ]
 
 
-def refuse_missing(db: sqlite3.Connection, manifest: Any, path: Path) -> None:
+def refuse_missing(db: sqlite3.Connection, manifest: Manifest, path: Path) -> None:
     """Raise IolabError naming every row results.db (at `path`) lacks that the run's record says
-    it stored; `manifest` is the run's (store/manifest.Manifest)."""
+    it stored by the run's manifest."""
     found = {
         "cells": round_gaps(db, manifest.plan),
         "histograms": missing_histograms(db),
