@@ -95,6 +95,25 @@ def test_a_results_db_without_a_table_the_readers_use_is_broken_not_a_traceback(
     assert listed(runs)["bad"]["state"] == "broken" and says in listed(runs)["bad"]["problem"]
 
 
+@pytest.mark.parametrize("table", ["steady", "histograms"])
+def test_resume_of_a_run_whose_results_db_lost_a_table_is_refused_and_changes_nothing(a_run, scratch, table):
+    """A stopped run (its manifest as a killed run's) whose results.db lost a table: resume is
+    refused (exit 2, one paragraph) and leaves the database as it was, the table not made again
+    empty. Its read-only look refuses first; RunStore's writer refuses too (test_store)."""
+    runs = scratch / "runs"
+    shutil.copytree(a_run, runs / "bad")
+    manifest = runs / "bad" / "manifest.json"
+    manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "state": "interrupted", "ended": None}))
+    with sqlite3.connect(runs / "bad" / "results.db") as db:
+        db.execute(f"DROP TABLE {table}")
+    db.close()
+    stored = (runs / "bad" / "results.db").read_bytes()
+    before = files_under(scratch)
+    p = iolab("resume", "bad", "--no-report", "--runs-dir", str(runs), timeout=120)
+    assert f"no {table} table" in refused(p, scratch, before)
+    assert (runs / "bad" / "results.db").read_bytes() == stored
+
+
 def test_a_table_without_a_column_every_iolab_wrote_is_refused_naming_it(a_run, scratch):
     runs = scratch / "runs"
     shutil.copytree(a_run, runs / "bad")
