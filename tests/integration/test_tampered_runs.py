@@ -180,6 +180,25 @@ def test_rows_deleted_from_a_table_the_run_says_it_stored_are_refused_naming_the
     assert iolab("show", "good", "--runs-dir", str(runs), timeout=120).returncode == 0
 
 
+def test_a_steady_state_verdict_deleted_from_the_phase_s_last_round_is_refused(scratch):
+    """WSAT stores a verdict each round once its window fills; its last round's deleted, every
+    command took the round before's verdict as the phase's (another window, another answer)."""
+    runs = scratch / "runs"
+    p = iolab("run", "wsat", "--quick", "-t", SMALL_SIM, "--no-report", "--runs-dir", str(runs / "w"), timeout=300)
+    assert p.returncode in (0, 6), p.stderr
+    [run] = (runs / "w").iterdir()
+    run.rename(runs / "bad")
+    with sqlite3.connect(runs / "bad" / "results.db") as db:
+        (last,) = db.execute("SELECT rounds FROM phases WHERE name='main'").fetchone()
+        (first,) = db.execute("SELECT MIN(round) FROM steady").fetchone()
+        assert first < last, "the verdict of one round alone: nothing before the last to fall back on"
+        assert db.execute("DELETE FROM steady WHERE round=?", (last,)).rowcount > 0
+    db.close()
+    every_command_refuses(
+        scratch, runs, f"table steady, phase 'main' lacks the steady-state verdict of round {last} ('IOPS "
+    )
+
+
 FLEET_TOML = f"""[fleet]
 name = "f"
 [[drive]]

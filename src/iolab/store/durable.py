@@ -28,11 +28,16 @@ class ResultsDiskFull(IolabError):
         self, run_dir: Path, detail: str | BaseException = "", advice: str | None = None, disk: str = "results disk"
     ):
         if isinstance(detail, OSError) and detail.filename:
-            detail = f"{detail.strerror} writing {detail.filename}"
+            detail = self.written(detail)
         # said once, however often the error is wrapped on its way up
         detail = str(detail).replace(" " + self.ADVICE, "").rstrip(".")
         advice = self.ADVICE if advice is None else advice
         super().__init__(f"{disk} full at {run_dir}: {detail or 'no space left on device'}. {advice}")
+
+    @staticmethod
+    def written(e: OSError) -> str:
+        """The system's words and the file it was writing ("No space left on device writing F")."""
+        return f"{e.strerror} writing {e.filename}"
 
 
 @contextmanager
@@ -46,7 +51,7 @@ def room_for(what: str, out: Path, again: str, run_dir: Path | None = None) -> I
     except (OSError, sqlite3.OperationalError, ResultsDiskFull) as e:
         if not isinstance(e, ResultsDiskFull) and not is_disk_full(e):
             raise
-        why = f" ({e.strerror} writing {e.filename})" if isinstance(e, OSError) and e.filename else ""
+        why = f" ({ResultsDiskFull.written(e)})" if isinstance(e, OSError) and e.filename else ""
         kept = "no part of it is kept" + ("" if run_dir is None else " and what the run stores is as it was")
         if run_dir is not None and _same_filesystem(out, run_dir):
             raise ResultsDiskFull(
