@@ -7,7 +7,8 @@
 
 Each cell is committed as soon as it is measured and a round is marked complete before the
 next starts, so a crash (even kill -9) loses at most the cell in flight. Readers use only
-complete rounds for results and steady state. The cells table is declared in cellschema.py,
+complete rounds for results and steady state, of a results.db that holds every row the run's
+own record says it stored (rowcheck.py). The cells table is declared in cellschema.py,
 manifest.json in manifest.py; results.db's schema and connections are resultsdb.py's.
 """
 
