@@ -177,7 +177,9 @@ def test_rows_deleted_from_a_table_the_run_says_it_stored_are_refused_naming_the
     before = files_under(scratch)
     p = iolab("check", "bad", "--baseline", "good", "--runs-dir", str(runs), timeout=120)
     assert says in refused(p, scratch, before)
-    assert iolab("show", "good", "--runs-dir", str(runs), timeout=120).returncode == 0
+    found = listed(runs)
+    assert found["bad"]["state"] == "broken" and says in " ".join(found["bad"]["problem"].split())
+    assert found["good"]["state"] == "complete"
 
 
 def test_a_steady_state_verdict_deleted_from_the_phase_s_last_round_is_refused(scratch):
