@@ -114,6 +114,44 @@ def test_resume_of_a_run_whose_results_db_lost_a_table_is_refused_and_changes_no
     assert (runs / "bad" / "results.db").read_bytes() == stored
 
 
+def test_another_run_s_results_db_under_a_run_s_manifest_is_refused(a_run, scratch, tmp_path_factory):
+    """Before: a results.db copied in from another run of the same test was read under this run's
+    manifest (its rule of at most 10 rounds beside the other's "reached the round limit (4)"),
+    and show and audit exited 0. The database names its run's uid (store/dbidentity.py)."""
+    other = quick_sim_run(tmp_path_factory.mktemp("other-run"))
+    runs = scratch / "runs"
+    shutil.copytree(a_run, runs / "bad")
+    shutil.copy(other / "results.db", runs / "bad" / "results.db")
+    uid = json.loads((other / "manifest.json").read_text())["uid"]
+    every_command_refuses(scratch, runs, f"belongs to another run (uid {uid}) than the one the manifest.json")
+    assert listed(runs)["bad"]["state"] == "broken"
+    # resume writes nothing into it either, not even the uid of the manifest beside it
+    manifest = runs / "bad" / "manifest.json"
+    manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "state": "interrupted", "ended": None}))
+    stored = (runs / "bad" / "results.db").read_bytes()
+    before = files_under(scratch)
+    p = iolab("resume", "bad", "--no-report", "--runs-dir", str(runs), timeout=120)
+    assert "belongs to another run" in refused(p, scratch, before)
+    assert (runs / "bad" / "results.db").read_bytes() == stored
+
+
+def test_a_results_db_from_before_it_named_its_run_is_read_as_before(a_run, scratch):
+    """An older results.db has no run_identity table: it cannot be told from its run's, and is
+    read (its absence is no loss, unlike a table every iolab wrote)."""
+    runs = scratch / "runs"
+    shutil.copytree(a_run, runs / "old")
+    with sqlite3.connect(runs / "old" / "results.db") as db:
+        assert db.execute("SELECT uid FROM run_identity").fetchall() == [
+            (json.loads((a_run / "manifest.json").read_text())["uid"],)
+        ]
+        db.execute("DROP TABLE run_identity")
+    db.close()
+    for args in (("show", "old"), ("audit", "old")):
+        p = iolab(*args, "--runs-dir", str(runs), timeout=120)
+        assert p.returncode == 0, p.stderr
+    assert listed(runs)["old"]["state"] == "complete"
+
+
 def test_a_table_without_a_column_every_iolab_wrote_is_refused_naming_it(a_run, scratch):
     runs = scratch / "runs"
     shutil.copytree(a_run, runs / "bad")

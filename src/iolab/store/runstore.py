@@ -32,7 +32,7 @@ from iolab.core.procs import same_process_alive
 from iolab.core.results import Histogram, RoundResult
 from iolab.core.safefile import read_json
 from iolab.core.steady import VariableVerdict
-from iolab.store import resultsdb, rowcheck
+from iolab.store import dbidentity, resultsdb, rowcheck
 from iolab.store.durable import (
     RESERVE_BYTES,
     ResultsDiskFull,
@@ -77,7 +77,7 @@ class RunStore:
             has_manifest = (path / "manifest.json").exists()
             self.manifest = self._read_manifest() if has_manifest else None
             if writable:
-                self._db = open_for_writing(path)
+                self._db = open_for_writing(path, self.manifest.uid if self.manifest else None)
                 try:
                     reserve_space(path)
                 except OSError as e:
@@ -380,6 +380,7 @@ class RunStore:
         if self._verified or self.manifest is None:
             return
         try:
+            dbidentity.refuse_other_run(self._db, self.manifest.uid, self.dir / "results.db")
             rowcheck.refuse_missing(self._db, self.manifest, self.dir / "results.db")
         except sqlite3.DatabaseError as e:
             raise IolabError(f"{self.dir / 'results.db'}: damaged ({e}); nothing more is read from it.") from None
