@@ -37,22 +37,26 @@ from iolab.targets import ALLOW_SYSTEM_DISK, ALLOW_UNSAFE, Problem, Target
 from iolab.targets.lock import TargetClaim
 from iolab.targets.safety import judge, nbd_problems
 
-# The node a run's flock on its target is held on, on the host: a device's kernel node (/dev/NAME,
-# found by its major:minor), so every node of one device (mknod, a symlink) is one lock; else the
-# path resolved. The check's test of the lock and the run's hold (RemoteHold) both use it.
+# A block node's device as the host's kernel knows it, found by its major:minor (as a local run finds
+# it, facts.block_dev): a node of another name (made by mknod, a bind mount) is then the device it
+# opens, whatever it is called. `kdev NODE` sets num (MAJOR:MINOR), sys (the device's sysfs directory,
+# empty when the kernel lists none) and node (/dev/NAME when that node opens the device, else NODE).
+# Both the run's flock (`locked`: every node of one device is one lock, held by RemoteHold and tested
+# by the check; else the path resolved) and the check's block-device tests use it.
 LOCKED = r"""
+devnum() { printf '%d:%d' "0x$(stat -L -c %t "$1")" "0x$(stat -L -c %T "$1")"; }
+kdev() {
+  num=$(devnum "$1"); node=$1
+  sys=$(readlink -f "/sys/dev/block/$num" 2>/dev/null); [ -n "$sys" ] && [ -d "$sys" ] || sys=
+  [ -n "$sys" ] && [ -b "/dev/${sys##*/}" ] && [ "$(devnum "/dev/${sys##*/}")" = "$num" ] && node=/dev/${sys##*/}
+  return 0
+}
 locked() {
   r=$(readlink -f -- "$1" 2>/dev/null); [ -n "$r" ] || r=$1
-  if [ -b "$r" ]; then
-    n=$(stat -L -c %t:%T "$r")
-    s=$(readlink -f "/sys/dev/block/$(printf '%d:%d' "0x${n%:*}" "0x${n#*:}")" 2>/dev/null)
-    k=/dev/${s##*/}
-    [ -n "$s" ] && [ -b "$k" ] && [ "$(stat -L -c %t:%T "$k")" = "$n" ] && r=$k
-  fi
+  if [ -b "$r" ]; then kdev "$r"; r=$node; fi
   printf '%s' "$r"
 }
 """
-
 # $1 mode (check|create), $2 path, $3 size in bytes (create). Prints `real PATH`, `kind
 # block|file|missing|other`, one `problem<TAB>CHECK<TAB>EVIDENCE` per failed check, then `done`.
 SCRIPT = (
@@ -94,12 +98,10 @@ if [ -e "$real" ] && command -v flock >/dev/null 2>&1; then
 fi
 if [ -b "$real" ]; then
   echo 'kind	block'
-  # The kernel's name of the device by its major:minor, as a local run finds it (facts.block_dev):
-  # a node of another name (made by mknod, a bind mount) would have its mounts, partitions and
-  # holders looked up under a name the kernel does not know, and found none.
-  num=$(printf '%d:%d' "0x$(stat -L -c %t "$real")" "0x$(stat -L -c %T "$real")")
-  sys=$(readlink -f "/sys/dev/block/$num" 2>/dev/null)
-  [ -n "$sys" ] && [ -d "$sys" ] || { sys=/sys/class/block/${real##*/}; [ -d "$sys" ] ||
+  # Its mounts, partitions and holders are looked up under the kernel's name (kdev), never the node's:
+  # a node of another name would have them looked up under a name the kernel does not know.
+  kdev "$real"
+  [ -n "$sys" ] || { sys=/sys/dev/block/$num  # not there: every sysfs lookup below finds nothing
     prob 'unknown device' "$real (device $num) is not a block device known to the host's kernel (nothing in /sys/dev/block)"; }
   name=${sys##*/}
   [ "$(cat "$sys/ro" 2>/dev/null)" = 1 ] && prob read-only "$real is read-only on the host (ro=1)"
@@ -116,7 +118,7 @@ if [ -b "$real" ]; then
   [ -n "$hold" ] && prob holders "in use by the host's kernel through $hold(device-mapper/RAID)"
   sig "$real"
   opened "$real"
-  [ "/dev/$name" = "$real" ] || opened "/dev/$name"
+  [ "$node" = "$real" ] || opened "$node"
 elif [ -e "$real" ]; then
   if [ ! -f "$real" ]; then
     echo 'kind	other'; prob 'not a regular file' "$real is not a regular file or block device on the host"
