@@ -109,9 +109,9 @@ def test_character_device_is_not_a_block_device():
         parse_target("/dev/null")
 
 
-def test_block_device_takes_no_options():
-    with pytest.raises(IolabError, match="takes no options"):
-        parse_target("/dev/sda?size=1GiB")
+def test_block_device_takes_size_alone():
+    with pytest.raises(IolabError, match="unknown option 'direct'; this kind of target accepts size"):
+        parse_target("/dev/null?direct=1")
 
 
 # --- nbd -----------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ import select
 import shlex
 import stat
 import subprocess
+import urllib.parse
 from dataclasses import replace
 
 from iolab import targets
@@ -244,7 +245,9 @@ def local_target(t: Target) -> Target:
     real = os.path.realpath(t.path)
     try:
         if stat.S_ISBLK(os.stat(real).st_mode):
-            return t if t.kind == "block" and t.path == real else targets.parse_target(real)
+            # read with the spec's ?size=, which it tests (and which it may not exceed)
+            query = "?" + urllib.parse.urlencode(t.options) if t.kind == "block" and t.options else ""
+            return t if t.kind == "block" and t.path == real else targets.parse_target(real + query)
     except OSError:
         pass  # missing: a file the run creates
     return replace(t, path=real)

@@ -1,7 +1,7 @@
 """Target specs: what the user wrote, read into a Target.
 
-/dev/XXX                           a block device (whole disk, partition, loop, zram, ...);
-                                   a hosts run's host's device may take ?size=SIZE
+/dev/XXX[?size=SIZE]               a block device (whole disk, partition, loop, zram, ...); ?size=
+                                   tests its first SIZE bytes (at most the device's size)
 file:PATH?size=8GiB                a regular file, created and sized when absent
 nbd://HOST[:PORT][/EXPORT]         an NBD export over TCP, reached through fio's nbd engine
 nbd+unix:///EXPORT?socket=PATH     an NBD export over a Unix socket
@@ -27,7 +27,7 @@ from iolab.targets.kinds import kind_for_spec
 from iolab.targets.model import DeviceFacts, Elsewhere, Target
 
 _FORMS = (
-    "Accepted forms: /dev/NAME (a block device), file:PATH?size=8GiB, nbd://HOST[:PORT][/EXPORT]"
+    "Accepted forms: /dev/NAME[?size=SIZE] (a block device), file:PATH?size=8GiB, nbd://HOST[:PORT][/EXPORT]"
     "[?size=SIZE], nbd+unix:///EXPORT?socket=PATH[&size=SIZE], sim:PRESET[?param=value&...]."
 )
 
@@ -75,8 +75,9 @@ def _split_query(spec: str, text: str, allowed: set[str] | None) -> tuple[str, t
 
 
 def parse_block(spec: str, text: str) -> Target:
-    if "?" in text:
-        raise IolabError(f"target {spec!r}: a block device takes no options (nothing after '?'). {_FORMS}")
+    """A block device of this machine: its size is the device's own (sysfs), or ?size= up to it,
+    which tests only the device's first part (as a file's or an export's ?size= does)."""
+    text, options = _split_query(spec, text, {"size"})
     try:
         st = os.stat(text)
     except FileNotFoundError:
@@ -95,7 +96,25 @@ def parse_block(spec: str, text: str) -> Target:
             f"target {spec!r}: {path} reports a size of 0 bytes (an unattached loop device, an "
             "unconfigured zram or an empty drive bay?). Attach or configure it first."
         )
-    return Target(kind="block", spec=spec, path=path, capacity=facts.capacity_bytes, facts=facts)
+    given = _device_size_given(spec, options, path, "", facts.capacity_bytes)
+    capacity = given or facts.capacity_bytes
+    return Target(kind="block", spec=spec, path=path, capacity=capacity, facts=facts, options=options)
+
+
+def _device_size_given(spec: str, options: tuple[tuple[str, str], ...], path: str, on: str, holds: int) -> int | None:
+    """A block device's ?size= (None: not given), refused when larger than the device (`holds`
+    bytes; `on`: ' on HOST' for a host's device): fio cannot go past the device's end, so the run
+    would test less than it reports."""
+    size = dict(options).get("size")
+    if size is None:
+        return None
+    given = parse_size(size, what=f"target {spec!r}: size")
+    if given > holds:
+        raise IolabError(
+            f"target {spec!r}: ?size={size} ({given:,} bytes) is larger than {path}{on}, which holds {holds:,} "
+            f"bytes. Give ?size= of at most {holds:,} bytes, or leave it out to test the whole device."
+        )
+    return given
 
 
 def parse_block_elsewhere(spec: str, text: str, elsewhere: Elsewhere) -> Target:
@@ -112,11 +131,7 @@ def parse_block_elsewhere(spec: str, text: str, elsewhere: Elsewhere) -> Target:
             raise _cannot_ask(spec, "device", elsewhere, _with_size(spec), "lsblk")
         return Target(kind="block", spec=spec, path=path, capacity=given, facts=DeviceFacts(), options=options)
     served = _host_device_size(spec, path, elsewhere)
-    if given is not None and given > served:
-        raise IolabError(
-            f"target {spec!r}: ?size={size} ({given:,} bytes) is larger than {path} on {elsewhere.name}, which "
-            f"holds {served:,} bytes. Give ?size= of at most {served:,} bytes, or leave it out to test the whole device."
-        )
+    given = _device_size_given(spec, options, path, f" on {elsewhere.name}", served)
     facts = DeviceFacts(capacity_bytes=served, sources=("lsblk",))
     return Target(kind="block", spec=spec, path=path, capacity=given or served, facts=facts, options=options)
 
