@@ -245,10 +245,15 @@ def _host_file_size(spec: str, raw: str, path: str, elsewhere: Elsewhere) -> int
 NBD_PORT = 10809  # the NBD protocol's port
 
 
-def parse_nbd(spec: str, text: str, elsewhere: Elsewhere | None = None) -> Target:
-    """`elsewhere`: the export as another machine reaches it, whose size is asked there."""
+def nbd_uri(spec: str) -> str:
+    """The export's URI, written one way, of an NBD spec (nbd://HOST:PORT/EXPORT, the port given,
+    or nbd+unix:///EXPORT?socket=PATH): what fio's nbd engine is given, read without asking anyone."""
+    text = check_text(spec, "target").strip()
     base, options = _split_query(spec, text, {"size", "socket"})
-    opts = dict(options)
+    return _nbd_uri(spec, base, dict(options))
+
+
+def _nbd_uri(spec: str, base: str, opts: dict[str, str]) -> str:
     try:
         parts = urllib.parse.urlsplit(base)
         port = parts.port
@@ -268,7 +273,14 @@ def parse_nbd(spec: str, text: str, elsewhere: Elsewhere | None = None) -> Targe
         if not opts.get("socket"):
             raise IolabError(f"target {spec!r}: nbd+unix:// needs ?socket=PATH (the server's Unix socket).")
         uri = f"nbd+unix:///{export}?socket={opts['socket']}"
-    check_fio_value(uri, f"target {spec!r}: NBD address")
+    return check_fio_value(uri, f"target {spec!r}: NBD address")
+
+
+def parse_nbd(spec: str, text: str, elsewhere: Elsewhere | None = None) -> Target:
+    """`elsewhere`: the export as another machine reaches it, whose size is asked there."""
+    base, options = _split_query(spec, text, {"size", "socket"})
+    opts = dict(options)
+    uri = _nbd_uri(spec, base, opts)
     given = parse_size(opts["size"], what=f"target {spec!r}: size") if "size" in opts else None
     served = _nbd_size(spec, uri, given is None, elsewhere)
     if served is None:
