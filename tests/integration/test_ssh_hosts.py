@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from iolab.engines.hostcheck import LOCKED
+from iolab.engines.hostholds import LOCKED
 from iolab.engines.hosts import answers
 from iolab.engines.merge import breakdown
 from iolab.store.runstore import RunStore
@@ -270,7 +270,7 @@ def test_a_device_held_by_a_run_on_an_ssh_host_is_held_under_every_node_name(scr
             )
             args = ("plan", "latency", "--quick", "--hosts-file", str(hosts), "--allow-unsafe-target")
             for held, other in ((loop_device, alias), (alias, loop_device)):
-                # a run's hold on `held`, as RemoteHold takes it (hostcheck.LOCKED)
+                # a run's hold on `held`, as RemoteHold takes it (hostholds.LOCKED)
                 hold = f'{LOCKED}exec flock -n -o -- "$(locked "$1")" sh -c "echo locked; exec cat >/dev/null"'
                 holder = subprocess.Popen(["sh", "-c", hold, "sh", held], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
                 try:
@@ -348,3 +348,79 @@ def test_an_nbd_export_on_an_ssh_host_is_checked_as_an_export_there(scratch):
         for s in servers:
             s.terminate()
             s.wait()
+
+
+# The first run's hold on an export through an SSH host, as `iolab run` takes it (hostholds.NbdHold),
+# kept until this process's input ends.
+HOLD_THROUGH = (
+    "import sys; from iolab import targets; from iolab.engines.hostholds import NbdHold; "
+    "from iolab.engines.hostlist import Host; "
+    "NbdHold(Host('127.0.0.1', int(sys.argv[2]), ssh=sys.argv[3], ssh_config=sys.argv[4]), "
+    "targets.parse_target(sys.argv[1])); print('held', flush=True); sys.stdin.read()"
+)
+HOLD_HERE = (
+    "import sys; from iolab import targets; targets.claim(targets.parse_target(sys.argv[1])); "
+    "print('held', flush=True); sys.stdin.read()"
+)
+
+
+@pytest.mark.skipif(not (shutil.which("nbdkit") and shutil.which("nbdinfo")), reason="needs nbdkit and nbdinfo")
+def test_an_nbd_export_through_an_ssh_host_is_locked_there_as_a_local_run_locks_it(scratch):
+    # nothing was locked for an export reached through an SSH host: a second run on it through that
+    # host (or a local run on the host) wrote it beside the first. The lock files are a local run's
+    # on that host (here the host is this machine's sshd, so a local run here is one on the host)
+    import sys
+
+    from .conftest import free_port, wait_listening
+
+    port = free_port()
+    server = subprocess.Popen(
+        ["nbdkit", "-f", "-i", "127.0.0.1", "-p", str(port), "memory", "64M"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    spec = f"nbd://127.0.0.1:{port}/"
+    args = ("--quick", "--cell-time", "100ms", "--max-rounds", "1", "--no-report", "--purge", "none")
+    try:
+        wait_listening(server, port, "nbdkit")
+        # the host's sessions lock where this test's runs do (conftest: IOLAB_LOCK_DIR of its own)
+        with ssh_host(env={"IOLAB_LOCK_DIR": os.environ["IOLAB_LOCK_DIR"]}) as host:
+            fio_port = _free_port()
+            f = _hosts_file(scratch, host.dest, host.config, fio_port)
+            f.write_text(f.read_text().replace(f'target = "{scratch}/remote.img"\n', ""))
+            through = ("run", "latency", *args, "-t", spec, "--hosts-file", str(f), "--runs-dir", str(scratch / "r"))
+            here = ("run", "latency", *args, "-t", spec, "--runs-dir", str(scratch / "r"))
+            holders = (
+                [HOLD_THROUGH, spec, str(fio_port), host.dest, str(host.config)],  # a run through the host
+                [HOLD_HERE, spec],  # a local run on the host
+            )
+            for holder_args in holders:
+                holder = subprocess.Popen(
+                    [sys.executable, "-c", *holder_args], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+                )
+                try:
+                    assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
+                    said = {}
+                    for name, cmd in (("through", through), ("here", here)):
+                        p = iolab(*cmd, timeout=300)
+                        said[name] = " ".join(p.stderr.split())
+                        assert p.returncode == 3, (name, p.stdout + p.stderr)
+                    paragraph = (
+                        f"Refusing to write to target '{spec}' (nbd://127.0.0.1:{port}/): another iolab process "
+                        f"(pid {holder.pid}) is starting a run on it. Two runs on one target destroy each other's "
+                        f"data and measurements; wait for that run to end, or stop it (kill {holder.pid})."
+                    )
+                    assert said["through"] == said["here"] and paragraph in said["here"], said
+                finally:
+                    holder.communicate(b"")
+            assert not (scratch / "r").exists()
+            # free once its holders ended: the run through the host takes the lock itself
+            r = iolab(*through, timeout=300)
+            assert r.returncode == 0, r.stdout + r.stderr
+            notes = " ".join(RunStore.open(next((scratch / "r").iterdir())).manifest.notes)
+            assert (
+                "(nbdinfo --can write) and is locked there (flock on the lock files a local run there takes)" in notes
+            )
+    finally:
+        server.terminate()
+        server.wait()

@@ -28,7 +28,8 @@ from iolab.engines.fio_job import HOST_CLOCK_NOTE, WARMUP_SUFFIX, build_job, cli
 from iolab.engines.fio_job import fio_version as _fio_version
 from iolab.engines.fio_supervise import _job_processes
 from iolab.engines.fioprobe import budget
-from iolab.engines.hostcheck import RemoteHold, check_split_legs, create_over_ssh
+from iolab.engines.hostcheck import check_split_legs, create_over_ssh
+from iolab.engines.hostholds import NbdHold, RemoteHold
 from iolab.engines.hostlist import Host
 from iolab.engines.hosts import (
     Servers,
@@ -290,11 +291,10 @@ class SplitFioEngine:
                 if leg.target.kind == "file":
                     create_over_ssh(leg.host, leg.target)
                 # Locked once it exists (flock would create a missing file empty and unmarked). An
-                # NBD export is no path on the host: there is nothing there to flock.
-                if leg.target.kind == "nbd":
-                    continue
+                # NBD export is no path on the host: the lock files a local run there takes are held.
                 if not any(h.host == leg.host and h.target.path == leg.target.path for h in self.holds):
-                    self.holds.append(RemoteHold(leg.host, leg.target))
+                    hold = NbdHold if leg.target.kind == "nbd" else RemoteHold
+                    self.holds.append(hold(leg.host, leg.target))
 
     def purge(self, target: Target, method: str) -> PurgeOutcome:
         if self._elsewhere() and method != "none":
@@ -335,7 +335,7 @@ class SplitFioEngine:
         if self.servers is not None:
             if not self._run_noted:  # name the run in what would outlive it: locks, server pid files
                 self._run_noted = True
-                for c in self.claims:
+                for c in [*self.claims, *(h for h in self.holds if isinstance(h, NbdHold))]:
                     c.note_run(raw_dir.parent.name, raw_dir.parent)
                 if self.servers is not None:
                     self.servers.note_run(raw_dir.parent)

@@ -15,7 +15,6 @@ answers for it.
 from __future__ import annotations
 
 import os
-import select
 import shlex
 import stat
 import subprocess
@@ -24,6 +23,7 @@ from dataclasses import replace
 
 from iolab import targets
 from iolab.core.errors import EngineError, RefusedError
+from iolab.engines.hostholds import LOCKED, refuse_held_nbd  # LOCKED: the check tests the lock a run holds
 from iolab.engines.hostlist import Host
 from iolab.engines.hosts import (
     PROBE_TIMEOUT_S,
@@ -38,26 +38,6 @@ from iolab.targets import ALLOW_SYSTEM_DISK, ALLOW_UNSAFE, Problem, Target
 from iolab.targets.lock import TargetClaim
 from iolab.targets.safety import judge, nbd_problems
 
-# A block node's device as the host's kernel knows it, found by its major:minor (as a local run finds
-# it, facts.block_dev): a node of another name (made by mknod, a bind mount) is then the device it
-# opens, whatever it is called. `kdev NODE` sets num (MAJOR:MINOR), sys (the device's sysfs directory,
-# empty when the kernel lists none) and node (/dev/NAME when that node opens the device, else NODE).
-# Both the run's flock (`locked`: every node of one device is one lock, held by RemoteHold and tested
-# by the check; else the path resolved) and the check's block-device tests use it.
-LOCKED = r"""
-devnum() { printf '%d:%d' "0x$(stat -L -c %t "$1")" "0x$(stat -L -c %T "$1")"; }
-kdev() {
-  num=$(devnum "$1"); node=$1
-  sys=$(readlink -f "/sys/dev/block/$num" 2>/dev/null); [ -n "$sys" ] && [ -d "$sys" ] || sys=
-  [ -n "$sys" ] && [ -b "/dev/${sys##*/}" ] && [ "$(devnum "/dev/${sys##*/}")" = "$num" ] && node=/dev/${sys##*/}
-  return 0
-}
-locked() {
-  r=$(readlink -f -- "$1" 2>/dev/null); [ -n "$r" ] || r=$1
-  if [ -b "$r" ]; then kdev "$r"; r=$node; fi
-  printf '%s' "$r"
-}
-"""
 # $1 mode (check|create), $2 path, $3 size in bytes (create). Prints `real PATH`, `kind
 # block|file|missing|other`, one `problem<TAB>CHECK<TAB>EVIDENCE` per failed check, then `done`.
 SCRIPT = (
@@ -192,9 +172,10 @@ def check_host_legs(
                 overridden += [
                     f"{leg.name}: {o}" for o in check_nbd_over_ssh(h, leg.target, allow_unsafe, allow_system_disk)
                 ]
+                refuse_held_nbd(h, leg.target)
                 how.append(
                     f"{leg.name}: its target {leg.target.path} was asked of its NBD server from {h.ssh} over SSH "
-                    "(nbdinfo --can write); an export is not locked on its host"
+                    "(nbdinfo --can write) and is locked there (flock on the lock files a local run there takes)"
                 )
             elif h.ssh:
                 overridden += [
@@ -315,56 +296,6 @@ def create_over_ssh(h: Host, t: Target) -> None:
         raise EngineError(
             f"host {h.name}: cannot create the target {t.path} on {h.ssh} (exit {out.returncode}): {said}"
         )
-
-
-class RemoteHold:
-    """An flock on an ssh host's target, kept by an SSH session for as long as the run lasts.
-    The remote command waits for its input to end: when iolab closes it, or dies and the kernel
-    closes the pipe, the command exits and the host's kernel drops the lock."""
-
-    def __init__(self, h: Host, t: Target):
-        self.host, self.target = h, t
-        self._code: int | None = None  # the remote command's exit, once it has ended
-        self._err = ""
-        hold = f'{LOCKED}exec flock -n -o -E 75 -- "$(locked "$1")" sh -c {shlex.quote(_HOLD)}'
-        cmd = ssh_command(h, shlex.join(["sh", "-c", hold, "sh", t.path]))
-        try:
-            self.proc: subprocess.Popen | None = subprocess.Popen(
-                cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-            )
-        except FileNotFoundError:
-            raise EngineError("the ssh client is not installed on this machine") from None
-        out = self.proc.stdout
-        assert out is not None  # stdout=PIPE
-        ready, _, _ = select.select([out], [], [], PROBE_TIMEOUT_S * 3)
-        line = out.readline() if ready else ""
-        if line.strip() == "locked":
-            return
-        self.release()
-        said = " ".join(line.split() + (self._err or "").split())[-300:] or "(nothing)"
-        if self._code == 75:
-            raise RefusedError(
-                f"Refusing to write to {t.path} on host {h.name} ({h.ssh}): another iolab run holds it locked "
-                "there (flock) until it ends. Wait for it, or choose another target. Nothing was run."
-            )
-        raise EngineError(
-            f"host {h.name}: cannot lock the target {t.path} on {h.ssh} for the run (exit {self._code}): {said}. "
-            "iolab holds an flock on an SSH host's target (util-linux flock) so no second run writes it meanwhile."
-        )
-
-    def release(self) -> None:
-        p, self.proc = self.proc, None
-        if p is None:
-            return
-        try:
-            _, self._err = p.communicate(timeout=PROBE_TIMEOUT_S * 3)  # closes the input: the lock goes
-        except subprocess.TimeoutExpired:
-            p.kill()
-            _, self._err = p.communicate()
-        self._code = p.returncode
-
-
-_HOLD = "echo locked; exec cat >/dev/null"
 
 
 def _script(h: Host, *args: str) -> subprocess.CompletedProcess:

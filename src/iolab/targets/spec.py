@@ -17,6 +17,7 @@ import re
 import socket
 import stat
 import urllib.parse
+from collections.abc import Callable
 
 from iolab.core.errors import IolabError
 from iolab.core.units import parse_size
@@ -24,7 +25,7 @@ from iolab.core.usertext import check_fio_value, check_text
 from iolab.targets import host
 from iolab.targets.facts import device_facts, file_type
 from iolab.targets.kinds import kind_for_spec
-from iolab.targets.model import DeviceFacts, Elsewhere, Target
+from iolab.targets.model import DeviceFacts, Elsewhere, EndpointView, Target
 
 _FORMS = (
     "Accepted forms: /dev/NAME[?size=SIZE] (a block device), file:PATH?size=8GiB, nbd://HOST[:PORT][/EXPORT]"
@@ -304,29 +305,37 @@ def parse_nbd(spec: str, text: str, elsewhere: Elsewhere | None = None) -> Targe
     return Target(kind="nbd", spec=spec, path=uri, capacity=capacity, facts=facts, options=options)
 
 
-def nbd_endpoints(uri: str) -> list[str]:
+def nbd_endpoints(uri: str, view: EndpointView | None = None) -> list[str]:
     """The server endpoints an NBD URI (a target's path, parse_nbd's form) reaches, each written
     one way whatever the spelling: the host resolved (getaddrinfo) to each of its addresses, every
     address of this machine (127.0.0.1, ::1, `localhost`, its interfaces' addresses) as
     `localhost`, the port given (default 10809) and the export name percent-decoded; a Unix socket by its real path. Two URIs that share an
     endpoint reach one export: the lock and the check for one target given twice key on these,
     which the URI's text (nbd://127.0.0.1:10812 beside nbd://localhost:10812) let two runs write
-    at once."""
+    at once. `view`: the URI as another machine reaches it (its resolution, its own addresses, its
+    socket's real path), whose `localhost` is then that machine."""
     parts = urllib.parse.urlsplit(uri)
     if parts.scheme == "nbd+unix":
         export, _, sock = uri[len("nbd+unix:///") :].partition("?socket=")
-        return [f"nbd+unix://{os.path.realpath(sock)}/{urllib.parse.unquote(export)}"]
+        real = view.socket if view is not None and view.socket else os.path.realpath(sock)
+        return [f"nbd+unix://{real}/{urllib.parse.unquote(export.partition('?')[0])}"]
     export = urllib.parse.unquote(parts.path.lstrip("/"))
     port = parts.port or NBD_PORT
     name = (parts.hostname or "").lower()
+    if view is not None:
+        addresses = {a.split("%")[0] for a in view.addresses} or {name}
+        return [
+            f"nbd://{a}:{port}/{export}" for a in sorted({_endpoint_host(a, view.own.__contains__) for a in addresses})
+        ]
     try:
         addresses = {str(info[4][0]).split("%")[0] for info in socket.getaddrinfo(name, port, type=socket.SOCK_STREAM)}
     except OSError:  # not resolved here: reaching it fails too, unless ?size= spared asking it
         addresses = {name}
-    return [f"nbd://{a}:{port}/{export}" for a in sorted({_endpoint_host(a) for a in addresses})]
+    return [f"nbd://{a}:{port}/{export}" for a in sorted({_endpoint_host(a, host.binds_here) for a in addresses})]
 
 
-def _endpoint_host(address: str) -> str:
+def _endpoint_host(address: str, own: Callable[[str], bool]) -> str:
+    """`own`: whether the machine that reaches the address has it on one of its interfaces."""
     try:
         ip = ipaddress.ip_address(address)
     except ValueError:
@@ -337,7 +346,8 @@ def _endpoint_host(address: str) -> str:
     # address reaches when it listens on every address (nbdkit's default), so it is one endpoint
     # with them: two runs by the two names would write one export. Two servers bound one to each
     # address are then taken for one, which refuses a run rather than letting two write one export.
-    if host.binds_here(str(ip)):
+    # The wildcard address reaches the machine's own servers too.
+    if ip.is_unspecified or own(str(ip)):
         return "localhost"
     return f"[{ip}]" if ip.version == 6 else str(ip)
 
