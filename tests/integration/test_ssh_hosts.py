@@ -424,3 +424,32 @@ def test_an_nbd_export_through_an_ssh_host_is_locked_there_as_a_local_run_locks_
     finally:
         server.terminate()
         server.wait()
+
+
+def test_several_targets_on_an_ssh_host_are_told_apart_where_it_opens_them(scratch, loop_device):
+    # With several --target and a host's fio opening them, which were one drive was read on this
+    # machine, whose nodes of those names are other drives (or none): two drives of the host were
+    # refused as one, and one drive of the host given by two nodes went ahead as two. Here `alias`
+    # is another node of the 256 MiB loop device, and on the host (its own mount namespace) the
+    # small loop device: there `alias` and `small` are one drive, `alias` and the big one two.
+    alias = f"/dev/iolab-test-alias-{os.getpid()}"
+    os.mknod(alias, 0o600 | stat.S_IFBLK, os.stat(loop_device).st_rdev)
+    try:
+        with _small_loop(scratch) as small, ssh_host(binds=((small, alias),)) as host:
+            port = _free_port()
+            hosts = scratch / "ssh-hosts.toml"
+            hosts.write_text(
+                f'[[host]]\naddress = "127.0.0.1"\nport = {port}\nssh = "{host.dest}"\nssh_config = "{host.config}"\n'
+            )
+            args = ("run", "latency", "--quick", "--cell-time", "100ms", "--max-rounds", "1", "--no-report")
+            args += ("--purge", "none", "--hosts-file", str(hosts), "--runs-dir", str(scratch / "runs"))
+            r = iolab(*args, "-t", small, "-t", alias, timeout=300)
+            said = " ".join(r.stderr.split())
+            assert r.returncode == 2 and f"--target {small} and --target {alias} are one drive" in said, said
+            assert f"(major:minor) on 127.0.0.1, where host 127.0.0.1:{port} opens it" in said, said
+            assert not (scratch / "runs").exists()
+            r = iolab(*args, "-t", loop_device, "-t", alias, timeout=600)
+            assert r.returncode == 0 and "are one drive" not in r.stderr, r.stdout + r.stderr
+            assert f"[{loop_device}] run directory:" in r.stdout and f"[{alias}] run directory:" in r.stdout
+    finally:
+        os.unlink(alias)

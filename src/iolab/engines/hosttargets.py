@@ -60,6 +60,11 @@ def parse_on_hosts(spec: str, hosts: list[Host]) -> Target:
     return main
 
 
+def host_target(spec: str, h: Host) -> Target:
+    """The target host h's fio opens (its own path or export, else the spec's), read where it is."""
+    return targets.parse_target(_own_spec(spec, h), target_place(h))
+
+
 def _own_spec(spec: str, h: Host) -> str:
     """The run's spec with the host's own path (its `target`) and the spec's options: what the host's
     fio opens, on another machine or this one (a host of this machine's address opens its own path
