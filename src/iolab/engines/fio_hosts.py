@@ -41,6 +41,7 @@ from iolab.engines.hosts import (
 )
 from iolab.engines.merge import Part, merge, split_workload
 from iolab.targets import PurgeOutcome, Target, parse_target
+from iolab.targets.spec import nbd_uri
 from iolab.targets.wear import phase_writes, read_counters
 
 
@@ -62,7 +63,16 @@ def path_legs(target: Target, paths: list[Target]) -> list[Leg]:
 
 
 def host_legs(target: Target, hosts: list[Host]) -> list[Leg]:
-    return [Leg(h.name, replace(target, path=h.target) if h.target else target, h.share, h) for h in hosts]
+    return [
+        Leg(h.name, replace(target, path=_own_path(target, h.target)) if h.target else target, h.share, h)
+        for h in hosts
+    ]
+
+
+def _own_path(target: Target, own: str) -> str:
+    """A host's own path as its fio opens it: an export's URI written as parse_nbd writes one (the
+    port given, its ?size= read by hosttargets, not handed to fio's nbd engine)."""
+    return nbd_uri(own) if target.kind == "nbd" and own.startswith("nbd") else own
 
 
 def legs_from_manifest(target: Target, split: list[dict]) -> list[Leg]:
