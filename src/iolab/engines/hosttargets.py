@@ -9,6 +9,7 @@ this machine's address included: its fio opens that one, not the spec's."""
 from __future__ import annotations
 
 import os
+import stat
 import urllib.parse
 from dataclasses import replace
 
@@ -82,10 +83,19 @@ def _own_spec(spec: str, h: Host) -> str:
     if not text.startswith(("file:", "/dev/")):
         return spec
     query = text.partition("?")[2]
-    device = h.target.startswith("/dev/")
+    device = _is_device(h.target) if target_place(h) is None else h.target.startswith("/dev/")
     if device != text.startswith("/dev/"):
         return spec
     return ("" if device else "file:") + h.target + (f"?{query}" if query else "")
+
+
+def _is_device(path: str) -> bool:
+    """A path of this machine names a block device, however it is spelt (`//dev/sdb`, a symlink
+    outside /dev): what it is, not its name (a missing path is a file the run makes)."""
+    try:
+        return stat.S_ISBLK(os.stat(path).st_mode)
+    except OSError:
+        return path.startswith("/dev/")
 
 
 def stored_target(spec: str, split: list[dict] | None) -> Target:
