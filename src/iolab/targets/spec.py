@@ -177,7 +177,12 @@ def parse_file(spec: str, text: str) -> Target:
         st = None
     if st is not None and not stat.S_ISREG(st.st_mode):
         what = file_type(st.st_mode)
-        hint = f" To test the device itself write {path} as the target." if stat.S_ISBLK(st.st_mode) else ""
+        # the device's own name: a link elsewhere (/tmp/ll -> /dev/loop3) is no device target spec
+        hint = (
+            f" To test the device itself write {os.path.realpath(path)} as the target."
+            if stat.S_ISBLK(st.st_mode)
+            else ""
+        )
         raise IolabError(f"target {spec!r}: {path} is {what}, not a regular file.{hint}")
     size = dict(options).get("size")
     if size is not None:
