@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import io
-from dataclasses import replace
 import re
 import time
+from dataclasses import replace
 
 from rich.console import Console
 
