@@ -273,3 +273,55 @@ def test_a_set_aside_file_named_outside_raw_is_not_moved_there(tmp_path):
     (run / "raw" / "interrupted-1").mkdir()
     finish_moves(run, {"raw/interrupted-1/f.json"})  # iolab's own name still moves
     assert (run / "raw" / "interrupted-1" / "f.json").is_file()
+
+
+def _damaged(run: Path, how: str) -> None:
+    if how == "run_id":
+        manifest = run / "manifest.json"
+        manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "run_id": "../x", "uid": "bad"}))
+        return
+    with sqlite3.connect(run / "results.db") as db:
+        if how == "table":
+            db.execute("DROP TABLE steady")
+        else:  # a complete round's cell deleted: the round check (store/roundcheck.py)
+            sql = "DELETE FROM cells WHERE rowid = (SELECT min(rowid) FROM cells WHERE kind='measure' AND round>0)"
+            assert db.execute(sql).rowcount == 1
+    db.close()
+
+
+@pytest.mark.parametrize(
+    ("how", "says"),
+    [
+        ("run_id", "bad/manifest.json: unreadable manifest (field 'run_id' is"),
+        ("table", "bad/results.db: not an iolab results database (no steady table)"),
+        ("round", "bad/results.db: table cells, phase "),
+    ],
+)
+def test_a_bad_run_among_several_leaves_no_report_of_the_good_ones(a_run, scratch, how, says):
+    """Before: `iolab report good bad` wrote good's report, then failed on bad: every run given is
+    read, and its report built, before any is written (api.write_report)."""
+    runs = scratch / "runs"
+    shutil.copytree(a_run, runs / "good")
+    shutil.copytree(a_run, runs / "bad")
+    _damaged(runs / "bad", how)
+    for out in ([], ["--out", str(scratch / "R")]):
+        before = files_under(scratch)
+        p = iolab("report", "good", "bad", *out, "--runs-dir", str(runs), timeout=300)
+        assert says in refused(p, scratch, before), out
+
+
+def test_history_skips_a_run_whose_rounds_fail_their_check_as_it_skips_an_unreadable_one(a_run, scratch):
+    """Before: a run whose cells fail the round check as they are read ended `iolab history` over the
+    whole runs directory (exit 2); a run it cannot open is skipped, and this one now is too."""
+    runs = scratch / "runs"
+    shutil.copytree(a_run, runs / "good")
+    shutil.copytree(a_run, runs / "bad")
+    _damaged(runs / "bad", "round")
+    manifest = runs / "bad" / "manifest.json"  # another run, not a copy of good's (counted once)
+    manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "uid": "bad"}))
+    p = iolab("history", "ART RND 4KiB R/W 0/100", "--runs-dir", str(runs), "--json", timeout=120)
+    assert p.returncode == 0, p.stderr
+    h = json.loads(p.stdout)["history"]
+    assert [Path(s["path"]).name for s in h["skipped"]] == ["bad"], h["skipped"]
+    assert "marked complete but holds" in h["skipped"][0]["reason"]
+    assert [pt["run_id"] for g in h["targets"] for pt in g["points"]] == [json.loads(manifest.read_text())["run_id"]]
