@@ -137,7 +137,8 @@ def test_history_lists_a_figure_per_target_in_time_order_and_leaves_the_runs_as_
     assert [s["path"] for s in h["skipped"]] == [str(broken)]
     # the chart: one self-contained page, nothing loaded from elsewhere
     page = out.read_text()
-    assert "<svg" in page and page.count("<circle") == 4 and made[2]["run_id"] in page
+    chart = page[page.index("<svg") : page.index("</svg>")]  # a point per run (a square: no steady state)
+    assert chart.count("<circle") + chart.count("<rect") == 4 and made[2]["run_id"] in page
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)
     # the table, one target: by its id, or by the spec of one of its runs (seed and all)
     for which in (other["id"], made[3]["target"]["spec"]):
@@ -194,7 +195,47 @@ def test_history_marks_each_scaled_down_run_in_the_table_the_document_and_the_ch
     rows = [line for line in shown.splitlines() if any(r["run_id"] in line for r in made)]
     assert len(rows) == 4 and all("no: quick profile" in line for line in rows), shown
     page = out.read_text()
-    assert page.count('fill="white"') == 4 and "non-compliant" in page  # hollow points, said in words
+    chart = page[page.index("<svg") : page.index("</svg>")]  # the points; the legend of marks is below it
+    assert chart.count('fill="white"') == 4 and "non-compliant" in page  # hollow points, said in words
+
+
+def test_history_marks_a_run_not_at_steady_state_and_one_whose_audit_failed(tmp_path):
+    """A drive's run that reached steady state and one cut to 4 rounds (never judged) whose
+    audit failed: history listed, saved and drew both as ordinary points, with nothing of the
+    steady state or the audit, which `fleet` carries per drive. Each point now says both."""
+    import sqlite3
+
+    from .conftest import SMALL_SIM
+
+    root = tmp_path / "runs"
+    steady = quick_run(root, SMALL_SIM)
+    p = iolab("run", "latency", "-t", SMALL_SIM, "--quick", "--max-rounds", "4", "--no-report", "--runs-dir", str(root), "--json")  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    short = json.loads(p.stdout)["runs"][0]
+    assert (steady["steady_state"], short["steady_state"]) == ("reached", "not-evaluated")
+    db = sqlite3.connect(Path(short["path"]) / "results.db")  # a percentile above the cell's largest sample
+    db.execute("update cells set p99=lat_max_us*3 where id=(select min(id) from cells where round=1)")
+    db.commit()
+    db.close()
+    assert iolab("audit", short["path"], "--store").returncode == 8
+    out = tmp_path / "trend.html"
+    p = iolab("history", ART, "--runs-dir", str(root), "--json", "--html", str(out))
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert errors(doc, SCHEMA) == []
+    [target] = doc["history"]["targets"]
+    got = [(pt["run_id"], pt["steady_state"], pt["audit_failed"]) for pt in target["points"]]
+    assert got == [(steady["run_id"], "reached", []), (short["run_id"], "not-evaluated", ["percentile-samples"])]
+    shown = iolab("history", ART, "--runs-dir", str(root)).stdout
+    rows = {r["run_id"]: line for r in (steady, short) for line in shown.splitlines() if r["run_id"] in line}
+    assert " reached " in rows[steady["run_id"]] and " passed " in rows[steady["run_id"]], shown
+    assert "not evaluated" in rows[short["run_id"]] and "FAILED: percentile-samples" in rows[short["run_id"]], shown
+    page = out.read_text()
+    chart = page[page.index("<svg") : page.index("</svg>")]
+    # the steady run a circle, the other a square crossed in red; the legend says what each mark is
+    assert chart.count("<circle") == 1 and chart.count("<rect") == 1 and chart.count('stroke="#b02a37"') == 1
+    assert "steady state NOT reached, or not evaluated" in page and "self-audit failed" in page
+    assert "<td>not evaluated</td><td>FAILED: percentile-samples</td>" in page
 
 
 def test_history_bad_input_is_one_message_and_exit_2_and_the_chart_obeys_the_write_policy(runs, tmp_path):

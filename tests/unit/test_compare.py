@@ -231,7 +231,7 @@ def test_comparison_header_takes_every_per_drive_fact_from_its_own_run(unequal_d
     stops = [d.manifest.parameters["Stop"] for d in data]
     assert rounds[0] < rounds[1] and stops[0] != stops[1]
     html = html_path.read_text()
-    head = html[html.index('<div class="columns">') : html.index('<div class="content">')]
+    head = html[html.index('<div class="columns">') : html.index('<div class="content"')]
     cells = dict(re.findall(r'<td class="k">([^<]*)</td><td>([^<]*)</td>', head))
     assert cells["Rounds measured"] == f"D1 {rounds[0]}; D2 {rounds[1]}"
     assert cells["Stop"] == f"D1 {stops[0]}; D2 {stops[1]}"
@@ -446,3 +446,57 @@ def test_runs_that_share_an_id_are_named_apart_where_and_only_where_it_collides(
     # both in a directory named runs: by their uid
     twins = [run("/x/runs", same, "1234abcd99"), run("/y/runs", same, "5678ef0099")]
     assert run_names(twins) == [f"{same} (1234abcd)", f"{same} (5678ef00)"]
+
+
+# -- the caveats each run's own report carries on every page ---------------------------------
+
+
+def test_a_comparison_carries_each_runs_steady_state_and_audit_caveats(tmp_path):
+    """A forced comparison of a steady run with one cut to 4 rounds whose audit failed: each
+    run's own report says STEADY STATE NOT EVALUATED and AUDIT FAILED on every page, and the
+    comparison said neither, nor marked the second run's figures in the terminal's ranking."""
+    import io
+
+    from rich.console import Console
+
+    from iolab.engines.sim import SimEngine
+    from iolab.pages.report.layoutcheck import page_rules
+    from iolab.pages.textreport import render_ranking
+    from iolab.targets import parse_target
+    from tests.unit.test_audit import planted
+
+    tgt = "sim:enterprise-sas?user_gb=0.25"
+    steady = record(tmp_path / "runs", "latency", SimEngine(), parse_target(tgt))
+    short = record(tmp_path / "runs", "latency", SimEngine(), parse_target(tgt), max_rounds=4)
+    bad = planted(short, tmp_path, "update cells set p99=lat_max_us*3 where id=(select min(id) from cells where round=1)", manifest=lambda m: None)  # fmt: skip
+    done = compare([steady, bad], tmp_path / "out", force=True)
+    html = done.paths[0].read_text()
+    pages = html.count('<section class="page"')
+    # each caveat once per page, naming the drive it applies to (D2) and not the other
+    assert (
+        html.count("STEADY STATE NOT EVALUATED (D2 main: 4 rounds")
+        + html.count("STEADY STATE NOT EVALUATED: D2 — in full on the Drives Compared page")
+        == pages
+    ), html.count("STEADY STATE NOT EVALUATED")
+    assert html.count("AUDIT FAILED: D2 percentile-samples (marks: percentile)") == pages
+    assert "D1" not in " ".join(c for c in done.caveats if c.startswith(("STEADY", "AUDIT")))
+    assert any(
+        c.startswith("AUDIT FAILED: D2 percentile-samples") and "above its largest sample" in c for c in done.caveats
+    )
+    # the four banners (forced, quick, steady state, audit) are each printed whole
+    assert [v for v in page_rules(html, "cmp") if v.rule == "overflow"] == []
+    # the ranking: every figure of D2 marked, its percentiles with the failed invariant too; D1's none
+    st = done.summary
+    assert st is not None and all(mk == "" for mk in st.marks[0])
+    assert all(mk.startswith("STEADY STATE NOT EVALUATED") for mk in st.marks[1])
+    pct = [m.name for m, mk in zip(st.metrics, st.marks[1]) if "audit: percentile-samples failed" in mk]
+    assert pct and all("%" in n for n in pct), pct
+    out = io.StringIO()
+    render_ranking(st, Console(file=out, width=400))
+    text = out.getvalue()
+    legend = [line.strip() for line in text.splitlines() if line.startswith("[")]
+    assert legend == [
+        "[a] STEADY STATE NOT EVALUATED",
+        "[b] STEADY STATE NOT EVALUATED; ⚠ audit: percentile-samples failed",
+    ]
+    assert text.count(" [a]") == len(st.metrics) - len(pct) and text.count(" [b]") == len(pct), text

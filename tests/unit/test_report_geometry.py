@@ -183,3 +183,36 @@ def test_an_x_tick_label_at_the_axes_end_never_runs_off_the_figure():
     assert [v.detail for v in plot_violations(record, "plot") if "runs off" in v.detail] == []
     shown = [t["text"] for t in record["texts"] if t["role"] == "xtick"]
     assert shown == ["0", "0.5"]  # the end's tick mark stays, unlabelled
+
+
+THREE_BANNERS = (
+    "non-compliant (quick profile) — in full on the Run Details and Notes page",
+    "STEADY STATE NOT EVALUATED — in full on the Run Details and Notes page",
+    "AUDIT FAILED: percentile-samples (marks: percentile) — in full on the Run Details and Notes page",
+)
+
+
+def test_three_banners_are_printed_whole_above_the_page_content():
+    """A quick run that failed its audit: its third banner was drawn under the header columns
+    (page 1) and the figure's caption (later pages): the strip was 11 mm whatever it held."""
+    from dataclasses import replace
+
+    from iolab.pages.report.pdflayout import lay_out
+
+    col = HeaderColumn("Test Platform", (("Host", "vm"),))
+    three = replace(doc("first", "d", (col,) * 4), banners=THREE_BANNERS)
+    html = render(three, for_print=True)
+    assert [v for v in page_rules(html, "r") if v.rule == "overflow"] == []
+    sheets = lay_out([three])
+    assert len(sheets) == 2
+    for n, sheet in enumerate(sheets, 1):
+        banners = [b for b in sheet.boxes if b.name == "banner"]
+        assert [b.source for b in banners] == list(THREE_BANNERS)
+        below = [b for b in sheet.boxes if b.name in ("header column", "text", "caption", "footer")]
+        lowest = max(b.y + b.h for b in banners)
+        assert lowest <= min(b.y for b in below), (n, lowest, [(b.name, b.y) for b in below])
+        foot = next(b for b in sheet.boxes if b.name == "footer")
+        assert foot.y + foot.h <= 297.0 - 8.0 + 0.01  # the taller strip pushes no footer off the sheet
+    # the HTML's banners grow as the PDF's do, and its content's minimum height gives way by as much
+    assert ".banners { min-height: 11mm; }" in html
+    assert html.count('<div class="content" style="min-height: ') == 2

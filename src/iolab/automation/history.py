@@ -18,6 +18,9 @@ from pathlib import Path
 from iolab.api.results import Run, open_run
 from iolab.api.runlist import list_runs
 from iolab.core.errors import IolabError
+from iolab.core.steady import STEADY_NOT_SHOWN
+from iolab.figures.fleet import conditions_of
+from iolab.pages.fleet_junit import STEADY_WORDS
 
 
 @dataclass(frozen=True)
@@ -30,10 +33,27 @@ class Point:
     compliant: bool = True
     noncompliance: tuple[str, ...] = ()  # why not: quick profile, 1 s per cell instead of 60 s, ...
     seed: int | None = None  # a simulated drive's (no seed= is seed 0); None: a real drive
+    # what else the figure is true of, as `fleet` carries it per drive (figures/fleet.Conditions):
+    # the run's steady state (core/steady: reached, not-reached, not-evaluated, not-applicable;
+    # None: not read) and the audit invariants it failed
+    steady_state: str | None = None
+    audit_failed: tuple[str, ...] = ()
 
     def compliance_text(self) -> str:
         """As `iolab runs` says it: yes, or no and why."""
         return "yes" if self.compliant else "no: " + "; ".join(self.noncompliance)
+
+    @property
+    def unsteady(self) -> bool:
+        """The figure is from a window that is no steady state (not reached, or never judged)."""
+        return self.steady_state in STEADY_NOT_SHOWN
+
+    def steady_text(self) -> str:
+        """As `fleet` words a drive's steady state."""
+        return STEADY_WORDS.get(self.steady_state or "", "not read")
+
+    def audit_text(self) -> str:
+        return "FAILED: " + ", ".join(self.audit_failed) if self.audit_failed else "passed"
 
 
 @dataclass
@@ -80,6 +100,8 @@ class History:
                             "compliant": p.compliant,
                             "noncompliance": list(p.noncompliance),
                             "seed": p.seed,
+                            "steady_state": p.steady_state,
+                            "audit_failed": list(p.audit_failed),
                         }
                         for p in t.points
                     ],
@@ -166,17 +188,18 @@ def history(figure: str, runs_dir: Path, test: str | None = None, target: str | 
                     }
                 )
                 continue
-            try:
-                figs = {f.name: f for f in run.figures()}
+            try:  # its figures, and the conditions they are true of (as fleet reads them)
+                record = run.record()
             except IolabError as e:  # its cells fail a check as they are read (RunStore.cells): skipped as unreadable
                 skipped.append({"path": str(summary.path), "reason": str(e)})
                 continue
             counted[run.key] = summary.path
+            figs = {f["name"]: f for f in record["figures"]}
             names.update(dict.fromkeys(figs))
             if figure not in figs:
                 continue
             f = figs[figure]
-            meta = meta or (f.unit, f.direction)
+            meta = meta or (f["unit"], f["direction"])
             tests[run.test] = None
             drive, spec, seed = drive_of(run.target.identity or {"spec": run.target.spec}, run.target.spec)
             key = identity_id(drive)
@@ -184,16 +207,19 @@ def history(figure: str, runs_dir: Path, test: str | None = None, target: str | 
                 key, TargetHistory(key, _label(run, spec), spec, run.target.serial, run.target.model, drive)
             )
             specs.setdefault(key, set()).add(run.target.spec)
+            c = conditions_of(record)
             th.points.append(
                 Point(
                     run.run_id,
                     str(run.dir),
                     run.started,
                     run.target.firmware,
-                    f.value,
+                    f["value"],
                     run.compliant,
                     run.noncompliance,
                     seed,
+                    c.steady_state,
+                    c.audit_failed,
                 )
             )
     if meta is None:

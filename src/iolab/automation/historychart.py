@@ -66,11 +66,13 @@ def svg(h: History) -> str:
         firmware = None
         for x, y, p in xy:
             tip = f"{t.label}: {num(p.value)} {h.unit}, run {p.run_id}, firmware {p.firmware or '?'}"
-            # a non-compliant run's point is hollow: its figure is not a compliant run's
-            paint = f'fill="{colour}"' if p.compliant else f'fill="white" stroke="{colour}" stroke-width="2"'
             if not p.compliant:
                 tip += f"; non-compliant: {'; '.join(p.noncompliance)}"
-            out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4" {paint}><title>{escape(tip)}</title></circle>')
+            if p.unsteady or p.steady_state is None:
+                tip += f"; steady state {p.steady_text()}"
+            if p.audit_failed:
+                tip += f"; audit {p.audit_text()}"
+            out.append(marker(x, y, colour, p.compliant, p.unsteady, bool(p.audit_failed), escape(tip)))
             if p.firmware != firmware:  # mark where the firmware changed
                 out.append(
                     f'<text x="{x:.1f}" y="{y - 8:.1f}" font-size="10" text-anchor="middle" '
@@ -81,11 +83,48 @@ def svg(h: History) -> str:
     return "\n".join(out)
 
 
+def marker(x: float, y: float, colour: str, compliant: bool, unsteady: bool, audit_failed: bool, tip: str) -> str:
+    """One run's point: a circle, a square when its figure is from no steady state (not reached,
+    or never judged), hollow when the run is non-compliant, crossed in red when its audit failed
+    (MARKERS says so under the chart): a figure a run did not stand behind never looks like one it did."""
+    # a non-compliant run's point is hollow: its figure is not a compliant run's
+    paint = f'fill="{colour}"' if compliant else f'fill="white" stroke="{colour}" stroke-width="2"'
+    title = f"<title>{tip}</title>"
+    if unsteady:
+        shape = f'<rect x="{x - 4.5:.1f}" y="{y - 4.5:.1f}" width="9" height="9" {paint}>{title}</rect>'
+    else:
+        shape = f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4" {paint}>{title}</circle>'
+    if audit_failed:
+        shape += (
+            f'<path d="M{x - 7:.1f},{y - 7:.1f}L{x + 7:.1f},{y + 7:.1f}M{x - 7:.1f},{y + 7:.1f}L{x + 7:.1f},{y - 7:.1f}" '
+            f'stroke="{AUDIT_RED}" stroke-width="2">{title}</path>'
+        )
+    return shape
+
+
+AUDIT_RED = "#b02a37"
+MARKERS = (  # the legend of the points' shapes, drawn as the chart draws them
+    (True, False, False, "a compliant run at steady state (or whose test tracks none)"),
+    (False, False, False, "hollow: a non-compliant run (scaled down, as --quick is, or other settings)"),
+    (True, True, False, "square: steady state NOT reached, or not evaluated (too few rounds)"),
+    (True, False, True, "crossed in red: the run's self-audit failed (the table says which invariants)"),
+)
+
+
+def markers() -> str:
+    items = []
+    for compliant, unsteady, audit_failed, words in MARKERS:
+        icon = marker(10, 10, "#444444", compliant, unsteady, audit_failed, "")
+        items.append(f'<li><svg width="20" height="20" viewBox="0 0 20 20">{icon}</svg> {escape(words)}</li>')
+    return f'<ul class="markers" style="list-style:none;padding:0">{"".join(items)}</ul>'
+
+
 def page(h: History) -> str:
     arrow = "higher is better" if h.direction == "higher-is-better" else "lower is better"
     rows = "\n".join(
         f"<tr><td>{escape(t.id)}</td><td>{escape(t.label)}</td><td>{escape(p.started)}</td>"
         f"<td>{escape(p.run_id)}{f' (seed {p.seed})' if p.seed is not None else ''}</td><td>{escape(p.firmware or '?')}</td><td>{escape(p.compliance_text())}</td>"
+        f"<td>{escape(p.steady_text())}</td><td>{escape(p.audit_text())}</td>"
         f"<td class=n>{escape(num(p.value)) if p.value is not None else 'not measured'}</td></tr>"
         for t in h.targets
         for p in t.points
@@ -103,10 +142,13 @@ td,th{{border-bottom:1px solid #ccc;padding:2px 8px;text-align:left}} td.n{{text
 <h1>{escape(title)}</h1>
 <p>Test: {escape(", ".join(h.tests))}. One line per target; each point is one complete run, at the time it
 started; a label marks the firmware where it changed. A hollow point is a non-compliant run (scaled down, as
---quick is, or with other settings; the table says why): its figure is not one a compliant run would give.</p>
+--quick is, or with other settings; the table says why): its figure is not one a compliant run would give. A
+square point's run never reached steady state, or never filled a window to judge it: its figure is from its last
+rounds, not from a steady-state window. A point crossed in red is from a run whose self-audit failed.</p>
 {svg(h)}
 <ul style="list-style:none;padding:0">{legend}</ul>
-<table><tr><th>target</th><th>drive</th><th>started</th><th>run</th><th>firmware</th><th>compliant</th><th>{escape(h.unit)}</th></tr>
+{markers()}
+<table><tr><th>target</th><th>drive</th><th>started</th><th>run</th><th>firmware</th><th>compliant</th><th>steady state</th><th>audit</th><th>{escape(h.unit)}</th></tr>
 {rows}
 </table>
 </body></html>

@@ -288,7 +288,8 @@ def history(
         pad_edge=False,
     )
     seeded = any(p.seed is not None for g in h.targets for p in g.points)  # simulated drives: which run of the drive
-    for col in ("target", "drive", *(("seed",) if seeded else ()), "started", "run", "firmware", "compliant", h.unit):
+    cols = ("started", "run", "firmware", "compliant", "steady state", "audit", h.unit)
+    for col in ("target", "drive", *(("seed",) if seeded else ()), *cols):
         t.add_column(esc(col), justify="right" if col in (h.unit, "seed") else "left", overflow="fold")
     for g in h.targets:
         for p in g.points:
@@ -300,6 +301,8 @@ def history(
                 esc(p.run_id),
                 esc(p.firmware or "?"),
                 esc(p.compliance_text()),
+                esc(p.steady_text()),
+                esc(p.audit_text()),
                 num(p.value) if p.value is not None else "not measured",
             )
     console.print(t)

@@ -320,6 +320,9 @@ DEFS = {
                                     "compliant": _t("boolean"),
                                     "noncompliance": _arr(_t("string")),
                                     "seed": _t("integer", "null"),  # a simulated drive's run of the drive
+                                    # what the figure is true of, as fleet's drives carry it
+                                    "steady_state": {"enum": [*STEADY_STATES, None]},
+                                    "audit_failed": _arr(_t("string")),
                                 },
                             )
                         ),

@@ -101,6 +101,9 @@ class SummaryTable:
     metrics: tuple[KeyMetric, ...]
     values: tuple[tuple[float | None, ...], ...]  # [drive][metric]
     ranks: tuple[tuple[int | None, ...], ...]  # [drive][metric]
+    # [drive][metric]: the caveat a figure carries from its run (not at steady state, an audit
+    # invariant that failed for it; "" none), for the ranking's reader (() when none is known)
+    marks: tuple[tuple[str, ...], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from iolab import __version__
 from iolab.core.errors import IolabError
 from iolab.core.steady import STEADY_REACHED
 from iolab.core.units import counted
+from iolab.figures.audit import kinds_of, marker
 from iolab.figures.compare import Comparison, KeyMetric, RunFacts, check_comparable, comparison_stem, summary_table
 from iolab.figures.summary import PhaseSummary
 from iolab.pages.report import header, plots, sections, write_document
@@ -55,9 +57,11 @@ def write_comparison(
     metrics = figures([r.phases for r in runs])
     doc = build_comparison(runs, labels, diffs, metrics, overlays, heading)
     paths = write_document(doc, out_dir, comparison_stem(runs[0].manifest.test, [r.manifest.run_id for r in runs]))
-    # the terminal's ranking carries the caveats every page does (forced, non-compliant, incomplete)
+    # the terminal's ranking carries the caveats every page does (forced, non-compliant, incomplete,
+    # steady state, audit), and beside each figure those of its run
     caveats = tuple(full for full, _, _ in comparison_caveats(runs, labels, diffs))
-    return Comparison(paths, summary_table(labels, [r.phases for r in runs], metrics), caveats)
+    st = replace(summary_table(labels, [r.phases for r in runs], metrics), marks=figure_marks(runs, metrics))
+    return Comparison(paths, st, caveats)
 
 
 def run_labels(runs: list[RunData], names: Sequence[str] = ()) -> list[str]:
@@ -163,17 +167,27 @@ def per_drive(items: list[list[tuple[str, str]]], drives: list[str]) -> list[tup
 
 
 def comparison_banners(
-    runs: list[RunData], labels: list[str], diffs: list[str], first: tuple[tuple[str, str, str], ...] = ()
+    runs: list[RunData],
+    labels: list[str],
+    diffs: list[str],
+    first: tuple[tuple[str, str, str], ...] = (),
+    measured: Sequence[tuple[str, RunData]] | None = None,
 ) -> tuple[str, ...]:
     """The comparison's caveats, after `first` (full, short, page) ones of the caller, fitted to
     the banner strip of every page."""
-    return header.fit_banners(comparison_caveats(runs, labels, diffs, first))
+    return header.fit_banners(comparison_caveats(runs, labels, diffs, first, measured))
 
 
 def comparison_caveats(
-    runs: list[RunData], labels: list[str], diffs: list[str], first: tuple[tuple[str, str, str], ...] = ()
+    runs: list[RunData],
+    labels: list[str],
+    diffs: list[str],
+    first: tuple[tuple[str, str, str], ...] = (),
+    measured: Sequence[tuple[str, RunData]] | None = None,
 ) -> list[tuple[str, str, str]]:
-    """Each caveat as (full text, short form, page that prints it in full)."""
+    """Each caveat as (full text, short form, page that prints it in full). `measured`: every
+    run whose figures are compared, each after its name ("D1", "D1 IOPS"), for the caveats on
+    how they were measured; None: `runs`, one per drive."""
     out = list(first)
     if diffs:
         out.append(
@@ -198,7 +212,43 @@ def comparison_caveats(
     if inc:
         text = f"INCOMPLETE RUN(S): {', '.join(inc)} — only their complete rounds are compared"
         out.append((text, text, DRIVES_PAGE))
+    if measured is None:
+        measured = [(lab.split()[0], r) for r, lab in zip(runs, labels)]
+    return out + measure_caveats(measured)
+
+
+def measure_caveats(measured: Sequence[tuple[str, RunData]]) -> list[tuple[str, str, str]]:
+    """The caveats each run's own report prints on every page (steady state not achieved or not
+    evaluated, a failed audit: header.measure_caveats), one banner for each kind, each phase or
+    invariant after its drive's name ("STEADY STATE NOT EVALUATED (D1 main: 4 rounds …; D2 …)");
+    shortened, it names the Drives Compared page, which prints each drive's in full."""
+    kinds: dict[str, list[tuple[str, header.Caveat]]] = {}
+    for name, r in measured:
+        for c in header.measure_caveats(r):
+            kinds.setdefault(c.head, []).append((name, c))
+    out = []
+    for head, drives in kinds.items():
+        parts = tuple(f"{d} {p}" for d, c in drives for p in c.parts)
+        why = "; ".join(f"{d} {c.why}" for d, c in drives if c.why)
+        full, short, _ = header.Caveat(head, parts, why, drives[0][1].colon).item(DRIVES_PAGE)
+        # the short form as the run's own: an audit's names its invariants, a steady state's only the drives
+        out.append((full, short if short != head else f"{head}: {', '.join(d for d, _ in drives)}", DRIVES_PAGE))
     return out
+
+
+def figure_marks(runs: Sequence[RunData], metrics: Sequence[KeyMetric]) -> tuple[tuple[str, ...], ...]:
+    """What each drive's figure carries into the terminal's ranking ([drive][figure], "" for
+    none): its run's steady-state caveat (every figure of the run is from a window that is no
+    steady state) and the failed invariants that touch that figure, as `show` marks them."""
+    out = []
+    for r in runs:
+        steady = [c.head for c in header.measure_caveats(r) if c.head != header.AUDIT_FAILED]
+        row = []
+        for m in metrics:
+            failed = r.audit.marks(kinds_of(m.name, m.unit)) if r.audit is not None else ()
+            row.append("; ".join([*steady, *([marker(failed)] if failed else [])]))
+        out.append(tuple(row))
+    return tuple(out)
 
 
 # -- summary and rankings -------------------------------------------------------------------
@@ -285,6 +335,8 @@ def _drive_facts(r: RunData, label: str, run_name: str) -> dict[str, str]:
         "State": m.state,
         "Run directory": r.href("."),
         "Compliance": "spec-compliant settings" if m.compliant else "NON-COMPLIANT: " + "; ".join(m.noncompliance),
+        # the caveats the banners name this drive in, in full (their short forms point here)
+        "Caveats": "; ".join(c.item()[0] for c in header.measure_caveats(r)) or "none",
     }
     facts.update((str(k), str(v)) for k, v, *_ in sections.header_table(r, label).rows)
     return facts

@@ -146,7 +146,9 @@ def build_sequence_comparison(
             "Runs Compared",
         ),
     )
-    banners = comparison_banners(reps, labels, diffs, gaps if missing else ())
+    # ... but every run's own steady state and audit, after its drive and test ("D1 IOPS main: …")
+    measured = [(f"{lab.split()[0]} {r.manifest.title}", r) for d, lab in zip(drives, labels) for r in d.values()]
+    banners = comparison_banners(reps, labels, diffs, gaps if missing else (), measured)
     return Document(
         title=f"{family} comparison — {len(drives)} drives",
         spec=header.spec_line(first, tests[0].report_heading),

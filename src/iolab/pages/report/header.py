@@ -4,6 +4,7 @@ stored phases only; a fact the run did not record is printed as such, never gues
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from iolab.core.steady import (
@@ -38,7 +39,7 @@ KEY_MM, VALUE_MM = 14.88, 27.07  # the text width of a key cell (bold) and of a 
 MIN_SCALE = 0.75
 RUN_DETAILS = "Run Details and Notes"
 BANNER_LINE_CHARS = 120  # one line of a banner (html.py .banner: 6.8 pt bold across the page)
-BANNER_LINES = 3  # what the banner strip holds (html.py .banners: 11 mm)
+BANNER_LINES = 3  # what the banner strip holds at its usual 11 mm (more banners make it taller: pdflayout.banners)
 
 
 def _val(v: object) -> str:
@@ -309,34 +310,63 @@ def banners(run: RunData) -> tuple[str, ...]:
         rounds = sum(len(ph.rounds) for ph in run.phases)
         shown = f"{what}: only the {counted(rounds, 'complete round')} measured {'is' if rounds == 1 else 'are'} shown"
         out.append((shown + (f" — {m.error}" if m.error else ""), shown, RUN_DETAILS))
-    # the set-up column says so on the first page only (the compact head after it): a banner on each
-    unsteady = [ph for ph in run.phases if ph.steady is False and not run.runs_to_budget(ph)]
-    if unsteady:
-        where = "; ".join(f"{ph.phase.name}: {rounds_text(ph.window)}" for ph in unsteady)
-        out.append((f"STEADY STATE NOT ACHIEVED ({where})", "STEADY STATE NOT ACHIEVED", RUN_DETAILS))
-    if unjudged := not_evaluated_text(run):
-        # as prominent as a failed one: a window of 3 rounds is no steady state either
-        out.append((unjudged, NOT_EVALUATED, RUN_DETAILS))
-    if run.audit is not None and not run.audit.passed:
-        names = ", ".join(r.name for r in run.audit.failed)
-        touched = ", ".join(run.audit.touched())
-        short = f"AUDIT FAILED: {names} (marks: {touched})"
-        full = f"{short} — " + "; ".join(f"{r.name}: {r.reason}" for r in run.audit.failed)
-        out.append((full, short, RUN_DETAILS))
+    out += [c.item() for c in measure_caveats(run)]
     return fit_banners(out)
 
 
+@dataclass(frozen=True)
+class Caveat:
+    """One of the caveats on a run's figures that every page carries (steady state not achieved
+    or not evaluated, a failed self-audit): `head` says what ("AUDIT FAILED"), `parts` where in
+    the run (each phase with its rounds; each failed invariant with the figures it marks), `why`
+    what the page printing it in full adds. A comparison prints each with its drive's name
+    before each part (compare_pages.document)."""
+
+    head: str
+    parts: tuple[str, ...]
+    why: str = ""
+    colon: bool = False  # "HEAD: part; part" (else "HEAD (part; part)")
+
+    def text(self, parts: tuple[str, ...] | None = None) -> str:
+        where = "; ".join(self.parts if parts is None else parts)
+        return f"{self.head}: {where}" if self.colon else f"{self.head} ({where})"
+
+    def item(self, page: str = RUN_DETAILS) -> tuple[str, str, str]:
+        """(full text, short form, page that prints the full text), as fit_banners takes them."""
+        short = self.text() if self.colon else self.head
+        return (self.text() + (f" — {self.why}" if self.why else ""), short, page)
+
+
+def measure_caveats(run: RunData) -> list[Caveat]:
+    """The caveats on how the run's figures were measured: steady state not achieved, or not
+    evaluated, and a failed self-audit."""
+    out = []
+    # the set-up column says so on the first page only (the compact head after it): a banner on each
+    unsteady = [ph for ph in run.phases if ph.steady is False and not run.runs_to_budget(ph)]
+    if unsteady:
+        out.append(
+            Caveat("STEADY STATE NOT ACHIEVED", tuple(f"{ph.phase.name}: {rounds_text(ph.window)}" for ph in unsteady))
+        )
+    if unjudged := run.unjudged():
+        # as prominent as a failed one: a window of 3 rounds is no steady state either
+        window = SteadyRule(strict=bool(run.manifest.profile.get("strict_steady"))).window
+        out.append(Caveat(NOT_EVALUATED, tuple(_unjudged_text(name, ph, window) for name, ph in unjudged)))
+    if run.audit is not None and not run.audit.passed:
+        names = ", ".join(r.name for r in run.audit.failed)
+        touched = ", ".join(run.audit.touched())
+        why = "; ".join(f"{r.name}: {r.reason}" for r in run.audit.failed)
+        out.append(Caveat(AUDIT_FAILED, (f"{names} (marks: {touched})",), why, colon=True))
+    return out
+
+
 NOT_EVALUATED = "STEADY STATE NOT EVALUATED"
+AUDIT_FAILED = "AUDIT FAILED"
 
 
 def not_evaluated_text(run: RunData) -> str | None:
     """The banner of a run whose phases track steady state but were never judged (RunData.unjudged),
     each phase with its rounds; None when every such phase was judged."""
-    unjudged = run.unjudged()
-    if not unjudged:
-        return None
-    window = SteadyRule(strict=bool(run.manifest.profile.get("strict_steady"))).window
-    return f"{NOT_EVALUATED} ({'; '.join(_unjudged_text(name, ph, window) for name, ph in unjudged)})"
+    return next((c.text() for c in measure_caveats(run) if c.head == NOT_EVALUATED), None)
 
 
 def _unjudged_text(name: str, ph: PhaseSummary | None, window: int) -> str:
@@ -349,8 +379,8 @@ def _unjudged_text(name: str, ph: PhaseSummary | None, window: int) -> str:
 
 def fit_banners(items: list[tuple[str, str, str]]) -> tuple[str, ...]:
     """items: (full text, short form, page that prints the full text). Every banner is on every
-    page: in full while the banner strip holds them all, else the longest ones in their short
-    form naming that page; never a sentence cut off."""
+    page: in full while the banner strip's usual height holds them all, else the longest ones in
+    their short form naming that page; never a sentence cut off (the strip grows to what is left)."""
     texts = [full for full, _, _ in items]
 
     def lines() -> float:  # a banner's own padding costs about half a line

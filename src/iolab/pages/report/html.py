@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from jinja2 import Environment
 
-from iolab.pages.report import textwidth, vector
+from iolab.pages.report import pdflayout, textwidth, vector
 from iolab.pages.report.model import CONTENT_MM, CONTENT_WIDTH_MM, Block, Document, Figure, Link, Table, Text
 
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ body { font-family: "DejaVu Sans", "Helvetica", sans-serif; font-size: 7.2pt; co
 .banner { background: #fff2cc; border: 0.6pt solid #bf9000; color: #5c4400; font-weight: bold; padding: 0.6mm 1.5mm;
           margin-top: 1mm; font-size: 6.8pt; }
 .banner.incomplete { background: #f8d7da; border-color: #b02a37; color: #58151c; }
-.banners { height: 11mm; }
+.banners { min-height: 11mm; }  /* taller when the banners need it (pdflayout.banners): each printed whole */
 .columns { display: flex; gap: __GAP__mm; margin-top: 1mm; height: 46mm; }
 .col { flex: 1 1 0; border: 0.6pt solid #9fb6cd; padding: 0.8mm 1.2mm; overflow: hidden; }
 .col h3 { margin: 0 0 0.6mm 0; font-size: 7pt; color: #fff; background: #1f4e79; padding: 0.4mm 1mm; }
@@ -114,7 +114,7 @@ TEMPLATE = """<!DOCTYPE html>
     </table></div>
   {% endfor %}
   </div>{% endif %}
-  <div class="content">
+  <div class="content"{% if excess(doc.banners) > 0 %} style="min-height: {{ '%.2f' % (CONTENT_MM - excess(doc.banners)) }}mm"{% endif %}>
   {% for b in page.blocks %}{{ render_block(b) }}{% endfor %}
   </div>
   <div class="foot">{{ doc.footer }}</div>
@@ -183,7 +183,8 @@ def render(doc: Document | Sequence[Document], for_print: bool = False, title: s
     sheets = [(*page, n) for n, page in enumerate(pages, 1)]
     env = Environment(autoescape=True)
     env.globals["render_block"] = lambda b: _Markup(render_block(b, for_print))
-    env.globals.update(fit=fit, PAGENO_MM=PAGENO_MM, HEAD_GAP_MM=HEAD_GAP_MM)
+    env.globals.update(fit=fit, PAGENO_MM=PAGENO_MM, HEAD_GAP_MM=HEAD_GAP_MM, CONTENT_MM=CONTENT_MM)
+    env.globals["excess"] = pdflayout.banners_excess_mm
     env.filters["breakable"] = breakable
     css = (
         CSS.replace("__W__", f"{CONTENT_WIDTH_MM:g}")

@@ -59,7 +59,8 @@ def _columns(body: str) -> Iterator[HeaderColumn]:
 
 
 def _blocks(body: str) -> Iterator[Block]:
-    content = body.split('<div class="content">', 1)[-1].split('<div class="foot">', 1)[0]
+    # the content's div carries a style when taller banners shorten it (html.py)
+    content = re.split(r'<div class="content"[^>]*>', body, maxsplit=1)[-1].split('<div class="foot">', 1)[0]
     parts = _BLOCK.split(content)
     for kind, part in zip(parts[1::2], parts[2::2]):
         caption = _one(r'<div class="caption">(.*?)</div>', part)

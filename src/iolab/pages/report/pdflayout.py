@@ -1,6 +1,6 @@
 """The report's pages placed on A4 sheets: the layout html.py's stylesheet describes (margins
-8 mm × 10 mm, the page head 15 mm, banners 11 mm, the four header columns 46 mm on a document's
-first page, content, footer), computed here and drawn by pdfdoc.py.
+8 mm × 10 mm, the page head 15 mm, banners 11 mm or as tall as they are, the four header columns
+46 mm on a document's first page, content, footer), computed here and drawn by pdfdoc.py.
 
 Text wraps by textwidth's rules, the ones the page builders count lines with, and every box of
 text is kept (`Box`) for the geometry check (layoutcheck.page_rules): which boxes have a fixed
@@ -39,6 +39,7 @@ from iolab.pages.report.pdftable import table
 BOTTOM = 297.0 - 8.0
 HEAD_MM, BANNERS_MM, COLUMNS_MM = 15.0, 11.0, 46.0
 HEAD_RULE_PT = 1.4
+BANNER_PAD_MM, BANNER_GAP_MM = (0.6, 1.5), 1.0  # html.py's .banner: padding, margin-top
 COLUMN_GAP_MM, HEAD_GAP_MM = 1.5, 4.0
 PAGENO_MM = 22.0 + HEAD_GAP_MM  # "Page 999 of 999" in bold 7.2 pt, and the gap before it
 HEAD_FLOOR_PT = 5.0  # a page head's line shrinks to fit, to no less than this
@@ -114,7 +115,9 @@ def body(doc: Document, page: Page, first: bool, ncols: int) -> list[Sheet]:
             pending = ([rest] if rest is not None else []) + pending[1:]
             if rest is not None:
                 break
-        footer(s, doc.footer, max(y, top + CONTENT_MM) + 1.0)
+        # a page's content is CONTENT_MM at most (model.Page), less when taller banners push it down:
+        # the footer then ends at the sheet's foot, never below it
+        footer(s, doc.footer, max(y, min(top + CONTENT_MM, room)) + 1.0)
         sheets.append(s)
         if not pending:
             return sheets
@@ -132,23 +135,45 @@ def footer(s: Sheet, text: str, y: float) -> None:
 
 
 def banners(s: Sheet, texts: Sequence[str], y: float) -> float:
-    """The banner strip (fixed height): each banner on its colour, wrapped across the page."""
-    strip = Box("banners", LEFT, y, W, BANNERS_MM, fixed=True, source=" ".join(texts))
+    """The banner strip: each banner on its colour, wrapped across the page. The strip is
+    BANNERS_MM high, or as high as its banners when they take more (three do): every banner is
+    printed whole on every page, and what follows starts below the last one."""
+    heights = banner_heights(texts)
+    strip = Box("banners", LEFT, y, W, strip_mm(heights), fixed=True, source=" ".join(texts))
     s.boxes.append(strip)
-    at, pad, border = y, (0.6, 1.5), BOX_PT * PT
-    for text in texts:
+    at, border = y, BOX_PT * PT
+    for text, (lines, h) in zip(texts, heights):
         bad = any(w in text for w in ("INCOMPLETE", "IN PROGRESS", "AUDIT FAILED"))
         fill, edge, ink = BANNER_COLORS[bad]
-        lines = textwidth.wrap(text, W - 2 * pad[1] - 2 * border, 6.8, True)
-        h = 2 * border + 2 * pad[0] + len(lines) * line_height(6.8, True)
-        at += 1.0
+        at += BANNER_GAP_MM
         s.items.append(Fill(LEFT + border / 2, at + border / 2, W - border, h - border, fill, edge, BOX_PT))
         box = Box("banner", LEFT, at, W, h, source=text)
         s.boxes.append(box)
-        s.text(box, lines, LEFT + border + pad[1], at + border + pad[0], 6.8, True, ink)
+        s.text(box, lines, LEFT + border + BANNER_PAD_MM[1], at + border + BANNER_PAD_MM[0], 6.8, True, ink)
         strip.lines += box.lines
         at += h
-    return y + BANNERS_MM
+    return y + strip.h
+
+
+def banner_heights(texts: Sequence[str]) -> list[tuple[list[str], float]]:
+    """Each banner's printed lines and its height (border, padding and lines; not its gap)."""
+    border, pad = BOX_PT * PT, BANNER_PAD_MM
+    out = []
+    for text in texts:
+        lines = textwidth.wrap(text, W - 2 * pad[1] - 2 * border, 6.8, True)
+        out.append((lines, 2 * border + 2 * pad[0] + len(lines) * line_height(6.8, True)))
+    return out
+
+
+def strip_mm(heights: Sequence[tuple[list[str], float]]) -> float:
+    """The banner strip's height: BANNERS_MM, or its banners' with their gaps when more."""
+    return max(BANNERS_MM, sum(BANNER_GAP_MM + h for _, h in heights))
+
+
+def banners_excess_mm(texts: Sequence[str]) -> float:
+    """How much taller than BANNERS_MM the banner strip of `texts` is (html.py shortens the
+    content's minimum height by it, so the page's footer stays on its sheet)."""
+    return strip_mm(banner_heights(texts)) - BANNERS_MM
 
 
 def columns(s: Sheet, doc: Document, y: float, n: int) -> float:
