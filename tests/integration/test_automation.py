@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -238,6 +239,9 @@ def test_check_refuses_what_it_cannot_compare(tmp_path):
     shutil.copytree(path, cut)
     m = json.loads((cut / "manifest.json").read_text())
     (cut / "manifest.json").write_text(json.dumps({**m, "state": "interrupted", "run_id": "cut", "uid": "cut"}))
+    with sqlite3.connect(cut / "results.db") as db:  # whose results.db names it (store/dbidentity.py)
+        db.execute("UPDATE run_identity SET uid='cut'")
+    db.close()
     p = iolab("check", path, "--baseline", str(cut))
     assert p.returncode == 2 and "cut is interrupted, not complete" in p.stderr
     assert iolab("check", path, "--baseline", str(cut), "--force").returncode == 0

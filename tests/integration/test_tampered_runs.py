@@ -319,6 +319,9 @@ def test_history_skips_a_run_whose_rounds_fail_their_check_as_it_skips_an_unread
     _damaged(runs / "bad", "round")
     manifest = runs / "bad" / "manifest.json"  # another run, not a copy of good's (counted once)
     manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "uid": "bad"}))
+    with sqlite3.connect(runs / "bad" / "results.db") as db:  # whose results.db names it (dbidentity)
+        db.execute("UPDATE run_identity SET uid='bad'")
+    db.close()
     p = iolab("history", "ART RND 4KiB R/W 0/100", "--runs-dir", str(runs), "--json", timeout=120)
     assert p.returncode == 0, p.stderr
     h = json.loads(p.stdout)["history"]
