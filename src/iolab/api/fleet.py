@@ -32,17 +32,16 @@ from typing import TYPE_CHECKING
 
 from iolab.api.fleetfile import Fleet, FleetDrive, drive_target, fleet_name, load_fleet
 from iolab.core.errors import Exit, IolabError
+from iolab.core.runfiles import FLEET_FILE, FLEET_SCHEMA
 from iolab.core.safefile import read_config, read_json
 from iolab.figures.specsheet import judge, load_spec_sheet
 from iolab.run.stopsignals import Interrupted
 from iolab.store.durable import replace_file, room_for
-from iolab.store.manifest import FLEET_FILE, fleet_dir, is_fleet_dir, now_iso
+from iolab.store.manifest import fleet_dir, is_fleet_dir, now_iso
 from iolab.targets.writepolicy import check_file, mark_written, output_dir
 
 if TYPE_CHECKING:
     from iolab.pages.report.model import Document
-
-FLEET_SCHEMA = "iolab-fleet"
 
 
 def _write(path: Path, text: str) -> Path:
