@@ -7,7 +7,9 @@ naming the row and the field) rather than counted."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -73,3 +75,56 @@ def test_a_file_of_a_fleets_name_where_no_iolab_fleet_is_stays_someones(fleet, t
     p = iolab("report", str(d), "--out", str(out))
     assert p.returncode == 3 and "iolab did not write" in _said(p), p.stdout + p.stderr
     assert all(path.read_text() == text for path, text in theirs.items())
+
+
+def _row_names_another_rows_run(doc: dict, _: Path, tmp: Path) -> None:
+    doc["members"][0]["run_dir"] = doc["members"][1]["run_dir"]
+
+
+def _row_names_a_copy_of_another_rows_run(doc: dict, _: Path, tmp: Path) -> None:
+    copy = tmp / "copied-run"  # another path, the same run (its manifest's uid)
+    shutil.copytree(doc["members"][1]["run_dir"], copy)
+    doc["members"][0]["run_dir"] = str(copy)
+
+
+def _row_names_another_tests_run(doc: dict, other: Path, tmp: Path) -> None:
+    doc["members"][0]["run_dir"] = str(other)
+
+
+def _row_names_another_drive(doc: dict, _: Path, tmp: Path) -> None:
+    doc["members"][0]["target"] = doc["members"][0]["target"].replace("seed=1", "seed=7")
+
+
+Edit = Callable[[dict, Path, Path], None]
+
+
+@pytest.mark.parametrize(
+    ("edit", "says"),
+    [
+        (_row_names_another_rows_run, "members[0] ('sim1') and members[1] ('sim2'): field 'run_dir' of both names run"),
+        (_row_names_a_copy_of_another_rows_run, "members[0] ('sim1') and members[1] ('sim2'): field 'run_dir' of both"),
+        (_row_names_another_tests_run, "members[0] ('sim1'): field 'run_dir' names run"),
+        (_row_names_another_drive, "members[0] ('sim1'): field 'target' is"),
+    ],
+)
+def test_a_fleet_json_row_that_is_not_its_own_drives_run_is_refused(fleet, tmp_path, edit: Edit, says):
+    """Each was reported, exit 0: one run as two drives with identical figures (n=3 of two runs),
+    or another test's figures in the fleet (5 IOPS figures with n=1), with at most a warning that
+    the fleet mixes models."""
+    d, other = fleet
+    copy = tmp_path / "edited"
+    shutil.copytree(d, copy)  # marks kept (cp -a): the edit alone is what is refused
+    doc = json.loads((copy / "fleet.json").read_text())
+    edit(doc, other, tmp_path)
+    (copy / "fleet.json").write_text(json.dumps(doc))
+    stored = (copy / "report.json").read_bytes()
+    for line in (["fleet", str(copy)], ["show", str(copy), "--json"], ["report", str(copy)]):
+        p = iolab(*line)
+        said = _said(p)
+        assert p.returncode == 2 and says in said and "Nothing was reported" in said, (line, said)
+        assert "Traceback" not in said
+    assert (copy / "report.json").read_bytes() == stored
+    if edit is _row_names_another_tests_run:
+        assert "a run of test 'iops'; the fleet ran 'latency'" in said
+    if edit is _row_names_a_copy_of_another_rows_run:
+        assert "uid " in said and "a copy of a run's directory is the same run" in said
