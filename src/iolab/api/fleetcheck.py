@@ -58,8 +58,8 @@ def check_rows(fleet_json: Path, test: str, rows: Sequence[Row], recs: Mapping[s
         spec = target.get("spec") if isinstance(target, dict) else None
         if spec != m.target:
             raise IolabError(
-                f"{_where(fleet_json, i, m)}: field 'target' is {m.target!r}, but its run ({_run(m, rec)}) "
-                f"tested {spec!r}: the row and its run are not one drive. {_NOTHING}"
+                f"{_where(fleet_json, i, m)}: field 'target' is {m.target!r}, but its {_run(m, rec)} tested "
+                f"{spec!r}: the row and its run are not one drive. {_NOTHING}"
             )
 
 
