@@ -58,6 +58,18 @@ def test_a_run_given_twice_on_one_side_is_refused(three):
         assert json.loads(p.stdout)["exit_code"] == 2
 
 
+def test_every_confidence_out_of_its_range_is_told_that_range(three):
+    """-1% and 1000% were told the percentage parser's range (0% to 999%), 40% the level's own."""
+    _, a, b, _ = three
+    pa, pb = (d["runs"][0]["path"] for d in (a, b))
+    for level in ("-1%", "1000%", "40%", "100%", "0", "abc"):
+        p = iolab("check", pb, "--baseline", pa, f"--confidence={level}")
+        said = _said(p)
+        assert p.returncode == 2 and "give a level from 50% to below 100%" in said, (level, said)
+        assert "999" not in said and "Traceback" not in said
+    assert iolab("check", pb, "--baseline", pa, "--confidence=80%").returncode in (0, 7)
+
+
 @pytest.mark.parametrize(
     "field, value, said",
     [

@@ -216,3 +216,55 @@ def test_a_test_whose_phases_never_stop_at_steady_state_says_the_rule_does_not_a
     shown = " ".join(iolab("show", str(run), "--runs-dir", str(runs)).stdout.split())
     assert "steady-state rule: not applicable: no phase tracks steady state" in shown, shown
     assert "at most 10 rounds" not in shown
+
+
+def _grid(p) -> str:
+    return next(ln for ln in p.stdout.splitlines() if "Demand points:" in ln).split("Demand points:", 1)[1]
+
+
+def test_dirths_grid_takes_its_default_as_printed_and_says_one_range_for_every_bad_value(scratch):
+    """`iolab tests dirth` prints the grid's default high → low (32, 16, …, 1); typed back, it was
+    refused as not ascending, and 0 and -1 were refused with two minimums (1 and 0)."""
+    runs = scratch / "runs"
+    shown = iolab("tests", "dirth")
+    default = re.search(r"--set threads=.*?\(default ([0-9, ]+);", " ".join(shown.stdout.split()))
+    assert shown.returncode == 0 and default, shown.stdout
+    as_printed = default.group(1).replace(" ", "")
+    assert as_printed == "32,16,8,6,4,2,1"
+    plans = {v: iolab("plan", "dirth", "--quick", "--set", v, "--runs-dir", str(runs)) for v in (
+        f"threads={as_printed}", "threads=1,2,4,6,8,16,32", f"depths={as_printed}", "depths=2,1",
+    )}  # fmt: skip
+    assert all(p.returncode == 0 for p in plans.values()), [p.stderr for p in plans.values()]
+    grids = {v: _grid(p) for v, p in plans.items()}
+    full = " TC 32, 16, 8, 6, 4, 2, 1 × QD 32, 16, 8, 6, 4, 2, 1 (high → low): 49 points"
+    assert grids[f"threads={as_printed}"].startswith(full) and grids[f"depths={as_printed}"].startswith(full)
+    assert grids["threads=1,2,4,6,8,16,32"] == grids[f"threads={as_printed}"]  # either order: run high → low
+    assert grids["depths=2,1"].startswith(" TC 32, 16, 8, 6, 4, 2, 1 × QD 2, 1 (high → low): 14 points")
+    for v, says in (
+        ("threads=0,1", "give thread counts from 1 to 4,096"),
+        ("threads=-1,1", "give distinct thread counts from 1 to 4,096"),
+        ("threads=5000,1", "give thread counts from 1 to 4,096"),
+        ("threads=4,1,2", "give distinct thread counts from 1 to 4,096"),
+        ("threads=2,2", "give distinct thread counts from 1 to 4,096"),
+        ("depths=0", "give queue depths from 1 to 65,536"),
+        ("depths=70000,1", "give queue depths from 1 to 65,536"),
+        ("depths=-4,-2", "give distinct queue depths from 1 to 65,536"),
+    ):
+        p = iolab("plan", "dirth", "--quick", "--set", v, "--runs-dir", str(runs))
+        said = " ".join(p.stderr.split())
+        assert p.returncode == 2 and says in said and "at least 0" not in said, (v, said)
+    assert not runs.exists()
+
+
+@pytest.mark.parametrize(("test", "name"), [("max-iops", "min_gain"), ("latency-demand", "tolerance")])
+def test_a_share_a_stop_rule_takes_below_one_says_that_range_for_every_value_out_of_it(scratch, test, name):
+    """min_gain=150% was refused with fraction's "from 0 to 1 (or 0% to 100%)", and min_gain=1 then
+    with the stop rule's "from 0 to below 1": two ranges for one parameter."""
+    runs = scratch / "runs"
+    for v in ("150%", "1", "100%", "-5%"):
+        p = iolab("plan", test, "--quick", "--set", f"{name}={v}", "--runs-dir", str(runs))
+        said = " ".join(p.stderr.split())
+        assert p.returncode == 2 and "give a fraction from 0 to below 1 (or 0% to below 100%)" in said, (v, said)
+        assert "from 0 to 1 " not in said and "Traceback" not in said
+    assert iolab("plan", test, "--quick", "--set", f"{name}=99%", "--runs-dir", str(runs)).returncode == 0
+    assert not runs.exists()

@@ -32,17 +32,16 @@ from typing import TYPE_CHECKING
 
 from iolab.api.fleetfile import Fleet, FleetDrive, drive_target, fleet_name, load_fleet
 from iolab.core.errors import Exit, IolabError
+from iolab.core.runfiles import FLEET_FILE, FLEET_SCHEMA
 from iolab.core.safefile import read_config, read_json
 from iolab.figures.specsheet import judge, load_spec_sheet
 from iolab.run.stopsignals import Interrupted
 from iolab.store.durable import replace_file, room_for
-from iolab.store.manifest import FLEET_FILE, fleet_dir, is_fleet_dir, now_iso
+from iolab.store.manifest import fleet_dir, is_fleet_dir, now_iso
 from iolab.targets.writepolicy import check_file, mark_written, output_dir
 
 if TYPE_CHECKING:
     from iolab.pages.report.model import Document
-
-FLEET_SCHEMA = "iolab-fleet"
 
 
 def _write(path: Path, text: str) -> Path:
@@ -374,6 +373,7 @@ def _own_record(state: FleetState, m: Member) -> dict | None:
     if not isinstance(rec, dict) or rec.get("path") != m.run_dir or not isinstance(man, dict):
         return None
     same = all(rec.get(k) == man.get(k) and man.get(k) is not None for k in ("run_id", "state", "ended"))
+    same = same and rec.get("uid") == man.get("uid")  # the run fleetcheck tells apart is the manifest's
     return {**rec, "reports": []} if same else None  # as rebuilt: the fleet lists no drive's reports
 
 
@@ -393,9 +393,14 @@ def report(
 ) -> dict:
     """The fleet report document (pages/fleet.py) of a fleet directory's drives as stored:
     each complete drive's key figures read from its own run. `sheet_path`/`k` override the fleet
-    file's spec sheet and outlier rule."""
+    file's spec sheet and outlier rule. A row whose run is another row's, another test's or
+    another drive's is refused (fleetcheck.py) before any figure counts."""
+    from iolab.api.fleetcheck import check_rows
     from iolab.figures.fleet import DEFAULT_K, DEFAULT_MIN_PCT, distributions, drive_figures
     from iolab.pages.fleet import document
+
+    recs = records(state) if recs is None else recs
+    check_rows(state.dir / FLEET_FILE, state.test, state.members, recs)
 
     k = k if k is not None else state.outlier_k if state.outlier_k is not None else DEFAULT_K
     if min_pct is None:
@@ -404,7 +409,7 @@ def report(
     sheet = load_spec_sheet(sheet_at) if sheet_at else None
     drives, rows = [], [asdict(m) for m in state.members]
     for m, row in zip(state.members, rows):
-        rec = recs.get(m.name) if recs is not None else _record(m.run_dir) if m.state == "complete" else None
+        rec = recs.get(m.name)
         if m.state == "complete" and rec is None:  # moved or deleted since: no figure of it may count
             row.update(state="unreadable", exit_code=Exit.BAD_INPUT, error=_unreadable(m.run_dir))
         drives.append(drive_figures(m.name, m.labels, row["state"], rec))

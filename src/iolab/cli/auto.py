@@ -3,6 +3,7 @@ codes (errors.Exit) and `iolab check` (check.py). Thin: parse, call, print."""
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -226,7 +227,10 @@ def check(
 
     console = Console()
     want_json("check", console, json_out)
-    conf = parse_pct(confidence, "--confidence")
+    try:
+        conf = parse_pct(confidence, "--confidence")
+    except IolabError:  # parse_pct's range (0% to 999%) is a tolerance's: the level's own is said for every value
+        conf = math.nan
     if not 0.5 <= conf < 1:
         raise IolabError(f"--confidence {confidence}: give a level from 50% to below 100%, e.g. 95%.")
     tol = load_tolerances(parse_pct(max_regression, "--max-regression"), tolerances)

@@ -1,5 +1,6 @@
 """Names of the files a workload directory holds and a run directory keeps of them: the
-suites write them, reports and resume read them, and neither may import the other."""
+suites write them, reports and resume read them, and neither may import the other; and the
+state file that makes a folder a fleet directory, which the write policy (targets/) reads too."""
 
 ANALYSIS_FILE = "analysis.json"
 COMPOSITE_FILE = "composite.toml"
@@ -7,3 +8,5 @@ REPLAY_FILE = "replay.toml"
 INPUTS_DIR = "inputs"  # inside a run directory: the input files as they were when the run started
 POWER_FILE = "power.json"  # inside a run directory: a power meter's log aligned to its cells (`iolab power`)
 METER_COPY = "power-meter.csv"  # beside power.json: the meter log those figures come from
+FLEET_FILE = "fleet.json"  # a fleet directory's state (api/fleet.py writes it)
+FLEET_SCHEMA = "iolab-fleet"  # its "schema" field, which tells a fleet directory from a folder of that file name

@@ -102,20 +102,39 @@ def number_or_zero(text: str) -> float:
 
 
 def depth_list(text: str) -> tuple[int, ...]:
-    """Ascending queue depths (int_list), each one a workload takes."""
+    """Queue depths, each one a workload takes (bounded_list), ascending."""
     return bounded_list(text, 1, MAX_QUEUE_DEPTH, "queue depths")
 
 
 def thread_list(text: str) -> tuple[int, ...]:
-    """Ascending thread counts (int_list), each one a workload takes."""
+    """Thread counts, each one a workload takes (bounded_list), ascending."""
     return bounded_list(text, 1, MAX_THREADS, "thread counts")
 
 
 def bounded_list(text: str, least: int, most: int, what: str) -> tuple[int, ...]:
-    values = int_list(text)
+    """Distinct whole numbers from `least` to `most`, low → high as int_list takes them or high →
+    low (the order a test that runs them so prints its default in), returned ascending: the
+    caller runs them in its own order. Every refusal says the one range, whichever rule the text
+    broke (int_list's own "at least 0" would contradict a `least` of 1)."""
+    values = _either_order(text.replace(" ", ""))
+    if values is None:
+        raise ValueError(
+            f"give distinct {what} from {least:,} to {most:,}, separated by commas, low → high or high → low "
+            "(or START:STEP:STOP)"
+        )
     if values[0] < least or values[-1] > most:
         raise ValueError(f"give {what} from {least:,} to {most:,}")
     return values
+
+
+def _either_order(text: str) -> tuple[int, ...] | None:
+    """int_list of the text, or of its items high → low; None when it reads neither way."""
+    for form in (text, ",".join(reversed(text.split(",")))):
+        try:
+            return int_list(form)
+        except ValueError:
+            pass
+    return None
 
 
 def round_count(text: str) -> int:
@@ -138,14 +157,27 @@ def positive_float(text: str) -> float:
 
 def fraction(text: str) -> float:
     """'2%' or '0.02' -> 0.02."""
-    t = text.strip()
-    try:
-        v = float(t[:-1]) / 100 if t.endswith("%") else float(t)
-    except ValueError:
-        raise ValueError("give a fraction (0.02) or a percentage (2%)") from None
+    v = _fraction_value(text)
     if not math.isfinite(v) or not 0 <= v <= 1:
         raise ValueError("give a fraction from 0 to 1 (or 0% to 100%)")
     return v
+
+
+def fraction_below_one(text: str) -> float:
+    """A fraction short of the whole, as a stop rule's share takes it (core/decide.py refuses 1):
+    its range said for every value out of it, not fraction's 0 to 1 first and this one after."""
+    v = _fraction_value(text)
+    if not math.isfinite(v) or not 0 <= v < 1:
+        raise ValueError("give a fraction from 0 to below 1 (or 0% to below 100%)")
+    return v
+
+
+def _fraction_value(text: str) -> float:
+    t = text.strip()
+    try:
+        return float(t[:-1]) / 100 if t.endswith("%") else float(t)
+    except ValueError:
+        raise ValueError("give a fraction (0.02) or a percentage (2%)") from None
 
 
 def seconds(text: str) -> float:

@@ -17,6 +17,7 @@ from iolab import __version__
 from iolab.core.decide import stored_decision
 from iolab.core.errors import IolabError
 from iolab.core.procs import boot_id, process_start
+from iolab.core.runfiles import FLEET_FILE
 from iolab.core.usertext import name_problem
 
 
@@ -210,9 +211,6 @@ def manifest_bytes(m: Manifest) -> bytes:
         doc.pop(name)
     doc |= {k: v for k, v in m.unknown.items() if k not in doc}
     return json.dumps(doc, indent=2, sort_keys=False, default=str).encode()
-
-
-FLEET_FILE = "fleet.json"  # a fleet directory's state (api/fleet.py writes it)
 
 
 def is_fleet_dir(path: str | Path) -> bool:

@@ -107,7 +107,7 @@ PARAMS = (
         "tolerance",
         0.02,
         "a step falls short when it delivers less than demand × (1 − tolerance)",
-        tp.fraction,
+        tp.fraction_below_one,
         tp.show_percent,
         source="published reviews",
     ),

@@ -77,7 +77,7 @@ PARAMS = (
         "min_gain",
         0.02,
         "the search stops when a step gains less than this",
-        tp.fraction,
+        tp.fraction_below_one,
         tp.show_percent,
         source="published reviews",
     ),

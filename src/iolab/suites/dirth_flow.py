@@ -17,7 +17,16 @@ from typing import Any
 from iolab.core.decide import Decision, Sample
 from iolab.core.errors import IolabError
 from iolab.core.plan import Cell, Deferred, Phase, Profile, TestPlan, Tracking
-from iolab.core.testparams import Param, int_list, parameter_rows, seconds, show_list, show_seconds, values
+from iolab.core.testparams import (
+    Param,
+    depth_list,
+    parameter_rows,
+    seconds,
+    show_list,
+    show_seconds,
+    thread_list,
+    values,
+)
 from iolab.core.units import duration, num
 from iolab.core.workload import Workload
 from iolab.figures.points import (
@@ -49,18 +58,17 @@ def read_share(default: int, source: str) -> Param:
     )
 
 
-def _descending(text: str) -> tuple[int, ...]:
-    vals = int_list(text)
-    if 0 in vals:
-        raise ValueError("give values of at least 1")
-    return tuple(reversed(vals))  # the PTS runs high → low
+def _high_to_low(parse: Callable[[str], tuple[int, ...]]) -> Callable[[str], tuple[int, ...]]:
+    """A grid axis as given, low → high or high → low as `iolab tests` prints its default; the PTS
+    runs it high → low."""
+    return lambda text: tuple(reversed(parse(text)))
 
 
 GRID = (32, 16, 8, 6, 4, 2, 1)
 # The PTS demand points: every thread count × queue depth, high → low.
 TC_QD_GRID = (
-    Param("threads", GRID, "Thread counts of the grid (run high → low)", _descending, show_list, "A.11"),
-    Param("depths", GRID, "Queue depths of the grid (run high → low)", _descending, show_list, "A.11"),
+    Param("threads", GRID, "Thread counts of the grid (run high → low)", _high_to_low(thread_list), show_list, "A.11"),
+    Param("depths", GRID, "Queue depths of the grid (run high → low)", _high_to_low(depth_list), show_list, "A.11"),
 )
 
 

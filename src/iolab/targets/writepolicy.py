@@ -11,8 +11,9 @@ to) is
   - an existing non-empty file with other names (hard links), which a write would change too;
   - an existing non-empty file iolab did not make: iolab replaces only files carrying its mark
     (the xattr or sidecar that file targets carry), an empty file, a simulator state file (it
-    begins with the state's magic), or a file inside a run directory (reports and exports that
-    older versions wrote without the mark);
+    begins with the state's magic), or a file inside a run directory or a fleet directory (reports
+    and exports that older versions wrote without the mark, and any of their files copied where
+    the mark did not follow: `cp -r`, rsync without -X, a filesystem without xattrs);
   - read-only: no write permission bit is set (root could write it anyway; iolab does not), or
     the filesystem is mounted read-only.
 Nothing overrides these: the user chooses another path or removes the file. Every file written
@@ -30,7 +31,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from iolab.core.errors import RefusedError
+from iolab.core.errors import IolabError, RefusedError
+from iolab.core.runfiles import FLEET_FILE, FLEET_SCHEMA
+from iolab.core.safefile import read_json
 from iolab.core.units import human_bytes
 from iolab.targets.facts import file_type
 from iolab.targets.files import created_by_iolab, mark_created
@@ -121,7 +124,7 @@ def _problems(p: str, right_type, meant: str) -> list[str]:
         return [
             f"{p} has {st.st_nlink} hard links{via} (other names for the same file), so writing it changes them too"
         ]
-    if st.st_size > 0 and not (created_by_iolab(real) or _sim_state(real) or _in_run_dir(real)):
+    if st.st_size > 0 and not (created_by_iolab(real) or _sim_state(real) or _in_run_dir(real) or _in_fleet_dir(real)):
         return [
             f"{p} already exists{via} and holds {human_bytes(st.st_size)} that iolab did not write (it carries "
             "no iolab mark), so it may be someone's data"
@@ -152,6 +155,21 @@ def _in_run_dir(path: str) -> bool:
     """A file in a run directory (its report/ or export/ folder, written before files carried
     iolab's mark) is a product of that run."""
     return any((d / "manifest.json").is_file() and (d / "raw").is_dir() for d in Path(path).parents)
+
+
+def _in_fleet_dir(path: str) -> bool:
+    """A file in a fleet directory (its report.json, junit.xml, fleet.json, drives/NAME/out.json,
+    ...) is a product of that fleet. The directory is one by what its fleet.json says (iolab's
+    fleet state), never by the file's name: a report.json beside a fleet.json of anything else
+    stays someone's data."""
+    for d in Path(path).parents:
+        try:
+            doc = read_json(d / FLEET_FILE, "fleet state", "manifest") if (d / FLEET_FILE).is_file() else None
+        except (OSError, ValueError, IolabError):
+            continue
+        if isinstance(doc, dict) and doc.get("schema") == FLEET_SCHEMA and isinstance(doc.get("members"), list):
+            return True
+    return False
 
 
 def _sim_state(path: str) -> bool:

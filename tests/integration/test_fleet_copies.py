@@ -1,0 +1,130 @@
+"""A fleet directory as users handle it: copied without its files' iolab marks (`cp -r`, rsync
+without -X, a filesystem without xattrs) it is still the fleet's, and reports again, while a file
+of the same name where no fleet is stays someone's; its fleet.json edited so that a row names
+another row's run, another test's run or another drive's, it is refused (exit 2, one paragraph
+naming the row and the field) rather than counted."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from .conftest import iolab
+
+pytestmark = pytest.mark.integration
+
+QUICK = ("--quick", "--cell-time", "100ms", "--max-rounds", "2", "--no-report")
+SIM = "sim:enterprise-sas?user_gb=0.1"
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory) -> tuple[Path, Path]:
+    """A latency fleet of two simulated drives, with its report pages; and an iops run of
+    another drive, in the same runs directory."""
+    root = tmp_path_factory.mktemp("fleet-copies")
+    f = root / "fleet.toml"
+    f.write_text(f'[fleet]\nname = "c"\n[[drive]]\ntarget = "{SIM}&seed={{i}}"\ncount = 2\nname = "sim{{i}}"\n')
+    runs = root / "runs"
+    r = iolab("run", "latency", *QUICK, "--fleet", str(f), "--runs-dir", str(runs))
+    assert r.returncode == 0, r.stdout + r.stderr
+    (d,) = (runs / "fleets").iterdir()
+    pages = iolab("report", str(d))
+    assert pages.returncode == 0 and any((d / "report").glob("*.pdf")), pages.stderr
+    other = root / "other"
+    r = iolab("run", "iops", "-t", f"{SIM}&seed=9", *QUICK, "--runs-dir", str(other))
+    assert r.returncode == 0, r.stderr
+    (run,) = other.iterdir()
+    return d, run
+
+
+def _said(p: subprocess.CompletedProcess) -> str:
+    return " ".join(p.stderr.split())
+
+
+def test_a_fleet_directory_copied_without_its_marks_reports_again(fleet, tmp_path):
+    """`cp -r` of a fleet directory was refused, exit 3: its report.json 'holds 5.93 KB that
+    iolab did not write'; `cp -a` (the marks kept) and a run directory copied either way were not."""
+    d, _ = fleet
+    copy = tmp_path / "copy"
+    shutil.copytree(d, copy, copy_function=shutil.copyfile)  # as `cp -r`: the bytes, without the files' marks
+    # `iolab fleet` rewrites report.json and junit.xml, `iolab report` the pages in report/
+    for line in (["fleet", str(copy)], ["report", str(copy)], ["fleet", str(copy)]):  # again: now marked
+        p = iolab(*line)
+        assert p.returncode == 0, (line, p.stdout + p.stderr)
+    assert json.loads((copy / "report.json").read_text())["fleet"]["dir"] == str(copy)  # rewritten, for the copy
+    assert json.loads((d / "report.json").read_text())["fleet"]["dir"] == str(d)  # the original untouched
+
+
+@pytest.mark.parametrize("state", [None, {"schema": "someone-else", "members": []}, "{not json"])
+def test_a_file_of_a_fleets_name_where_no_iolab_fleet_is_stays_someones(fleet, tmp_path, state):
+    """The fleet's files are recognised by the fleet.json beside them being iolab's fleet state,
+    never by their names: beside no fleet.json, or one of something else, they are refused."""
+    d, _ = fleet
+    out = tmp_path / "out"
+    out.mkdir()
+    if state is not None:
+        (out / "fleet.json").write_text(state if isinstance(state, str) else json.dumps(state))
+    theirs = {out / f"{d.name}{suffix}": f"someone's {suffix} notes\n" for suffix in (".html", ".pdf")}
+    for path, text in theirs.items():
+        path.write_text(text)
+    p = iolab("report", str(d), "--out", str(out))
+    assert p.returncode == 3 and "iolab did not write" in _said(p), p.stdout + p.stderr
+    assert all(path.read_text() == text for path, text in theirs.items())
+
+
+def _row_names_another_rows_run(doc: dict, _: Path, tmp: Path) -> None:
+    doc["members"][0]["run_dir"] = doc["members"][1]["run_dir"]
+
+
+def _row_names_a_copy_of_another_rows_run(doc: dict, _: Path, tmp: Path) -> None:
+    copy = tmp / "copied-run"  # another path, the same run (its manifest's uid)
+    shutil.copytree(doc["members"][1]["run_dir"], copy)
+    doc["members"][0]["run_dir"] = str(copy)
+
+
+def _row_names_another_tests_run(doc: dict, other: Path, tmp: Path) -> None:
+    doc["members"][0]["run_dir"] = str(other)
+
+
+def _row_names_another_drive(doc: dict, _: Path, tmp: Path) -> None:
+    doc["members"][0]["target"] = doc["members"][0]["target"].replace("seed=1", "seed=7")
+
+
+Edit = Callable[[dict, Path, Path], None]
+
+
+@pytest.mark.parametrize(
+    ("edit", "says"),
+    [
+        (_row_names_another_rows_run, "members[0] ('sim1') and members[1] ('sim2'): field 'run_dir' of both names run"),
+        (_row_names_a_copy_of_another_rows_run, "members[0] ('sim1') and members[1] ('sim2'): field 'run_dir' of both"),
+        (_row_names_another_tests_run, "members[0] ('sim1'): field 'run_dir' names run"),
+        (_row_names_another_drive, "members[0] ('sim1'): field 'target' is"),
+    ],
+)
+def test_a_fleet_json_row_that_is_not_its_own_drives_run_is_refused(fleet, tmp_path, edit: Edit, says):
+    """Each was reported, exit 0: one run as two drives with identical figures (n=3 of two runs),
+    or another test's figures in the fleet (5 IOPS figures with n=1), with at most a warning that
+    the fleet mixes models."""
+    d, other = fleet
+    copy = tmp_path / "edited"
+    shutil.copytree(d, copy)  # marks kept (cp -a): the edit alone is what is refused
+    doc = json.loads((copy / "fleet.json").read_text())
+    edit(doc, other, tmp_path)
+    (copy / "fleet.json").write_text(json.dumps(doc))
+    stored = (copy / "report.json").read_bytes()
+    for line in (["fleet", str(copy)], ["show", str(copy), "--json"], ["report", str(copy)]):
+        p = iolab(*line)
+        said = _said(p)
+        assert p.returncode == 2 and says in said and "Nothing was reported" in said, (line, said)
+        assert "Traceback" not in said
+    assert (copy / "report.json").read_bytes() == stored
+    if edit is _row_names_another_tests_run:
+        assert "a run of test 'iops'; the fleet ran 'latency'" in said
+    if edit is _row_names_a_copy_of_another_rows_run:
+        assert "uid " in said and "a copy of a run's directory is the same run" in said
