@@ -88,14 +88,10 @@ def disagreements(name: str, r: Recheck) -> list[str]:
         else:
             if (v.range_ok, v.slope_ok) != (mine.range_ok, mine.slope_ok):
                 out.append(
-                    f"{name}: the steady-state table says {v.name} {_word(v.steady)} over rounds {w}, "
-                    f"its own values {_word(mine.steady)} the rule ({_numbers(mine)})"
+                    f"{name}: the steady-state table says {v.name} {'passes' if v.steady else 'fails'} over "
+                    f"rounds {w}, its values {'pass' if mine.steady else 'fail'} the rule ({_numbers(mine)})"
                 )
     return out
-
-
-def _word(ok: bool) -> str:
-    return "passes" if ok else "fails"
 
 
 def _numbers(v: VariableVerdict) -> str:
@@ -107,9 +103,16 @@ def _numbers(v: VariableVerdict) -> str:
 
 
 def failing(r: Recheck) -> str:
-    """The deciding variables that fail the rule over the recomputed window, with their numbers."""
-    vs = [v for v in (r.verdict.variables if r.verdict else r.table) if v.name not in r.shown_only and not v.steady]
-    return "; ".join(f"{v.name}: {_numbers(v)}" for v in vs)
+    """The deciding variables that fail the rule by their stored cells or by the table, with the
+    cells' numbers where those fail (a table that says fail over passing numbers says so)."""
+    found: dict[str, str] = {}
+    for v in r.verdict.variables if r.verdict else ():
+        if v.name not in r.shown_only and not v.steady:
+            found[v.name] = f"{v.name}: {_numbers(v)}"
+    for v in r.table:
+        if v.name not in r.shown_only and not v.steady and v.name not in found:
+            found[v.name] = f"{v.name}: marked failing in the table ({_numbers(v)})"
+    return "; ".join(found.values())
 
 
 def verdict_contradictions(p: PhaseRow, r: Recheck, doubts: Sequence[str]) -> list[str]:
