@@ -248,3 +248,16 @@ def test_not_steady_on_a_fresh_drive_over_a_passing_window_is_no_contradiction(i
         "UPDATE phases SET steady = 0",
     )
     assert results(fresh)["steady-evidence"] == "pass"
+
+
+def test_a_verdict_changed_after_the_runs_audit_is_marked_where_it_is_shown(iops_run, tmp_path):
+    # results.db changed after the run stored its (passing) audit: show, --json and the report
+    # read the stored audit, with steady-evidence made again
+    flipped = planted(iops_run, tmp_path, "UPDATE phases SET steady = 0")
+    store = RunStore.open(flipped)
+    try:
+        a = stored_audit(store)
+    finally:
+        store.close()
+    assert a.stored and [r.name for r in a.failed] == ["steady-evidence"]
+    assert json.loads((flipped / "manifest.json").read_text())["audit"]["passed"] is True
