@@ -53,10 +53,11 @@ def _start(cmd: list[str], log: Path) -> subprocess.Popen:
 
 
 @contextmanager
-def ssh_host(binds: tuple[tuple[str, str], ...] = ()):
+def ssh_host(binds: tuple[tuple[str, str], ...] = (), env: dict[str, str] | None = None):
     """`binds`: (source, node) pairs bind-mounted in a mount namespace of the sshd's own, so the
     host's sessions see `source` at `node` where this machine has its own `node`: a host whose
-    /dev/NAME is another device than this machine's /dev/NAME."""
+    /dev/NAME is another device than this machine's /dev/NAME. `env`: variables every session
+    on the host has (sshd's SetEnv), such as the lock directory a local run there uses."""
     d = Path(tempfile.mkdtemp(prefix="iolab-sshd-"))
     proc = None
     try:
@@ -70,6 +71,7 @@ def ssh_host(binds: tuple[tuple[str, str], ...] = ()):
             f"Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/host_key\nPidFile {d}/sshd.pid\n"
             f"AuthorizedKeysFile {d}/authorized_keys\nStrictModes no\nPasswordAuthentication no\n"
             "KbdInteractiveAuthentication no\nPermitRootLogin prohibit-password\nUsePAM no\n"
+            + "".join(f'SetEnv {k}="{v}"\n' for k, v in (env or {}).items())
         )
         for name, key in (("ssh_config", "id"), ("wrong_ssh_config", "wrong_id")):
             (d / name).write_text(

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pypdf
 
+from iolab.core.units import given, num
 from tests.integration.conftest import iolab
 
 SIM = "sim:enterprise-sas?user_gb=0.1"
@@ -58,8 +59,9 @@ def test_a_steady_runs_figures_meet_or_miss_their_spec_by_how_much(tmp_path):
     assert p.returncode == 0, p.stdout + p.stderr
     page = _page_one(Path(run["path"]))
     assert "1 meet, 1 short, 1 over, 1 not measured" in page, page
-    assert f"random reads: meets the ≥ {0.9 * fig[READS]:,.6g} IOPS spec ({fig[READS]:,.0f} IOPS)" in page
-    assert f"random writes: 20 % short ({fig[WRITES]:,.0f} of {1.25 * fig[WRITES]:,.0f} IOPS)" in page
+    # the sheet's bounds as it wrote them (units.given), the measured figures as `iolab show` prints them
+    assert f"random reads: meets the ≥ {given(0.9 * fig[READS])} IOPS spec ({num(fig[READS])} IOPS)" in page
+    assert f"random writes: 20 % short ({num(fig[WRITES])} of {given(1.25 * fig[WRITES])} IOPS)" in page
     assert "mixed at most: 25 % over the maximum" in page and "not judged" not in page
     html = next((Path(run["path"]) / "report").glob("*.html")).read_text()
     assert "random writes: 20 % short" in html
@@ -93,7 +95,7 @@ def test_a_latency_is_a_maximum_met_below_it_and_missed_above_it(tmp_path):
     assert p.returncode == 0, p.stdout + p.stderr
     page = _page_one(Path(run["path"]))
     assert "1 meet, 1 over, 1 not measured" in page, page
-    assert f"read latency: meets the ≤ {1.25 * read / 1000:,.6g} ms spec ({read / 1000:,.4g} ms)" in page
+    assert f"read latency: meets the ≤ {given(1.25 * read / 1000)} ms spec ({num(read / 1000)} ms)" in page
     assert "write latency: 25 % over the maximum" in page and "read tail: not measured by this run" in page
 
 

@@ -102,6 +102,26 @@ def test_an_export_that_finds_no_room_leaves_an_earlier_export_whole(a_run: Path
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
 
 
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (("-o", "-"), "--out -: a csv export is one file per table and cannot go to standard output"),
+        (("-o", "-", "--format", "json"), "standard output could not be written (No space left on device)"),
+    ],
+)
+def test_an_export_to_standard_output_on_a_full_disk_exits_2_with_one_paragraph(a_run: Path, args, says):
+    """`export RUN -o - >/dev/full`: standard output is no file of the run's, so not exit 5 (the
+    results disk) but a document not delivered, exit 2 (docs/automation.md); a CSV export is refused
+    before anything is written, the JSON document said lost. No export directory is made."""
+    with open("/dev/full", "w") as full:
+        p = subprocess.run([*IOLAB, "export", str(a_run), *args], stdout=full, stderr=subprocess.PIPE, text=True)
+    said = one_paragraph(subprocess.CompletedProcess(p.args, p.returncode, "", p.stderr), 2)
+    assert said.startswith("iolab: ") and says in said, said
+    if "json" in args:
+        assert "not delivered" in said
+    assert not (a_run / "export").exists()
+
+
 def test_audit_store_on_a_full_disk_exits_5_and_keeps_the_stored_audit(full_run: Path):
     stored = (full_run / "manifest.json").read_bytes()
     said = one_paragraph(iolab("audit", str(full_run), "--store", timeout=300))

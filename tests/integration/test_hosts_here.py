@@ -214,3 +214,72 @@ def test_a_remote_hosts_device_is_never_read_on_this_machine(scratch, loop_devic
     # unchecked there, so refused without the override, as any target of such a host
     p = iolab("plan", "latency", "--quick", "-t", "/dev/only-on-the-host?size=64MiB", "--hosts", REMOTE)
     assert p.returncode == 3 and "cannot check a target on a host" in " ".join(p.stderr.split()), p.stderr
+
+
+def _small_loop(scratch: Path):
+    """A 32 MiB loop device of this machine: (its node, the command that detaches it)."""
+    import subprocess
+
+    img = scratch / "small.img"
+    img.write_bytes(b"")
+    os.truncate(img, 32 << 20)
+    node = subprocess.run(["losetup", "-f", "--show", str(img)], check=True, capture_output=True, text=True)
+    return node.stdout.strip(), ["losetup", "-d", node.stdout.strip()]
+
+
+def test_a_host_of_this_machine_has_its_own_device_or_export_sized_here(scratch, loop_device):
+    # a host of this machine's address with a path of its own (a hosts file's `target`) had the
+    # spec's path read instead: its own 32 MiB device was planned (and written) at the spec's
+    # 256 MiB, and its own export at the spec's export's size, past its end (fio wraps offsets)
+    import json
+    import shutil
+    import subprocess
+
+    from .conftest import wait_listening
+
+    def capacity(*args: str) -> int:
+        p = iolab("plan", "latency", "--quick", "--hosts-file", str(hosts), "--json", *args)
+        assert p.returncode == 0, p.stdout + p.stderr
+        return json.loads(p.stdout)["plan"]["tests"][0]["target_capacity_bytes"]
+
+    def entry(target: str, port: int | None = None) -> str:
+        return f'[[host]]\naddress = "127.0.0.1"\nport = {port or free_port()}\ntarget = "{target}"\n'
+
+    hosts = scratch / "hosts.toml"
+    small, detach = _small_loop(scratch)
+    try:
+        hosts.write_text(entry(small))
+        assert capacity("-t", loop_device) == 32 << 20
+        hosts.write_text(entry(small) + f'[[host]]\naddress = "127.0.0.1"\nport = {free_port()}\n')
+        p = iolab("plan", "latency", "--quick", "--hosts-file", str(hosts), "-t", loop_device)
+        said = " ".join((p.stdout + p.stderr).split())
+        assert p.returncode == 2 and "the hosts' targets differ in size" in said, said
+        assert f"({small}): {32 << 20:,} bytes" in said and f"Give ?size= of at most {32 << 20:,} bytes" in said, said
+        assert capacity("-t", f"{loop_device}?size=16MiB") == 16 << 20
+    finally:
+        subprocess.run(detach, capture_output=True)
+    if not (shutil.which("nbdkit") and shutil.which("nbdinfo")):
+        return
+    servers, ports = [], []
+    try:
+        for size in ("64M", "32M"):
+            ports.append(free_port())
+            servers.append(
+                subprocess.Popen(
+                    ["nbdkit", "-f", "-i", "127.0.0.1", "-p", str(ports[-1]), "memory", size],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+            )
+            wait_listening(servers[-1], ports[-1], "nbdkit")
+        hosts.write_text(entry(f"nbd://127.0.0.1:{ports[1]}/"))
+        assert capacity("-t", f"nbd://127.0.0.1:{ports[0]}/") == 32 << 20
+        p = iolab(
+            "plan", "latency", "--quick", "--hosts-file", str(hosts), "-t", f"nbd://127.0.0.1:{ports[0]}/?size=48MiB"
+        )
+        said = " ".join((p.stdout + p.stderr).split())
+        assert p.returncode == 2 and "larger than the export" in said and f"{32 << 20:,} bytes" in said, said
+    finally:
+        for s in servers:
+            s.terminate()
+            s.wait()

@@ -148,7 +148,7 @@ def test_a_sustained_demand_that_breaks_the_bound_is_not_called_within_it(scratc
     assert sustained.p99 > 700 and figures["sustained 99 % latency"] == pytest.approx(sustained.p99)
     assert figures["highest demand within the bound (sustained)"] is None
     shown = " ".join(iolab("show", run["path"]).stdout.split())
-    assert "the bound (99 % ≤ 700.0 µs) over the sustained demand: NOT held" in shown
+    assert "the bound (99 % ≤ 700 µs) over the sustained demand: NOT held" in shown
     # where the sustain holds the bound, the figure is the demand sustained
     ok = iolab("run", "latency-bound", "--quick", "--no-report", "--json", "--runs-dir", str(scratch / "ok"))
     held = json.loads(ok.stdout)["runs"][0]

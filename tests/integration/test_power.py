@@ -5,18 +5,19 @@ power.json, the JSON document, the report's Power Consumption page and the run's
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 
 import pytest
 from pypdf import PdfReader
 
-from .conftest import iolab
+from .conftest import fill, iolab, mounted_tmpfs
 
 pytestmark = pytest.mark.integration
 
 
-def designed_log(run_dir, shift: float) -> tuple[str, dict[tuple[str, int, int], float]]:
-    """Readings every 0.1 s inside each cell at 2 W + 0.5 W x its order, 1 W between cells; a reading
+def designed_log(run_dir, shift: float, step: float = 0.1) -> tuple[str, dict[tuple[str, int, int], float]]:
+    """Readings every `step` (0.1) s inside each cell at 2 W + 0.5 W x its order, 1 W between cells; a reading
     at each cell's start and end, so the step function is the design exactly. Meter clock = host - shift."""
     db = sqlite3.connect(f"file:{run_dir / 'results.db'}?mode=ro", uri=True)
     cells = db.execute("SELECT phase, round, ordinal, started, ended FROM cells ORDER BY started").fetchall()
@@ -29,7 +30,7 @@ def designed_log(run_dir, shift: float) -> tuple[str, dict[tuple[str, int, int],
         t = start
         while t < end:
             rows.append((t, w))
-            t += 0.1
+            t += step
         rows.append((end, 1.0))
     rows.append((cells[-1][4] + 5, 1.0))
     return "time,watts\n" + "".join(f"{t - shift:.6f},{w}\n" for t, w in rows), want
@@ -111,3 +112,43 @@ def test_a_simulated_run_has_no_meter_to_align(scratch):
     p = iolab("power", str(run), str(meter))
     assert p.returncode == 2 and "virtual time" in p.stderr
     assert (run / "power.json").read_bytes() == modelled and not (run / "inputs").exists()
+
+
+def test_a_disk_that_fills_between_the_meter_log_and_power_json_leaves_neither(scratch):
+    """Before: the log's copy took its name, then power.json found no room (exit 5), leaving the
+    new log beside the old figures (or none). Both are written aside first: each room from none
+    up to what both need leaves neither file (exit 5), until both fit."""
+    runs = scratch / "runs"
+    line = ("run", "latency", "-t", f"file:{scratch}/drive.img?size=64MiB", "--quick", "--cell-time", "200ms")
+    p = iolab(*line, "--max-rounds", "1", "--no-report", "--runs-dir", str(runs))
+    assert p.returncode in (0, 6), p.stdout + p.stderr
+    [run] = list(runs.iterdir())
+    text, _ = designed_log(run, shift=0.0, step=0.0005)  # a log of many pages, power.json of a few
+    meter = scratch / "meter.csv"
+    meter.write_text(text)
+    pages = -(-len(text.encode()) // 4096)
+    failed = []
+    with mounted_tmpfs("64M") as fs:
+        copy = fs / run.name
+        shutil.copytree(run, copy)
+        for room in range(pages, pages + 16):  # free pages: the log's copy, writer.lock's, power.json's
+            spacer = fs / "spacer"
+            spacer.write_bytes(b"\0" * room * 4096)
+            filler = fill(fs)
+            spacer.unlink()
+            p = iolab("power", str(copy), str(meter))
+            filler.unlink()
+            names = sorted(f.name for f in copy.iterdir())
+            if p.returncode == 0:
+                assert (copy / "power-meter.csv").read_text() == text
+                assert json.loads((copy / "power.json").read_text())["source_copy"] == "power-meter.csv"
+                break
+            said = " ".join(p.stderr.split())
+            assert p.returncode == 5 and f"results disk full at {copy}" in said and "Traceback" not in said, said
+            assert "power-meter.csv" not in names and "power.json" not in names, (room, names)
+            assert not [n for n in names if n.endswith(".tmp")], names
+            failed.append(room)
+        else:
+            pytest.fail(f"power.json and the log's copy did not fit in {room} free pages")
+    # the log's copy and writer.lock fitted in the last room that failed: it was power.json that did not
+    assert failed and max(failed) >= pages + 1, failed

@@ -454,7 +454,7 @@ def test_fio_job_prints_each_hosts_job_file(scratch):
     f = scratch / "hosts.toml"
     f.write_text(
         '[[host]]\naddress = "192.0.2.1"\ntarget = "/data/a.img"\nshare = 3\n\n'
-        '[[host]]\naddress = "192.0.2.2"\nport = 8766\ntarget = "/data/b.img"\n'
+        '[[host]]\naddress = "198.51.100.2"\nport = 8766\ntarget = "/data/b.img"\n'
     )
     r = iolab(
         "fio-job", "latency", "--quick", "-t", f"file:{scratch}/x.img?size=16MiB", "--hosts-file", str(f), timeout=60
@@ -465,7 +465,7 @@ def test_fio_job_prints_each_hosts_job_file(scratch):
     legs = [b for b in blocks if f"({tag}." in b.split("\n", 1)[0]]
     assert [b.split(":", 1)[0] for b in legs] == ["0", "1"]
     assert "(PORT relays to 192.0.2.1,8765)" in legs[0] and "filename=/data/a.img" in legs[0]
-    assert "(PORT relays to 192.0.2.2,8766)" in legs[1] and "filename=/data/b.img" in legs[1]
+    assert "(PORT relays to 198.51.100.2,8766)" in legs[1] and "filename=/data/b.img" in legs[1]
     assert not (scratch / "x.img").exists()  # printing connects to nothing and creates nothing
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from iolab.engines.hostcheck import LOCKED
+from iolab.engines.hostholds import LOCKED
 from iolab.engines.hosts import answers
 from iolab.engines.merge import breakdown
 from iolab.store.runstore import RunStore
@@ -270,7 +270,7 @@ def test_a_device_held_by_a_run_on_an_ssh_host_is_held_under_every_node_name(scr
             )
             args = ("plan", "latency", "--quick", "--hosts-file", str(hosts), "--allow-unsafe-target")
             for held, other in ((loop_device, alias), (alias, loop_device)):
-                # a run's hold on `held`, as RemoteHold takes it (hostcheck.LOCKED)
+                # a run's hold on `held`, as RemoteHold takes it (hostholds.LOCKED)
                 hold = f'{LOCKED}exec flock -n -o -- "$(locked "$1")" sh -c "echo locked; exec cat >/dev/null"'
                 holder = subprocess.Popen(["sh", "-c", hold, "sh", held], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
                 try:
@@ -348,3 +348,116 @@ def test_an_nbd_export_on_an_ssh_host_is_checked_as_an_export_there(scratch):
         for s in servers:
             s.terminate()
             s.wait()
+
+
+# The first run's hold on an export through an SSH host, as `iolab run` takes it (hostholds.NbdHold),
+# kept until this process's input ends.
+HOLD_THROUGH = (
+    "import sys; from iolab import targets; from iolab.engines.hostholds import NbdHold; "
+    "from iolab.engines.hostlist import Host; "
+    "NbdHold(Host('127.0.0.1', int(sys.argv[2]), ssh=sys.argv[3], ssh_config=sys.argv[4]), "
+    "targets.parse_target(sys.argv[1])); print('held', flush=True); sys.stdin.read()"
+)
+HOLD_HERE = (
+    "import sys; from iolab import targets; targets.claim(targets.parse_target(sys.argv[1])); "
+    "print('held', flush=True); sys.stdin.read()"
+)
+
+
+@pytest.mark.skipif(not (shutil.which("nbdkit") and shutil.which("nbdinfo")), reason="needs nbdkit and nbdinfo")
+def test_an_nbd_export_through_an_ssh_host_is_locked_there_as_a_local_run_locks_it(scratch):
+    # nothing was locked for an export reached through an SSH host: a second run on it through that
+    # host (or a local run on the host) wrote it beside the first. The lock files are a local run's
+    # on that host (here the host is this machine's sshd, so a local run here is one on the host)
+    import sys
+
+    from .conftest import free_port, wait_listening
+
+    port = free_port()
+    server = subprocess.Popen(
+        ["nbdkit", "-f", "-i", "127.0.0.1", "-p", str(port), "memory", "64M"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    spec = f"nbd://127.0.0.1:{port}/"
+    args = ("--quick", "--cell-time", "100ms", "--max-rounds", "1", "--no-report", "--purge", "none")
+    try:
+        wait_listening(server, port, "nbdkit")
+        # the host's sessions lock where this test's runs do (conftest: IOLAB_LOCK_DIR of its own)
+        with ssh_host(env={"IOLAB_LOCK_DIR": os.environ["IOLAB_LOCK_DIR"]}) as host:
+            fio_port = _free_port()
+            f = _hosts_file(scratch, host.dest, host.config, fio_port)
+            f.write_text(f.read_text().replace(f'target = "{scratch}/remote.img"\n', ""))
+            through = ("run", "latency", *args, "-t", spec, "--hosts-file", str(f), "--runs-dir", str(scratch / "r"))
+            here = ("run", "latency", *args, "-t", spec, "--runs-dir", str(scratch / "r"))
+            holders = (
+                [HOLD_THROUGH, spec, str(fio_port), host.dest, str(host.config)],  # a run through the host
+                [HOLD_HERE, spec],  # a local run on the host
+            )
+            for holder_args in holders:
+                holder = subprocess.Popen(
+                    [sys.executable, "-c", *holder_args], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+                )
+                try:
+                    assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
+                    said = {}
+                    for name, cmd in (("through", through), ("here", here)):
+                        p = iolab(*cmd, timeout=300)
+                        said[name] = " ".join(p.stderr.split())
+                        assert p.returncode == 3, (name, p.stdout + p.stderr)
+                    paragraph = (
+                        f"Refusing to write to target '{spec}' (nbd://127.0.0.1:{port}/): another iolab process "
+                        f"(pid {holder.pid}) is starting a run on it. Two runs on one target destroy each other's "
+                        f"data and measurements; wait for that run to end, or stop it (kill {holder.pid})."
+                    )
+                    assert said["through"] == said["here"] and paragraph in said["here"], said
+                finally:
+                    holder.communicate(b"")
+            assert not (scratch / "r").exists()
+            # free once its holders ended: the run through the host takes the lock itself
+            r = iolab(*through, timeout=300)
+            assert r.returncode == 0, r.stdout + r.stderr
+            notes = " ".join(RunStore.open(next((scratch / "r").iterdir())).manifest.notes)
+            assert (
+                "(nbdinfo --can write) and is locked there (flock on the lock files a local run there takes)" in notes
+            )
+    finally:
+        server.terminate()
+        server.wait()
+
+
+def test_several_targets_on_an_ssh_host_are_told_apart_where_it_opens_them(scratch, loop_device):
+    # With several --target and a host's fio opening them, which were one drive was read on this
+    # machine, whose nodes of those names are other drives (or none): two drives of the host were
+    # refused as one, and one drive of the host given by two nodes went ahead as two. Here `alias`
+    # is another node of the 256 MiB loop device, and on the host (its own mount namespace) the
+    # small loop device: there `alias` and `small` are one drive, `alias` and the big one two.
+    alias = f"/dev/iolab-test-alias-{os.getpid()}"
+    os.mknod(alias, 0o600 | stat.S_IFBLK, os.stat(loop_device).st_rdev)
+    try:
+        with _small_loop(scratch) as small, ssh_host(binds=((small, alias),)) as host:
+            port = _free_port()
+            hosts = scratch / "ssh-hosts.toml"
+            hosts.write_text(
+                f'[[host]]\naddress = "127.0.0.1"\nport = {port}\nssh = "{host.dest}"\nssh_config = "{host.config}"\n'
+            )
+            args = ("run", "latency", "--quick", "--cell-time", "100ms", "--max-rounds", "1", "--no-report")
+            args += ("--purge", "none", "--hosts-file", str(hosts), "--runs-dir", str(scratch / "runs"))
+            r = iolab(*args, "-t", small, "-t", alias, timeout=300)
+            said = " ".join(r.stderr.split())
+            assert r.returncode == 2 and f"--target {small} and --target {alias} are one drive" in said, said
+            assert f"(major:minor) on 127.0.0.1, where host 127.0.0.1:{port} opens it" in said, said
+            assert not (scratch / "runs").exists()
+            # Two drives there: each run starts and is checked on the host, where each drive's
+            # partition table refuses it (two runs through one host's fio port are not what is tested)
+            for dev in (loop_device, small):
+                with open(dev, "r+b") as f:
+                    f.seek(446)
+                    f.write(bytes([0, 0, 0, 0, 0x83, 0, 0, 0, 0, 8, 0, 0, 0, 0, 1, 0]) + bytes(48) + b"\x55\xaa")
+            r = iolab(*args, "-t", loop_device, "-t", alias, timeout=300)
+            said = " ".join(r.stderr.split())
+            assert r.returncode == 3 and "are one drive" not in said, said
+            for spec, dev in ((loop_device, loop_device), (alias, alias)):
+                assert f"[{spec}] iolab: Refusing to write to {dev} on host 127.0.0.1:{port}" in said, said
+    finally:
+        os.unlink(alias)

@@ -95,6 +95,63 @@ def test_a_results_db_without_a_table_the_readers_use_is_broken_not_a_traceback(
     assert listed(runs)["bad"]["state"] == "broken" and says in listed(runs)["bad"]["problem"]
 
 
+@pytest.mark.parametrize("table", ["steady", "histograms"])
+def test_resume_of_a_run_whose_results_db_lost_a_table_is_refused_and_changes_nothing(a_run, scratch, table):
+    """A stopped run (its manifest as a killed run's) whose results.db lost a table: resume is
+    refused (exit 2, one paragraph) and leaves the database as it was, the table not made again
+    empty. Its read-only look refuses first; RunStore's writer refuses too (test_store)."""
+    runs = scratch / "runs"
+    shutil.copytree(a_run, runs / "bad")
+    manifest = runs / "bad" / "manifest.json"
+    manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "state": "interrupted", "ended": None}))
+    with sqlite3.connect(runs / "bad" / "results.db") as db:
+        db.execute(f"DROP TABLE {table}")
+    db.close()
+    stored = (runs / "bad" / "results.db").read_bytes()
+    before = files_under(scratch)
+    p = iolab("resume", "bad", "--no-report", "--runs-dir", str(runs), timeout=120)
+    assert f"no {table} table" in refused(p, scratch, before)
+    assert (runs / "bad" / "results.db").read_bytes() == stored
+
+
+def test_another_run_s_results_db_under_a_run_s_manifest_is_refused(a_run, scratch, tmp_path_factory):
+    """Before: a results.db copied in from another run of the same test was read under this run's
+    manifest (its rule of at most 10 rounds beside the other's "reached the round limit (4)"),
+    and show and audit exited 0. The database names its run's uid (store/dbidentity.py)."""
+    other = quick_sim_run(tmp_path_factory.mktemp("other-run"))
+    runs = scratch / "runs"
+    shutil.copytree(a_run, runs / "bad")
+    shutil.copy(other / "results.db", runs / "bad" / "results.db")
+    uid = json.loads((other / "manifest.json").read_text())["uid"]
+    every_command_refuses(scratch, runs, f"belongs to another run (uid {uid}) than the one the manifest.json")
+    assert listed(runs)["bad"]["state"] == "broken"
+    # resume writes nothing into it either, not even the uid of the manifest beside it
+    manifest = runs / "bad" / "manifest.json"
+    manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "state": "interrupted", "ended": None}))
+    stored = (runs / "bad" / "results.db").read_bytes()
+    before = files_under(scratch)
+    p = iolab("resume", "bad", "--no-report", "--runs-dir", str(runs), timeout=120)
+    assert "belongs to another run" in refused(p, scratch, before)
+    assert (runs / "bad" / "results.db").read_bytes() == stored
+
+
+def test_a_results_db_from_before_it_named_its_run_is_read_as_before(a_run, scratch):
+    """An older results.db has no run_identity table: it cannot be told from its run's, and is
+    read (its absence is no loss, unlike a table every iolab wrote)."""
+    runs = scratch / "runs"
+    shutil.copytree(a_run, runs / "old")
+    with sqlite3.connect(runs / "old" / "results.db") as db:
+        assert db.execute("SELECT uid FROM run_identity").fetchall() == [
+            (json.loads((a_run / "manifest.json").read_text())["uid"],)
+        ]
+        db.execute("DROP TABLE run_identity")
+    db.close()
+    for args in (("show", "old"), ("audit", "old")):
+        p = iolab(*args, "--runs-dir", str(runs), timeout=120)
+        assert p.returncode == 0, p.stderr
+    assert listed(runs)["old"]["state"] == "complete"
+
+
 def test_a_table_without_a_column_every_iolab_wrote_is_refused_naming_it(a_run, scratch):
     runs = scratch / "runs"
     shutil.copytree(a_run, runs / "bad")
@@ -114,6 +171,72 @@ def test_steady_values_that_are_not_the_lists_iolab_writes_are_refused(a_run, sc
     before = files_under(scratch)
     p = iolab("export", "bad", "-o", str(scratch / "ex"), "--runs-dir", str(runs), timeout=120)
     assert "table steady holds a window or values" in refused(p, scratch, before)
+
+
+ONE_CELL = "(SELECT id FROM cells WHERE kind='measure' AND round=2 AND cell_key='65/35 4KiB')"
+
+
+@pytest.mark.parametrize(
+    ("sql", "says"),
+    [
+        (
+            f"DELETE FROM histograms WHERE cell_id={ONE_CELL}",
+            "table histograms, no latency histogram for 1 cell whose row stores percentiles computed from one "
+            "(phase 'main' round 2 cell '65/35 4KiB')",
+        ),
+        (
+            "DELETE FROM histograms WHERE cell_id=(SELECT id FROM cells WHERE kind='precondition')",
+            "(phase 'main' round 0 cell 'WIPC SEQ 128KiB W')",
+        ),
+        (
+            f"DELETE FROM series WHERE cell_id={ONE_CELL}",
+            "table series, no per-second rows for 1 of its 45 cells of the complete rounds (phase 'main' round 2 "
+            "cell '65/35 4KiB'), where the audit stored at the run's end found 0 of 45 without any",
+        ),
+        (
+            "DELETE FROM steady",
+            "table steady, phase 'main' has no row, though table phases holds its steady-state verdict",
+        ),
+    ],
+)
+def test_rows_deleted_from_a_table_the_run_says_it_stored_are_refused_naming_them(a_run, scratch, sql, says):
+    """Before: a cell's histogram, its per-second rows or the phase's steady-state verdict deleted,
+    every command read the run as whole (exit 0): the report drew no histogram, the export left
+    the rows out and show said the phase was steady with no verdict behind it."""
+    runs = scratch / "runs"
+    shutil.copytree(a_run, runs / "bad")
+    shutil.copytree(a_run, runs / "good")
+    with sqlite3.connect(runs / "bad" / "results.db") as db:
+        assert db.execute(sql).rowcount > 0
+    db.close()
+    every_command_refuses(scratch, runs, says)
+    doc = json.loads(iolab("show", "bad", "--json", "--runs-dir", str(runs), timeout=120).stdout)
+    assert doc["exit_code"] == 2 and says in " ".join(doc["error"].split())
+    before = files_under(scratch)
+    p = iolab("check", "bad", "--baseline", "good", "--runs-dir", str(runs), timeout=120)
+    assert says in refused(p, scratch, before)
+    found = listed(runs)
+    assert found["bad"]["state"] == "broken" and says in " ".join(found["bad"]["problem"].split())
+    assert found["good"]["state"] == "complete"
+
+
+def test_a_steady_state_verdict_deleted_from_the_phase_s_last_round_is_refused(scratch):
+    """WSAT stores a verdict each round once its window fills; its last round's deleted, every
+    command took the round before's verdict as the phase's (another window, another answer)."""
+    runs = scratch / "runs"
+    p = iolab("run", "wsat", "--quick", "-t", SMALL_SIM, "--no-report", "--runs-dir", str(runs / "w"), timeout=300)
+    assert p.returncode in (0, 6), p.stderr
+    [run] = (runs / "w").iterdir()
+    run.rename(runs / "bad")
+    with sqlite3.connect(runs / "bad" / "results.db") as db:
+        (last,) = db.execute("SELECT rounds FROM phases WHERE name='main'").fetchone()
+        (first,) = db.execute("SELECT MIN(round) FROM steady").fetchone()
+        assert first < last, "the verdict of one round alone: nothing before the last to fall back on"
+        assert db.execute("DELETE FROM steady WHERE round=?", (last,)).rowcount > 0
+    db.close()
+    every_command_refuses(
+        scratch, runs, f"table steady, phase 'main' lacks the steady-state verdict of round {last} ('IOPS "
+    )
 
 
 FLEET_TOML = f"""[fleet]
@@ -150,3 +273,55 @@ def test_a_set_aside_file_named_outside_raw_is_not_moved_there(tmp_path):
     (run / "raw" / "interrupted-1").mkdir()
     finish_moves(run, {"raw/interrupted-1/f.json"})  # iolab's own name still moves
     assert (run / "raw" / "interrupted-1" / "f.json").is_file()
+
+
+def _damaged(run: Path, how: str) -> None:
+    if how == "run_id":
+        manifest = run / "manifest.json"
+        manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "run_id": "../x", "uid": "bad"}))
+        return
+    with sqlite3.connect(run / "results.db") as db:
+        if how == "table":
+            db.execute("DROP TABLE steady")
+        else:  # a complete round's cell deleted: the round check (store/roundcheck.py)
+            sql = "DELETE FROM cells WHERE rowid = (SELECT min(rowid) FROM cells WHERE kind='measure' AND round>0)"
+            assert db.execute(sql).rowcount == 1
+    db.close()
+
+
+@pytest.mark.parametrize(
+    ("how", "says"),
+    [
+        ("run_id", "bad/manifest.json: unreadable manifest (field 'run_id' is"),
+        ("table", "bad/results.db: not an iolab results database (no steady table)"),
+        ("round", "bad/results.db: table cells, phase "),
+    ],
+)
+def test_a_bad_run_among_several_leaves_no_report_of_the_good_ones(a_run, scratch, how, says):
+    """Before: `iolab report good bad` wrote good's report, then failed on bad: every run given is
+    read, and its report built, before any is written (api.write_report)."""
+    runs = scratch / "runs"
+    shutil.copytree(a_run, runs / "good")
+    shutil.copytree(a_run, runs / "bad")
+    _damaged(runs / "bad", how)
+    for out in ([], ["--out", str(scratch / "R")]):
+        before = files_under(scratch)
+        p = iolab("report", "good", "bad", *out, "--runs-dir", str(runs), timeout=300)
+        assert says in refused(p, scratch, before), out
+
+
+def test_history_skips_a_run_whose_rounds_fail_their_check_as_it_skips_an_unreadable_one(a_run, scratch):
+    """Before: a run whose cells fail the round check as they are read ended `iolab history` over the
+    whole runs directory (exit 2); a run it cannot open is skipped, and this one now is too."""
+    runs = scratch / "runs"
+    shutil.copytree(a_run, runs / "good")
+    shutil.copytree(a_run, runs / "bad")
+    _damaged(runs / "bad", "round")
+    manifest = runs / "bad" / "manifest.json"  # another run, not a copy of good's (counted once)
+    manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "uid": "bad"}))
+    p = iolab("history", "ART RND 4KiB R/W 0/100", "--runs-dir", str(runs), "--json", timeout=120)
+    assert p.returncode == 0, p.stderr
+    h = json.loads(p.stdout)["history"]
+    assert [Path(s["path"]).name for s in h["skipped"]] == ["bad"], h["skipped"]
+    assert "marked complete but holds" in h["skipped"][0]["reason"]
+    assert [pt["run_id"] for g in h["targets"] for pt in g["points"]] == [json.loads(manifest.read_text())["run_id"]]

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from iolab.automation.check import Tolerances, check, junit_xml, load_tolerances
+from iolab.automation.check import check
+from iolab.automation.check_junit import junit_xml
+from iolab.automation.tolerances import Tolerances, load_tolerances
 from iolab.automation.tstat import t_quantile
 from iolab.core.errors import EngineError, Exit, IolabError, RefusedError
 from iolab.pages.outcome import run_exit_code

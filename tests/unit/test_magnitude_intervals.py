@@ -11,8 +11,9 @@ import statistics
 
 import pytest
 
-from iolab.automation.check import Tolerances, check
+from iolab.automation.check import check
 from iolab.automation.repeats import interval, summary
+from iolab.automation.tolerances import Tolerances
 from iolab.automation.tstat import t_quantile
 from iolab.cli.auto import interval_text
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import re
 import time
+from dataclasses import replace
 
 from rich.console import Console
 
@@ -181,7 +182,7 @@ def test_a_sequence_s_remaining_time_is_given_in_wall_time_once_its_pace_is_meas
     pace.add(planned_s=10, wall_s=0.5, virtual_s=10)
     # two tests of 29 s each, at 0.05 s of wall clock per virtual second: 2.9 s
     text = sequence_eta([qos_plan(), qos_plan()], pace)
-    assert "2 tests, ETA 0:58 to 0:58 (" in text
+    assert "2 tests, ETA 0:58 (" in text
     assert "; in wall time at this run's pace so far: 0:02 (done by " in text
     assert "simulated time × 0.05," in text and "follows its first step" not in text
 
@@ -193,3 +194,35 @@ def test_the_heartbeat_at_the_end_says_a_report_is_written_only_when_one_is():
         p.plan = plan
         p.phase_done(plan.phases[-1], None, 4, "round limit")
         assert p.doing == f"the run is measured; {says}"
+
+
+def test_an_eta_whose_ends_print_alike_says_one_figure():
+    # before: "2 tests, ETA 0:58 to 0:58" and "phase earliest 0:06, latest 0:06": seconds apart
+    # that read the same on the clock are no range to a reader
+    from iolab.cli.budgeteta import rate_span
+    from iolab.cli.progress import _span, sequence_eta
+
+    assert _span(6.2, 6.9, " to ") == "0:06" and _span(6.2, 7.1, " to ") == "0:06 to 0:07"
+    text = sequence_eta([qos_plan(), qos_plan()])  # each runs its fixed rounds: 0:29 at the earliest and latest
+    assert text.startswith("2 tests, ETA 0:58 (QoS") and " to " not in text.split("(")[0], text
+    assert rate_span([100.00001e6, 100.00002e6]) == "100.0" and rate_span([100e6, 101e6]) == "100.0–101.0"
+
+
+def test_the_panel_gives_a_phase_that_runs_its_round_limit_its_end_not_its_window():
+    # before: a phase without a stop at steady state showed "phase earliest" at the steady-state
+    # window, though it runs every round of its limit
+    plan = qos_plan()
+    phase = plan.phases[-1]
+    p = RichProgress(Console(file=io.StringIO()))
+    p.plan, p.what, p.cell_wall, p.count, p.index, p.round = plan, "round", 2.0, 1, 0, 1
+    p.phase_ = replace(phase, stop_on_steady=False, max_rounds=plan.rule.window + 3)
+    assert p._round_eta() == f"round 0:02 · phase {progress._clock(2.0 * (plan.rule.window + 3))}"
+    p.phase_ = replace(phase, stop_on_steady=True, max_rounds=plan.rule.window)
+    assert p._round_eta() == f"round 0:02 · phase {progress._clock(2.0 * plan.rule.window)}"
+
+
+def test_the_plan_view_gives_a_span_whose_ends_print_alike_as_one_duration():
+    from iolab.cli.planview import _span
+
+    # 100.02 s and 100.04 s both print "100 s": it read "100 s to 100 s"
+    assert _span(100.02, 100.04) == "100 s" and _span(100.0, 110.0) == "100 s to 110 s"

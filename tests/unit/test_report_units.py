@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from iolab.core.units import denoise, duration, eng, num, printed_value, scale_for
+from iolab.core.units import denoise, duration, eng, given, num, printed_value, scale_for
 
 EXPONENT = re.compile(r"\d[eE][+-]?\d")
 
@@ -91,3 +91,20 @@ def test_duration_is_never_a_fraction_of_an_hour(seconds, text):
 def test_float_noise_prints_as_zero():
     assert denoise(7.45e-11, 99_999.0) == 0.0
     assert denoise(33.71, 12_898.0) == 33.71
+
+
+@pytest.mark.parametrize(
+    ("v", "text"),
+    [
+        (0.1, "0.1"),  # num: "0.1000", a precision the user never claimed
+        (35000.0, "35,000"),
+        (1234567.0, "1,234,567"),  # the spec sheet's `,.6g` printed "1.23457e+06"
+        (0.57 * 1000, "570"),  # 0.57 ms in µs is 569.9999999999999: float noise, not a digit given
+        (700.0, "700"),
+        (0.000125, "0.000125"),
+        (0.0, "0"),
+        (None, "—"),
+    ],
+)
+def test_a_number_a_user_gave_prints_the_digits_given(v, text):
+    assert given(v) == text

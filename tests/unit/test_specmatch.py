@@ -81,7 +81,8 @@ def test_a_steady_run_is_judged_each_bound_its_own_way(sheet):
     # a latency is a maximum: lower is better, 85 µs meets 100 µs, 112 µs is 12 % over 0.1 ms
     assert lines["read latency"].verdict == "meets"
     assert lines["write latency"].verdict == "over" and lines["write latency"].value == pytest.approx(0.112)
-    assert lines["write latency"].text.startswith("write latency: 12 % over the maximum (0.112, at most 0.1 ms)")
+    # the measured 0.112 ms as `iolab show` prints a figure (units.num), the bound as the sheet wrote it
+    assert lines["write latency"].text.startswith("write latency: 12 % over the maximum (0.1120, at most 0.1 ms)")
     assert lines["UBER"].verdict == "not-measured" and lines["UBER"].text.startswith(
         "UBER: not measured by this run; none"
     )
@@ -149,3 +150,32 @@ def test_a_long_sheet_keeps_every_verdict_on_its_front_pages(tmp_path):
     assert [t for t in said if t.startswith("criterion ")] == [
         f"criterion {i}: not measured by this run" for i in range(60)
     ]
+
+
+def test_a_bound_prints_as_the_sheet_wrote_it_and_a_measured_figure_as_show_prints_it(tmp_path):
+    """Before: the front page printed a measured 112.3 µs as "112" (`,.0f` from 100 on) and
+    `show`/the fleet as "112.3" (units.num); the sheet's 1234567 IOPS as "1.23457e+06" (`,.6g`).
+    Now one rule each: the sheet's own numbers as written (units.given: 0.1 stays 0.1, never num's
+    "0.1000"), a measured figure as units.num prints it everywhere."""
+    from iolab.figures.specsheet import judge
+    from iolab.pages.report.frontpage import _row
+
+    p = tmp_path / "s.toml"
+    p.write_text(
+        '[[criterion]]\nname = "big"\nfigure = "RND 4KiB R/W 100/0 IOPS"\nmin = 1234567\nclaim = 1500000.5\n'
+        '[[criterion]]\nname = "lat"\nfigure = "ART RND 4KiB R/W 0/100"\nmax = 0.1\nunit = "ms"\n'
+    )
+    sheet = load_spec_sheet(p)
+    big, lat = sheet.criteria
+    assert big.bounds_text() == "≥ 1,234,567" and lat.bounds_text() == "≤ 0.1 ms"
+    rec = _record(figures=[{"name": "ART RND 4KiB R/W 0/100", "unit": "µs", "value": 112.3, "audit": []}])
+    lines = _lines(sheet, rec)
+    assert lines["lat"].text == "lat: 12 % over the maximum (0.1123, at most 0.1 ms)"
+    assert _row(lines["lat"])[1:4] == ("≤ 0.1 ms", "ART RND 4KiB R/W 0/100", "0.1123 ms")
+    assert _row(lines["big"])[1] == "≥ 1,234,567 (data sheet 1,500,000.5)"
+    [v] = judge("d", {"ART RND 4KiB R/W 0/100": 112.3}, {"ART RND 4KiB R/W 0/100": "µs"}, load_spec_sheet(p))[1:]
+    assert v.why == "ART RND 4KiB R/W 0/100 = 0.1123 ms, needs ≤ 0.1 ms"
+    rec = _record(figures=[{"name": "ART RND 4KiB R/W 0/100", "unit": "µs", "value": 112.3, "audit": []}])
+    p.write_text('[[criterion]]\nname = "lat"\nfigure = "ART RND 4KiB R/W 0/100"\nmax = 200\n')
+    [line] = match(load_spec_sheet(p), record_figures(rec), run_reasons(rec))
+    assert _row(line)[3] == "112.3 µs" and line.text == "lat: meets the ≤ 200 spec (112.3 µs)"

@@ -312,6 +312,21 @@ def test_resume_refuses_a_complete_run_without_touching_it(tmp_path):
     assert snapshot(d) == before
 
 
+@pytest.mark.parametrize("table", ["steady", "histograms", "series", "rounds"])
+def test_a_writer_refuses_a_results_db_that_lost_a_table_and_changes_nothing(tmp_path, table):
+    """Before: opening the run for writing (what resume does once its read-only look passed)
+    made the lost table again, empty, and the run went on without the rows it had stored there."""
+    d = finished_run(tmp_path)
+    with sqlite3.connect(d / "results.db") as db:
+        db.execute(f"DROP TABLE {table}")
+    db.close()
+    before = snapshot(d)
+    with pytest.raises(IolabError, match=f"has lost its {table} table .* Nothing was changed"):
+        RunStore(d, writable=True)
+    assert snapshot(d) == before
+    assert not (d / "writer.lock").exists()  # the claim it took is given up
+
+
 def test_a_corrupt_database_is_a_clear_error(tmp_path):
     d = finished_run(tmp_path)
     with open(d / "results.db", "r+b") as f:

@@ -109,9 +109,9 @@ def test_character_device_is_not_a_block_device():
         parse_target("/dev/null")
 
 
-def test_block_device_takes_no_options():
-    with pytest.raises(IolabError, match="takes no options"):
-        parse_target("/dev/sda?size=1GiB")
+def test_block_device_takes_size_alone():
+    with pytest.raises(IolabError, match="unknown option 'direct'; this kind of target accepts size"):
+        parse_target("/dev/null?direct=1")
 
 
 # --- nbd -----------------------------------------------------------------------------------
@@ -182,6 +182,19 @@ def test_nbd_endpoints_key_every_address_of_this_machine_as_localhost(monkeypatc
     assert nbd_endpoints("nbd://192.0.2.2:10812/e") == nbd_endpoints("nbd://127.0.0.1:10812/e")
     assert nbd_endpoints("nbd://192.0.2.2:10812/e") == ["nbd://localhost:10812/e"]
     assert nbd_endpoints("nbd://192.0.2.9:10812/e") == ["nbd://192.0.2.9:10812/e"]
+
+
+def test_nbd_endpoints_as_another_machine_reaches_them_key_its_own_addresses_as_its_localhost(monkeypatch):
+    from iolab.targets.model import EndpointView
+    from iolab.targets.spec import nbd_endpoints
+
+    monkeypatch.setattr(host, "binds_here", lambda a: True)  # never asked: the view says what is the host's
+    view = EndpointView(addresses=("192.0.2.5", "fe80::1%eth0"), own=frozenset({"192.0.2.5"}))
+    assert nbd_endpoints("nbd://server:10812/e", view) == ["nbd://[fe80::1]:10812/e", "nbd://localhost:10812/e"]
+    assert nbd_endpoints("nbd://0.0.0.0:10812/e", EndpointView(addresses=("0.0.0.0",))) == ["nbd://localhost:10812/e"]
+    assert nbd_endpoints("nbd://gone:10812/e", EndpointView()) == ["nbd://gone:10812/e"]  # not resolved there
+    unix = EndpointView(socket="/run/real.sock")
+    assert nbd_endpoints("nbd+unix:///e?socket=/run/link.sock", unix) == ["nbd+unix:///run/real.sock/e"]
 
 
 def test_nbd_size_without_nbdinfo_asks_for_size(monkeypatch):

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from iolab.api.fleetfile import Fleet, FleetDrive, drive_target, fleet_name, load_fleet
 from iolab.core.errors import Exit, IolabError
@@ -37,6 +38,9 @@ from iolab.run.stopsignals import Interrupted
 from iolab.store.durable import replace_file, room_for
 from iolab.store.manifest import FLEET_FILE, fleet_dir, is_fleet_dir, now_iso
 from iolab.targets.writepolicy import check_file, mark_written, output_dir
+
+if TYPE_CHECKING:
+    from iolab.pages.report.model import Document
 
 FLEET_SCHEMA = "iolab-fleet"
 
@@ -459,14 +463,29 @@ def write_report_files(state: FleetState, doc: dict) -> list[Path]:
     return written
 
 
-def write_fleet_pages(fleet_ref: str | Path, out_dir: Path | None = None) -> list[Path]:
-    """The fleet report as HTML and PDF (pages/report/fleet.py), in out_dir (default: the fleet
+@dataclass(frozen=True)
+class FleetPages:
+    """The fleet report built and not yet written: `iolab report` builds every fleet's (and
+    reads every run) it was given before it writes any."""
+
+    document: Document
+    out: Path
+    stem: str
+    again: str
+
+    def write(self) -> list[Path]:
+        from iolab.pages.report import write_document
+
+        with room_for("the fleet's report pages", self.out, self.again):
+            return write_document(self.document, self.out, self.stem)
+
+
+def fleet_pages(fleet_ref: str | Path, out_dir: Path | None = None) -> FleetPages:
+    """The fleet report as HTML and PDF (pages/report/fleet.py), for out_dir (default: the fleet
     directory's report/); the same document as report.json, read from the drives' runs."""
-    from iolab.pages.report import write_document
     from iolab.pages.report.fleet import fleet_document
 
     state = load_state(fleet_ref)
     out = Path(out_dir or state.dir / "report")
     again = f"`iolab report {state.dir}" + ("`" if out_dir is None else f" --out {out}`")
-    with room_for("the fleet's report pages", out, again):
-        return write_document(fleet_document(report(state)), out, state.dir.name)
+    return FleetPages(fleet_document(report(state)), out, state.dir.name, again)

@@ -23,6 +23,7 @@ from collections.abc import Callable
 
 from iolab.api.fleetfile import Fleet, FleetDrive, drive_target
 from iolab.core.errors import IolabError
+from iolab.engines.hostlist import Host
 from iolab.run.identity import drive_key, identity_key
 
 
@@ -61,3 +62,40 @@ def refuse_duplicates(fleet: Fleet, read: Callable[[FleetDrive], str | None] = i
             )
         seen[key] = d.name
     return unread
+
+
+def on_host(spec: str, h: Host) -> str | None:
+    """The drive `spec` is where host h's fio opens it (its own path or export, a hosts file's
+    `target`, else the spec's), read there, as its run reads it: a host of this machine's address
+    here; an ssh host over SSH (a device or file as a fleet's, a device without WWID or serial by
+    its major:minor there, an export by its server endpoints as that host reaches them); a host
+    reached through a fio server alone not at all (None). IolabError when it cannot be read."""
+    from iolab.engines.hosts import is_local_address
+    from iolab.engines.hosttargets import host_target
+
+    if not h.ssh and not is_local_address(h.address):
+        return None
+    t = host_target(spec, h)
+    if t.kind == "sim":  # each run simulates its own copy
+        return None
+    if not h.ssh:
+        return drive_key(t)
+    if t.kind == "nbd":
+        from iolab.engines.hostholds import endpoint_view
+        from iolab.targets.spec import nbd_endpoints
+
+        ends = nbd_endpoints(t.path, endpoint_view(h, t.path))
+        # the host's own servers and sockets are that host's; another address is every host's
+        mine = [e + (f" of {h.address}" if e.startswith(("nbd://localhost:", "nbd+unix:")) else "") for e in ends]
+        return f"NBD export {' or '.join(mine)}"
+    from iolab.engines.hosts import read_identity_over_ssh, ssh_runner
+
+    ident = read_identity_over_ssh(h, t.path)
+    key = identity_key(ident, h.address)
+    if key is not None or ident.get("kind") != "block":
+        return key
+    r = ssh_runner(h)(["stat", "-L", "-c", "%t:%T", t.path], timeout=30)
+    major, _, minor = r.text.strip().partition(":")
+    if not r.ok or not major or not minor:
+        return None
+    return f"block device {int(major, 16)}:{int(minor, 16)} (major:minor) on {h.address}"

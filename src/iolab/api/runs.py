@@ -11,7 +11,7 @@ below imports this module or the registry.
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Sequence
-from contextlib import closing, nullcontext
+from contextlib import ExitStack, closing
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
@@ -370,23 +370,31 @@ def check_spec_sheet(spec_sheet: Path | None, sequence: bool = False) -> None:
         load_spec_sheet(Path(spec_sheet))
 
 
-def write_report(run_dirs: Sequence[str | Path], out_dir: Path, spec_sheet: Path | None = None) -> list[Path]:
-    """One HTML and one PDF per run, in out_dir; returns the paths written. `spec_sheet`: a
-    TOML/CSV spec sheet (figures/specsheet.py) each report opens with a front page against."""
+def write_report(run_dirs: Sequence[str | Path], out_dir: Path | None, spec_sheet: Path | None = None) -> list[Path]:
+    """One HTML and one PDF per run, in out_dir (None: each run's own report/); returns the
+    paths written. `spec_sheet`: a TOML/CSV spec sheet (figures/specsheet.py) each report opens
+    with a front page against. Every run is read and its report built before any is written:
+    a run that cannot be (unreadable, damaged, a round check failing, a run id no plain name,
+    another process writing it) fails with nothing new on disk, not after the reports before
+    it in the list were written."""
     from iolab.pages.report import write_document
     from iolab.pages.report.rundata import RunData
 
     sheet = load_spec_sheet(Path(spec_sheet)) if spec_sheet is not None else None
-    out_dir = Path(out_dir).resolve()
-    written = []
-    for ref in run_dirs:
-        run_dir = resolve_run(ref)
-        # a report written into its run is one more writer there: not while another process writes it
-        inside = run_dir == out_dir or run_dir in out_dir.parents
-        again = f"iolab report {run_dir}" + ("" if out_dir == run_dir / "report" else f" --out {out_dir}")
-        with room_for("its report", out_dir, f"`{again}`", run_dir), claim_run(run_dir) if inside else nullcontext():
-            run = RunData.load(ref, out_dir)
-            written += write_document(build_document(run, sheet), out_dir, run.manifest.run_id)
+    dirs = [resolve_run(ref).resolve() for ref in run_dirs]  # resolved as `outs`: a run's report/ is in it
+    outs = [(Path(out_dir) if out_dir is not None else d / "report").resolve() for d in dirs]
+    again = [f"`iolab report {d}" + ("`" if o == d / "report" else f" --out {o}`") for d, o in zip(dirs, outs)]
+    written: list[Path] = []
+    with ExitStack() as claims:
+        for d, out, cmd in zip(dirs, outs, again):
+            if d == out or d in out.parents:  # one more writer in its run: not while another process writes it
+                with room_for("its report", out, cmd, d):
+                    claims.enter_context(claim_run(d))
+        runs = [RunData.load(d, out) for d, out in zip(dirs, outs)]
+        docs = [build_document(run, sheet) for run in runs]
+        for run, doc, cmd in zip(runs, docs, again):
+            with room_for("its report", run.out_dir, cmd, run.dir):
+                written += write_document(doc, run.out_dir, run.manifest.run_id)
     return written
 
 

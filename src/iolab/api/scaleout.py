@@ -160,39 +160,59 @@ def engine_for_run(
     return split_engine(tgt, split[0], stall_s, allow_unsafe, allow_system_disk, listen_any, ioengine or "auto")
 
 
-def _refuse_one_target_twice(specs: list[str]) -> None:
+def _refuse_one_target_twice(specs: list[str], hosts: list | None = None) -> None:
     """One drive or file named twice (the same spec, a symlink or hard link to it, `//dev/sdb`, a
     second device node of one device) would start two runs on it: the first runs to its end and
     the second is refused by its lock, after the first's whole run. Said before anything starts,
-    by what each target is (the fleet's identity: WWID or serial, device number, inode).
+    by what each target is (the fleet's identity: WWID or serial, device number, inode), read
+    where it is: with `hosts` (--hosts/--hosts-file), where each host's fio opens it
+    (fleetident.on_host), never on this machine, whose node of that name is another drive.
     Simulated drives are each their own: each run simulates its own copy."""
     from iolab import targets
+    from iolab.api.fleetident import on_host
     from iolab.run.identity import drive_key
 
     seen: dict[str, str] = {}
     for spec in specs:
-        try:
-            t = targets.parse_target(spec)
-            key = None if t.kind == "sim" else drive_key(t)
-        except IolabError:  # its own run says what is wrong with it, beside the others' outcomes
-            continue
-        if key is None:
-            continue
-        if key in seen:
+        keys: list[tuple[str | None, str]] = []
+        for h in hosts or [None]:
+            try:
+                if h is not None:
+                    keys.append((on_host(spec, h), f", where host {h.name} opens it"))
+                    continue
+                t = targets.parse_target(spec)
+                keys.append((None if t.kind == "sim" else drive_key(t), ""))
+            except IolabError:  # its own run says what is wrong with it, beside the others' outcomes
+                continue
+        for key, where in keys:
+            if key is None or seen.setdefault(key, spec) == spec:  # one spec's drive through several hosts is one
+                continue
             raise IolabError(
-                f"--target {seen[key]} and --target {spec} are one drive: both reach the {key} (a "
+                f"--target {seen[key]} and --target {spec} are one drive: both reach the {key}{where} (a "
                 "symlink, a hard link, a second device node or another address of one NBD server is another "
                 "name of one drive). Two runs on one drive would measure neither: give each drive once. "
                 "Nothing was run or written."
             )
-        seen[key] = spec
 
 
-def run_many(target_specs: list[str], argv: list[str], root: Path, console) -> int:
+def run_many(
+    target_specs: list[str],
+    argv: list[str],
+    root: Path,
+    console,
+    hosts: str | None = None,
+    hosts_file: Path | None = None,
+) -> int:
     """Several drives at once: one `iolab run` per target, started together, each with the
     same arguments; their output is printed prefixed with the target; then the comparison
-    report of the runs that finished. Returns the exit status (0: every run finished)."""
-    _refuse_one_target_twice(target_specs)
+    report of the runs that finished. Returns the exit status (0: every run finished).
+    `hosts`, `hosts_file`: --hosts, --hosts-file (each run's targets are on those hosts)."""
+    listed = None
+    if hosts or hosts_file:
+        from iolab.engines.hostlist import load_hosts_file, parse_hosts
+
+        listed = parse_hosts(hosts) if hosts else load_hosts_file(hosts_file)  # type: ignore[arg-type]
+    _refuse_one_target_twice(target_specs, listed)
     base = _without_targets(argv)
     with tempfile.TemporaryDirectory(prefix="iolab-run-many-") as told:
         return _run_many(target_specs, base, root, console, Path(told))

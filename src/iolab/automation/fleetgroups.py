@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from iolab.automation.check import FAILING, Tolerances, check
+from iolab.automation.check import check
+from iolab.automation.tolerances import Tolerances
+from iolab.automation.verdict import FAILING
 from iolab.core.errors import IolabError
 from iolab.core.units import counted
 

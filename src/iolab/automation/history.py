@@ -166,8 +166,12 @@ def history(figure: str, runs_dir: Path, test: str | None = None, target: str | 
                     }
                 )
                 continue
+            try:
+                figs = {f.name: f for f in run.figures()}
+            except IolabError as e:  # its cells fail a check as they are read (RunStore.cells): skipped as unreadable
+                skipped.append({"path": str(summary.path), "reason": str(e)})
+                continue
             counted[run.key] = summary.path
-            figs = {f.name: f for f in run.figures()}
             names.update(dict.fromkeys(figs))
             if figure not in figs:
                 continue

@@ -7,7 +7,7 @@ Each repeat is the same `iolab run` as a child process (as scaleout.run_many run
 target), so a repeat is exactly what a single run is and is stored as one. A simulated drive
 without `seed=` gets seed=k in repeat k: the simulator repeats its random stream exactly
 otherwise, where a real drive's second run would not. The runs are what `iolab check` takes as
-repeats: their figures' spread is the noise (check.side).
+repeats: their figures' spread is the noise (automation/noise.side).
 """
 
 from __future__ import annotations

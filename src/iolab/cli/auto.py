@@ -219,7 +219,8 @@ def check(
     """Is the candidate worse than the baseline beyond noise? Per key figure, direction-aware; exit 7 on a
     regression (docs/automation.md)."""
     from iolab.automation.check import check as check_runs
-    from iolab.automation.check import junit_xml, load_tolerances, parse_pct
+    from iolab.automation.check_junit import junit_xml
+    from iolab.automation.tolerances import load_tolerances, parse_pct
     from iolab.store.durable import replace_file, room_for
     from iolab.targets.writepolicy import check_file
 

@@ -67,9 +67,9 @@ class Measured:
 
 
 def rate_span(rates: Sequence[float]) -> str:
-    """The slowest–fastest of `rates` (bytes/s) in MB/s, one figure when they agree."""
-    fast, slow = max(rates), min(rates)
-    return num(slow / 1e6) if fast == slow else f"{num(slow / 1e6)}–{num(fast / 1e6)}"
+    """The slowest–fastest of `rates` (bytes/s) in MB/s, one figure when they print alike."""
+    slow, fast = num(min(rates) / 1e6), num(max(rates) / 1e6)
+    return slow if slow == fast else f"{slow}–{fast}"
 
 
 @dataclass(frozen=True)

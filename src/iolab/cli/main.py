@@ -106,7 +106,7 @@ def run(
                 "--json describes the runs of one target; with several --target, compare their runs "
                 "afterwards with `iolab compare RUN... --json`."
             )
-        raise typer.Exit(scaleout.run_many(target, sys.argv[1:], root, console))
+        raise typer.Exit(scaleout.run_many(target, sys.argv[1:], root, console, args.hosts, args.hosts_file))
     # An empty -t is a mistake, not a request for the simulated drive.
     tgt = scaleout.run_target(target[0] if target else default_target(), args.hosts, args.hosts_file)
     # built once: what the notes say is what the run runs (a plan that cannot be built: main says why)
@@ -357,7 +357,6 @@ def report(
     directory: the fleet's report, its key figures over the drives)."""
     from iolab.api import runs as api
     from iolab.run.stopsignals import Interrupted, exit_code, stop_on_signals
-    from iolab.store.manifest import resolve_run
 
     api.check_spec_sheet(spec_sheet, sequence)  # a bad sheet is said before any run is looked for
     try:
@@ -366,16 +365,20 @@ def report(
                 for p in api.write_sequence_report(run_refs, out):
                     console.print(f"sequence report: {esc(str(p))}", soft_wrap=True)
                 return
-            for ref in run_refs:
-                if (fleet_dir := cli_fleet.fleet_path(ref, runs_dir)) is not None:  # the fleet's report
-                    from iolab.api.fleet import write_fleet_pages
+            # every fleet and run given is read, and its report built, before any is written: a
+            # bad argument fails the command with nothing new on disk (api.write_report)
+            named = {ref: cli_fleet.fleet_path(ref, runs_dir) for ref in run_refs}
+            built = []
+            for fleet_dir in filter(None, named.values()):
+                from iolab.api.fleet import fleet_pages  # its imports only when a fleet is named
 
-                    for p in write_fleet_pages(fleet_dir, out):
-                        console.print(f"fleet report: {esc(str(p))}", soft_wrap=True)
-                    continue
-                path = resolve_run(ref)
-                for p in api.write_report([path], out or path / "report", spec_sheet):
-                    console.print(f"report: {esc(str(p))}", soft_wrap=True)
+                built.append(fleet_pages(fleet_dir, out))
+            runs = [ref for ref, f in named.items() if f is None]
+            for p in api.write_report(runs, out, spec_sheet) if runs else []:
+                console.print(f"report: {esc(str(p))}", soft_wrap=True)
+            for pages in built:
+                for p in pages.write():
+                    console.print(f"fleet report: {esc(str(p))}", soft_wrap=True)
     except KeyboardInterrupt as e:
         by = f"stopped by {e.signal_name}" if isinstance(e, Interrupted) else "interrupted"
         err.print(

@@ -51,7 +51,8 @@ def _opt(default, *names: str, help: str, metavar: Optional[str] = None, **kw):
 
 
 TARGET_HELP = (
-    "/dev/XXX, file:PATH?size=8GiB, nbd://HOST[:PORT]/EXPORT or sim:PRESET?param=value (`iolab run`: "
+    "/dev/XXX[?size=16GiB] (size: test its first part), file:PATH?size=8GiB, nbd://HOST[:PORT]/EXPORT or "
+    "sim:PRESET?param=value (`iolab run`: "
     "default the simulated drive, repeat for several drives in parallel; `iolab fio-job`: default a 1 GiB scratch file)."
 )
 TEST_HELP = (

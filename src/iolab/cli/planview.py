@@ -244,4 +244,6 @@ def _step(w: Step) -> str:
 
 
 def _span(a: float, b: float) -> str:
-    return duration(a) if a == b else f"{duration(a)} to {duration(b)}"
+    """One duration when both ends print alike (as cli/progress._span: "100 s to 100 s" is no range)."""
+    first, last = duration(a), duration(b)
+    return first if first == last else f"{first} to {last}"

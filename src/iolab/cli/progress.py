@@ -31,9 +31,10 @@ def _clock(seconds: float) -> str:
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
 
 
-def _span(a: float, b: float) -> str:
-    """Seconds `a` to `b` as clock times, one when they read the same."""
-    return _clock(a) if _clock(a) == _clock(b) else f"{_clock(a)}–{_clock(b)}"
+def _span(a: float, b: float, sep: str = "–") -> str:
+    """Seconds `a` to `b` as clock times, one when they read the same: seconds apart that print
+    alike ("ETA 0:06 to 0:06") are no range to a reader."""
+    return _clock(a) if _clock(a) == _clock(b) else f"{_clock(a)}{sep}{_clock(b)}"
 
 
 def sequence_eta(plans: list[TestPlan], pace: Pace | None = None, measured: Measured | None = None) -> str:
@@ -53,10 +54,10 @@ def sequence_eta(plans: list[TestPlan], pace: Pace | None = None, measured: Meas
             span = _span(this.early, this.late)
             parts.append(f"{p.title} {span} (its write budget at a rate measured before it), at most {_clock(b)}")
         else:
-            parts.append(f"{p.title} {_clock(a)}–{_clock(b)}" if a != b else f"{p.title} {_clock(a)}")
+            parts.append(f"{p.title} {_span(a, b)}")
     rest = plans_ahead(plans, measured)
     text = (
-        f"{counted(len(plans), 'test')}, ETA {_clock(rest.early)} to {_clock(rest.late)} ({', '.join(parts)}), "
+        f"{counted(len(plans), 'test')}, ETA {_span(rest.early, rest.late, ' to ')} ({', '.join(parts)}), "
         "plus fills at the drive's speed, all in the drive's own time (on a simulated drive virtual time, "
         "far less wall time"
         + ("" if pace is not None and pace.ratio() is not None else ": the wall-clock ETA follows its first step")
@@ -417,10 +418,10 @@ class RichProgress:
         window = self.plan.rule.window
         earliest = this_round + max(0, window - self.round) * per_round
         latest = this_round + max(0, self.phase_.max_rounds - self.round) * per_round
-        text = f"round {_clock(this_round)} · phase earliest {_clock(earliest)}"
-        if self.phase_.stop_on_steady:
-            text += f", latest {_clock(latest)}"
-        return text
+        # a phase that does not stop at steady state runs to its round limit: its end is `latest`
+        if not self.phase_.stop_on_steady or _clock(earliest) == _clock(latest):
+            return f"round {_clock(this_round)} · phase {_clock(latest)}"
+        return f"round {_clock(this_round)} · phase earliest {_clock(earliest)}, latest {_clock(latest)}"
 
     def _refresh(self) -> None:
         if self._display is None:

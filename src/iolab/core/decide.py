@@ -18,7 +18,7 @@ from typing import Any, ClassVar, Protocol
 from iolab.core.cellschema import CellRow
 from iolab.core.errors import IolabError
 from iolab.core.results import RoundResult
-from iolab.core.units import counted, num
+from iolab.core.units import counted, given, num
 from iolab.core.workload import Workload
 
 
@@ -265,7 +265,7 @@ class LatencyBound:
             raise IolabError(f"stop rule latency-bound bound_us: {b!r} is not allowed; give a latency above 0 µs.")
 
     def describe(self) -> str:
-        return f"stop at the first demand step whose {self.percentile:g} % latency exceeds {num(self.bound_us)} µs"
+        return f"stop at the first demand step whose {self.percentile:g} % latency exceeds {given(self.bound_us)} µs"
 
     def met(self, s: Sample) -> bool:
         v = s.percentile(self.percentile)
@@ -285,13 +285,13 @@ class LatencyBound:
         p = f"{self.percentile:g} %"
         if self.met(s):
             head = (
-                f"every step met {p} ≤ {num(self.bound_us)} µs up to the last demand of {num(s.demand_iops)} IOPS "
+                f"every step met {p} ≤ {given(self.bound_us)} µs up to the last demand of {num(s.demand_iops)} IOPS "
                 "(the bound did not break; the maximum may be higher)"
             )
         else:
             head = (
                 f"{p} latency {_us(s.percentile(self.percentile))} at a demand of {num(s.demand_iops)} IOPS "
-                f"(delivered {num(s.iops)}) broke the bound of {num(self.bound_us)} µs"
+                f"(delivered {num(s.iops)}) broke the bound of {given(self.bound_us)} µs"
             )
         if best is None:
             tail = "no demand step met the bound"

@@ -131,6 +131,25 @@ def num(v: float | None, sig: int = SIG, trim: bool = False) -> str:
     return "0" if text in ("-0", "0") else text
 
 
+# A number a person gave (a spec sheet's bound or claim, a latency bound) keeps at most this many
+# significant digits: more than anyone writes, fewer than the float noise a unit's factor leaves
+# (0.57 ms is 569.9999999999999 µs).
+GIVEN_SIG = 12
+
+
+def given(v: float | None) -> str:
+    """A number as the person who gave it wrote its significant digits: num's rule (thousands
+    separators, an exponent outside TINY to HUGE) with the digits given rather than SIG, so 0.1 ms
+    stays "0.1" (num's "0.1000" claims a precision no one gave), 35000 "35,000", 1234567
+    "1,234,567" (not "1.23457e+06"), 0.57 ms in µs "570", 1e-17 "1e-17". A measured value is
+    num's: its digits are the instrument's, these the person's."""
+    text = num(v, GIVEN_SIG, trim=True)
+    if "e" in text:  # num's mantissa keeps its zeros; these are no digits given
+        mantissa, exponent = text.split("e")
+        text = f"{mantissa.rstrip('0').rstrip('.')}e{exponent}"
+    return text
+
+
 def percent(v: float | None, sign: str = "") -> str:
     """A percentage with one decimal, '+4.5 %' (sign "+"), bounded like num: from 10^6 % on
     '+1.00e+302 %' (a change against a baseline near 0 printed every digit of 10^302)."""

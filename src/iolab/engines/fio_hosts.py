@@ -28,7 +28,8 @@ from iolab.engines.fio_job import HOST_CLOCK_NOTE, WARMUP_SUFFIX, build_job, cli
 from iolab.engines.fio_job import fio_version as _fio_version
 from iolab.engines.fio_supervise import _job_processes
 from iolab.engines.fioprobe import budget
-from iolab.engines.hostcheck import RemoteHold, check_split_legs, create_over_ssh
+from iolab.engines.hostcheck import check_split_legs, create_over_ssh
+from iolab.engines.hostholds import NbdHold, RemoteHold
 from iolab.engines.hostlist import Host
 from iolab.engines.hosts import (
     Servers,
@@ -40,6 +41,7 @@ from iolab.engines.hosts import (
 )
 from iolab.engines.merge import Part, merge, split_workload
 from iolab.targets import PurgeOutcome, Target, parse_target
+from iolab.targets.spec import nbd_uri
 from iolab.targets.wear import phase_writes, read_counters
 
 
@@ -61,7 +63,16 @@ def path_legs(target: Target, paths: list[Target]) -> list[Leg]:
 
 
 def host_legs(target: Target, hosts: list[Host]) -> list[Leg]:
-    return [Leg(h.name, replace(target, path=h.target) if h.target else target, h.share, h) for h in hosts]
+    return [
+        Leg(h.name, replace(target, path=_own_path(target, h.target)) if h.target else target, h.share, h)
+        for h in hosts
+    ]
+
+
+def _own_path(target: Target, own: str) -> str:
+    """A host's own path as its fio opens it: an export's URI written as parse_nbd writes one (the
+    port given, its ?size= read by hosttargets, not handed to fio's nbd engine)."""
+    return nbd_uri(own) if target.kind == "nbd" and own.startswith("nbd") else own
 
 
 def legs_from_manifest(target: Target, split: list[dict]) -> list[Leg]:
@@ -290,11 +301,10 @@ class SplitFioEngine:
                 if leg.target.kind == "file":
                     create_over_ssh(leg.host, leg.target)
                 # Locked once it exists (flock would create a missing file empty and unmarked). An
-                # NBD export is no path on the host: there is nothing there to flock.
-                if leg.target.kind == "nbd":
-                    continue
+                # NBD export is no path on the host: the lock files a local run there takes are held.
                 if not any(h.host == leg.host and h.target.path == leg.target.path for h in self.holds):
-                    self.holds.append(RemoteHold(leg.host, leg.target))
+                    hold = NbdHold if leg.target.kind == "nbd" else RemoteHold
+                    self.holds.append(hold(leg.host, leg.target))
 
     def purge(self, target: Target, method: str) -> PurgeOutcome:
         if self._elsewhere() and method != "none":
@@ -335,7 +345,7 @@ class SplitFioEngine:
         if self.servers is not None:
             if not self._run_noted:  # name the run in what would outlive it: locks, server pid files
                 self._run_noted = True
-                for c in self.claims:
+                for c in [*self.claims, *(h for h in self.holds if isinstance(h, NbdHold))]:
                     c.note_run(raw_dir.parent.name, raw_dir.parent)
                 if self.servers is not None:
                     self.servers.note_run(raw_dir.parent)

@@ -15,14 +15,15 @@ answers for it.
 from __future__ import annotations
 
 import os
-import select
 import shlex
 import stat
 import subprocess
+import urllib.parse
 from dataclasses import replace
 
 from iolab import targets
 from iolab.core.errors import EngineError, RefusedError
+from iolab.engines.hostholds import LOCKED, refuse_held_nbd  # LOCKED: the check tests the lock a run holds
 from iolab.engines.hostlist import Host
 from iolab.engines.hosts import (
     PROBE_TIMEOUT_S,
@@ -36,22 +37,6 @@ from iolab.engines.hosts import (
 from iolab.targets import ALLOW_SYSTEM_DISK, ALLOW_UNSAFE, Problem, Target
 from iolab.targets.lock import TargetClaim
 from iolab.targets.safety import judge, nbd_problems
-
-# The node a run's flock on its target is held on, on the host: a device's kernel node (/dev/NAME,
-# found by its major:minor), so every node of one device (mknod, a symlink) is one lock; else the
-# path resolved. The check's test of the lock and the run's hold (RemoteHold) both use it.
-LOCKED = r"""
-locked() {
-  r=$(readlink -f -- "$1" 2>/dev/null); [ -n "$r" ] || r=$1
-  if [ -b "$r" ]; then
-    n=$(stat -L -c %t:%T "$r")
-    s=$(readlink -f "/sys/dev/block/$(printf '%d:%d' "0x${n%:*}" "0x${n#*:}")" 2>/dev/null)
-    k=/dev/${s##*/}
-    [ -n "$s" ] && [ -b "$k" ] && [ "$(stat -L -c %t:%T "$k")" = "$n" ] && r=$k
-  fi
-  printf '%s' "$r"
-}
-"""
 
 # $1 mode (check|create), $2 path, $3 size in bytes (create). Prints `real PATH`, `kind
 # block|file|missing|other`, one `problem<TAB>CHECK<TAB>EVIDENCE` per failed check, then `done`.
@@ -94,12 +79,10 @@ if [ -e "$real" ] && command -v flock >/dev/null 2>&1; then
 fi
 if [ -b "$real" ]; then
   echo 'kind	block'
-  # The kernel's name of the device by its major:minor, as a local run finds it (facts.block_dev):
-  # a node of another name (made by mknod, a bind mount) would have its mounts, partitions and
-  # holders looked up under a name the kernel does not know, and found none.
-  num=$(printf '%d:%d' "0x$(stat -L -c %t "$real")" "0x$(stat -L -c %T "$real")")
-  sys=$(readlink -f "/sys/dev/block/$num" 2>/dev/null)
-  [ -n "$sys" ] && [ -d "$sys" ] || { sys=/sys/class/block/${real##*/}; [ -d "$sys" ] ||
+  # Its mounts, partitions and holders are looked up under the kernel's name (kdev), never the node's:
+  # a node of another name would have them looked up under a name the kernel does not know.
+  kdev "$real"
+  [ -n "$sys" ] || { sys=/sys/dev/block/$num  # not there: every sysfs lookup below finds nothing
     prob 'unknown device' "$real (device $num) is not a block device known to the host's kernel (nothing in /sys/dev/block)"; }
   name=${sys##*/}
   [ "$(cat "$sys/ro" 2>/dev/null)" = 1 ] && prob read-only "$real is read-only on the host (ro=1)"
@@ -116,7 +99,7 @@ if [ -b "$real" ]; then
   [ -n "$hold" ] && prob holders "in use by the host's kernel through $hold(device-mapper/RAID)"
   sig "$real"
   opened "$real"
-  [ "/dev/$name" = "$real" ] || opened "/dev/$name"
+  [ "$node" = "$real" ] || opened "$node"
 elif [ -e "$real" ]; then
   if [ ! -f "$real" ]; then
     echo 'kind	other'; prob 'not a regular file' "$real is not a regular file or block device on the host"
@@ -189,9 +172,10 @@ def check_host_legs(
                 overridden += [
                     f"{leg.name}: {o}" for o in check_nbd_over_ssh(h, leg.target, allow_unsafe, allow_system_disk)
                 ]
+                refuse_held_nbd(h, leg.target)
                 how.append(
                     f"{leg.name}: its target {leg.target.path} was asked of its NBD server from {h.ssh} over SSH "
-                    "(nbdinfo --can write); an export is not locked on its host"
+                    "(nbdinfo --can write) and is locked there (flock on the lock files a local run there takes)"
                 )
             elif h.ssh:
                 overridden += [
@@ -242,7 +226,9 @@ def local_target(t: Target) -> Target:
     real = os.path.realpath(t.path)
     try:
         if stat.S_ISBLK(os.stat(real).st_mode):
-            return t if t.kind == "block" and t.path == real else targets.parse_target(real)
+            # read with the spec's ?size=, which it tests (and which it may not exceed)
+            query = "?" + urllib.parse.urlencode(t.options) if t.kind == "block" and t.options else ""
+            return t if t.kind == "block" and t.path == real else targets.parse_target(real + query)
     except OSError:
         pass  # missing: a file the run creates
     return replace(t, path=real)
@@ -310,56 +296,6 @@ def create_over_ssh(h: Host, t: Target) -> None:
         raise EngineError(
             f"host {h.name}: cannot create the target {t.path} on {h.ssh} (exit {out.returncode}): {said}"
         )
-
-
-class RemoteHold:
-    """An flock on an ssh host's target, kept by an SSH session for as long as the run lasts.
-    The remote command waits for its input to end: when iolab closes it, or dies and the kernel
-    closes the pipe, the command exits and the host's kernel drops the lock."""
-
-    def __init__(self, h: Host, t: Target):
-        self.host, self.target = h, t
-        self._code: int | None = None  # the remote command's exit, once it has ended
-        self._err = ""
-        hold = f'{LOCKED}exec flock -n -o -E 75 -- "$(locked "$1")" sh -c {shlex.quote(_HOLD)}'
-        cmd = ssh_command(h, shlex.join(["sh", "-c", hold, "sh", t.path]))
-        try:
-            self.proc: subprocess.Popen | None = subprocess.Popen(
-                cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-            )
-        except FileNotFoundError:
-            raise EngineError("the ssh client is not installed on this machine") from None
-        out = self.proc.stdout
-        assert out is not None  # stdout=PIPE
-        ready, _, _ = select.select([out], [], [], PROBE_TIMEOUT_S * 3)
-        line = out.readline() if ready else ""
-        if line.strip() == "locked":
-            return
-        self.release()
-        said = " ".join(line.split() + (self._err or "").split())[-300:] or "(nothing)"
-        if self._code == 75:
-            raise RefusedError(
-                f"Refusing to write to {t.path} on host {h.name} ({h.ssh}): another iolab run holds it locked "
-                "there (flock) until it ends. Wait for it, or choose another target. Nothing was run."
-            )
-        raise EngineError(
-            f"host {h.name}: cannot lock the target {t.path} on {h.ssh} for the run (exit {self._code}): {said}. "
-            "iolab holds an flock on an SSH host's target (util-linux flock) so no second run writes it meanwhile."
-        )
-
-    def release(self) -> None:
-        p, self.proc = self.proc, None
-        if p is None:
-            return
-        try:
-            _, self._err = p.communicate(timeout=PROBE_TIMEOUT_S * 3)  # closes the input: the lock goes
-        except subprocess.TimeoutExpired:
-            p.kill()
-            _, self._err = p.communicate()
-        self._code = p.returncode
-
-
-_HOLD = "echo locked; exec cat >/dev/null"
 
 
 def _script(h: Host, *args: str) -> subprocess.CompletedProcess:

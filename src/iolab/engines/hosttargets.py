@@ -3,11 +3,14 @@ host: an NBD URI's 127.0.0.1 is the host's own loopback, so its export's size is
 (over SSH, as the host's target is checked: hostcheck.py), never on this machine, where a server
 of the same address would be another export. A host reached through fio's server alone cannot
 be asked anything (its size must be given); a host of this machine's address reads it here.
-A host with a path of its own (a hosts file's `target`) has that path read on it."""
+A host with a path or export of its own (a hosts file's `target`) has that one read where it is,
+this machine's address included: its fio opens that one, not the spec's."""
 
 from __future__ import annotations
 
 import os
+import stat
+import urllib.parse
 from dataclasses import replace
 
 from iolab import targets
@@ -15,6 +18,7 @@ from iolab.core.errors import IolabError
 from iolab.engines.hostlist import Host
 from iolab.engines.hosts import is_local_address, ssh_runner
 from iolab.targets import Elsewhere, Target
+from iolab.targets.spec import nbd_uri
 
 
 def target_place(h: Host) -> Elsewhere | None:
@@ -36,7 +40,7 @@ def parse_on_hosts(spec: str, hosts: list[Host]) -> Target:
     read: dict[tuple[str, str], tuple[str, Target]] = {}
     for h in hosts:
         place = target_place(h)
-        own = _own_spec(spec, h) if place is not None else spec
+        own = _own_spec(spec, h)
         key = (place.name if place else "", own)
         if key not in read:
             where = (place.name if place else "this machine") + (f" ({h.target})" if own != spec else "")
@@ -51,23 +55,47 @@ def parse_on_hosts(spec: str, hosts: list[Host]) -> Target:
     main = next((t for (_, own), (_, t) in read.items() if own == spec), None)
     if main is None:  # every host opens a path of its own: the spec's path is the run's name for them
         first = next(iter(read.values()))[1]
-        raw = spec.strip().removeprefix("file:").partition("?")[0]
-        main = replace(first, spec=spec, path=os.path.normpath(raw))
+        text = spec.strip()
+        path = nbd_uri(text) if first.kind == "nbd" else os.path.normpath(text.removeprefix("file:").partition("?")[0])
+        main = replace(first, spec=spec, path=path)
     return main
+
+
+def host_target(spec: str, h: Host) -> Target:
+    """The target host h's fio opens (its own path or export, else the spec's), read where it is."""
+    return targets.parse_target(_own_spec(spec, h), target_place(h))
 
 
 def _own_spec(spec: str, h: Host) -> str:
     """The run's spec with the host's own path (its `target`) and the spec's options: what the host's
-    fio opens. A path of another kind than the spec's (a device for a file: spec), or an export's
-    URI, is not read: the spec is, as before hosts had paths of their own read."""
+    fio opens, on another machine or this one (a host of this machine's address opens its own path
+    here). A path of another kind than the spec's (a device for a file: spec) is not read: the spec
+    is, as before hosts had paths of their own read. An export's own URI keeps its own options (a
+    socket) and takes the spec's ?size= when it gives none."""
     text = spec.strip()
-    if not h.target or not text.startswith(("file:", "/dev/")):
+    if not h.target:
+        return spec
+    if text.startswith("nbd") and h.target.startswith("nbd"):
+        size = dict(urllib.parse.parse_qsl(text.partition("?")[2])).get("size")
+        if size is None or "size=" in h.target.partition("?")[2]:
+            return h.target
+        return h.target + ("&" if "?" in h.target else "?") + urllib.parse.urlencode({"size": size})
+    if not text.startswith(("file:", "/dev/")):
         return spec
     query = text.partition("?")[2]
-    device = h.target.startswith("/dev/")
+    device = _is_device(h.target) if target_place(h) is None else h.target.startswith("/dev/")
     if device != text.startswith("/dev/"):
         return spec
     return ("" if device else "file:") + h.target + (f"?{query}" if query else "")
+
+
+def _is_device(path: str) -> bool:
+    """A path of this machine names a block device, however it is spelt (`//dev/sdb`, a symlink
+    outside /dev): what it is, not its name (a missing path is a file the run makes)."""
+    try:
+        return stat.S_ISBLK(os.stat(path).st_mode)
+    except OSError:
+        return path.startswith("/dev/")
 
 
 def stored_target(spec: str, split: list[dict] | None) -> Target:

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from iolab.core.steady import STEADY_NOT_SHOWN
+from iolab.core.units import given, num
 from iolab.figures.specsheet import Criterion, SpecSheet, judge, not_measured_hint
 
 VERDICTS = ("meets", "short", "over", "not-judged", "not-measured", "no-unit")
@@ -78,12 +79,12 @@ def record_figures(record: dict) -> list[Measured]:
     return out
 
 
-def _num(x: float) -> str:
-    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:,.4g}"
+# The measured figure is printed as `iolab show` prints it (units.num), the sheet's bounds and
+# claim as the sheet wrote them (units.given): one rule each, the fleet's and the front page's.
 
 
 def _claim(c: Criterion) -> str:
-    return f"; the data sheet claims {_num(c.claim)}" if c.claim is not None else ""
+    return f"; the data sheet claims {given(c.claim)}" if c.claim is not None else ""
 
 
 def _judged(c: Criterion, m: Measured, v: float) -> tuple[str, str]:
@@ -91,11 +92,11 @@ def _judged(c: Criterion, m: Measured, v: float) -> tuple[str, str]:
     u = f" {unit}" if unit else ""
     if c.min is not None and v < c.min:
         pct = 100 * (c.min - v) / c.min if c.min else 0.0
-        return "short", f"{c.name}: {pct:.0f} % short ({_num(v)} of {_num(c.min)}{u}){_claim(c)}"
+        return "short", f"{c.name}: {pct:.0f} % short ({num(v)} of {given(c.min)}{u}){_claim(c)}"
     if c.max is not None and v > c.max:
         pct = 100 * (v - c.max) / c.max if c.max else 0.0
-        return "over", f"{c.name}: {pct:.0f} % over the maximum ({_num(v)}, at most {_num(c.max)}{u}){_claim(c)}"
-    return "meets", f"{c.name}: meets the {c.bounds_text() or '-'} spec ({_num(v)}{u}){_claim(c)}"
+        return "over", f"{c.name}: {pct:.0f} % over the maximum ({num(v)}, at most {given(c.max)}{u}){_claim(c)}"
+    return "meets", f"{c.name}: meets the {c.bounds_text() or '-'} spec ({num(v)}{u}){_claim(c)}"
 
 
 def match(sheet: SpecSheet, figures: Sequence[Measured], reasons: Sequence[str]) -> list[SpecLine]:
@@ -120,7 +121,7 @@ def match(sheet: SpecSheet, figures: Sequence[Measured], reasons: Sequence[str])
         why = list(reasons) + ([f"audit marks it ({', '.join(m.audit)})"] if m.audit and not reasons else [])
         if why:
             unit = f" {c.unit or m.unit}" if c.unit or m.unit else ""
-            text = f"{c.name}: not judged: {'; '.join(why)} (measured {_num(v.value)}{unit})"
+            text = f"{c.name}: not judged: {'; '.join(why)} (measured {num(v.value)}{unit})"
             out.append(SpecLine(c, m, v.value, "not-judged", text))
             continue
         verdict, text = _judged(c, m, v.value)

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from iolab.core.errors import IolabError
 from iolab.core.safefile import loads_toml, read_config
+from iolab.core.units import given, num
 from iolab.core.usertext import check_text
 
 FIELDS = ("figure", "min", "max", "unit", "claim", "name")
@@ -55,9 +56,11 @@ class Criterion:
     claim: float | None = None
 
     def bounds_text(self) -> str:
+        """'≥ 35,000 IOPS and ≤ 0.1 ms': the bounds as the sheet gave them (units.given), where a
+        measured figure beside them is units.num's, as `iolab show` prints it."""
         u = f" {self.unit}" if self.unit else ""
-        parts = ([f"≥ {self.min:,.6g}{u}"] if self.min is not None else []) + (
-            [f"≤ {self.max:,.6g}{u}"] if self.max is not None else []
+        parts = ([f"≥ {given(self.min)}{u}"] if self.min is not None else []) + (
+            [f"≤ {given(self.max)}{u}"] if self.max is not None else []
         )
         return " and ".join(parts)
 
@@ -220,8 +223,8 @@ def judge(
             continue
         ok = (c.min is None or v >= c.min) and (c.max is None or v <= c.max)
         unit = c.unit or units[c.figure]
-        why = f"{c.figure} = {v:,.6g} {unit}, needs {c.bounds_text() or '-'}" + (
-            f" (data sheet: {c.claim:,.6g})" if c.claim is not None else ""
+        why = f"{c.figure} = {num(v)} {unit}, needs {c.bounds_text() or '-'}" + (
+            f" (data sheet: {given(c.claim)})" if c.claim is not None else ""
         )
         out.append(Verdict(drive, c, "pass" if ok else "fail", v, why, unit))
     return out

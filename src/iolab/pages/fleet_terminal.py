@@ -4,7 +4,7 @@ compared, then each drive's row."""
 
 from __future__ import annotations
 
-from iolab.core.units import num
+from iolab.core.units import given, num
 from iolab.figures.fleet import RESOLUTION
 from iolab.pages.fleet import conditions_text, spec_cell
 
@@ -118,7 +118,7 @@ def _render_pool(p: dict, console) -> None:
 
     pct, bound = p["percentile"], p["bound_us"]
     t = Table(
-        title=f"the pool of {len(p['drives'])} drives: {pct:g} % latency of the merged histograms vs the {_num(bound)} µs bound",
+        title=f"the pool of {len(p['drives'])} drives: {pct:g} % latency of the merged histograms vs the {given(bound)} µs bound",
         title_justify="left",
     )
     for h in ("demand (all drives)", "delivered IOPS", f"{pct:g} % latency (µs)", "IOs", "bound"):

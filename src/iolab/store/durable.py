@@ -6,7 +6,7 @@ from __future__ import annotations
 import errno
 import os
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -28,11 +28,16 @@ class ResultsDiskFull(IolabError):
         self, run_dir: Path, detail: str | BaseException = "", advice: str | None = None, disk: str = "results disk"
     ):
         if isinstance(detail, OSError) and detail.filename:
-            detail = f"{detail.strerror} writing {detail.filename}"
+            detail = self.written(detail)
         # said once, however often the error is wrapped on its way up
         detail = str(detail).replace(" " + self.ADVICE, "").rstrip(".")
         advice = self.ADVICE if advice is None else advice
         super().__init__(f"{disk} full at {run_dir}: {detail or 'no space left on device'}. {advice}")
+
+    @staticmethod
+    def written(e: OSError) -> str:
+        """The system's words and the file it was writing ("No space left on device writing F")."""
+        return f"{e.strerror} writing {e.filename}"
 
 
 @contextmanager
@@ -46,7 +51,7 @@ def room_for(what: str, out: Path, again: str, run_dir: Path | None = None) -> I
     except (OSError, sqlite3.OperationalError, ResultsDiskFull) as e:
         if not isinstance(e, ResultsDiskFull) and not is_disk_full(e):
             raise
-        why = f" ({e.strerror} writing {e.filename})" if isinstance(e, OSError) and e.filename else ""
+        why = f" ({ResultsDiskFull.written(e)})" if isinstance(e, OSError) and e.filename else ""
         kept = "no part of it is kept" + ("" if run_dir is None else " and what the run stores is as it was")
         if run_dir is not None and _same_filesystem(out, run_dir):
             raise ResultsDiskFull(
@@ -128,27 +133,48 @@ def write_atomic(path: Path, data: bytes, seal: Callable[[Path], object] | None 
     """tmp + fsync + rename + fsync(dir): after a crash the file is the old or the new one, whole.
     `seal` is called on the written tmp file before it takes the name (to mark it as iolab's,
     so a kill between the rename and a later mark cannot leave an unmarked file)."""
-    tmp = path.with_name(path.name + ".tmp")
+    _replace_together([(path, data)], seal)
+
+
+def _replace_together(files: Sequence[tuple[Path, bytes]], seal: Callable[[Path], object] | None) -> None:
+    """Each file written whole beside its name (fsync'd, sealed) before any takes its name: a
+    failure while writing (a full disk) leaves every old file as it was and no tmp file. The
+    names are taken in order, so readers go by the last."""
+    tmps: list[Path] = []
     try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        if seal is not None:
-            seal(tmp)
-        os.replace(tmp, path)
+        for path, data in files:
+            tmps.append(path.with_name(path.name + ".tmp"))
+            with open(tmps[-1], "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            if seal is not None:
+                seal(tmps[-1])
+        for (path, _), tmp in zip(files, tmps):
+            os.replace(tmp, path)
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        for tmp in tmps:
+            tmp.unlink(missing_ok=True)
         raise
-    fsync_dir(path.parent)
+    for parent in dict.fromkeys(path.parent for path, _ in files):
+        fsync_dir(parent)
 
 
 def replace_file(path: Path, data: bytes, what: str) -> Path:
-    """A file replaced whole after the write policy allows it, marked
-    as iolab's before it takes its name: killed at any moment, the name holds the old file or
-    the new one, each marked, so the next write is allowed. (Where the filesystem has no xattrs
-    the sidecar mark can only follow the rename, since it names the inode.)"""
-    check_file(path, what)
-    write_atomic(path, data, seal=mark_inode)
-    mark_written(path)
+    """A file replaced whole after the write policy allows it (replace_files)."""
+    replace_files([(path, data, what)])
     return path
+
+
+def replace_files(files: Sequence[tuple[Path, bytes, str]]) -> None:
+    """Files (path, contents, what it is) replaced together after the write policy allows each,
+    marked as iolab's before they take their names: killed at any moment, a name holds the old
+    file or the new one, each marked, so the next write is allowed; a full disk while they are
+    written leaves every old one (a pair that belongs together, such as `iolab power`'s meter log
+    and power.json, is never left half replaced). Where the filesystem has no xattrs the sidecar
+    mark can only follow the rename, since it names the inode."""
+    for path, _, what in files:
+        check_file(path, what)
+    _replace_together([(path, data) for path, data, _ in files], mark_inode)
+    for path, _, _ in files:
+        mark_written(path)

@@ -18,8 +18,10 @@ from urllib.parse import quote
 
 from iolab.core.cellschema import ADDED_CELL_COLUMNS, CREATE_CELLS
 from iolab.core.errors import IolabError
+from iolab.core.results import RoundResult
 from iolab.core.safefile import check_regular
 from iolab.core.steady import VariableVerdict
+from iolab.store import dbidentity
 from iolab.store.durable import ResultsDiskFull, is_disk_full, no_room
 
 SCHEMA = (
@@ -49,6 +51,8 @@ CREATE TABLE IF NOT EXISTS steady (
 -- read scanned the whole table (3.7 ms per cell at 280 cells of a quick IOPS run)
 CREATE INDEX IF NOT EXISTS series_by_cell ON series (cell_id);
 CREATE INDEX IF NOT EXISTS histograms_by_cell ON histograms (cell_id);
+-- the uid of the run whose manifest.json the database belongs to (dbidentity.py)
+CREATE TABLE IF NOT EXISTS run_identity (uid TEXT NOT NULL);
 """
 )
 # The writes name their columns, and rewrite a row only in the columns this version knows:
@@ -76,24 +80,77 @@ STEADY_UPSERT = (
     f" VALUES ({','.join('?' * (3 + len(_STEADY_COLUMNS)))}) ON CONFLICT (phase, round, variable)"
     f" DO UPDATE SET {', '.join(f'{c}=excluded.{c}' for c in _STEADY_COLUMNS)}"
 )
+
+
+def series_rows(cell_id: int, result: RoundResult) -> list[tuple[Any, ...]]:
+    """INSERT_SERIES's rows of one cell."""
+    return [(cell_id, s.t_s, s.read_iops, s.write_iops, s.mbps, s.lat_mean_us, s.lat_max_us) for s in result.series]
+
+
+def histogram_rows(cell_id: int, result: RoundResult) -> list[tuple[Any, ...]]:
+    """INSERT_HISTOGRAM's rows of one cell: each direction's bins."""
+    return [
+        (cell_id, direction, v, c, hist.max_us)
+        for direction, hist in (("read", result.read.histogram), ("write", result.write.histogram))
+        if hist is not None
+        for v, c in zip(hist.values_us, hist.counts)
+    ]
+
+
+def steady_row(phase: str, rnd: int, v: VariableVerdict) -> tuple[Any, ...]:
+    """STEADY_UPSERT's row of one variable's verdict at round `rnd`."""
+    windowed = (json.dumps(list(v.rounds)), json.dumps(list(v.values)))
+    fit = (v.average, v.range_measured, v.range_allowed, v.slope, v.intercept, v.fit_excursion, v.fit_allowed)
+    return (phase, rnd, v.name, *windowed, *fit, int(v.range_ok), int(v.slope_ok))
+
+
 # per-second series columns added after the first release (older results.db gain them when
 # opened for writing; readers of an older file get None)
 ADDED_SERIES_COLUMNS = {"lat_max_us": "REAL"}
+# tables added after the first release: an older results.db gains them when opened for writing
+# (SCHEMA's CREATE ... IF NOT EXISTS) and is read without them, so neither a reader nor
+# _refuse_lost_tables takes their absence for a loss
+ADDED_TABLES = ("run_identity",)
 
 
-def open_for_writing(path: Path) -> sqlite3.Connection:
-    """The writer's connection to `path`/results.db, created with its tables if new."""
+def open_for_writing(path: Path, uid: str | None) -> sqlite3.Connection:
+    """The writer's connection to `path`/results.db, created with its tables if new, naming the
+    run `uid` (dbidentity.py: a database of another run is refused before anything is written).
+    Its tables are made in one transaction, so a results.db holding some of them and not the
+    others lost them after: it is refused as it is, not given the lost ones empty (a resumed run
+    would then go on as if it had never stored their rows)."""
+    db = None
     try:
         db = sqlite3.connect(path / "results.db", timeout=30)
+        _refuse_lost_tables(db, path / "results.db")  # before anything is written, the journal mode too
+        dbidentity.refuse_other_run(db, uid, path / "results.db")
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=FULL")
-        db.executescript(SCHEMA)
+        db.executescript(f"BEGIN; {SCHEMA} COMMIT;")
         migrate(db)
+        dbidentity.record(db, uid, path / "results.db")
+    except IolabError:
+        if db is not None:
+            db.close()
+        raise
     except sqlite3.DatabaseError as e:
         if is_disk_full(e) or no_room(path):  # a full tmpfs can fail the WAL index as an I/O error
             raise ResultsDiskFull(path) from None
         raise IolabError(db_error(path / "results.db", e)) from None
     return db
+
+
+def _refuse_lost_tables(db: sqlite3.Connection, path: Path) -> None:
+    have = {n for (n,) in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    first = [t for t in _known_columns() if t not in ADDED_TABLES]
+    lost = sorted(t for t in first if t not in have)
+    if lost and len(lost) < len(first):
+        raise IolabError(
+            f"{path}: the run's results database has lost its {', '.join(lost)} table"
+            f"{'s' if len(lost) > 1 else ''} (iolab makes every table of it at once, before the run stores "
+            "anything), so the run cannot go on: made again empty, the rows it stored there would be gone "
+            "unnoticed. Nothing was changed; restore results.db from a copy of the run, or start a new run."
+        )
 
 
 def migrate(db: sqlite3.Connection) -> None:
@@ -236,10 +293,14 @@ def _known_columns() -> dict[str, list[str]]:
 
 @cache
 def _read_columns() -> dict[str, list[str]]:
-    """Each table with the columns every results.db has: those added since the first release
-    aside (readers of an older file take their old value)."""
+    """Each table with the columns every results.db has: the tables and columns added since the
+    first release aside (readers of an older file take their old value)."""
     added = {"cells": ADDED_CELL_COLUMNS, "series": ADDED_SERIES_COLUMNS}
-    return {t: [c for c in cols if c not in added.get(t, {})] for t, cols in _known_columns().items()}
+    return {
+        t: [c for c in cols if c not in added.get(t, {})]
+        for t, cols in _known_columns().items()
+        if t not in ADDED_TABLES
+    }
 
 
 def unknown_schema(query: Callable[[str], list[Any]]) -> list[str]:

@@ -3,7 +3,7 @@ ran: a round is marked complete (rounds.complete = 1) only after every cell of i
 (the runner, and resume, which leaves a round it cannot fill incomplete), so a complete round
 with a cell missing had its rows deleted after the run wrote them. Its figures would silently
 rest on fewer rounds (a window mean of 4 of its 5 rounds, named "rounds 1–5"): it is refused,
-as a value no run stores is (RunStore.cells).
+as a value no run stores is (rowcheck.py, with the other tables' rows).
 
 The plan is the manifest's (run/runstart.plan_summary: each phase's cell keys, in the order the
 runner measures them as ordinals 0, 1, …). One round may legitimately hold fewer: the last
@@ -15,10 +15,7 @@ holds only as deferred (never built) names no cells and is not checked; an incom
 from __future__ import annotations
 
 import sqlite3
-from pathlib import Path
 from typing import Any
-
-from iolab.core.errors import IolabError
 
 _COMPLETE = "SELECT phase, round FROM rounds WHERE complete=1 AND round>0 ORDER BY phase, round"
 _STORED = (
@@ -56,14 +53,4 @@ def round_gaps(db: sqlite3.Connection, plan: dict[str, Any]) -> list[str]:
     return out
 
 
-def refuse_gaps(db: sqlite3.Connection, plan: dict[str, Any], path: Path) -> None:
-    """Raise IolabError naming each complete round that lacks a planned cell (RunStore.cells)."""
-    gaps = round_gaps(db, plan)
-    if gaps:
-        raise IolabError(
-            f"{path}: table cells, {'; '.join(gaps)}. The run's stored results were changed after it wrote "
-            "them; nothing is shown from them."
-        )
-
-
-__all__ = ["refuse_gaps", "round_gaps"]
+__all__ = ["round_gaps"]

@@ -7,13 +7,13 @@
 
 Each cell is committed as soon as it is measured and a round is marked complete before the
 next starts, so a crash (even kill -9) loses at most the cell in flight. Readers use only
-complete rounds for results and steady state. The cells table is declared in cellschema.py,
+complete rounds for results and steady state, of a results.db that holds every row the run's
+own record says it stored (rowcheck.py). The cells table is declared in cellschema.py,
 manifest.json in manifest.py; results.db's schema and connections are resultsdb.py's.
 """
 
 from __future__ import annotations
 
-import json
 import shutil
 import sqlite3
 import tempfile
@@ -32,7 +32,7 @@ from iolab.core.procs import same_process_alive
 from iolab.core.results import Histogram, RoundResult
 from iolab.core.safefile import read_json
 from iolab.core.steady import VariableVerdict
-from iolab.store import resultsdb, roundcheck
+from iolab.store import dbidentity, resultsdb, rowcheck
 from iolab.store.durable import (
     RESERVE_BYTES,
     ResultsDiskFull,
@@ -70,13 +70,14 @@ class RunStore:
         self._copy: tempfile.TemporaryDirectory[str] | None = None
         self._commits = 0  # this connection's write transactions, for data_version()
         self._same_data: dict[tuple[int, int], tuple[int, int]] = {}  # a version -> the same data's earlier one
+        self._verified = False  # results.db holds the rows the run's record names (_verify)
         # a writer claims the directory before it reads what it will change (writer.py); close() drops it
         self.writer: RunClaim | None = claim_run(path) if writable else None
         with released_on_error(self.writer):
             has_manifest = (path / "manifest.json").exists()
             self.manifest = self._read_manifest() if has_manifest else None
             if writable:
-                self._db = open_for_writing(path)
+                self._db = open_for_writing(path, self.manifest.uid if self.manifest else None)
                 try:
                     reserve_space(path)
                 except OSError as e:
@@ -281,7 +282,6 @@ class RunStore:
         partial: bool = False,
         idle_before_s: float | None = None,
     ) -> int:
-        r, w = result.read, result.write
         with self._tx():
             cur = self._db.execute(
                 INSERT_CELL,
@@ -303,20 +303,9 @@ class RunStore:
             )
             cell_id = cur.lastrowid
             assert cell_id is not None  # set by every INSERT that returns
-            self._db.executemany(
-                resultsdb.INSERT_SERIES,
-                [
-                    (cell_id, s.t_s, s.read_iops, s.write_iops, s.mbps, s.lat_mean_us, s.lat_max_us)
-                    for s in result.series
-                ],
-            )
-            for direction, stats in (("read", r), ("write", w)):
-                hist = stats.histogram
-                if hist is not None:
-                    self._db.executemany(
-                        resultsdb.INSERT_HISTOGRAM,
-                        [(cell_id, direction, v, c, hist.max_us) for v, c in zip(hist.values_us, hist.counts)],
-                    )
+            # in the cell's transaction: a cell is never stored without them (rowcheck.py relies on it)
+            self._db.executemany(resultsdb.INSERT_SERIES, resultsdb.series_rows(cell_id, result))
+            self._db.executemany(resultsdb.INSERT_HISTOGRAM, resultsdb.histogram_rows(cell_id, result))
         return cell_id
 
     def finish_round(self, phase: str, rnd: int) -> None:
@@ -327,26 +316,7 @@ class RunStore:
 
     def add_steady(self, phase: str, rnd: int, verdicts: tuple[VariableVerdict, ...]) -> None:
         with self._tx():
-            for v in verdicts:
-                self._db.execute(
-                    resultsdb.STEADY_UPSERT,
-                    (
-                        phase,
-                        rnd,
-                        v.name,
-                        json.dumps(list(v.rounds)),
-                        json.dumps(list(v.values)),
-                        v.average,
-                        v.range_measured,
-                        v.range_allowed,
-                        v.slope,
-                        v.intercept,
-                        v.fit_excursion,
-                        v.fit_allowed,
-                        int(v.range_ok),
-                        int(v.slope_ok),
-                    ),
-                )
+            self._db.executemany(resultsdb.STEADY_UPSERT, [resultsdb.steady_row(phase, rnd, v) for v in verdicts])
 
     def finish_phase(self, phase: str, steady: bool | None, rounds: int, stop_reason: str) -> None:
         with self._tx():
@@ -401,7 +371,20 @@ class RunStore:
 
     # -- reading ----------------------------------------------------------------------------
     def _rows(self, sql: str, args: Collection[object] = ()) -> list[Any]:
+        self._verify()
         return read_rows(self._db, self.dir / "results.db", sql, tuple(args))
+
+    def _verify(self) -> None:
+        """Before the first read: refuse a run whose results.db lacks rows its own record says it
+        stored (rowcheck.py). Once per store, not per read: the reports read cell by cell."""
+        if self._verified or self.manifest is None:
+            return
+        try:
+            dbidentity.refuse_other_run(self._db, self.manifest.uid, self.dir / "results.db")
+            rowcheck.refuse_missing(self._db, self.manifest, self.dir / "results.db")
+        except sqlite3.DatabaseError as e:
+            raise IolabError(f"{self.dir / 'results.db'}: damaged ({e}); nothing more is read from it.") from None
+        self._verified = True
 
     def phases(self) -> list[PhaseRow]:
         rows = self._rows(
@@ -430,9 +413,8 @@ class RunStore:
             sql += " AND c.phase=?"
             args.append(phase)
         sql += " ORDER BY c.phase, c.round, c.ordinal"
+        self._verify()
         try:
-            if complete_only and kind == "measure" and self.manifest:  # a complete round's rows deleted since
-                roundcheck.refuse_gaps(self._db, self.manifest.plan, self.dir / "results.db")
             cur = self._db.execute(sql, args)
             names = [d[0] for d in cur.description]
             return [cell_row(dict(zip(names, row))) for row in cur.fetchall()]

@@ -16,7 +16,7 @@ from iolab.core.cellschema import CellRow
 from iolab.core.decide import PERCENTILE_COLUMNS, Decision, LatencyBound, Sample, rule_record
 from iolab.core.errors import IolabError
 from iolab.core.plan import Cell, Deferred, Phase, Profile, TestPlan
-from iolab.core.units import KiB, kib_label, measurable, percentile_min_ios
+from iolab.core.units import KiB, given, kib_label, measurable, percentile_min_ios
 from iolab.core.workload import Workload
 from iolab.figures.compare import KeyMetric
 from iolab.figures.summary import PhaseSummary
@@ -61,7 +61,7 @@ def _show_steps(v: tuple[int, ...]) -> str:
 
 
 def _show_us(v: float) -> str:
-    return f"{v:,.6g} µs"
+    return f"{given(v)} µs"  # the bound as the user gave it (units.given), as run, show and the report print it
 
 
 def quick_steps(cell_s: float, pct: float) -> tuple[int, ...]:

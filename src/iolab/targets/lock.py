@@ -12,6 +12,9 @@ it ends (the kernel drops every lock and descriptor of a process that dies):
   - files: an flock on the file itself as well, which holds across lock directories;
   - NBD exports by each server endpoint their URI reaches (the host resolved, the port and
     export written one way); simulated drives only when they save their state to a file.
+A hosts run's export reached through an SSH host is locked on that host, under the names a
+local run there would take (engines/hostholds.py: lock_name of the endpoints as the host reaches
+them), so the two exclude each other.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import hashlib
 import json
 import os
 import re
+import socket
 import stat
 import tempfile
 import time
@@ -65,7 +69,7 @@ class TargetClaim:
             os.close(fd)
             found = _holder_of(st.st_dev, st.st_ino, self.lock_path)
             if found is not None:  # a run on this file by another name (a hard link), named by its lock
-                raise RefusedError(_taken(self.target, found[1], found[0])) from None
+                raise RefusedError(taken(self.target, found[1], found[0])) from None
             raise RefusedError(
                 f"Refusing to write to target {self.target.spec!r} ({self.target.path}): another process holds "
                 "it locked (flock): an iolab run that keeps its locks elsewhere (another user, another "
@@ -234,7 +238,7 @@ def _lock(target: Target, ident: str) -> TargetClaim:
         except BlockingIOError:
             holder = holder_record(fd)
             os.close(fd)
-            raise RefusedError(_taken(target, holder, path)) from None
+            raise RefusedError(taken(target, holder, path)) from None
         except OSError as e:
             os.close(fd)
             raise RefusedError(
@@ -408,8 +412,14 @@ def _holder_of(dev: int, ino: int, own: Path | None) -> tuple[Path, dict] | None
     return None
 
 
-def _taken(target: Target, holder: dict, path: Path) -> str:
+def taken(target: Target, holder: dict, path: Path | str) -> str:
+    """The refusal of a second run on a target whose lock `path` another holds (`holder`: what the
+    lock file says of it). A holder on another machine (a run through an SSH host, whose lock is on
+    that host) names its machine, where its pid is."""
     pid, run_id = holder.get("pid"), holder.get("run_id")
+    machine = holder.get("machine")
+    if pid and machine and machine != socket.gethostname():
+        pid = f"{pid} on {machine}"
     if run_id:
         who = (
             f"iolab run {run_id} (pid {pid}, run directory {holder.get('run_dir')}) is using it since "

@@ -52,6 +52,17 @@ class Elsewhere:
     run: Callable[..., Any] | None = None
 
 
+@dataclass(frozen=True)
+class EndpointView:
+    """How another machine (a hosts run's SSH host) reaches an NBD URI's server, as it answered:
+    what the URI's host name resolves to there (empty: not resolved), that machine's own
+    interface addresses, and the real path there of a Unix socket (empty: none asked)."""
+
+    addresses: tuple[str, ...] = ()
+    own: frozenset[str] = frozenset()
+    socket: str = ""
+
+
 # A registered kind's name (kinds.py): "block", "file", "nbd", "sim" are built in.
 TargetKind = str
 

@@ -1,7 +1,7 @@
 """Target specs: what the user wrote, read into a Target.
 
-/dev/XXX                           a block device (whole disk, partition, loop, zram, ...);
-                                   a hosts run's host's device may take ?size=SIZE
+/dev/XXX[?size=SIZE]               a block device (whole disk, partition, loop, zram, ...); ?size=
+                                   tests its first SIZE bytes (at most the device's size)
 file:PATH?size=8GiB                a regular file, created and sized when absent
 nbd://HOST[:PORT][/EXPORT]         an NBD export over TCP, reached through fio's nbd engine
 nbd+unix:///EXPORT?socket=PATH     an NBD export over a Unix socket
@@ -17,6 +17,7 @@ import re
 import socket
 import stat
 import urllib.parse
+from collections.abc import Callable
 
 from iolab.core.errors import IolabError
 from iolab.core.units import parse_size
@@ -24,10 +25,10 @@ from iolab.core.usertext import check_fio_value, check_text
 from iolab.targets import host
 from iolab.targets.facts import device_facts, file_type
 from iolab.targets.kinds import kind_for_spec
-from iolab.targets.model import DeviceFacts, Elsewhere, Target
+from iolab.targets.model import DeviceFacts, Elsewhere, EndpointView, Target
 
 _FORMS = (
-    "Accepted forms: /dev/NAME (a block device), file:PATH?size=8GiB, nbd://HOST[:PORT][/EXPORT]"
+    "Accepted forms: /dev/NAME[?size=SIZE] (a block device), file:PATH?size=8GiB, nbd://HOST[:PORT][/EXPORT]"
     "[?size=SIZE], nbd+unix:///EXPORT?socket=PATH[&size=SIZE], sim:PRESET[?param=value&...]."
 )
 
@@ -75,8 +76,9 @@ def _split_query(spec: str, text: str, allowed: set[str] | None) -> tuple[str, t
 
 
 def parse_block(spec: str, text: str) -> Target:
-    if "?" in text:
-        raise IolabError(f"target {spec!r}: a block device takes no options (nothing after '?'). {_FORMS}")
+    """A block device of this machine: its size is the device's own (sysfs), or ?size= up to it,
+    which tests only the device's first part (as a file's or an export's ?size= does)."""
+    text, options = _split_query(spec, text, {"size"})
     try:
         st = os.stat(text)
     except FileNotFoundError:
@@ -95,7 +97,25 @@ def parse_block(spec: str, text: str) -> Target:
             f"target {spec!r}: {path} reports a size of 0 bytes (an unattached loop device, an "
             "unconfigured zram or an empty drive bay?). Attach or configure it first."
         )
-    return Target(kind="block", spec=spec, path=path, capacity=facts.capacity_bytes, facts=facts)
+    given = _device_size_given(spec, options, path, "", facts.capacity_bytes)
+    capacity = given or facts.capacity_bytes
+    return Target(kind="block", spec=spec, path=path, capacity=capacity, facts=facts, options=options)
+
+
+def _device_size_given(spec: str, options: tuple[tuple[str, str], ...], path: str, on: str, holds: int) -> int | None:
+    """A block device's ?size= (None: not given), refused when larger than the device (`holds`
+    bytes; `on`: ' on HOST' for a host's device): fio cannot go past the device's end, so the run
+    would test less than it reports."""
+    size = dict(options).get("size")
+    if size is None:
+        return None
+    given = parse_size(size, what=f"target {spec!r}: size")
+    if given > holds:
+        raise IolabError(
+            f"target {spec!r}: ?size={size} ({given:,} bytes) is larger than {path}{on}, which holds {holds:,} "
+            f"bytes. Give ?size= of at most {holds:,} bytes, or leave it out to test the whole device."
+        )
+    return given
 
 
 def parse_block_elsewhere(spec: str, text: str, elsewhere: Elsewhere) -> Target:
@@ -112,11 +132,7 @@ def parse_block_elsewhere(spec: str, text: str, elsewhere: Elsewhere) -> Target:
             raise _cannot_ask(spec, "device", elsewhere, _with_size(spec), "lsblk")
         return Target(kind="block", spec=spec, path=path, capacity=given, facts=DeviceFacts(), options=options)
     served = _host_device_size(spec, path, elsewhere)
-    if given is not None and given > served:
-        raise IolabError(
-            f"target {spec!r}: ?size={size} ({given:,} bytes) is larger than {path} on {elsewhere.name}, which "
-            f"holds {served:,} bytes. Give ?size= of at most {served:,} bytes, or leave it out to test the whole device."
-        )
+    given = _device_size_given(spec, options, path, f" on {elsewhere.name}", served)
     facts = DeviceFacts(capacity_bytes=served, sources=("lsblk",))
     return Target(kind="block", spec=spec, path=path, capacity=given or served, facts=facts, options=options)
 
@@ -161,7 +177,12 @@ def parse_file(spec: str, text: str) -> Target:
         st = None
     if st is not None and not stat.S_ISREG(st.st_mode):
         what = file_type(st.st_mode)
-        hint = f" To test the device itself write {path} as the target." if stat.S_ISBLK(st.st_mode) else ""
+        # the device's own name: a link elsewhere (/tmp/ll -> /dev/loop3) is no device target spec
+        hint = (
+            f" To test the device itself write {os.path.realpath(path)} as the target."
+            if stat.S_ISBLK(st.st_mode)
+            else ""
+        )
         raise IolabError(f"target {spec!r}: {path} is {what}, not a regular file.{hint}")
     size = dict(options).get("size")
     if size is not None:
@@ -230,10 +251,15 @@ def _host_file_size(spec: str, raw: str, path: str, elsewhere: Elsewhere) -> int
 NBD_PORT = 10809  # the NBD protocol's port
 
 
-def parse_nbd(spec: str, text: str, elsewhere: Elsewhere | None = None) -> Target:
-    """`elsewhere`: the export as another machine reaches it, whose size is asked there."""
+def nbd_uri(spec: str) -> str:
+    """The export's URI, written one way, of an NBD spec (nbd://HOST:PORT/EXPORT, the port given,
+    or nbd+unix:///EXPORT?socket=PATH): what fio's nbd engine is given, read without asking anyone."""
+    text = check_text(spec, "target").strip()
     base, options = _split_query(spec, text, {"size", "socket"})
-    opts = dict(options)
+    return _nbd_uri(spec, base, dict(options))
+
+
+def _nbd_uri(spec: str, base: str, opts: dict[str, str]) -> str:
     try:
         parts = urllib.parse.urlsplit(base)
         port = parts.port
@@ -253,7 +279,14 @@ def parse_nbd(spec: str, text: str, elsewhere: Elsewhere | None = None) -> Targe
         if not opts.get("socket"):
             raise IolabError(f"target {spec!r}: nbd+unix:// needs ?socket=PATH (the server's Unix socket).")
         uri = f"nbd+unix:///{export}?socket={opts['socket']}"
-    check_fio_value(uri, f"target {spec!r}: NBD address")
+    return check_fio_value(uri, f"target {spec!r}: NBD address")
+
+
+def parse_nbd(spec: str, text: str, elsewhere: Elsewhere | None = None) -> Target:
+    """`elsewhere`: the export as another machine reaches it, whose size is asked there."""
+    base, options = _split_query(spec, text, {"size", "socket"})
+    opts = dict(options)
+    uri = _nbd_uri(spec, base, opts)
     given = parse_size(opts["size"], what=f"target {spec!r}: size") if "size" in opts else None
     served = _nbd_size(spec, uri, given is None, elsewhere)
     if served is None:
@@ -277,29 +310,37 @@ def parse_nbd(spec: str, text: str, elsewhere: Elsewhere | None = None) -> Targe
     return Target(kind="nbd", spec=spec, path=uri, capacity=capacity, facts=facts, options=options)
 
 
-def nbd_endpoints(uri: str) -> list[str]:
+def nbd_endpoints(uri: str, view: EndpointView | None = None) -> list[str]:
     """The server endpoints an NBD URI (a target's path, parse_nbd's form) reaches, each written
     one way whatever the spelling: the host resolved (getaddrinfo) to each of its addresses, every
     address of this machine (127.0.0.1, ::1, `localhost`, its interfaces' addresses) as
     `localhost`, the port given (default 10809) and the export name percent-decoded; a Unix socket by its real path. Two URIs that share an
     endpoint reach one export: the lock and the check for one target given twice key on these,
     which the URI's text (nbd://127.0.0.1:10812 beside nbd://localhost:10812) let two runs write
-    at once."""
+    at once. `view`: the URI as another machine reaches it (its resolution, its own addresses, its
+    socket's real path), whose `localhost` is then that machine."""
     parts = urllib.parse.urlsplit(uri)
     if parts.scheme == "nbd+unix":
         export, _, sock = uri[len("nbd+unix:///") :].partition("?socket=")
-        return [f"nbd+unix://{os.path.realpath(sock)}/{urllib.parse.unquote(export)}"]
+        real = view.socket if view is not None and view.socket else os.path.realpath(sock)
+        return [f"nbd+unix://{real}/{urllib.parse.unquote(export.partition('?')[0])}"]
     export = urllib.parse.unquote(parts.path.lstrip("/"))
     port = parts.port or NBD_PORT
     name = (parts.hostname or "").lower()
+    if view is not None:
+        addresses = {a.split("%")[0] for a in view.addresses} or {name}
+        return [
+            f"nbd://{a}:{port}/{export}" for a in sorted({_endpoint_host(a, view.own.__contains__) for a in addresses})
+        ]
     try:
         addresses = {str(info[4][0]).split("%")[0] for info in socket.getaddrinfo(name, port, type=socket.SOCK_STREAM)}
     except OSError:  # not resolved here: reaching it fails too, unless ?size= spared asking it
         addresses = {name}
-    return [f"nbd://{a}:{port}/{export}" for a in sorted({_endpoint_host(a) for a in addresses})]
+    return [f"nbd://{a}:{port}/{export}" for a in sorted({_endpoint_host(a, host.binds_here) for a in addresses})]
 
 
-def _endpoint_host(address: str) -> str:
+def _endpoint_host(address: str, own: Callable[[str], bool]) -> str:
+    """`own`: whether the machine that reaches the address has it on one of its interfaces."""
     try:
         ip = ipaddress.ip_address(address)
     except ValueError:
@@ -310,7 +351,8 @@ def _endpoint_host(address: str) -> str:
     # address reaches when it listens on every address (nbdkit's default), so it is one endpoint
     # with them: two runs by the two names would write one export. Two servers bound one to each
     # address are then taken for one, which refuses a run rather than letting two write one export.
-    if host.binds_here(str(ip)):
+    # The wildcard address reaches the machine's own servers too.
+    if ip.is_unspecified or own(str(ip)):
         return "localhost"
     return f"[{ip}]" if ip.version == 6 else str(ip)
 

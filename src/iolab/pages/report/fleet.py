@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from iolab.core.units import num
+from iolab.core.units import given, num
 from iolab.pages.fleet import conditions_text
 from iolab.pages.report import vfigure
 from iolab.pages.report.header import fit_banners, fit_column
@@ -158,7 +158,7 @@ def _pool_table(doc: dict[str, Any]) -> Table | None:
         for s in p["steps"]
     )
     return Table(
-        f"The pool at {p['percentile']:g} % ≤ {p['bound_us']:,.0f} µs ({len(p['drives'])} drives as one system)",
+        f"The pool at {p['percentile']:g} % ≤ {given(p['bound_us'])} µs ({len(p['drives'])} drives as one system)",
         ("demand IOPS", "delivered IOPS", f"p{p['percentile']:g} µs", "IOs", "meets"),
         rows,
         p["merged"],

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from iolab.core.units import given, num
 from iolab.figures.specmatch import Measured, SpecLine, match, record_figures, run_reasons, tally
 from iolab.figures.specsheet import SpecSheet
 from iolab.pages.report.model import CONTENT_MM, LINE_CHARS, Page, Table, Text, block_height
@@ -42,14 +43,16 @@ def spec_lines(record: dict[str, Any], sheet: SpecSheet) -> tuple[list[SpecLine]
 
 
 def _num(x: float | None, unit: str = "") -> str:
+    """A measured figure as `iolab show` and the fleet print it (units.num); the sheet's own
+    numbers are printed as it wrote them (units.given, Criterion.bounds_text)."""
     if x is None:
         return "-"
-    return (f"{x:,.0f}" if abs(x) >= 100 else f"{x:,.4g}") + (f" {unit}" if unit else "")
+    return num(x) + (f" {unit}" if unit else "")
 
 
 def _row(ln: SpecLine) -> tuple[str, ...]:
     c = ln.criterion
-    spec = c.bounds_text() + (f" (data sheet {_num(c.claim)})" if c.claim is not None else "")
+    spec = c.bounds_text() + (f" (data sheet {given(c.claim)})" if c.claim is not None else "")
     m = ln.measured
     measured = _num(ln.value, c.unit or m.unit) if m is not None and ln.value is not None else "-"
     if m is not None and ln.value is None:

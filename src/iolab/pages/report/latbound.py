@@ -10,7 +10,7 @@ from rich.markup import escape as esc
 
 from iolab.core.cellschema import CellRow
 from iolab.core.decide import PERCENTILE_COLUMNS, LatencyBound, sample_of_row
-from iolab.core.units import measurable, num, pct_text
+from iolab.core.units import given, measurable, num, pct_text
 from iolab.figures.summary import PhaseSummary
 from iolab.pages.report import plot_style, vfigure
 from iolab.pages.report.char_plots import _scatter
@@ -48,7 +48,7 @@ def _ramp_figure(rows: list[CellRow], pct: float, bound: float, src: str) -> Fig
     if lat:
         xs, ys = zip(*lat)
         top.add(Path(xs, ys, plot_style.color(0), 1.5, marker_pt=3, label=f"{pct:g} % latency"))
-    top.add(Rule(bound, False, plot_style.color(3), 1.5, "--", f"bound {num(bound)} µs", counts=True))
+    top.add(Rule(bound, False, plot_style.color(3), 1.5, "--", f"bound {given(bound)} µs", counts=True))
     bottom = Axes(xlabel="demand (IOPS, all hosts/paths)", ylabel="IOPS", xlim=xlim)
     bottom.add(Path(tuple(demand), tuple(demand), "#808080", 1.5, ":", label="demanded"))
     bottom.add(Path(tuple(demand), tuple(delivered), plot_style.color(1), 1.5, marker_pt=3, label="delivered"))
@@ -68,7 +68,7 @@ def _ramp_table(run: RunData, rows: list[CellRow], pct: float, bound: float, src
         for r in rows
     )
     return Table(
-        f"demand steps ({pct:g} % ≤ {num(bound)} µs)",
+        f"demand steps ({pct:g} % ≤ {given(bound)} µs)",
         ("demand IOPS", "delivered IOPS", "mean µs", f"{pct:g} % µs", "within bound"),
         body,
         src,
@@ -85,7 +85,7 @@ def _percentile_table(run: RunData, row: CellRow, src: str) -> Table:
     pct, bound = _bound(run)
     said = "yes" if held(row, (pct, bound)) else "NO: the bound met in the ramp step did not hold"
     body = (
-        (f"{pct:g} % ≤ {num(bound)} µs over the whole phase", said),
+        (f"{pct:g} % ≤ {given(bound)} µs over the whole phase", said),
         ("IOPS delivered", num(row.iops)),
         ("demanded IOPS", f"{row.workload['rate_iops']:,}"),
         ("measured time", f"{row.runtime_s:g} s"),
@@ -170,6 +170,6 @@ def latbound_view(ph: PhaseSummary, console: Console) -> None:
         console.print(esc(f"{r.cell_key}: delivered {num(r.iops)} IOPS, mean {num(r.lat_mean_us)} µs, {pcts}"))
         if ph.phase.name == SUSTAIN and (bound := recorded_bound(r)) is not None:
             said = "held" if held(r, bound) else "NOT held: the highest demand within the bound is not claimed"
-            console.print(esc(f"the bound ({bound[0]:g} % ≤ {num(bound[1])} µs) over the sustained demand: {said}"))
+            console.print(esc(f"the bound ({bound[0]:g} % ≤ {given(bound[1])} µs) over the sustained demand: {said}"))
     if not ph.rows:
         console.print("no step measured")

@@ -1,0 +1,61 @@
+"""`iolab check --junit`: the check's verdicts as JUnit XML, one test case per figure, for a CI
+server's test view (automation/check.py gives the verdicts)."""
+
+from __future__ import annotations
+
+from xml.sax.saxutils import escape, quoteattr
+
+from iolab.automation.verdict import FAILING
+from iolab.core.units import num, percent
+
+
+def junit_xml(result: dict, suite: str = "iolab check") -> str:
+    """One test case per figure; a regression or a missing figure is a failure. Runs without
+    steady state add a "steady state" case: a failure under --require-steady, else its warning."""
+    cases, failures = [], 0
+    for f in result["figures"]:
+        body = ""
+        if f["verdict"] in FAILING:
+            msg = summary_line(f)
+            body = f"<failure message={quoteattr(msg)} type={quoteattr(f['verdict'])}>{escape(f['method'])}</failure>"
+            failures += 1
+        elif f["verdict"] == "not-measured":
+            body = f"<skipped message={quoteattr(f['method'])}/>"
+        cases.append(
+            f"    <testcase classname={quoteattr(result['test'])} name={quoteattr(f['name'])}>"
+            f"{body}<system-out>{escape(summary_line(f))}</system-out></testcase>"
+        )
+    for w in result["warnings"]:
+        body = f'<failure message={quoteattr(w)} type="not-steady"/>' if result["require_steady"] else ""
+        failures += bool(body)
+        cases.append(
+            f'    <testcase classname={quoteattr(result["test"])} name="steady state">'
+            f"{body}<system-out>{escape(w)}</system-out></testcase>"
+        )
+    skipped = sum(f["verdict"] == "not-measured" for f in result["figures"])
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        f'<testsuites name={quoteattr(suite)} tests="{len(cases)}" failures="{failures}">\n'
+        f'  <testsuite name={quoteattr(suite + ": " + result["test"])} tests="{len(cases)}" '
+        f'failures="{failures}" skipped="{skipped}" errors="0">\n'
+        + "\n".join(cases)
+        + "\n  </testsuite>\n</testsuites>\n"
+    )
+
+
+def _num(v: float | None) -> str:
+    """As `iolab show` and the check table print the figure (units.num)."""
+    return num(v)
+
+
+def summary_line(f: dict) -> str:
+    """'ART RND 4KiB R/W 65/35: regression, 103.7 -> 117.9 µs (+13.7 %, noise ±0.8 %, tolerance 5 %,
+    detects ≥5 %)'."""
+    b, c = f["baseline"]["value"], f["candidate"]["value"]
+    pct = "" if f["change_pct"] is None else f"{percent(f['change_pct'], '+')}, "
+    noise = "" if f["noise_pct"] is None else f"noise ±{percent(f['noise_pct'])}, "
+    detect = "" if f["detectable_pct"] is None else f", detects ≥{percent(f['detectable_pct'])}"
+    return (
+        f"{f['name']}: {f['verdict']}, {_num(b)} -> {_num(c)} {f['unit']} "
+        f"({pct}{noise}tolerance {f['tolerance_pct']:g} %{detect})"
+    )
