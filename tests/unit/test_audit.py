@@ -204,3 +204,60 @@ def test_marks_reach_the_figures_an_invariant_touches():
     assert a.marks(kinds_of("ART, window", "ms")) == ("latency-runtime",)
     assert a.marks(kinds_of("RND 4KiB R/W 0/100 IOPS", "IOPS")) == ()
     assert marker(a.marks(kinds_of("MRT", "µs"))) == "⚠ audit: latency-runtime failed"
+
+
+def steady_reason(run: Path) -> str:
+    store = RunStore.open(run)
+    try:
+        return next(r.reason for r in audit(store).results if r.name == "steady-evidence")
+    finally:
+        store.close()
+
+
+def test_a_verdict_its_own_window_contradicts_fails(iops_run, tmp_path):
+    # the bug: the verdict stored is not the one its steady-state table (and cells) give,
+    # either way (what `show` printed as "steady state reached" over its table's FAILs)
+    flipped = planted(iops_run, tmp_path / "a", "UPDATE phases SET steady = 0, stop_reason = 'x'")
+    assert only_failed(flipped) == ["steady-evidence"]
+    assert "main: stored as not steady, but its window (rounds 1-5) passes the rule" in steady_reason(flipped)
+    # the table's verdict flipped, the phase's kept: the table is not what its values give either
+    table = planted(iops_run, tmp_path / "b", "UPDATE steady SET range_ok = 0 WHERE variable = 'IOPS 0/100 4KiB'")
+    assert only_failed(table) == ["steady-evidence"]
+    reason = steady_reason(table)
+    assert "the steady-state table says IOPS 0/100 4KiB fails over rounds 1-5, its values pass the rule" in reason
+    assert (
+        "main: stored as steady, but its window (rounds 1-5) fails the rule: IOPS 0/100 4KiB: marked failing" in reason
+    )
+
+
+def test_a_steady_table_that_is_not_its_cells_fails(iops_run, tmp_path):
+    # the bug: one window round's tracked cell is not the value the table judged
+    bad = planted(iops_run, tmp_path, "UPDATE cells SET iops = iops * 3 WHERE cell_key = '0/100 4KiB' AND round = 3")
+    assert "steady-evidence" in only_failed(bad)
+    reason = steady_reason(bad)
+    assert "main: the steady-state table's IOPS 0/100 4KiB is " in reason and "in round 3, its cell" in reason
+    assert "main: stored as steady, but its window (rounds 1-5) fails the rule: IOPS 0/100 4KiB: range" in reason
+
+
+def test_not_steady_on_a_fresh_drive_over_a_passing_window_is_no_contradiction(iops_run, tmp_path):
+    # as the runner stores it (phaseend.settle): the window passed, too little was written since the purge
+    fresh = planted(
+        iops_run,
+        tmp_path,
+        "UPDATE cells SET counters = '{}', write_bytes = write_bytes / 100",
+        "UPDATE phases SET steady = 0",
+    )
+    assert results(fresh)["steady-evidence"] == "pass"
+
+
+def test_a_verdict_changed_after_the_runs_audit_is_marked_where_it_is_shown(iops_run, tmp_path):
+    # results.db changed after the run stored its (passing) audit: show, --json and the report
+    # read the stored audit, with steady-evidence made again
+    flipped = planted(iops_run, tmp_path, "UPDATE phases SET steady = 0")
+    store = RunStore.open(flipped)
+    try:
+        a = stored_audit(store)
+    finally:
+        store.close()
+    assert a.stored and [r.name for r in a.failed] == ["steady-evidence"]
+    assert json.loads((flipped / "manifest.json").read_text())["audit"]["passed"] is True

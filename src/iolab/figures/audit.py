@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from iolab.figures.audit_checks import FAIL, INVARIANTS, NA, PASS, Outcome, RunView
@@ -160,11 +160,23 @@ def audit(store: RunStore, only: Sequence[str] = ()) -> Audit:
     return Audit(tuple(results), now_iso())
 
 
+# Checked again whenever a stored audit is read: the stored steady-state verdict is read from
+# results.db wherever it is shown, and this check of it against its own table and cells costs a
+# few queries, so a verdict changed after the run's audit is marked where it is shown.
+RECHECKED = ("steady-evidence",)
+
+
 def stored_audit(store: RunStore) -> Audit:
     """The audit the run stored at its end, or one made now for a run stored without it (older
-    runs, a run still going)."""
+    runs, a run still going). The invariants in RECHECKED are made again: where one's status is
+    not the stored one (results.db changed after the audit), the one made now is shown."""
     d = manifest_of(store).audit
-    return Audit.from_dict(d) if d and "invariants" in d else audit(store)
+    if not (d and "invariants" in d):
+        return audit(store)
+    stored = Audit.from_dict(d)
+    now = {r.name: r for r in audit(store, only=RECHECKED).results}
+    results = tuple(now[r.name] if r.name in now and now[r.name].status != r.status else r for r in stored.results)
+    return replace(stored, results=results)
 
 
 def store_audit(store: RunStore) -> Audit:

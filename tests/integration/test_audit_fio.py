@@ -1,0 +1,63 @@
+"""The self-audit from the command line on a real fio run on a file: its per-second rows pass
+series-totals (fio leaves out what completes after a thread's last row; audit_series.py), and
+a copy whose stored verdict contradicts its own steady-state window (a phase's `steady` flipped
+in results.db, as the tester did) fails steady-evidence with the variables that contradict it,
+in `iolab audit` (exit 8) and in `show`."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from .conftest import iolab
+
+pytestmark = pytest.mark.integration
+
+
+def test_a_real_run_passes_and_a_flipped_verdict_fails(scratch, tmp_path):
+    runs = tmp_path / "runs"
+    target = f"file:{scratch / 'audit.img'}?size=64MiB"
+    p = iolab(
+        "run",
+        "throughput",
+        "--quick",
+        "--max-rounds",
+        "5",
+        "-q",
+        "--no-report",
+        "-t",
+        target,
+        "--runs-dir",
+        str(runs),
+        "--json",
+    )
+    assert p.returncode == 0, p.stderr
+    run = Path(json.loads(p.stdout)["runs"][0]["path"])
+
+    good = iolab("audit", str(run))
+    assert "FAIL" not in good.stdout and good.returncode == 0, good.stdout + good.stderr
+    assert "ok   series-totals" in good.stdout and "ok   steady-evidence" in good.stdout
+
+    copy = tmp_path / "flipped" / run.name
+    shutil.copytree(run, copy)
+    db = sqlite3.connect(copy / "results.db")
+    # a phase whose window the rule judged, its stored verdict turned round: whatever this machine
+    # measured, the verdict then contradicts the window (a passing window on a drive the run's
+    # evidence says left fresh-out-of-box is stored as steady)
+    phase, steady = db.execute("SELECT name, steady FROM phases WHERE steady IS NOT NULL ORDER BY ordinal").fetchone()
+    db.execute("UPDATE phases SET steady = ?, stop_reason = 'planted' WHERE name = ?", (1 - steady, phase))
+    db.commit()
+    db.close()
+    m = json.loads((copy / "manifest.json").read_text())
+    m["audit"] = {}  # the stored audit was of the run as it was
+    (copy / "manifest.json").write_text(json.dumps(m))
+
+    bad = iolab("audit", str(copy))
+    assert bad.returncode == 8, bad.stdout + bad.stderr
+    said = "stored as not steady, but its window" if steady else "stored as steady, but its window"
+    assert f"FAIL steady-evidence: {phase}: {said} (rounds 1-5)" in bad.stdout.replace("\n", " ")
+    assert "FAILED: steady-evidence" in iolab("show", str(copy)).stdout

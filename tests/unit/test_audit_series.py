@@ -1,0 +1,119 @@
+"""The series-totals invariant on recorded fio output (tests/fixtures/fio): what fio's logs
+leave out (the IO after a thread's last row: the rest of its runtime and the IO in flight when
+it was up) never fails a correct round, and rows lost, another cell's rows or a total counted
+twice still fail (audit_series.py derives the bound).
+
+`iops1m` is the round of `iolab run iops --quick` on a 128 MiB file that failed main's check
+(RND 1 MiB 5/95, 4 threads × QD32, 1 s: one row a thread at 1.001-1.023 s, the round ended at
+1.047 s with 119 of its 1,748 IOs in no row); `drain4s` a 4 s round of the same cell whose
+threads were last sampled at 3.012 s, its rest the tail row fio_parse makes of the totals."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from iolab.core.results import RoundResult
+from iolab.engines.fio_parse import load_round
+from iolab.figures.audit_series import Row, Shape, findings
+from tests.unit.test_audit import iops_run, planted, results  # noqa: F401 (the good simulated run)
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "fio"
+MiB = 1024 * 1024
+
+
+def recorded(tmp_path: Path, tag: str) -> RoundResult:
+    raw = tmp_path / tag / "raw"
+    raw.mkdir(parents=True)
+    for f in FIXTURES.glob(f"{tag}[._]*"):
+        shutil.copy(f, raw / f.name)
+    return load_round(raw, tag, require_bins=False)
+
+
+def rows_of(r: RoundResult) -> list[Row]:
+    return [(s.t_s, s.read_iops, s.write_iops, s.mbps, s.lat_max_us) for s in r.series]
+
+
+def shape_of(r: RoundResult, scale: int = 1) -> Shape:
+    ios, io_bytes = r.read.ios + r.write.ios, r.read.io_bytes + r.write.io_bytes
+    return Shape(ios * scale, io_bytes * scale, r.runtime_s, 4, 32, MiB)
+
+
+def failed(rows: list[Row], cell: Shape) -> list[str]:
+    return [f.text() for f in findings(rows, cell) if f.short or f.over]
+
+
+@pytest.mark.parametrize("tag", ["iops1m", "drain4s"])
+def test_correct_fio_output_passes(tmp_path, tag):
+    r = recorded(tmp_path, tag)
+    assert failed(rows_of(r), shape_of(r)) == []
+
+
+def test_the_io_in_flight_after_the_last_row_is_what_main_failed(tmp_path):
+    r = recorded(tmp_path, "iops1m")
+    rows, cell = rows_of(r), shape_of(r)
+    [(t, *_)] = rows
+    assert (t, r.runtime_s, cell.ios) == (1.023, 1.047, 1748)  # no tail row: 24 ms left
+    [ios, mb] = findings(rows, cell)
+    # main's bound: 95 % of the total less one IO a row; 7 % are in no row, within the 4 × QD32
+    # in flight and 24 ms at the row's 1,592 IO/s (and 1 IO a thread and interval: the rates are truncated)
+    assert ios.rows_sum < ios.total * 0.95 - len(rows)
+    assert ios.total - ios.rows_sum == pytest.approx(119.4, abs=0.1)
+    assert ios.unlogged_max == pytest.approx(1592 * 0.024 + 128 + 4 * 1.023)
+    assert mb.unlogged_max == pytest.approx(
+        (841822 + 45043 + 261882 + 16367 + 251652 + 13298 + 196149 + 10058) * 1024 / 1e6 * 0.024
+        + 128 * MiB / 1e6
+        + 4 * 1.023 * 1024 / 1e6
+    )
+
+
+def test_rows_lost_another_cells_rows_or_a_total_counted_twice_fail(tmp_path):
+    short, long = recorded(tmp_path, "iops1m"), recorded(tmp_path, "drain4s")
+    assert failed(rows_of(short), shape_of(short, scale=2))  # the total counted twice
+    assert failed(rows_of(long), shape_of(long, scale=2))
+    assert failed(rows_of(long)[:-2], shape_of(long))  # the last two rows lost: more than fio leaves out
+    assert failed(rows_of(short), shape_of(long))  # another cell's rows, either way
+    over = failed(rows_of(long), shape_of(short))
+    assert over and "more than the cell's total" in over[0]
+    doubled = [(t, 2 * r, 2 * w, 2 * mb, mx) for t, r, w, mb, mx in rows_of(long)]
+    assert failed(doubled, shape_of(long))  # each row's rate summed twice
+
+
+def with_cell(run: Path, tmp_path: Path, r: RoundResult, scale: int = 1) -> Path:
+    """A copy of the good run whose first measured cell holds this recorded round's totals and rows."""
+    (tmp_path / "w").mkdir(parents=True)
+    cell = "(SELECT MIN(id) FROM cells WHERE kind='measure')"
+    w = {
+        "streams": [
+            {"access": "rnd", "op": "read", "block_size": MiB, "share": 0.05},
+            {"access": "rnd", "op": "write", "block_size": MiB, "share": 0.95},
+        ],
+        "threads": 4,
+        "queue_depth": 32,
+    }
+    copy = planted(
+        run,
+        tmp_path / "w",
+        f"UPDATE cells SET runtime_s={r.runtime_s}, read_ios={r.read.ios * scale}, write_ios={r.write.ios * scale}, "
+        f"io_bytes={(r.read.io_bytes + r.write.io_bytes) * scale}, workload='{json.dumps(w)}' WHERE id={cell}",
+        f"DELETE FROM series WHERE cell_id={cell}",
+    )
+    db = sqlite3.connect(copy / "results.db")
+    [(cid,)] = db.execute(cell.strip("()")).fetchall()
+    db.executemany(
+        "INSERT INTO series (cell_id, t_s, read_iops, write_iops, mbps, lat_mean_us, lat_max_us) VALUES (?,?,?,?,?,?,?)",
+        [(cid, s.t_s, s.read_iops, s.write_iops, s.mbps, s.lat_mean_us, s.lat_max_us) for s in r.series],
+    )
+    db.commit()
+    db.close()
+    return copy
+
+
+def test_the_audit_passes_a_stored_fio_cell_and_fails_it_counted_twice(iops_run, tmp_path):  # noqa: F811
+    r = recorded(tmp_path, "iops1m")
+    assert results(with_cell(iops_run, tmp_path / "good", r))["series-totals"] == "pass"
+    assert results(with_cell(iops_run, tmp_path / "bad", r, scale=2))["series-totals"] == "fail"
