@@ -155,6 +155,11 @@ def _matches(th: TargetHistory, want: str, specs: set[str]) -> bool:
     return want in (th.id, th.serial, th.spec, th.label) or want in specs
 
 
+def _skipped(path: Path, reason: str) -> dict[str, str]:
+    """A run history leaves out, and why (the document's `skipped`)."""
+    return {"path": str(path), "reason": reason}
+
+
 def history(figure: str, runs_dir: Path, test: str | None = None, target: str | None = None) -> History:
     """The figure in every complete run under runs_dir (of `test`, on `target`: a target's id
     as the table prints it, its serial, spec or label)."""
@@ -170,28 +175,23 @@ def history(figure: str, runs_dir: Path, test: str | None = None, target: str | 
     for summary in list_runs(runs_dir):
         if summary.problem or summary.state != "complete":
             if test is None or summary.test == test:
-                skipped.append({"path": str(summary.path), "reason": summary.problem or f"the run is {summary.state}"})
+                skipped.append(_skipped(summary.path, summary.problem or f"the run is {summary.state}"))
             continue
         if test is not None and summary.test != test:
             continue
         try:
             run = open_run(summary.path)
         except IolabError as e:
-            skipped.append({"path": str(summary.path), "reason": str(e)})
+            skipped.append(_skipped(summary.path, str(e)))
             continue
         with run:
             if run.key in counted:  # a copy of a run's directory is the same measurement, not a second one
-                skipped.append(
-                    {
-                        "path": str(summary.path),
-                        "reason": f"a copy of run {run.run_id} ({counted[run.key]}), counted once",
-                    }
-                )
+                skipped.append(_skipped(summary.path, f"a copy of run {run.run_id} ({counted[run.key]}), counted once"))
                 continue
             try:  # its figures, and the conditions they are true of (as fleet reads them)
                 record = run.record()
             except IolabError as e:  # its cells fail a check as they are read (RunStore.cells): skipped as unreadable
-                skipped.append({"path": str(summary.path), "reason": str(e)})
+                skipped.append(_skipped(summary.path, str(e)))
                 continue
             counted[run.key] = summary.path
             figs = {f["name"]: f for f in record["figures"]}
