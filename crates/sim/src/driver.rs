@@ -11,8 +11,8 @@ use crate::ports::Ports;
 use crate::source::{Source, StreamSource, TraceSource};
 // The shared types live in workload.rs; they are re-exported here, where callers look for them.
 pub use crate::workload::{
-    prefetch, validate, Device, OpResult, PathResult, Progress, RunResult, RunSpec, SecBucket,
-    StreamSpec, Trace, INTERNAL, NS,
+    prefetch, prefetch_ptr, validate, Device, OpResult, PathResult, Progress, RunResult, RunSpec,
+    SecBucket, StreamSpec, Trace, INTERNAL, NS,
 };
 
 pub fn run<D: Device>(

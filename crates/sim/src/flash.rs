@@ -170,20 +170,19 @@ impl Flash {
     }
 
     /// Leaf `d` of a tree of `2^LEVELS` leaves takes the key `v`, and its path to the root
-    /// the lesser of each pair: LEVELS compares and moves, no loop, one bounds check (a
-    /// path's nodes and their siblings all lie below the leaf's index rounded up to odd).
+    /// the lesser of each pair: LEVELS compares and moves, no loop, and one bounds check, of
+    /// the tree's length against a constant: the leaf's index, masked to the leaves (`d` is
+    /// one of them), bounds every index on the path for the compiler.
     #[inline(always)]
     fn set_path<const LEVELS: u32>(&mut self, d: usize, mut v: u64) {
-        let mut i = (1 << LEVELS) + d;
-        let tree = &mut self.tree[..(i | 1) + 1];
+        debug_assert!(d < 1 << LEVELS);
+        let tree = &mut self.tree[..2 << LEVELS];
+        let mut i = (1 << LEVELS) | (d & ((1 << LEVELS) - 1));
         tree[i] = v;
         for _ in 0..LEVELS {
-            // SAFETY: i ^ 1 <= i | 1 < tree.len(), and i only shrinks.
-            unsafe {
-                v = min_u64(v, *tree.get_unchecked(i ^ 1));
-                i >>= 1;
-                *tree.get_unchecked_mut(i) = v;
-            }
+            v = min_u64(v, tree[i ^ 1]);
+            i >>= 1;
+            tree[i] = v;
         }
     }
 

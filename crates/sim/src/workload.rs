@@ -56,6 +56,16 @@ pub fn prefetch<T>(p: &T) {
     }
 }
 
+/// `prefetch` of any address, in the map or not: a prefetch never faults.
+#[inline(always)]
+pub fn prefetch_ptr<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: as in `prefetch`; the pointer is not dereferenced.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch(p as *const i8, core::arch::x86_64::_MM_HINT_T0)
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct StreamSpec {
     pub rnd: bool,

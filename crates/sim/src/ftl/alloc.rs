@@ -140,6 +140,11 @@ impl Ftl {
         self.map(lpn, addr, c, blk);
         // This die's next unit goes right after: have its reverse-map slot ready by then.
         self.rmap.prefetch_slot(self.die_addr(k, d, o + c));
+        if self.stripe.is_none() {
+            // A die chosen by how busy it is: its pages are scattered over the block's rows.
+            // (Striped, the block fills in address order, which the hardware fetches ahead.)
+            self.rmap.prefetch_flat(addr as u64 + self.rows_ahead);
+        }
         flash.program_main(d, c, t)
     }
 

@@ -118,6 +118,10 @@ pub struct Ftl {
     stripe: Option<Div32>,
     /// Chunks of an FTL block on each die.
     share: u32,
+    /// How far ahead of a frontier die's write its next reverse-map entry is fetched: two
+    /// rows of the block's pages (a row is a program unit on every die, `dies · cpp` chunks),
+    /// so a die writes there after the other dies have written two units each (alloc.rs).
+    rows_ahead: u64,
     slc_free: VecDeque<u32>,
     slc_closed: VecDeque<u32>,
     slc_dead: Vec<u32>,
@@ -230,6 +234,7 @@ impl Ftl {
             dies: cfg.dies,
             stripe: cfg.striped.then(|| Div32::new(cfg.dies as u64)),
             share: cfg.cpb / cfg.dies,
+            rows_ahead: 2 * cfg.dies as u64 * cfg.chunks_per_prog as u64,
             slc_free: VecDeque::new(),
             slc_closed: VecDeque::new(),
             slc_dead: Vec::new(),

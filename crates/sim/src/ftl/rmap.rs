@@ -7,7 +7,7 @@
 
 use super::big_vec;
 use super::NONE;
-use crate::driver::prefetch;
+use crate::driver::{prefetch, prefetch_ptr};
 
 const EMPTY: u64 = u64::MAX;
 
@@ -97,6 +97,18 @@ impl RevMap {
     pub fn prefetch_slot(&self, addr: u32) {
         if let RevMap::Hash(t) = self {
             prefetch(&t[Self::home(t, addr)]);
+        }
+    }
+
+    /// Bring in a flat map's entry at `addr` (nothing for a table, whose slots are fetched
+    /// by `prefetch_slot`): a frontier die's entries a few pages on, in lines last touched
+    /// when their block was last written, a miss to memory per 16 chunks written that the
+    /// store of the die's next unit would wait on. Any address: a prefetch past the map's end
+    /// is only a hint, never a fault, so no bounds check.
+    #[inline(always)]
+    pub fn prefetch_flat(&self, addr: u64) {
+        if let RevMap::Flat(v) = self {
+            prefetch_ptr(v.as_ptr().wrapping_add(addr as usize));
         }
     }
 
