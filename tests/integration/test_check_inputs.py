@@ -68,6 +68,10 @@ def test_every_confidence_out_of_its_range_is_told_that_range(three):
         assert p.returncode == 2 and "give a level from 50% to below 100%" in said, (level, said)
         assert "999" not in said and "Traceback" not in said
     assert iolab("check", pb, "--baseline", pa, "--confidence=80%").returncode in (0, 7)
+    # a level is printed as given: 99.99% was titled "confidence 100%", a level the check refuses
+    for level, shown in (("99.99%", "99.99%"), ("97.5%", "97.5%")):
+        p = iolab("check", pb, "--baseline", pa, f"--confidence={level}")
+        assert p.returncode in (0, 7) and f"(confidence {shown})" in p.stdout and "100%" not in p.stdout, p.stdout
 
 
 @pytest.mark.parametrize(

@@ -136,20 +136,27 @@ def test_another_run_s_results_db_under_a_run_s_manifest_is_refused(a_run, scrat
 
 
 def test_a_results_db_from_before_it_named_its_run_is_read_as_before(a_run, scratch):
-    """An older results.db has no run_identity table: it cannot be told from its run's, and is
-    read (its absence is no loss, unlike a table every iolab wrote)."""
+    """An older run's results.db has no run_identity table, and its manifest no db_names_run: it
+    cannot be told from its run's, and is read (its absence is no loss, unlike a table every iolab
+    wrote). The same database beside a manifest that says it was made naming its run was replaced
+    or had the table dropped, and is refused (a tester's copied database with the table dropped
+    was read as the run's again)."""
     runs = scratch / "runs"
-    shutil.copytree(a_run, runs / "old")
-    with sqlite3.connect(runs / "old" / "results.db") as db:
-        assert db.execute("SELECT uid FROM run_identity").fetchall() == [
-            (json.loads((a_run / "manifest.json").read_text())["uid"],)
-        ]
+    shutil.copytree(a_run, runs / "bad")
+    manifest = runs / "bad" / "manifest.json"
+    m = json.loads(manifest.read_text())
+    assert m["db_names_run"] is True
+    with sqlite3.connect(runs / "bad" / "results.db") as db:
+        assert db.execute("SELECT uid FROM run_identity").fetchall() == [(m["uid"],)]
         db.execute("DROP TABLE run_identity")
     db.close()
-    for args in (("show", "old"), ("audit", "old")):
+    every_command_refuses(scratch, runs, "this results database names no run, though the manifest.json beside it")
+    assert listed(runs)["bad"]["state"] == "broken"
+    manifest.write_text(json.dumps({k: v for k, v in m.items() if k != "db_names_run"}))  # as an older run's
+    for args in (("show", "bad"), ("audit", "bad")):
         p = iolab(*args, "--runs-dir", str(runs), timeout=120)
         assert p.returncode == 0, p.stderr
-    assert listed(runs)["old"]["state"] == "complete"
+    assert listed(runs)["bad"]["state"] == "complete"
 
 
 def test_a_table_without_a_column_every_iolab_wrote_is_refused_naming_it(a_run, scratch):

@@ -172,8 +172,8 @@ def _refuse_one_target_twice(specs: list[str], hosts: list | None = None) -> Non
     from iolab.api.fleetident import on_host
     from iolab.run.identity import drive_key
 
-    seen: dict[str, str] = {}
-    for spec in specs:
+    seen: dict[str, tuple[int, str]] = {}  # a drive's key -> the --target (its place, its spec) that reaches it
+    for i, spec in enumerate(specs):
         keys: list[tuple[str | None, str]] = []
         for h in hosts or [None]:
             try:
@@ -185,10 +185,11 @@ def _refuse_one_target_twice(specs: list[str], hosts: list | None = None) -> Non
             except IolabError:  # its own run says what is wrong with it, beside the others' outcomes
                 continue
         for key, where in keys:
-            if key is None or seen.setdefault(key, spec) == spec:  # one spec's drive through several hosts is one
+            # one --target's drive through several hosts is one; by place, not spec: -t F -t F is two
+            if key is None or seen.setdefault(key, (i, spec))[0] == i:
                 continue
             raise IolabError(
-                f"--target {seen[key]} and --target {spec} are one drive: both reach the {key}{where} (a "
+                f"--target {seen[key][1]} and --target {spec} are one drive: both reach the {key}{where} (a "
                 "symlink, a hard link, a second device node or another address of one NBD server is another "
                 "name of one drive). Two runs on one drive would measure neither: give each drive once. "
                 "Nothing was run or written."

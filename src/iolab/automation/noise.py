@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from iolab.automation.tstat import geometric_mean, t_quantile
-from iolab.core.units import counted
+from iolab.core.units import counted, given
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ def noise(base: Side, cand: Side, spread: float | None, confidence: float, log: 
         half = t_quantile(p, 1e9) * spread * abs(base.value or 0) * math.sqrt(1 / nb + 1 / nc)
         return Noise(
             half,
-            f"normal interval, {confidence:.0%}, from the declared run-to-run spread ({100 * spread:g} % of the "
+            f"normal interval, {given(100 * confidence)}%, from the declared run-to-run spread ({100 * spread:g} % of the "
             f"value per run; {nb} baseline and {counted(nc, 'candidate run')})",
         )
     xb, xc = ([math.log(v) for v in s.samples] if log else s.samples for s in (base, cand))
@@ -104,7 +104,7 @@ def noise(base: Side, cand: Side, spread: float | None, confidence: float, log: 
         terms = [(vb / nb, nb - 1), (vc / nc, nc - 1)]
         df = sum(v for v, _ in terms) ** 2 / sum(v * v / d for v, d in terms if v > 0)
         half = t_quantile(p, df) * math.sqrt(vb / nb + vc / nc)
-        how = f"Welch t interval{logs}, {confidence:.0%}, {df:.1f} degrees of freedom, from the repeated runs' spread"
+        how = f"Welch t interval{logs}, {given(100 * confidence)}%, {df:.1f} degrees of freedom, from the repeated runs' spread"
         return Noise(half, f"{how} ({nb} baseline and {nc} candidate runs)", log)
     one = vb if vb is not None else vc
     if one:  # one side a single run: the other side's per-run spread stands for it
@@ -113,7 +113,7 @@ def noise(base: Side, cand: Side, spread: float | None, confidence: float, log: 
         which = "baseline" if vb is not None else "candidate"
         return Noise(
             half,
-            f"t prediction interval{logs}, {confidence:.0%}, {n - 1} degrees of freedom, from the spread of the "
+            f"t prediction interval{logs}, {given(100 * confidence)}%, {n - 1} degrees of freedom, from the spread of the "
             f"{which}'s {n} repeated runs (the single run on the other side taken to vary as much)",
             log,
         )

@@ -17,7 +17,7 @@ from rich.table import Table
 from iolab.cli.console import Console, write_out
 from iolab.core.errors import Exit, IolabError
 from iolab.core.streams import note_line
-from iolab.core.units import num, percent
+from iolab.core.units import given, num, percent
 
 # Runs, their records and checks are imported by the functions that read them: `iolab --help`
 # mounts these commands without loading the store, the reports or the statistics.
@@ -120,7 +120,7 @@ def _side(refs: list[str], what: str, force: bool) -> list[dict]:
 
 def render_check(result: dict, console: Console) -> None:
     t = Table(
-        title=f"check: {esc(result['test'])} (confidence {result['confidence']:.0%})",
+        title=f"check: {esc(result['test'])} (confidence {given(100 * result['confidence'])}%)",
         title_justify="left",
         box=box.SIMPLE_HEAD,
         pad_edge=False,

@@ -72,6 +72,10 @@ class Manifest:
     # share it (the run id does, for runs started in one second in different runs directories).
     # None for runs stored before it existed.
     uid: str | None = None
+    # Whether results.db was made naming this run's uid (store/dbidentity.py): set when the run is
+    # created (and when resume records it in an older database), so a results.db beside it that
+    # names no run was put there after, not left by a version before the table.
+    db_names_run: bool = False
     # What a newer iolab stored that this one does not know, by name: never a key of
     # manifest.json itself (STORED_APART); `manifest_bytes` writes the fields back beside the
     # known ones, so a resume or any rewrite by this version loses nothing stored.

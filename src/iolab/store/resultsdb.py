@@ -113,9 +113,10 @@ ADDED_SERIES_COLUMNS = {"lat_max_us": "REAL"}
 ADDED_TABLES = ("run_identity",)
 
 
-def open_for_writing(path: Path, uid: str | None) -> sqlite3.Connection:
+def open_for_writing(path: Path, uid: str | None, named: bool = False) -> sqlite3.Connection:
     """The writer's connection to `path`/results.db, created with its tables if new, naming the
-    run `uid` (dbidentity.py: a database of another run is refused before anything is written).
+    run `uid` (dbidentity.py: a database of another run, or naming none where the manifest says
+    it was made naming it (`named`), is refused before anything is written).
     Its tables are made in one transaction, so a results.db holding some of them and not the
     others lost them after: it is refused as it is, not given the lost ones empty (a resumed run
     would then go on as if it had never stored their rows)."""
@@ -123,12 +124,13 @@ def open_for_writing(path: Path, uid: str | None) -> sqlite3.Connection:
     try:
         db = sqlite3.connect(path / "results.db", timeout=30)
         _refuse_lost_tables(db, path / "results.db")  # before anything is written, the journal mode too
-        dbidentity.refuse_other_run(db, uid, path / "results.db")
+        made = db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0  # not the new run's first open
+        dbidentity.refuse_other_run(db, uid, path / "results.db", named and made)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=FULL")
-        db.executescript(f"BEGIN; {SCHEMA} COMMIT;")
+        # the run's uid with the tables, in their transaction: no reader sees them naming no run
+        db.executescript(f"BEGIN; {SCHEMA} {dbidentity.naming(uid)} COMMIT;")
         migrate(db)
-        dbidentity.record(db, uid, path / "results.db")
     except IolabError:
         if db is not None:
             db.close()

@@ -77,7 +77,10 @@ class RunStore:
             has_manifest = (path / "manifest.json").exists()
             self.manifest = self._read_manifest() if has_manifest else None
             if writable:
-                self._db = open_for_writing(path, self.manifest.uid if self.manifest else None)
+                m = self.manifest
+                self._db = open_for_writing(path, m.uid if m else None, bool(m and m.db_names_run))
+                if m is not None and m.uid is not None:
+                    m.db_names_run = True  # it does now (written with the manifest's next write)
                 try:
                     reserve_space(path)
                 except OSError as e:
@@ -123,6 +126,7 @@ class RunStore:
             # lists as a run (it holds a manifest, a database or raw/) is never one half set up.
             reserve_space(path)
             manifest.run_id = path.name
+            manifest.db_names_run = manifest.uid is not None  # the store made next names it (dbidentity)
             stamp_writer(manifest)
             write_atomic(path / "manifest.json", manifest_bytes(manifest))
             (path / "raw").mkdir()
@@ -380,7 +384,9 @@ class RunStore:
         if self._verified or self.manifest is None:
             return
         try:
-            dbidentity.refuse_other_run(self._db, self.manifest.uid, self.dir / "results.db")
+            m = self.manifest
+            db = self.dir / "results.db"  # none yet: a run being made, read as an empty store
+            dbidentity.refuse_other_run(self._db, m.uid, db, m.db_names_run and db.exists())
             rowcheck.refuse_missing(self._db, self.manifest, self.dir / "results.db")
         except sqlite3.DatabaseError as e:
             raise IolabError(f"{self.dir / 'results.db'}: damaged ({e}); nothing more is read from it.") from None
