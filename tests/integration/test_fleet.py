@@ -585,3 +585,24 @@ def test_the_fleet_table_prints_a_figure_as_show_does(tmp_path):
         v = fig["values"].get("s7")
         if v is not None:
             assert num(v) in shown.stdout, (fig["name"], num(v), shown.stdout)
+
+
+def test_a_fleet_run_with_a_relative_runs_dir_is_read_from_any_directory(tmp_path):
+    """Before: fleet.json named each drive's run by the relative path it printed (--runs-dir fr),
+    so `iolab fleet` from another directory found no run and rewrote every row "unreadable"."""
+    f = tmp_path / "fleet.toml"
+    f.write_text(
+        '[fleet]\nname = "rel"\n' + "".join(f'[[drive]]\ntarget = "{SIM}&seed={s}"\nname = "s{s}"\n' for s in (1, 2))
+    )
+    args = [*IOLAB, "run", "latency", "--quick", "--no-report", "--fleet", str(f), "--runs-dir", "fr"]
+    r = subprocess.run(
+        args, capture_output=True, text=True, timeout=600, cwd=tmp_path, env=dict(os.environ, COLUMNS="200")
+    )
+    assert r.returncode in (0, 7), r.stdout + r.stderr
+    d = tmp_path / fleet_dir(r.stdout)
+    rows = json.loads((d / "fleet.json").read_text())["members"]
+    assert all(Path(m["run_dir"]).is_absolute() for m in rows), rows
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    p = subprocess.run([*IOLAB, "fleet", str(d)], capture_output=True, text=True, timeout=300, cwd=elsewhere)
+    assert p.returncode in (0, 7) and "unreadable" not in p.stdout + p.stderr, p.stdout + p.stderr
