@@ -250,6 +250,20 @@ def test_not_steady_on_a_fresh_drive_over_a_passing_window_is_no_contradiction(i
     assert results(fresh)["steady-evidence"] == "pass"
 
 
+def test_the_verdict_is_the_runners_when_erases_are_counted_and_too_little_was_written(iops_run, tmp_path):
+    # the simulator counts erases in every window round, yet too little was written since the
+    # purge: the runner (phaseend.settle) stores not steady, and the audit decides as it does
+    few = "UPDATE cells SET write_bytes = write_bytes / 100"
+    fresh = planted(iops_run, tmp_path / "a", few, "UPDATE phases SET steady = 0")
+    assert results(fresh)["steady-evidence"] == "pass"
+    # ... and a verdict of steady stored over that evidence is one the runner would not store
+    bad = planted(iops_run, tmp_path / "b", few)
+    assert only_failed(bad) == ["steady-evidence"]
+    assert "main: stored as steady, but the runner turns its window down: steady state not reached" in (
+        steady_reason(bad)
+    )
+
+
 def test_a_verdict_changed_after_the_runs_audit_is_marked_where_it_is_shown(iops_run, tmp_path):
     # results.db changed after the run stored its (passing) audit: show, --json and the report
     # read the stored audit, with steady-evidence made again

@@ -16,19 +16,25 @@ from typing import Any
 
 from iolab.core.cellschema import CellRow
 from iolab.core.errors import IolabError
+from iolab.core.steady import SteadyRule
 from iolab.core.units import counted, measurable
 from iolab.figures.audit_series import Shape, findings
 from iolab.figures.audit_steady import disagreements, recheck, verdict_contradictions
 from iolab.figures.endurance import measures_endurance, steady_random_write
-from iolab.figures.phaseend import since_last_purge
+from iolab.figures.phaseend import (
+    range_label,
+    range_share,
+    turned_down,
+    window_doubt,
+    window_erases,
+    write_minimum,
+    written_since_purge,
+)
 from iolab.figures.summary import PhaseSummary, summarise
 from iolab.store import bulk as storebulk
 from iolab.store.manifest import manifest_of
-from iolab.store.runstore import RunStore
+from iolab.store.runstore import PhaseRow, RunStore
 
-# The tested range may fall short of the drive's by the alignment the tested capacity is cut to
-# (a few MiB); a range cut by more (the quick capacity limit) is not the drive's steady state.
-RANGE_TOL = 0.01
 # A cell's flash writes lag its host writes by at most what the controller's write buffer holds
 # at the cell's end (the simulator's buffer_bytes); this much of the host writes more covers the
 # pages a cell ends with half-programmed.
@@ -101,11 +107,6 @@ class RunView:
         return self.store.cells()
 
     @cached_property
-    def written_cells(self) -> list[CellRow]:
-        kinds = ("precondition", "measure", "interrupted")
-        return [c for k in kinds for c in self.store.cells(kind=k, complete_only=False)]
-
-    @cached_property
     def series(self) -> dict[int, list[tuple[float, float, float, float, float | None]]]:
         return storebulk.all_series(self.store)
 
@@ -131,17 +132,6 @@ class RunView:
         except (IolabError, ImportError):
             return None
 
-    def since_purge(self, phase: str, upto_round: int) -> int:
-        """Bytes the stored cells wrote from the last purge before `phase` to its round `upto_round`."""
-        phases = self.m.plan.get("phases", [])
-        names = [p.get("name") for p in phases]
-        before = set(since_last_purge(phases, names.index(phase) if phase in names else 0)) - {phase}
-        return sum(
-            c.write_bytes or 0
-            for c in self.written_cells
-            if c.phase in before or (c.phase == phase and c.round <= upto_round)
-        )
-
 
 def _streams(c: CellRow) -> list[dict[str, Any]]:
     return list((c.workload or {}).get("streams") or ())
@@ -150,35 +140,39 @@ def _streams(c: CellRow) -> list[dict[str, Any]]:
 # -- the invariants ----------------------------------------------------------------------------
 
 
-def _fob_doubts(
-    v: RunView, name: str, window: tuple[int, ...], minimum: int, n: dict[str, Any]
-) -> tuple[list[str], str]:
-    """What in the run says phase `name` had not left fresh-out-of-box by its window's end, and
-    what the evidence is (for the pass line); `n` takes the numbers behind it."""
-    cells = [c for c in v.cells if c.phase == name and c.round in window]
-    written = v.since_purge(name, window[-1])
-    n.update({"window": list(window), "written_since_purge_bytes": written})
-    counted = [c for c in cells if "erases" in (c.counters or {})]
-    doubts: list[str] = []
-    if counted and sum(c.write_bytes or 0 for c in cells):
-        # the simulator counts its own garbage collection: at work in every window round
-        erases = {r: sum(float(c.counters["erases"]) for c in counted if c.round == r) for r in window}
-        n["erases_per_round"] = [erases[r] for r in window]
-        n["gc_copied_pages"] = sum(float(c.counters.get("gc_copied_pages", 0)) for c in counted)
-        idle = [r for r in window if erases[r] <= 0]
-        if idle:
-            doubts.append(
-                f"{name}: stored as steady with 0 erases in round(s) {', '.join(map(str, idle))} of its "
-                f"window {window[0]}-{window[-1]}: no garbage collection, the drive is fresh-out-of-box"
-            )
-        return doubts, f"{name}: {min(erases.values()):,.0f}+ erases in every window round"
-    if written < minimum:
-        multiple = float(v.m.profile.get("steady_min_write_multiple", 2.0))
-        doubts.append(
-            f"{name}: stored as steady after {written / 1e9:.3f} GB written since the purge, below "
-            f"{multiple:g}× its active range ({minimum / 1e9:.3f} GB)"
+def _runner_doubt(v: RunView, p: PhaseRow, window: tuple[int, ...], n: dict[str, Any]) -> tuple[str | None, str]:
+    """Why the runner stores a passing window of phase `p` as not steady (None: steady), decided
+    by its own functions (phaseend.settle's) over the stored run, and the evidence it rests on
+    (for the pass line); `n` takes the numbers behind it."""
+    planned = {q.get("name"): q for q in v.m.plan.get("phases", ())}
+    names = list(planned)
+    cells = [c for c in v.cells if c.phase == p.name]
+    tracks_writes = bool(planned[p.name].get("tracking")) and any(
+        s.get("op") == "write" for c in cells for s in _streams(c)
+    )
+    # a run stored before the steady-state minimum existed ran without one (as resume goes on)
+    rule = SteadyRule(min_write_multiple=float(v.m.profile.get("steady_min_write_multiple", 0.0)))
+    cap = int(v.m.target.get("capacity") or 0)
+    tested = int(v.m.target.get("tested_capacity") or cap)
+    minimum = write_minimum(rule, tested, tracks_writes)
+    since = written_since_purge(v.store, names.index(p.name))
+    erased = window_erases(v.store, p.name, window) if tracks_writes and since >= minimum else {}
+    doubt = window_doubt(window, since, minimum, rule.minimum_text(), tracks_writes, erased)
+    share = range_share(tested, cap, float(v.m.profile.get("active_range", 1.0)))
+    written = sum(c.write_bytes or 0 for c in cells)
+    n.update({"window": list(window), "written_since_purge_bytes": since, "minimum_bytes": minimum})
+    n.update({"erases_per_round": [erased.get(r) for r in window]} if erased else {})
+    evidence = f"{p.name}: {since / 1e9:.3f} GB written since the purge (≥ {minimum / 1e9:.3f} GB)"
+    if erased:
+        evidence += f", {min(erased.values()):,.0f}+ erases in every window round"
+    why = turned_down(written, planned[p.name].get("min_write_bytes"), doubt, share)
+    if share is not None and why == range_label(share):
+        asked = cap * float(v.m.profile.get("active_range", 1.0))
+        why = (
+            f"steady on {tested / cap:.0%} of the drive's LBAs (tested {tested / 1e9:.3f} of {asked / 1e9:.3f} GB, "
+            f"the range cut by the quick limit): {why}"
         )
-    return doubts, f"{name}: {written / 1e9:.3f} GB written since the purge (≥ {minimum / 1e9:.3f} GB)"
+    return why, evidence
 
 
 def steady_evidence(v: RunView) -> Outcome:
@@ -187,20 +181,10 @@ def steady_evidence(v: RunView) -> Outcome:
     judged = [p for p in phases.values() if p.steady or (p.steady is not None and tables[p.name])]
     if not judged:
         return Outcome(NA, "no phase is stored with a steady-state verdict")
-    cap = int(v.m.target.get("capacity") or 0)
-    tested = int(v.m.target.get("tested_capacity") or cap)
-    # the range the profile asks for (PTS client tests: 75 %); a tested range below it was cut
-    asked = int(cap * float(v.m.profile.get("active_range", 1.0)))
-    minimum = int(float(v.m.profile.get("steady_min_write_multiple", 2.0)) * max(tested, asked))
     planned = {p.get("name"): p for p in v.m.plan.get("phases", ())}
     failures: list[str] = []
     said: list[str] = []
-    numbers: dict[str, Any] = {
-        "capacity_bytes": cap,
-        "active_range_bytes": asked,
-        "tested_bytes": tested,
-        "minimum_bytes": minimum,
-    }
+    numbers: dict[str, Any] = {}
     for p in judged:
         table = tables[p.name]
         window = table[0].rounds if table else ()
@@ -208,26 +192,15 @@ def steady_evidence(v: RunView) -> Outcome:
             failures.append(f"{p.name}: stored as steady without a steady-state window")
             continue
         n: dict[str, Any] = {"stored_steady": p.steady}
-        doubts, evidence = _fob_doubts(v, p.name, window, minimum, n)
-        cut = asked and tested < asked * (1 - RANGE_TOL)
-        if cut:
-            doubts.append(
-                f"{p.name}: steady on {tested / cap:.0%} of the drive's LBAs (tested {tested / 1e9:.3f} of "
-                f"{asked / 1e9:.3f} GB, the range cut by the quick limit): not the drive's steady state"
-            )
-        if p.steady:
-            failures += doubts
+        why, evidence = _runner_doubt(v, p, window, n)
+        if p.steady and why is not None:
+            failures.append(f"{p.name}: stored as steady, but the runner turns its window down: {why}")
+        elif p.steady:
             said.append(evidence)
-        plan = planned.get(p.name, {})
-        r = recheck(plan, v.m.profile, table, [c for c in v.cells if c.phase == p.name])
+        r = recheck(planned.get(p.name, {}), v.m.profile, table, [c for c in v.cells if c.phase == p.name])
         n["recomputed_steady"] = r.verdict.steady if r.verdict else None
         failures += disagreements(p.name, r)
-        # the runner turns a passing window down for these too (phaseend.settle): any cut of the
-        # range, and less written by the phase than it asks of itself
-        own = sum(c.write_bytes or 0 for c in v.cells if c.phase == p.name)
-        if (asked and tested < asked) or own < int(plan.get("min_write_bytes") or 0):
-            doubts.append("range or phase minimum")
-        failures += verdict_contradictions(p, r, doubts)
+        failures += verdict_contradictions(p, r, [why] if why else [])
         numbers[p.name] = n
     return _outcome(
         failures,

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from iolab.core.decide import Decision
 from iolab.core.plan import Deferred, Phase, TestPlan
-from iolab.core.steady import SteadyVerdict
+from iolab.core.steady import SteadyRule, SteadyVerdict
 from iolab.core.units import counted, duration
 from iolab.store.manifest import Manifest, manifest_of
 from iolab.store.runstore import RunStore
@@ -148,22 +148,29 @@ def settle(
 ) -> tuple[bool | None, str]:
     """The phase's stored verdict once it ended: the window's, unless the evidence that the
     drive left fresh-out-of-box is missing; then False and why (to add to the stop reason)."""
-    written, since_purge, capacity = spent.written, spent.since_purge, spent.capacity
     steady = verdict.steady if verdict is not None else None
     if not steady:
         return steady, ""
-    if phase.min_write_bytes and written < phase.min_write_bytes:
+    doubt = fob_doubt(store, phase, verdict, spent.since_purge, steady_minimum(plan, phase), plan.rule.minimum_text())
+    share = range_share(plan.capacity, spent.capacity, plan.profile.active_range)
+    why = turned_down(spent.written, phase.min_write_bytes, doubt, share)
+    return (False, why) if why is not None else (True, "")
+
+
+def turned_down(written: int, min_write_bytes: int | None, doubt: str | None, share: float | None) -> str | None:
+    """Why a window that passed the rule is stored as not steady (None: it is stored steady):
+    the phase's own minimum unwritten, a `fob_doubt`, or a range cut below the drive's. The
+    runner's `settle` and the self-audit's steady-evidence both decide by it."""
+    if min_write_bytes and written < min_write_bytes:
         # A write-saturation test is not steady on a drive that has not yet been filled.
-        return False, (
-            f"only {written / 1e9:.3f} GB written, below the {phase.min_write_bytes / 1e9:.3f} GB "
+        return (
+            f"only {written / 1e9:.3f} GB written, below the {min_write_bytes / 1e9:.3f} GB "
             "required before steady state is accepted"
         )
-    doubt = fob_doubt(store, phase, verdict, since_purge, steady_minimum(plan, phase), plan.rule.minimum_text())
     if doubt is not None:
-        return False, doubt
-    share = range_share(plan.capacity, capacity, plan.profile.active_range)
+        return doubt
     # the tested range's steady state at best: never labelled the drive's
-    return (False, range_label(share)) if share is not None else (True, "")
+    return range_label(share) if share is not None else None
 
 
 def writes(phase: Phase) -> bool:
@@ -175,9 +182,13 @@ def steady_minimum(plan: TestPlan, phase: Phase) -> int:
     that tracks steady state and writes must have left fresh-out-of-box, whose flat plateau
     passes the steady-state rule too (SteadyRule.min_write_multiple). Write Saturation, which
     runs to its budget whatever the verdict, is held to it as well: its verdict is printed."""
-    if not (phase.tracking and writes(phase)):
-        return 0
-    return plan.rule.min_write_bytes(plan.capacity)
+    return write_minimum(plan.rule, plan.capacity, bool(phase.tracking and writes(phase)))
+
+
+def write_minimum(rule: SteadyRule, capacity: int, tracks_writes: bool) -> int:
+    """`steady_minimum` from the rule, the tested capacity and whether the phase tracks steady
+    state and writes (the self-audit asks it of the stored run)."""
+    return rule.min_write_bytes(capacity) if tracks_writes else 0
 
 
 def range_share(tested: int, capacity: int, active_range: float) -> float | None:
@@ -207,17 +218,27 @@ def fob_doubt(
     """Why a window that passed the rule is not yet evidence of steady state (None: it is)."""
     if verdict is None or not verdict.steady:
         return None
+    tracks_writes = bool(phase.tracking and writes(phase))
+    erased = window_erases(store, phase.name, verdict.window) if tracks_writes and since_purge >= minimum else {}
+    return window_doubt(verdict.window, since_purge, minimum, what, tracks_writes, erased)
+
+
+def window_doubt(
+    window: tuple[int, ...], since_purge: int, minimum: int, what: str, tracks_writes: bool, erased: dict[int, float]
+) -> str | None:
+    """`fob_doubt` of a passing window from its numbers: the bytes written since the purge, and
+    the flash blocks erased in each window round (`window_erases`) of a phase that tracks steady
+    state and writes. The self-audit asks it of the stored cells, so the two cannot disagree."""
     if since_purge < minimum:
         return too_fresh(since_purge, minimum, what)
-    if not (phase.tracking and writes(phase)):
+    if not tracks_writes:
         return None
-    erased = window_erases(store, phase.name, verdict.window)
-    idle = [r for r in verdict.window if r in erased and erased[r] == 0]
+    idle = [r for r in window if r in erased and erased[r] == 0]
     if idle:
         # garbage collection at work in every round: a round that erased nothing still wrote into
         # the free flash the purge left
         return (
-            f"steady state not reached: the window (rounds {verdict.window[0]}-{verdict.window[-1]}) passed, but "
+            f"steady state not reached: the window (rounds {window[0]}-{window[-1]}) passed, but "
             f"the simulated drive erased no flash block in round(s) {', '.join(map(str, idle))}: it was still "
             "writing into the free flash a purge leaves (fresh-out-of-box), not collecting garbage"
         )
