@@ -25,6 +25,7 @@ from iolab.store.manifest import Manifest, manifest_of, now_iso
 from iolab.store.runstore import RunStore
 from iolab.targets import DeviceFacts, Target
 from iolab.targets.lock import TargetClaim
+from iolab.targets.purgerange import check_partial_purge
 
 
 @dataclass(frozen=True)
@@ -195,6 +196,8 @@ def check_purge_method(target: Target, options: RunOptions) -> None:
             f"purge method {options.purge_method!r}: not one for {target.spec} ({target.kind}); "
             f"use one of {', '.join(allowed)}. Nothing was run or written."
         )
+    # a device tested in its first part (?size=): no purge that would erase beyond it
+    check_partial_purge(target, options.purge_method)
 
 
 def admit(

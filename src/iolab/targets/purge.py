@@ -2,7 +2,9 @@
 
 Drive erases (NVMe format/sanitize, ATA secure erase, SCSI format/sanitize) are never aimed at
 a partition, nor at an NVMe namespace whose controller would erase its other namespaces too;
-'auto' then falls back to blkdiscard. A file is purged by punching holes in it.
+'auto' then falls back to blkdiscard. A device given with a ?size= below its own size is purged
+by discarding [0, size) alone: a drive erase would erase beyond it, so none is chosen or taken.
+A file is purged by punching holes in it.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from iolab.targets.facts import block_dev
 from iolab.targets.files import allocate, prepare_file
 from iolab.targets.kinds import ProgressFn, kind_of
 from iolab.targets.model import PurgeOutcome, Target
+from iolab.targets.purgerange import PART_NOTE, check_partial_purge, discard_range, is_partial
 
 PURGE_METHODS = (
     "auto",
@@ -69,6 +72,9 @@ def auto_method(target: Target) -> str:
     if target.kind == "nbd":
         return "none possible: iolab has no purge for NBD exports (purge the storage behind it, then --purge none)"
     iface = target.facts.interface
+    if is_partial(target):
+        length, note = discard_range(target)
+        return f"blkdiscard of bytes 0 to {length:,} only ({iface or 'unknown'} interface; {PART_NOTE}{note})"
     chosen = _AUTO_BY_INTERFACE.get(iface or "", "blkdiscard")
     fallback = "" if chosen == "blkdiscard" else "; blkdiscard if the drive cannot"
     return f"{chosen} ({iface or 'unknown'} interface{fallback})"
@@ -108,6 +114,10 @@ def purge_block(target: Target, method: str, progress: ProgressFn | None = None)
     if method == "file":
         raise IolabError(f"purge method 'file' applies to file: targets; {target.path} is a block device.")
     iface = target.facts.interface
+    check_partial_purge(target, method)  # admission refused these already; here against any other caller
+    if method == "auto" and is_partial(target):
+        outcome = _purge_blkdiscard(target)
+        return replace(outcome, detail=f"auto: {PART_NOTE} -> blkdiscard of [0, ?size=). {outcome.detail}")
     if method == "auto":
         chosen = _AUTO_BY_INTERFACE.get(iface or "", "blkdiscard")
         if chosen == "blkdiscard":
@@ -163,12 +173,24 @@ def _other_namespaces(target: Target) -> list[str]:
 
 def _purge_blkdiscard(target: Target, progress: ProgressFn | None = None) -> PurgeOutcome:
     # -f: blkdiscard refuses devices with signatures; check_safe_to_write already decided that.
-    r = host.run_command(["blkdiscard", "-f", target.path], timeout=host.LONG)
+    # A partial device gets an explicit range: blkdiscard alone discards the whole device.
+    length, note = discard_range(target) if is_partial(target) else (None, "")
+    span = [] if length is None else ["-o", "0", "-l", str(length)]
+    r = host.run_command(["blkdiscard", "-f", *span, target.path], timeout=host.LONG)
     if r.missing:
         return PurgeOutcome("blkdiscard", False, "blkdiscard (util-linux) is not installed.")
     if not r.ok:
         return PurgeOutcome("blkdiscard", False, f"{r.summary()} (the device may not support discard).")
-    return PurgeOutcome("blkdiscard", True, f"{r.summary()}: whole device discarded ({human_bytes(target.capacity)}).")
+    if length is None:
+        return PurgeOutcome(
+            "blkdiscard", True, f"{r.summary()}: whole device discarded ({human_bytes(target.capacity)})."
+        )
+    return PurgeOutcome(
+        "blkdiscard",
+        True,
+        f"{r.summary()}: discarded offset 0, length {length:,} bytes ({human_bytes(length)}) of "
+        f"{target.path}; nothing past byte {length:,} touched{note}.",
+    )
 
 
 def _nvme_id_ctrl(target: Target) -> dict | None:
