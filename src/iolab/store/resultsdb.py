@@ -123,9 +123,8 @@ def open_for_writing(path: Path, uid: str | None, named: bool = False) -> sqlite
     db = None
     try:
         db = sqlite3.connect(path / "results.db", timeout=30)
-        _refuse_lost_tables(db, path / "results.db")  # before anything is written, the journal mode too
-        made = db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0  # not the new run's first open
-        dbidentity.refuse_other_run(db, uid, path / "results.db", named and made)
+        had = _refuse_lost_tables(db, path / "results.db")  # before anything is written, the journal mode too
+        dbidentity.refuse_other_run(db, uid, path / "results.db", named and bool(had))  # had: not a new run's
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=FULL")
         # the run's uid with the tables, in their transaction: no reader sees them naming no run
@@ -142,7 +141,8 @@ def open_for_writing(path: Path, uid: str | None, named: bool = False) -> sqlite
     return db
 
 
-def _refuse_lost_tables(db: sqlite3.Connection, path: Path) -> None:
+def _refuse_lost_tables(db: sqlite3.Connection, path: Path) -> set[str]:
+    """The tables the database holds, once none of iolab's first ones is lost."""
     have = {n for (n,) in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     first = [t for t in _known_columns() if t not in ADDED_TABLES]
     lost = sorted(t for t in first if t not in have)
@@ -153,6 +153,7 @@ def _refuse_lost_tables(db: sqlite3.Connection, path: Path) -> None:
             "anything), so the run cannot go on: made again empty, the rows it stored there would be gone "
             "unnoticed. Nothing was changed; restore results.db from a copy of the run, or start a new run."
         )
+    return have
 
 
 def migrate(db: sqlite3.Connection) -> None:
