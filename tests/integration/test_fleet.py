@@ -102,7 +102,9 @@ def test_a_simulated_fleet_flags_its_slow_drive_and_no_other(tmp_path):
     again = iolab("fleet", d.name, "--runs-dir", str(runs), "--spec-sheet", str(sheet), "--json")
     assert again.returncode == 7, again.stderr
     doc2 = json.loads(again.stdout)
-    assert {v["verdict"] for row in doc2["drives"] for v in row["verdicts"]} == {"pass"}
+    # quick runs: each figure was measured, but not as the drive's, so it neither passes nor fails
+    verdicts = [v for row in doc2["drives"] for v in row["verdicts"]]
+    assert {v["verdict"] for v in verdicts} == {"not-judged"} and all("quick run" in v["why"] for v in verdicts)
     # a typo in a figure's name is not a pass; a unit the figure cannot be in is the sheet's error
     sheet.write_text('[[criterion]]\nfigure = "RND 4K R/W 0/100 IOPS"\nmin = 99999999\n')
     typo = iolab("fleet", d.name, "--runs-dir", str(runs), "--spec-sheet", str(sheet))
@@ -519,21 +521,55 @@ def test_a_fleet_whose_runs_were_moved_is_not_a_pass_and_show_writes_nothing(tmp
     assert {r["state"] for r in rows} == {"unreadable"} and "cannot be read" in rows[0]["error"]
 
 
+ART_READ = '[[criterion]]\nfigure = "ART RND 4KiB R/W 100/0"\nmax = {}\nunit = "us"\nname = "read latency"\n'
+
+
 def test_the_fleet_keeps_its_spec_sheet_so_its_verdicts_do_not_move_with_the_original(tmp_path):
+    """A full (not quick) latency run on a small simulated drive reaches steady state, so the
+    sheet judges it: a pass, which the sheet's later edit does not turn into a fail."""
     sheet = tmp_path / "sheet.toml"
-    sheet.write_text('[[criterion]]\nfigure = "RND 4KiB R/W 0/100 IOPS"\nmin = 1\nunit = "kIOPS"\nname = "w"\n')
+    sheet.write_text(ART_READ.format(500))
     f = tmp_path / "fleet.toml"
     f.write_text(f'[fleet]\nname = "s"\nspec_sheet = "sheet.toml"\n[[drive]]\ntarget = "{SIM}"\nname = "a"\n')
-    r = iolab("run", "iops", *QUICK, "--fleet", str(f), "--runs-dir", str(tmp_path / "runs"))
-    assert r.returncode == 0, r.stdout + r.stderr
+    r = iolab("run", "latency", "--no-report", "--fleet", str(f), "--runs-dir", str(tmp_path / "runs"))
+    assert r.returncode == 0 and "pass (1/1)" in r.stdout, r.stdout + r.stderr
     d = fleet_dir(r.stdout)
-    sheet.write_text('[[criterion]]\nfigure = "RND 4KiB R/W 0/100 IOPS"\nmin = 1000\nunit = "kIOPS"\nname = "w"\n')
+    sheet.write_text(ART_READ.format(1))
     again = iolab("fleet", str(d), "--json")  # the sheet edited since: the fleet's verdicts are its own
     assert again.returncode == 0, again.stderr
     doc = json.loads(again.stdout)
+    assert doc["drives"][0]["steady_state"] == "reached"
     assert Path(doc["spec_sheet"]["path"]).parent == d and doc["drives"][0]["verdicts"][0]["verdict"] == "pass"
+    suite = ET.parse(d / "junit.xml").getroot().find("testsuite")
+    (case,) = [c for c in suite.iter("testcase") if c.get("name") == "criterion: read latency"]
+    assert case.find("failure") is None and case.find("skipped") is None
+    edited = iolab("fleet", str(d), "--spec-sheet", str(sheet), "--json")  # the edited sheet, asked for: a fail
+    assert edited.returncode == 7 and json.loads(edited.stdout)["drives"][0]["verdicts"][0]["verdict"] == "fail"
     sheet.unlink()
     assert iolab("show", str(d)).returncode == 0
+
+
+def test_a_quick_fleet_is_not_judged_by_its_spec_sheet_as_its_runs_front_pages_are_not(tmp_path):
+    """A quick run's figures are not the drive's: the fleet's table, report.json and JUnit say
+    "not judged" (skipped), as the same run's own report against the same sheet does, never pass."""
+    sheet = tmp_path / "sheet.toml"
+    sheet.write_text(ART_READ.format(500))
+    f = tmp_path / "fleet.toml"
+    f.write_text(f'[fleet]\nname = "q"\nspec_sheet = "sheet.toml"\n[[drive]]\ntarget = "{SIM}"\nname = "a"\n')
+    r = iolab("run", "latency", *QUICK, "--fleet", str(f), "--runs-dir", str(tmp_path / "runs"))
+    assert r.returncode == 0 and "0 pass, 1 not judged" in r.stdout and "pass (1/1)" not in r.stdout, r.stdout
+    d = fleet_dir(r.stdout)
+    doc = json.loads((d / "report.json").read_text())
+    ((v,),) = [row["verdicts"] for row in doc["drives"]]
+    assert v["verdict"] == "not-judged" and v["why"].startswith("not judged: quick run") and v["value"] > 0, v
+    suite = ET.parse(d / "junit.xml").getroot().find("testsuite")
+    (case,) = [c for c in suite.iter("testcase") if c.get("name") == "criterion: read latency"]
+    assert case.find("skipped") is not None and case.find("failure") is None
+    run_dir = doc["drives"][0]["run_dir"]
+    page = iolab("report", run_dir, "--spec-sheet", str(sheet), "--out", str(tmp_path / "pages"))
+    assert page.returncode == 0, page.stderr
+    (html,) = (tmp_path / "pages").glob("*.html")
+    assert "read latency: not judged: quick run" in " ".join(html.read_text().split())
 
 
 def test_resume_tries_a_refused_drive_again_once_its_cause_is_fixed(tmp_path):

@@ -17,7 +17,7 @@ from iolab.api.fleetfile import load_fleet
 from iolab.core.errors import IolabError
 from iolab.figures.fleet import DriveFigures, conditions_of, distribution, distributions, drive_figures
 from iolab.figures.specsheet import judge, load_spec_sheet
-from iolab.pages.fleet import caveats, conditions_text, document
+from iolab.pages.fleet import _verdict, caveats, conditions_text, document, spec_cell
 from iolab.pages.fleet_junit import junit_xml
 from iolab.pages.fleet_terminal import strip
 from iolab.targets import CommandResult, Target, host, parse_target
@@ -120,6 +120,11 @@ def test_spec_sheet_toml_and_csv_judge_alike(tmp_path):
         assert got == [(W, "fail"), ("ART", "pass"), ("DWPD", "not-measured")], name
     sheet = load_spec_sheet(tmp_path / "s.toml")
     assert judge("d1", {W: 35_000.0}, units, sheet)[0].verdict == "pass"  # the bound itself passes
+    # a run whose figures are not the drive's: measured, shown, neither passed nor failed
+    held = judge("d1", figs, units, sheet, reasons=["quick run", "steady state not evaluated"])
+    assert [v.verdict for v in held] == ["not-judged", "not-judged", "not-measured"]
+    assert held[0].why == f"not judged: quick run; steady state not evaluated ({W} = 34.00 kIOPS)", held[0].why
+    assert spec_cell([_verdict(v) for v in held]) == "0 pass, 1 not measured, 2 not judged"
 
 
 @pytest.mark.parametrize(

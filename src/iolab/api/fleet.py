@@ -34,6 +34,7 @@ from iolab.api.fleetfile import Fleet, FleetDrive, drive_target, fleet_name, loa
 from iolab.core.errors import Exit, IolabError
 from iolab.core.runfiles import FLEET_FILE, FLEET_SCHEMA
 from iolab.core.safefile import read_config, read_json
+from iolab.figures.specmatch import run_reasons
 from iolab.figures.specsheet import judge, load_spec_sheet
 from iolab.run.stopsignals import Interrupted
 from iolab.store.durable import replace_file, room_for
@@ -419,7 +420,7 @@ def report(
         for d in drives:
             if d.state == "complete":
                 units = {n: meta["unit"] for n, meta in d.meta.items()}
-                verdicts[d.name] = judge(d.name, d.figures, units, sheet)
+                verdicts[d.name] = judge(d.name, d.figures, units, sheet, reasons=run_reasons(recs.get(d.name) or {}))
     fleet = {
         "dir": str(state.dir),
         "name": state.name,

@@ -21,6 +21,7 @@ from __future__ import annotations
 import csv
 import difflib
 import io
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -76,7 +77,7 @@ class SpecSheet:
 class Verdict:
     drive: str
     criterion: Criterion
-    verdict: str  # pass | fail | not-measured
+    verdict: str  # pass | fail | not-measured | not-judged
     value: float | None  # in `unit`
     why: str
     unit: str = ""  # the unit `value` is in: the criterion's own, else its figure's ("" not measured)
@@ -200,11 +201,19 @@ def check_units(sheet: SpecSheet, units: dict[str, str]) -> None:
 
 
 def judge(
-    drive: str, figures: dict[str, float], units: dict[str, str], sheet: SpecSheet, strict_units: bool = True
+    drive: str,
+    figures: dict[str, float],
+    units: dict[str, str],
+    sheet: SpecSheet,
+    strict_units: bool = True,
+    reasons: Sequence[str] = (),
 ) -> list[Verdict]:
     """Each criterion's verdict on one drive (`figures`: its measured key figures; `units`: theirs).
     A criterion whose unit does not apply to its figure is refused (IolabError) unless not
-    `strict_units`, when its verdict is "fail" with no value (the front page says "not judged")."""
+    `strict_units`, when its verdict is "fail" with no value (the front page says "not judged").
+    `reasons` (specmatch.run_reasons: a quick run, steady state not reached, an audit failed)
+    make every measured figure "not-judged": it was measured, but not as the drive's, so it
+    neither passes nor fails the sheet (the fleet's rule and a single run's front page are one)."""
     out = []
     for c in sheet.criteria:
         if c.figure not in figures:
@@ -226,5 +235,9 @@ def judge(
         why = f"{c.figure} = {num(v)} {unit}, needs {c.bounds_text() or '-'}" + (
             f" (data sheet: {given(c.claim)})" if c.claim is not None else ""
         )
+        if reasons:
+            why = f"not judged: {'; '.join(reasons)} ({c.figure} = {num(v)} {unit})"
+            out.append(Verdict(drive, c, "not-judged", v, why, unit))
+            continue
         out.append(Verdict(drive, c, "pass" if ok else "fail", v, why, unit))
     return out

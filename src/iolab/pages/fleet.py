@@ -91,16 +91,17 @@ def _pool(p: Pool) -> dict:
 
 def spec_cell(vs: Sequence[dict]) -> str:
     """A drive's spec-sheet column: its failed criteria, else how many passed, and a criterion
-    not measured is counted as such (a sheet whose figures a run did not measure never reads as
-    a pass)."""
+    not measured or not judged is counted as such (a sheet whose figures a run did not measure,
+    or measured but not as the drive's, never reads as a pass)."""
     if not vs:
         return "—"
     fails = [v["criterion"] for v in vs if v["verdict"] == "fail"]
-    unmeasured = sum(v["verdict"] == "not-measured" for v in vs)
+    others = [(k, sum(v["verdict"] == k for v in vs)) for k in ("not-measured", "not-judged")]
+    rest = ", ".join(f"{n} {k.replace('-', ' ')}" for k, n in others if n)
     passed = sum(v["verdict"] == "pass" for v in vs)
     if fails:
-        return "FAIL: " + ", ".join(fails) + (f"; {unmeasured} not measured" if unmeasured else "")
-    return f"{passed} pass, {unmeasured} not measured" if unmeasured else f"pass ({passed}/{len(vs)})"
+        return "FAIL: " + ", ".join(fails) + (f"; {rest}" if rest else "")
+    return f"{passed} pass, {rest}" if rest else f"pass ({passed}/{len(vs)})"
 
 
 def _verdict(v: Verdict) -> dict:

@@ -62,8 +62,9 @@ def _steady_case(r: dict) -> tuple[str, str]:
 def junit_xml(doc: dict) -> str:
     """One test case per drive and check: its run, the outlier rule, its steady state, each
     spec-sheet criterion. A run that did not complete, an outlier, a steady state required and not
-    reached and a failed criterion are failures; a criterion the run does not measure, and a steady
-    state not reached but not required, are skipped."""
+    reached and a failed criterion are failures; a criterion the run does not measure or measured
+    but not as the drive's (not judged: a quick run, no steady state), and a steady state not
+    reached but not required, are skipped."""
     cases, failures, skipped = [], 0, 0
     for r in doc["drives"]:
         cls = quoteattr(f"fleet.{r['name']}")
@@ -97,7 +98,7 @@ def junit_xml(doc: dict) -> str:
             body = ""
             if v["verdict"] == "fail":
                 body, failures = f'<failure message={quoteattr(v["why"])} type="criterion"/>', failures + 1
-            elif v["verdict"] == "not-measured":
+            elif v["verdict"] in ("not-measured", "not-judged"):
                 body, skipped = f"<skipped message={quoteattr(v['why'])}/>", skipped + 1
             case(f"criterion: {v['criterion']}", body, v["why"])
     for c in (doc.get("groups") or {}).get("comparisons", []):
