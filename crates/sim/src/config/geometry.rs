@@ -102,8 +102,12 @@ pub(super) fn user_units(v: &Vals, geo: &Geometry, gc_reserve: u32) -> Result<u3
     let physical = geo.physical_bytes();
     // the parameter that set the capacity, as given: a refusal names it, not one never given
     let (user_bytes, given): (f64, String) = if v.raw("user_gb").is_empty() {
-        let op = v.num("op").map_err(|_| {
-            "sim parameters: give user_gb or op to set the user capacity".to_string()
+        if v.raw("op").is_empty() {
+            return Err("sim parameters: give user_gb or op to set the user capacity".to_string());
+        }
+        // a value that was given is judged as given: "op=25%" is not "op missing"
+        let op = v.num("op").map_err(|e| {
+            format!("{e}: op is the spare flash over the user capacity as a fraction, (physical − user)/user, e.g. op=0.28")
         })?;
         if op <= 0.0 {
             return Err(format!(
