@@ -269,7 +269,7 @@ def test_a_tests_own_parameter_is_refused_with_the_limit_it_has(setting, says, p
         ("op=1e9", "sim parameter op=1000000000: the user capacity", "user_gb"),
         ("user_gb=1e12", "sim parameter user_gb=1000000000000: with over-provisioning", "blocks_per_plane"),
         # an op given as a percentage is judged as given, not called missing
-        ('op=25%', 'sim parameter op="25%" is not a number: op is the spare flash over the user capacity', "give"),
+        ("op=25%", 'sim parameter op="25%" is not a number: op is the spare flash over the user capacity', "give"),
         ("op=", "sim parameters: give user_gb or op", "not a number"),
     ],
 )
