@@ -169,6 +169,33 @@ def test_a_table_without_a_column_every_iolab_wrote_is_refused_naming_it(a_run, 
     assert listed(runs)["bad"]["state"] == "broken"
 
 
+def test_an_infinite_figure_edited_into_results_db_is_refused_and_export_writes_nothing(a_run, scratch):
+    """Before: `export -o -` printed 43 KB of JSON and a traceback, `show` printed "∞ IOPS", and
+    the audit's iops-bytes check passed it (inf > tolerance × inf is False)."""
+    runs = scratch / "runs"
+    shutil.copytree(a_run, runs / "bad")
+    with sqlite3.connect(runs / "bad" / "results.db") as db:
+        db.execute("UPDATE cells SET iops=9e999 WHERE id=(SELECT MAX(id) FROM cells WHERE kind='measure')")
+    db.close()
+    every_command_refuses(scratch, runs, "column 'iops' holds inf, not a finite number")
+    p = iolab("export", "bad", "-f", "json", "-o", "-", "--runs-dir", str(runs), timeout=120)
+    assert p.returncode == 2 and p.stdout == "" and "Traceback" not in p.stderr, (p.stdout[:200], p.stderr)
+
+
+def test_an_absurd_finite_iops_fails_the_audit_in_readable_numbers(a_run, scratch):
+    """1e308 IOPS × the block size overflows to inf: before, iops-bytes passed it and, at 1e300,
+    printed a 300-digit number."""
+    runs = scratch / "runs"
+    shutil.copytree(a_run, runs / "bad")
+    with sqlite3.connect(runs / "bad" / "results.db") as db:
+        db.execute("UPDATE cells SET iops=1e308 WHERE id=(SELECT MAX(id) FROM cells WHERE kind='measure')")
+    db.close()
+    p = iolab("audit", "bad", "--runs-dir", str(runs), timeout=120)
+    line = next((ln for ln in p.stdout.splitlines() if "iops-bytes" in ln), "")
+    assert p.returncode != 0 and "FAIL" in line, p.stdout
+    assert "1e+308 IOPS" in p.stdout and max(len(w) for w in p.stdout.split()) < 60, p.stdout
+
+
 def test_steady_values_that_are_not_the_lists_iolab_writes_are_refused(a_run, scratch):
     runs = scratch / "runs"
     shutil.copytree(a_run, runs / "bad")

@@ -13,6 +13,7 @@ release, so old run directories keep opening.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from operator import attrgetter
@@ -66,6 +67,10 @@ class CellColumn:
             # SQLite keeps any value in any column: text edited into a REAL column would reach the
             # figures' arithmetic (a TypeError far from the cause)
             raise ValueError(f"column {self.name!r} holds {v!r}, not {SQL_WORDS.get(kind, kind)}")
+        if isinstance(v, float) and not math.isfinite(v):
+            # no run stores one (fio's figures are finite; SQLite reads a NaN back as NULL): an
+            # infinity edited in would print as "∞ IOPS" and stop JSON export half-way
+            raise ValueError(f"column {self.name!r} holds {v!r}, not a finite number")
         return v
 
     def exported(self, v: Any, ios: int | None = None) -> Any:

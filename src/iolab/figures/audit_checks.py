@@ -346,6 +346,20 @@ def hdd_media(v: RunView) -> Outcome:
     )
 
 
+def _rates_differ(want: float, got: float) -> bool:
+    """Beyond RATE_TOL of each other; a product that overflowed (an absurd stored IOPS: 1e308
+    IOPS × 4 KiB is inf) differs from any stored rate, where inf > tol × inf would be False."""
+    if not (math.isfinite(want) and math.isfinite(got)):
+        return True
+    return abs(want - got) > RATE_TOL * max(want, got)
+
+
+def _rate(x: float) -> str:
+    """A rate for a failure line: grouped digits, or 4 significant ones past what any drive does
+    (an absurd stored value would otherwise print with 300 digits)."""
+    return f"{x:,.2f}" if abs(x) < 1e12 else f"{x:.4g}"
+
+
 def iops_bytes(v: RunView) -> Outcome:
     failures, checked = [], 0
     for c in v.cells:
@@ -361,17 +375,17 @@ def iops_bytes(v: RunView) -> Outcome:
                 continue
             checked += 1
             want = iops * size / 1e6
-            if abs(want - mbps) > RATE_TOL * max(want, mbps):
+            if _rates_differ(want, mbps):
                 failures.append(
-                    f"{_cell_name(c)} {side}: {iops:,.1f} IOPS × {size:,} B = {want:,.2f} MB/s, stored {mbps:,.2f} MB/s"
+                    f"{_cell_name(c)} {side}: {_rate(iops)} IOPS × {size:,} B = {_rate(want)} MB/s, stored {_rate(mbps)} MB/s"
                 )
         if c.ios and c.io_bytes and c.iops and c.mbps:
             checked += 1
             want = c.iops * c.io_bytes / c.ios / 1e6  # the mean IO size, for mixed sizes
-            if abs(want - c.mbps) > RATE_TOL * max(want, c.mbps):
+            if _rates_differ(want, c.mbps):
                 failures.append(
-                    f"{_cell_name(c)}: {c.iops:,.1f} IOPS × {c.io_bytes / c.ios:,.0f} B mean = {want:,.2f} MB/s, "
-                    f"stored {c.mbps:,.2f} MB/s"
+                    f"{_cell_name(c)}: {_rate(c.iops)} IOPS × {c.io_bytes / c.ios:,.0f} B mean = {_rate(want)} MB/s, "
+                    f"stored {_rate(c.mbps)} MB/s"
                 )
     return _outcome(failures, checked, "directions and cells", {})
 
