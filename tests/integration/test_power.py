@@ -83,6 +83,13 @@ def test_a_meter_log_gives_each_cell_its_power_in_the_document_report_and_run(sc
         flat = " ".join(p.stderr.split())
         assert f"the clock offset (--offset) must be a finite number of seconds, not {bad}" in flat, flat
     assert json.loads((run / "power.json").read_text())["offset_s"] == 100.0
+    # a log that is not there: named as the meter log, and --json still prints its one document
+    p = iolab("power", str(run), str(scratch / "no-such-log.csv"), "--json")
+    missing = json.loads(p.stdout)
+    assert p.returncode == 2 == missing["exit_code"] and missing["command"] == "power", p.stdout + p.stderr
+    said = f"power meter log {scratch / 'no-such-log.csv'}: cannot read it (No such file or directory)"
+    assert said in " ".join(p.stderr.split()) and said in missing["error"], (missing, p.stderr)
+    assert json.loads((run / "power.json").read_text())["offset_s"] == 100.0
 
     out = scratch / "report"
     p = iolab("report", str(run), "--out", str(out))

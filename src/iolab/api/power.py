@@ -26,7 +26,10 @@ def attach(run_ref: str | Path, log: str | Path, offset_s: float = 0.0, min_cove
     if not math.isfinite(offset_s):
         # else every shifted meter time is NaN or infinite, and the log's first reading is blamed
         raise IolabError(f"the clock offset (--offset) must be a finite number of seconds, not {offset_s:g}.")
-    text = read_text(log, "power meter log", "document")
+    try:
+        text = read_text(log, "power meter log", "document")
+    except OSError as e:  # missing, unreadable: named as the meter log, not as a bare system error
+        raise IolabError(f"power meter log {log}: cannot read it ({e.strerror or e}); nothing was written.") from None
     run_dir = resolve_run(run_ref)
     # it writes into the run: not while another process does (writer.py)
     with room_for("its power figures", run_dir, f"`iolab power {run_dir} {log}`", run_dir), claim_run(run_dir):

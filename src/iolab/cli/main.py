@@ -474,8 +474,10 @@ def main() -> None:
         # A path iolab was pointed at that the system refuses (not a directory, read-only,
         # full): the system's own words and the path, not a traceback.
         where = f": {e.filename}" if e.filename else ""
-        err.print(f"[red]iolab: {esc((e.strerror or str(e)) + where)}[/]")
-        sys.exit(2)
+        said = IolabError((e.strerror or str(e)) + where)
+        err.print(f"[red]iolab: {esc(str(said))}[/]")
+        cli_auto.emit_error(said)  # --json: the error's document, as every other error has
+        sys.exit(said.exit_code)
 
 
 if _STARTING:  # iolab/__init__.py: the command's imports are done, Ctrl-C is KeyboardInterrupt again
