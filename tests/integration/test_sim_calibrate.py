@@ -132,3 +132,6 @@ def test_bad_base_and_missing_run_are_refused(iops_run, tmp_path):
     assert "no-such-preset" in _refused(str(iops_run), "--base", "no-such-preset")
     assert "no such run directory" in _refused(str(tmp_path / "nothing-here"))
     assert "--budget 0" in _refused(str(iops_run), "--budget", "0")
+    # a 0 s cell was blamed on the preset and the copy's capacity
+    zero = _refused(str(iops_run), "--cell-time", "0")
+    assert "--cell-time 0 s: give a duration greater than 0" in zero and "preset" not in zero, zero

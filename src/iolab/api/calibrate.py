@@ -336,6 +336,8 @@ def fit(
     """Fit KNOBS of preset `base` to the stored runs; at most `budget` evaluations."""
     if budget < 1:
         raise IolabError(f"--budget {budget}: give at least 1 evaluation.")
+    if not cell_s > 0:  # a 0 s cell measures nothing, which read as the preset failing every workload
+        raise IolabError(f"--cell-time {cell_s:g} s: give a duration greater than 0 (e.g. 250ms).")
     cap = sim_capacity or min(MAX_SIM_CAPACITY, *(tested_capacity(r) for r in refs))
     loaded = [load_scenario(r, cap, cell_s, rounds) for r in refs]
     scenarios = [s for s, _ in loaded]
