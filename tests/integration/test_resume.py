@@ -99,6 +99,18 @@ def test_kill_in_round_3_then_resume_completes_the_run_without_duplicates(scratc
     store.close()
 
 
+def test_a_kill_in_round_1_resumes_saying_no_round_had_ended(scratch):
+    """Before: 'continues at round 1 (rounds 1-0 are kept …)', in the output, the notes and the report."""
+    runs = scratch / "runs"
+    run = run_and_kill(scratch, runs, "main-r01-c03")
+    res = iolab("resume", str(run), "--no-report", timeout=900)
+    assert res.returncode == 0, res.stderr + res.stdout
+    said = " ".join(res.stdout.split())
+    assert "main: continues at round 1 (no round of it had ended" in said and "1-0" not in said, said
+    shown = iolab("show", str(run))
+    assert "no round of it had ended" in " ".join(shown.stdout.split()) and "rounds 1-0" not in shown.stdout
+
+
 def test_a_cell_measured_but_not_stored_is_recovered_from_raw(scratch):
     runs = scratch / "runs"
     run = run_and_kill(scratch, runs, "main-r02-c05")

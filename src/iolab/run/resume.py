@@ -306,8 +306,10 @@ def _within(
                 f"{ph.name}: its stored {rounds_text(done)} already end{'s' if done == 1 else ''} it ({reason})."
             )
             return _where(store, plan, target, caps, notes)
+    # stopped inside its first round: nothing of the phase's rounds to keep (never "rounds 1-0")
+    kept = f"{rounds_text(done)} {'is' if done == 1 else 'are'} kept" if done else "no round of it had ended"
     notes.append(
-        f"{ph.name}: continues at round {done + 1} ({rounds_text(done)} {'is' if done == 1 else 'are'} kept"
+        f"{ph.name}: continues at round {done + 1} ({kept}"
         + (f"; the unfinished round's {moved} files are kept in raw/interrupted-*/" if moved else "")
         + ")."
     )
