@@ -572,6 +572,24 @@ def test_a_quick_fleet_is_not_judged_by_its_spec_sheet_as_its_runs_front_pages_a
     assert "read latency: not judged: quick run" in " ".join(html.read_text().split())
 
 
+def test_a_quick_fleet_of_drives_too_big_to_test_whole_is_reported(tmp_path):
+    """--quick tests a smaller copy of a simulated drive above its limit: each run's target is the
+    copy, and the fleet's row names the drive. Before, the row check called them two drives and the
+    fleet, run to the end, could never be reported (exit 2, no table, no report.json)."""
+    f = tmp_path / "fleet.toml"
+    f.write_text('[fleet]\nname = "big"\n[[drive]]\ntarget = "sim:enterprise-sas?seed={i}"\ncount = 2\nname = "s{i}"\n')
+    r = iolab("run", "latency", *QUICK, "--fleet", str(f), "--runs-dir", str(tmp_path / "runs"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    d = fleet_dir(r.stdout)
+    doc = json.loads((d / "report.json").read_text())
+    assert [row["state"] for row in doc["drives"]] == ["complete", "complete"]
+    again = iolab("fleet", str(d), "--json")
+    assert again.returncode == 0 and json.loads(again.stdout)["drives"][0]["figures"], again.stderr
+    for row in doc["drives"]:  # each run tested a copy of its row's drive, and says so
+        rec = json.loads(iolab("show", row["run_dir"], "--json").stdout)["runs"][0]
+        assert rec["target"]["copy_of"] == row["target"] != rec["target"]["spec"], rec["target"]
+
+
 def test_resume_tries_a_refused_drive_again_once_its_cause_is_fixed(tmp_path):
     small = tmp_path / "tiny.img"
     small.write_bytes(b"x" * 4096)  # too small: refused before any IO

@@ -163,6 +163,8 @@ def run_record(store: RunStore, figures: Figures | None, reports: Sequence = ())
         "noncompliance": list(m.noncompliance),
         "target": {
             "spec": m.target.get("spec"),
+            # a --quick run's copy of a simulated drive: the drive the user named (fleet rows name it)
+            "copy_of": m.target.get("copy_of"),
             "kind": m.target.get("kind"),
             "vendor": facts.get("vendor"),
             "model": facts.get("model"),

@@ -26,6 +26,7 @@ DEFS = {
     "target": _obj(
         {
             "spec": _t("string"),
+            "copy_of": STR_OR_NULL,
             "kind": _t("string"),
             "vendor": STR_OR_NULL,
             "model": STR_OR_NULL,
