@@ -78,12 +78,13 @@ def test_ssh_mode_starts_the_server_over_ssh_runs_through_the_tunnel_and_stops_i
             timeout=300,
         )
         assert r.returncode == 0, r.stdout + r.stderr
-        # the server ran on the "remote" loopback, and is gone with its pid file directory
+        # the server ran on the "remote" host (no port of its own there), and is gone with its directory
         assert not _servers_on(port) and not answers("127.0.0.1", port)
         store = RunStore.open(next((scratch / "runs").iterdir()))
         notes = " ".join(store.manifest.notes)
-        assert f"fio server on {host.dest} bound to its 127.0.0.1:{port}" in notes and "SSH tunnel 127.0.0.1:" in notes
         remote_dir = notes.split("pid file ")[1].split("/server.pid")[0]
+        assert f"fio server on {host.dest} listening on its own Unix socket {remote_dir}/fio.sock" in notes
+        assert "SSH tunnel 127.0.0.1:" in notes and f"-> {host.dest}:{remote_dir}/fio.sock" in notes
         assert remote_dir.startswith("/tmp/iolab-fio-server-") and not Path(remote_dir).exists()
         cells = store.cells()
         assert cells and all([p.name for p in breakdown(c.counters)] == [f"127.0.0.1:{port}"] for c in cells)

@@ -1,0 +1,118 @@
+"""One SSH host shared: runs through one host at once, a fleet's drives on one host told apart
+where that host opens them, and a purge check made where the purge happens. The host is an sshd
+the test starts on 127.0.0.1 (tests/integration/sshd.py), so its loopback is this machine's."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from iolab.engines.merge import breakdown
+from iolab.store.runstore import RunStore
+
+from .conftest import IOLAB, free_port
+from .sshd import available, ssh_host
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not available(), reason="needs root, sshd and ssh")
+
+QUICK = ("--quick", "--cell-time", "200ms", "--max-rounds", "1", "--no-report", "--purge", "none")
+
+
+def _host(dest: str, config: Path, port: int, extra: str = "") -> str:
+    return f'[[host]]\naddress = "127.0.0.1"\nport = {port}\nssh = "{dest}"\nssh_config = "{config}"\n{extra}'
+
+
+def _proc(pid: str, name: str) -> str:
+    try:
+        return Path(f"/proc/{pid}/{name}").read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+def _server_dir(pid: str) -> str | None:
+    """The pid file directory of the iolab-started fio server that `pid` is or descends from."""
+    for _ in range(8):
+        cmd = _proc(pid, "cmdline").split("\0")
+        server = [a for a in cmd if a.startswith("--daemonize=/tmp/iolab-fio-server-")]
+        if cmd[0].endswith("fio") and server:
+            return server[0].removeprefix("--daemonize=").rsplit("/", 1)[0]
+        ppid = next((line.split()[1] for line in _proc(pid, "status").splitlines() if line.startswith("PPid:")), "0")
+        if ppid in ("0", "1"):
+            return None
+        pid = ppid
+    return None
+
+
+@contextmanager
+def _who_writes(files: list[Path]) -> Iterator[dict[str, set[str]]]:
+    """While in the block: for each file, the fio servers (pid file directories) whose jobs had
+    it open, from /proc (the host's processes are this machine's)."""
+    seen: dict[str, set[str]] = {str(f): set() for f in files}
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.wait(0.02):
+            for pid in filter(str.isdigit, os.listdir("/proc")):
+                if not _proc(pid, "cmdline").startswith("fio"):
+                    continue
+                try:
+                    fds = [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")]
+                except OSError:
+                    continue
+                for f in set(fds) & set(seen):
+                    if (server := _server_dir(pid)) is not None:
+                        seen[f].add(server)
+
+    t = threading.Thread(target=watch, daemon=True)
+    t.start()
+    try:
+        yield seen
+    finally:
+        done.set()
+        t.join()
+
+
+def test_two_runs_through_one_ssh_host_at_once_each_have_their_own_server(scratch):
+    # Each run started `fio --server=127.0.0.1,PORT` on the host at the host's port: fio binds with
+    # SO_REUSEPORT, so the second server bound beside the first and the host's kernel handed each
+    # tunnel's connections to either server: a run's cells ran on the other run's server, and died
+    # with it when that run stopped its server (exit 4).
+    port = free_port()
+    scratch = Path(os.path.realpath(scratch))
+    files = {name: scratch / f"{name}.img" for name in ("a", "b")}
+    runs = {name: scratch / f"runs-{name}" for name in files}
+    with ssh_host() as host:
+        hosts = scratch / "hosts.toml"
+        hosts.write_text(_host(host.dest, host.config, port))
+        with _who_writes(list(files.values())) as seen:
+            procs = {
+                name: subprocess.Popen(
+                    [*IOLAB, "run", "latency", *QUICK, "--target", f"file:{files[name]}?size=16MiB"]
+                    + ["--hosts-file", str(hosts), "--runs-dir", str(runs[name])],
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                    env=dict(os.environ, COLUMNS="200"),
+                )
+                for name in files
+            }
+            said = {name: p.communicate(timeout=600) for name, p in procs.items()}
+        for name, p in procs.items():
+            assert p.returncode == 0, (name, said[name])
+    for name, d in runs.items():
+        store = RunStore.open(next(d.iterdir()))
+        assert store.manifest.target["spec"] == f"file:{files[name]}?size=16MiB"
+        cells = store.cells()
+        assert cells and all(c.read_ios + c.write_ios > 0 for c in cells)
+        assert all([p.name for p in breakdown(c.counters)] == [f"127.0.0.1:{port}"] for c in cells)
+        # every job on this run's file ran on the server this run started, and that server is gone
+        notes = " ".join(store.manifest.notes)
+        remote_dir = notes.split("pid file ")[1].split("/server.pid")[0]
+        assert remote_dir.startswith("/tmp/iolab-fio-server-") and not Path(remote_dir).exists()
+        assert seen[str(files[name])] <= {remote_dir}, (name, remote_dir, seen)
