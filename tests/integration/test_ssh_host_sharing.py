@@ -4,7 +4,9 @@ the test starts on 127.0.0.1 (tests/integration/sshd.py), so its loopback is thi
 
 from __future__ import annotations
 
+import json
 import os
+import stat
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -16,7 +18,7 @@ import pytest
 from iolab.engines.merge import breakdown
 from iolab.store.runstore import RunStore
 
-from .conftest import IOLAB, free_port
+from .conftest import IOLAB, free_port, iolab
 from .sshd import available, ssh_host
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not available(), reason="needs root, sshd and ssh")
@@ -116,3 +118,65 @@ def test_two_runs_through_one_ssh_host_at_once_each_have_their_own_server(scratc
         remote_dir = notes.split("pid file ")[1].split("/server.pid")[0]
         assert remote_dir.startswith("/tmp/iolab-fio-server-") and not Path(remote_dir).exists()
         assert seen[str(files[name])] <= {remote_dir}, (name, remote_dir, seen)
+
+
+@contextmanager
+def _small_loop(scratch: Path) -> Iterator[str]:
+    """A 32 MiB loop device of this machine (its node), detached after."""
+    small = scratch / "small.img"
+    small.write_bytes(b"")
+    os.truncate(small, 32 << 20)
+    node = subprocess.run(["losetup", "-f", "--show", str(small)], check=True, capture_output=True, text=True)
+    try:
+        yield node.stdout.strip()
+    finally:
+        subprocess.run(["losetup", "-d", node.stdout.strip()], capture_output=True)
+
+
+@contextmanager
+def _alias(device: str) -> Iterator[str]:
+    """A second device node of `device` (mknod), removed after."""
+    alias = f"/dev/iolab-test-alias-{os.getpid()}"
+    os.mknod(alias, 0o600 | stat.S_IFBLK, os.stat(device).st_rdev)
+    try:
+        yield alias
+    finally:
+        os.unlink(alias)
+
+
+def test_a_fleets_drives_on_ssh_hosts_are_told_apart_where_each_host_opens_them(scratch, loop_device):
+    # The fleet read a host's drive with `stat` and `lsblk` there, but a device without WWID or
+    # serial (a loop device, many virtual disks) was "not read": one drive of a host under two
+    # nodes went ahead as two drives, two runs writing it at once. Now it is read as `run -t A -t B
+    # --hosts-file` reads it (fleetident.on_host): by its major:minor on that host.
+    with (
+        _alias(loop_device) as alias,
+        _small_loop(scratch) as small,
+        ssh_host() as a,
+        ssh_host(binds=((small, alias),)) as b,  # b's node `alias` is the small loop device
+    ):
+        fleet = scratch / "fleet.toml"
+        host_a = _host(a.dest, a.config, free_port())
+        fleet.write_text(
+            host_a + f'[[host.drive]]\ntarget = "{loop_device}"\nname = "dev"\n'
+            f'[[host.drive]]\ntarget = "{alias}"\nname = "alias"\n'
+        )
+        args = ("run", "latency", *QUICK, "--allow-unsafe-target", "--fleet", str(fleet))
+        r = iolab(*args, "--runs-dir", str(scratch / "runs"), timeout=300)
+        said = " ".join(r.stderr.split())
+        rdev = os.stat(loop_device).st_rdev
+        assert r.returncode == 2 and "drives 'dev' and 'alias' are one drive" in said, r.stdout + r.stderr
+        assert f"(block device {os.major(rdev)}:{os.minor(rdev)} (major:minor) on 127.0.0.1)" in said, said
+        assert not (scratch / "runs").exists()
+        # one node name on two hosts, two drives: host b's `alias` is the small loop device
+        host_b = _host(b.dest, b.config, free_port()).replace('"127.0.0.1"', '"127.0.0.2"')
+        fleet.write_text(
+            host_a + f'[[host.drive]]\ntarget = "{alias}"\nname = "on-a"\n'
+            f'{host_b}[[host.drive]]\ntarget = "{alias}?size=16MiB"\nname = "on-b"\n'
+        )
+        r = iolab(*args, "--runs-dir", str(scratch / "runs"), timeout=600)
+        assert r.returncode in (0, 7) and "are one drive" not in r.stderr, r.stdout + r.stderr  # 7: a verdict
+        assert "identity not read" not in r.stdout, r.stdout
+        (report,) = (scratch / "runs" / "fleets").glob("*/report.json")
+        rows = json.loads(report.read_text())["drives"]
+        assert sorted((row["name"], row["state"]) for row in rows) == [("on-a", "complete"), ("on-b", "complete")]
