@@ -180,3 +180,47 @@ def test_a_fleets_drives_on_ssh_hosts_are_told_apart_where_each_host_opens_them(
         (report,) = (scratch / "runs" / "fleets").glob("*/report.json")
         rows = json.loads(report.read_text())["drives"]
         assert sorted((row["name"], row["state"]) for row in rows) == [("on-a", "complete"), ("on-b", "complete")]
+
+
+def _with_granularity(fake: Path, device: str, *args: str) -> subprocess.CompletedProcess:
+    """`iolab ARGS` in a mount namespace of its own where this machine's sysfs says `device` has
+    the discard granularity written in `fake` (a device such as a thin-provisioned LUN's)."""
+    sysfile = Path(f"/sys/class/block/{Path(device).name}/queue/discard_granularity").resolve()
+    script = 'mount --bind "$1" "$2" && shift 2 && exec "$@"'
+    return subprocess.run(
+        ["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh", str(fake), str(sysfile), *IOLAB, *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=dict(os.environ, COLUMNS="200"),
+    )
+
+
+def test_an_ssh_hosts_device_is_not_refused_by_this_machines_discard_granularity(scratch, loop_device, fio_server_here):
+    # A device tested in its first part (?size=) is purged by a discard of that part rounded down to
+    # the device's discard granularity. The check read this machine's sysfs for the host's device
+    # (a device of another machine, never purged: the run leaves it as it is), so a node of that name
+    # here with a larger granularity refused the run. Here this machine's says 64 MiB.
+    fake = scratch / "granularity"
+    fake.write_text(f"{64 << 20}\n")
+    spec = f"{loop_device}?size=16MiB"
+    plan = ("plan", "latency", "--quick", "--allow-unsafe-target", "-t", spec)
+    refused = f"is less than {loop_device}'s discard granularity (67,108,864 bytes), so no discard fits inside it"
+    # this machine's own device, alone or behind a fio server of this machine, is purged here: refused
+    here = scratch / "here.toml"
+    here.write_text(f'[[host]]\naddress = "127.0.0.1"\nport = {fio_server_here}\n')
+    for extra in ((), ("--hosts-file", str(here))):
+        p = _with_granularity(fake, loop_device, *plan, *extra)
+        said = " ".join(p.stderr.split())
+        assert p.returncode == 2 and refused in said, (extra, p.stdout + p.stderr)
+    with ssh_host() as host:
+        hosts = scratch / "ssh.toml"
+        hosts.write_text(_host(host.dest, host.config, free_port()))
+        p = _with_granularity(fake, loop_device, *plan, "--hosts-file", str(hosts), "--json")
+        assert p.returncode == 0, p.stdout + p.stderr
+        assert json.loads(p.stdout)["plan"]["tests"][0]["purge_does"].startswith("not done: the targets are on other")
+        args = ("run", "latency", *QUICK[:-2], "--allow-unsafe-target", "-t", spec, "--hosts-file", str(hosts))
+        p = _with_granularity(fake, loop_device, *args, "--runs-dir", str(scratch / "runs"))
+        assert p.returncode == 0, p.stdout + p.stderr
+    purges = RunStore.open(next((scratch / "runs").iterdir())).manifest.purges
+    assert purges and all(not x["ok"] and "iolab does not purge them" in x["detail"] for x in purges), purges
