@@ -18,7 +18,7 @@ import pytest
 from iolab.engines.merge import breakdown
 from iolab.store.runstore import RunStore
 
-from .conftest import IOLAB, free_port, iolab
+from .conftest import IOLAB, free_port, iolab, small_loop
 from .sshd import available, ssh_host
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not available(), reason="needs root, sshd and ssh")
@@ -121,19 +121,6 @@ def test_two_runs_through_one_ssh_host_at_once_each_have_their_own_server(scratc
 
 
 @contextmanager
-def _small_loop(scratch: Path) -> Iterator[str]:
-    """A 32 MiB loop device of this machine (its node), detached after."""
-    small = scratch / "small.img"
-    small.write_bytes(b"")
-    os.truncate(small, 32 << 20)
-    node = subprocess.run(["losetup", "-f", "--show", str(small)], check=True, capture_output=True, text=True)
-    try:
-        yield node.stdout.strip()
-    finally:
-        subprocess.run(["losetup", "-d", node.stdout.strip()], capture_output=True)
-
-
-@contextmanager
 def _alias(device: str) -> Iterator[str]:
     """A second device node of `device` (mknod), removed after."""
     alias = f"/dev/iolab-test-alias-{os.getpid()}"
@@ -151,7 +138,7 @@ def test_a_fleets_drives_on_ssh_hosts_are_told_apart_where_each_host_opens_them(
     # --hosts-file` reads it (fleetident.on_host): by its major:minor on that host.
     with (
         _alias(loop_device) as alias,
-        _small_loop(scratch) as small,
+        small_loop(scratch) as small,
         ssh_host() as a,
         ssh_host(binds=((small, alias),)) as b,  # b's node `alias` is the small loop device
     ):
