@@ -33,6 +33,7 @@ SLOW = (
     "test_automation.py",
     "test_scaleout.py",
     "test_ssh_hosts.py",
+    "test_ssh_host_sharing.py",
     "test_sim_calibrate.py",
 )
 

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -135,6 +136,19 @@ def loop_device(scratch):
     finally:
         subprocess.run(["umount", dev], capture_output=True)
         subprocess.run(["losetup", "-d", dev], capture_output=True)
+
+
+@contextmanager
+def small_loop(scratch: Path) -> Iterator[str]:
+    """A 32 MiB loop device of this machine (its node), detached after."""
+    small = scratch / "small.img"
+    small.write_bytes(b"")
+    os.truncate(small, 32 << 20)
+    node = subprocess.run(["losetup", "-f", "--show", str(small)], check=True, capture_output=True, text=True)
+    try:
+        yield node.stdout.strip()
+    finally:
+        subprocess.run(["losetup", "-d", node.stdout.strip()], capture_output=True)
 
 
 def default_signals() -> None:

@@ -61,6 +61,18 @@ def _gone(port: int, within: float = 15.0) -> bool:
     return False
 
 
+def _pid_gone(pid: int, within: float = 15.0) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                return True
+        except OSError:
+            return True
+        time.sleep(0.1)
+    return False
+
+
 def _foreign(path: Path) -> str:
     path.write_bytes(os.urandom(1 << 20))  # someone's data: no iolab mark
     return _sha(path)
@@ -396,9 +408,16 @@ def test_kill_9_of_an_ssh_hosts_run_takes_the_remote_server_down(scratch):
             assert r.returncode != 0 and "is locked on the host by another iolab run (flock)" in err, r.stdout + err
             assert "Nothing overrides this" in err
 
+        server: list[int] = []
+
+        def meanwhile() -> None:  # the run's server on the host: its pid file names it (no port there)
+            notes = " ".join(json.loads(next(runs.glob("*/manifest.json")).read_text())["notes"])
+            server.append(int(Path(notes.split("pid file ")[1].split(" ")[0].rstrip(")")).read_text()))
+            second_run()
+
         second = ("run", "latency", *QUICK, "--target", f"file:{scratch}/local.img?size=16MiB")
-        _kill_when_measuring(proc, runs, second_run)
-        assert _gone(port), f"fio server still up after kill -9 of iolab: {_fio_servers_on(port)}"
+        _kill_when_measuring(proc, runs, meanwhile)
+        assert _pid_gone(server[0]), f"fio server {server[0]} still up after kill -9 of iolab"
         # the host's lock went with the run's SSH session
         deadline = time.monotonic() + 15
         while subprocess.run(["flock", "-n", "-E", "75", str(scratch / "remote.img"), "true"]).returncode == 75:

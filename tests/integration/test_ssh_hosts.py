@@ -10,7 +10,6 @@ import shutil
 import socket
 import stat
 import subprocess
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,7 @@ from iolab.engines.hosts import answers
 from iolab.engines.merge import breakdown
 from iolab.store.runstore import RunStore
 
-from .conftest import iolab
+from .conftest import iolab, small_loop
 from .sshd import available, ssh_host
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not available(), reason="needs root, sshd and ssh")
@@ -78,12 +77,13 @@ def test_ssh_mode_starts_the_server_over_ssh_runs_through_the_tunnel_and_stops_i
             timeout=300,
         )
         assert r.returncode == 0, r.stdout + r.stderr
-        # the server ran on the "remote" loopback, and is gone with its pid file directory
+        # the server ran on the "remote" host (no port of its own there), and is gone with its directory
         assert not _servers_on(port) and not answers("127.0.0.1", port)
         store = RunStore.open(next((scratch / "runs").iterdir()))
         notes = " ".join(store.manifest.notes)
-        assert f"fio server on {host.dest} bound to its 127.0.0.1:{port}" in notes and "SSH tunnel 127.0.0.1:" in notes
         remote_dir = notes.split("pid file ")[1].split("/server.pid")[0]
+        assert f"fio server on {host.dest} listening on its own Unix socket {remote_dir}/fio.sock" in notes
+        assert "SSH tunnel 127.0.0.1:" in notes and f"-> {host.dest}:{remote_dir}/fio.sock" in notes
         assert remote_dir.startswith("/tmp/iolab-fio-server-") and not Path(remote_dir).exists()
         cells = store.cells()
         assert cells and all([p.name for p in breakdown(c.counters)] == [f"127.0.0.1:{port}"] for c in cells)
@@ -190,19 +190,6 @@ def test_a_file_on_an_ssh_host_is_sized_there(scratch):
         assert p.returncode == 2 and "could not read the file's size on host" in said and "?size=8GiB" in said, said
 
 
-@contextmanager
-def _small_loop(scratch: Path):
-    """A 32 MiB loop device of this machine (its node), detached after."""
-    small = scratch / "small.img"
-    small.write_bytes(b"")
-    os.truncate(small, 32 << 20)
-    node = subprocess.run(["losetup", "-f", "--show", str(small)], check=True, capture_output=True, text=True)
-    try:
-        yield node.stdout.strip()
-    finally:
-        subprocess.run(["losetup", "-d", node.stdout.strip()], capture_output=True)
-
-
 def _capacity(p: subprocess.CompletedProcess) -> int:
     assert p.returncode == 0, p.stdout + p.stderr
     return json.loads(p.stdout)["plan"]["tests"][0]["target_capacity_bytes"]
@@ -212,7 +199,7 @@ def test_a_device_on_an_ssh_host_is_sized_there_not_here(scratch, loop_device):
     # A host's /dev/NAME is that host's device: its size was read here, from this machine's
     # /dev/NAME. The "host" is an sshd in a mount namespace of its own where the node of a small
     # loop device of this machine is the 256 MiB loop device (a bind mount), so the two differ.
-    with _small_loop(scratch) as node, ssh_host(binds=((loop_device, node),)) as host:
+    with small_loop(scratch) as node, ssh_host(binds=((loop_device, node),)) as host:
         hosts = scratch / "ssh-hosts.toml"
         hosts.write_text(
             f'[[host]]\naddress = "127.0.0.1"\nport = {_free_port()}\nssh = "{host.dest}"\n'
@@ -240,7 +227,7 @@ def test_a_mounted_device_on_an_ssh_host_is_refused_under_any_node_name(scratch,
     mnt.mkdir()
     subprocess.run(["mount", loop_device, str(mnt)], check=True, capture_output=True)
     try:
-        with _small_loop(scratch) as node, ssh_host(binds=((loop_device, node),)) as host:
+        with small_loop(scratch) as node, ssh_host(binds=((loop_device, node),)) as host:
             hosts = scratch / "ssh-hosts.toml"
             hosts.write_text(
                 f'[[host]]\naddress = "127.0.0.1"\nport = {_free_port()}\nssh = "{host.dest}"\n'
@@ -288,7 +275,7 @@ def test_a_device_held_by_a_run_on_an_ssh_host_is_held_under_every_node_name(scr
 def test_a_hosts_own_device_path_is_the_one_sized_there(scratch, loop_device):
     # a host's own path (a hosts file's `target`) is what its fio opens, but the spec's path was
     # sized there instead: another device of the host, or none (refused)
-    with _small_loop(scratch) as node, ssh_host() as host:
+    with small_loop(scratch) as node, ssh_host() as host:
 
         def entry(target: str) -> str:
             return (
@@ -435,7 +422,7 @@ def test_several_targets_on_an_ssh_host_are_told_apart_where_it_opens_them(scrat
     alias = f"/dev/iolab-test-alias-{os.getpid()}"
     os.mknod(alias, 0o600 | stat.S_IFBLK, os.stat(loop_device).st_rdev)
     try:
-        with _small_loop(scratch) as small, ssh_host(binds=((small, alias),)) as host:
+        with small_loop(scratch) as small, ssh_host(binds=((small, alias),)) as host:
             port = _free_port()
             hosts = scratch / "ssh-hosts.toml"
             hosts.write_text(

@@ -17,7 +17,7 @@ from iolab.engines.fio_client import client_parts
 from iolab.engines.fio_hosts import Leg
 from iolab.engines.fioprobe import Probe
 from iolab.engines.hostlist import Host, load_hosts_file, parse_hosts
-from iolab.engines.hosts import ssh_commands, ssh_watch_command
+from iolab.engines.hosts import ssh_start_command, ssh_tunnel_command, ssh_watch_command
 from iolab.engines.merge import breakdown, merge, split_workload
 from iolab.targets import Target
 
@@ -155,19 +155,23 @@ def test_host_list_and_hosts_file(tmp_path):
         load_hosts_file(f)
 
 
-def test_ssh_mode_binds_the_server_to_the_remote_loopback_and_tunnels_to_it():
-    start, tunnel = ssh_commands(Host("10.0.0.2", ssh="bench@10.0.0.2"), 40123)
+def test_ssh_mode_serves_on_a_unix_socket_of_its_own_and_tunnels_to_it():
+    h = Host("10.0.0.2", ssh="bench@10.0.0.2")
+    start = ssh_start_command(h)
     assert start[:3] == ["ssh", "-o", "BatchMode=yes"] and start[-2] == "bench@10.0.0.2" and "-F" not in start
-    assert 'fio --server=127.0.0.1,8765 --daemonize="$d/server.pid"' in start[-1]
+    # no port on the host: a server of its own per run, on a socket in its own directory
+    assert 'fio --server="sock:$d/fio.sock" --daemonize="$d/server.pid"' in start[-1] and "8765" not in start[-1]
+    tunnel = ssh_tunnel_command(h, 40123, "/tmp/iolab-fio-server-abcdef")
     assert "0.0.0.0" not in " ".join(start + tunnel)
-    assert tunnel[-3:] == ["-L", "127.0.0.1:40123:127.0.0.1:8765", "bench@10.0.0.2"]
+    assert tunnel[-3:] == ["-L", "127.0.0.1:40123:/tmp/iolab-fio-server-abcdef/fio.sock", "bench@10.0.0.2"]
     assert "BatchMode=yes" in tunnel and "ExitOnForwardFailure=yes" in tunnel
     # the tunnel's remote command watches the server: it stops it when the session's input ends
     watch = ssh_watch_command("/tmp/iolab-fio-server-abcdef")
-    assert (
-        watch.startswith("cat >/dev/null; ") and 'kill "$p"' in watch and "rmdir /tmp/iolab-fio-server-abcdef" in watch
-    )
-    start, tunnel = ssh_commands(Host("10.0.0.2", ssh="b", ssh_config="/etc/x.conf"), 40123)
+    assert watch.startswith("cat >/dev/null; ") and 'kill "$p"' in watch
+    assert "rm -f /tmp/iolab-fio-server-abcdef/server.pid /tmp/iolab-fio-server-abcdef/fio.sock" in watch
+    assert watch.endswith("rmdir /tmp/iolab-fio-server-abcdef")
+    h = Host("10.0.0.2", ssh="b", ssh_config="/etc/x.conf")
+    start, tunnel = ssh_start_command(h), ssh_tunnel_command(h, 40123, "/tmp/iolab-fio-server-abcdef")
     assert start[start.index("-F") + 1] == "/etc/x.conf" and tunnel[tunnel.index("-F") + 1] == "/etc/x.conf"
 
 

@@ -5,9 +5,11 @@ sample of the model).
 
   a block device of this machine   its WWID, else model + serial (sysfs, nvme-cli, smartctl), else
                                    its major:minor
-  a block device of an ssh host    the same, read there with lsblk (engines/hosts.py)
+  a block device of an ssh host    the same, read there with lsblk (engines/hosts.py), else its
+                                   major:minor there
   a file of this machine           its filesystem device and inode (a symlink or hard link is caught)
-  an NBD export                     the endpoints its URI reaches (host resolved, loopback one, port, name)
+  an NBD export                     the endpoints its URI reaches (host resolved, loopback one, port,
+                                   name), through an ssh host as that host reaches them
   a file of an ssh host            the same, read there, compared with that host's other files only
   a simulated drive                its preset, parameters and seed
   a host of this machine           as a drive of this machine (its own fio server writes its path)
@@ -27,22 +29,18 @@ from iolab.engines.hostlist import Host
 from iolab.run.identity import drive_key, identity_key
 
 
-def _over_ssh(d: FleetDrive) -> str | None:
-    from iolab.engines.hosts import read_identity_over_ssh
-
-    assert d.host is not None
-    return identity_key(read_identity_over_ssh(d.host, drive_target(d.target, d.host).path), d.host.address)
-
-
 def identity(d: FleetDrive) -> str | None:
-    """The drive's identity (None: none can be read from here). A host reached through a fio server
-    of this machine writes this machine's path: read as a local drive's, as its run reads it
-    (engines/hostcheck.py: an ssh host is checked over SSH first)."""
-    from iolab.engines.hosts import is_local_address
-
-    if d.host is None or (not d.host.ssh and is_local_address(d.host.address)):
-        return drive_key(drive_target(d.target, d.host))
-    return _over_ssh(d) if d.host.ssh else None
+    """The drive's identity (None: none can be read from here). A host's drive is read where that
+    host opens it, as `run -t A -t B --hosts-file` reads it (on_host): a host of this machine's
+    address as a drive of this machine (its run reads it so: engines/hostcheck.py, ssh first), an
+    ssh host's over SSH (a device without WWID or serial by its major:minor on that host, an NBD
+    export by its server endpoints as that host reaches them)."""
+    if d.host is None:
+        return drive_key(drive_target(d.target, None))
+    try:
+        return on_host(d.target, d.host)
+    except IolabError:  # not read: named in the fleet's notes, and its own run says what is wrong
+        return None
 
 
 def refuse_duplicates(fleet: Fleet, read: Callable[[FleetDrive], str | None] = identity) -> list[str]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from iolab.engines import check_engine_options
 from iolab.engines.hostcheck import check_split_legs
+from iolab.engines.hosttargets import purged_here
 from iolab.engines.sim import check_drive
 from iolab.run.runstart import RunOptions, admit
 from iolab.targets import Target
@@ -39,6 +40,7 @@ def refuse_as_run_would(
     if legs is not None:
         check_split_legs(target, legs, options.allow_unsafe, options.allow_system_disk, listen_any, claim=False)
     hosts = legs is not None and legs[0].host is not None  # each host's target was checked where it is written
-    admit(target, options, lambda: hosts, claim=False)
+    purged = not hosts or purged_here([leg.host for leg in legs or () if leg.host is not None])
+    admit(target, options, lambda: hosts, claim=False, purged=purged)
     if target.kind == "sim":  # what the simulator's prepare refuses: its maps' memory, a load= state
         check_drive(target)

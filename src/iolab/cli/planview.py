@@ -85,10 +85,10 @@ def _not_purged(legs: list) -> str | None:
     """What the run does instead of a purge when a host is another machine's (the split engine's
     words), else None: the run purges the target as it says."""
     from iolab.engines.fio_hosts import NOT_PURGED
-    from iolab.engines.hosttargets import target_place
+    from iolab.engines.hosttargets import purged_here
 
     hosts = [leg.host for leg in legs if getattr(leg, "host", None)]
-    return NOT_PURGED if any(target_place(h) is not None for h in hosts) else None
+    return None if purged_here(hosts) else NOT_PURGED
 
 
 def eta(d: PlanDescription) -> dict[str, Any]:

@@ -428,6 +428,13 @@ def host_job(leg: Leg, w: Workload, name: str, clocks: dict[str, str | None]) ->
     return build_job(leg.target, w, name, leg.host.ioengine, clocks.get(leg.host.name), HOST_CLOCK_NOTE)
 
 
+def _server_of(h: Host) -> str:
+    """Where a leg's relay reaches the host's fio server, as the job file's comment says it."""
+    if h.ssh:
+        return f"an SSH tunnel to the Unix socket of this run's fio server on {h.ssh}"
+    return server_arg(h.address, h.port)
+
+
 def legs_job_text(
     legs: list[Leg], single: FioEngine, workload: Workload, tag: str, clocks: dict[str, str | None] | None = None
 ) -> str:
@@ -441,7 +448,7 @@ def legs_job_text(
             f"; iolab sends it to the fio server of {leg.name} (together with the other legs) through its relay "
             f"on this machine's loopback, which hands the server the job and its start together (fio_relay): "
             + " ".join(["fio", *client_clock(), "--output-format=json+", "--client=127.0.0.1,PORT", f"{tag}.p{i}.fio"])
-            + f" (PORT relays to {server_arg(leg.host.address, leg.host.port)})\n"
+            + f" (PORT relays to {_server_of(leg.host)})\n"
             if leg.host
             else ""
         )

@@ -27,8 +27,9 @@ HOST_IOENGINES = JOB_IOENGINES  # the engines a job file names (core/ioengines.p
 class Host:
     """One load generator. `target`: the path its fio opens (None: the run's target path);
     `share`: its weight in the split of the outstanding IO; `ssh`: user@host to start the
-    server over SSH (the server then listens on the remote loopback, reached by a tunnel);
-    `ssh_config`: an ssh_config(5) file for that ssh (port, key, known hosts), else ssh's own."""
+    server over SSH (each run's server then listens on a Unix socket of its own there, reached by
+    a tunnel, so `port` only names the host: engines/hosts.py); `ssh_config`: an ssh_config(5)
+    file for that ssh (port, key, known hosts), else ssh's own."""
 
     address: str
     port: int = DEFAULT_PORT

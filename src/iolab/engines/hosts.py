@@ -3,8 +3,9 @@ started or reused on them, and the fio version check.
 
 fio's server runs any job file it is sent, as the user it runs as (it can write any device
 that user can). So a server iolab starts is bound to the address the user names, never to a
-wildcard (0.0.0.0, ::) unless --listen-any says so, and the ssh mode binds it to the remote
-host's loopback and reaches it through an SSH tunnel. Every server iolab starts dies with the
+wildcard (0.0.0.0, ::) unless --listen-any says so, and the ssh mode has it listen on a Unix
+socket of its own on the remote host (one per run, in a directory only its user can open) and
+reaches it through an SSH tunnel. Every server iolab starts dies with the
 iolab process that started it, however that ends: a local one by the kernel's parent-death
 signal, an ssh-mode one when the SSH session watching it closes. Each local server is also
 recorded in a pid file (beside the target locks), so a server left by an iolab that could not
@@ -128,20 +129,33 @@ def ssh_command(h: Host, *command: str, options: tuple[str, ...] = ()) -> list[s
     ]
 
 
-def ssh_commands(h: Host, local_port: int) -> tuple[list[str], list[str]]:
-    """(start the server on the remote loopback, printing the directory of its pid file;
-    tunnel local_port to it and watch it: see ssh_watch_command)."""
-    # A fresh directory per server: fio's --daemonize will not write a pid file that exists.
-    start = ssh_command(
+SOCKET = "fio.sock"  # the ssh-mode server's Unix socket, in its pid file's directory on the host
+
+
+def ssh_start_command(h: Host) -> list[str]:
+    """Start the server on the host, listening on a Unix socket in a fresh directory there, and
+    print that directory once the socket is there. Not a loopback port: fio binds its port with
+    SO_REUSEPORT, so a second run's server on the host's port bound beside the first and the
+    host's kernel handed each run's connections to either server. A socket of its own per run
+    needs nothing on the host but sh, fio and coreutils (no free port to find), and a directory
+    only its user can open keeps the host's other users from sending it jobs."""
+    # A fresh directory per server: fio's --daemonize will not write a pid file that exists. The
+    # daemon makes its socket after the command returns: wait for it (10 s), or say the server died.
+    return ssh_command(
         h,
         "d=$(mktemp -d /tmp/iolab-fio-server-XXXXXX) || exit 1; "
-        f'fio --server={server_arg("127.0.0.1", h.port)} --daemonize="$d/server.pid" '
-        '|| { rmdir "$d"; exit 1; }; echo "$d"',
+        f'fio --server="sock:$d/{SOCKET}" --daemonize="$d/server.pid" || {{ rmdir "$d"; exit 1; }}; '
+        f'i=0; while [ ! -S "$d/{SOCKET}" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; '
+        f'if [ ! -S "$d/{SOCKET}" ]; then echo "fio --server made no socket at $d/{SOCKET} within 10 s" >&2; '
+        f'kill "$(cat "$d/server.pid")" 2>/dev/null; rm -f "$d/server.pid"; rmdir "$d"; exit 1; fi; echo "$d"',
     )
-    tunnel = ssh_command(
-        h, options=("-o", "ExitOnForwardFailure=yes", "-L", f"127.0.0.1:{local_port}:127.0.0.1:{h.port}")
-    )
-    return start, tunnel
+
+
+def ssh_tunnel_command(h: Host, local_port: int, remote_dir: str) -> list[str]:
+    """Tunnel local_port to the server's socket in remote_dir (ssh_start_command's); the caller
+    appends the remote command that watches the server (ssh_watch_command)."""
+    forward = f"127.0.0.1:{local_port}:{remote_dir}/{SOCKET}"
+    return ssh_command(h, options=("-o", "ExitOnForwardFailure=yes", "-L", forward))
 
 
 def ssh_watch_command(remote_dir: str) -> str:
@@ -154,7 +168,7 @@ def ssh_watch_command(remote_dir: str) -> str:
 
 _STOP_WAIT = (
     'i=0; while kill -0 "$p" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; '
-    'kill -9 "$p" 2>/dev/null; rm -f {dir}/server.pid; rmdir {dir}'
+    f'kill -9 "$p" 2>/dev/null; rm -f {{dir}}/server.pid {{dir}}/{SOCKET}; rmdir {{dir}}'
 )
 
 
@@ -301,7 +315,7 @@ def _start_ssh(h: Host, servers: Servers) -> None:
     with socket.socket() as s:  # a free local port for the tunnel
         s.bind(("127.0.0.1", 0))
         local_port = s.getsockname()[1]
-    start, tunnel = ssh_commands(h, local_port)
+    start = ssh_start_command(h)
     how = ssh_how(h)
     try:
         out = subprocess.run(start, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, stdin=subprocess.DEVNULL)
@@ -321,18 +335,20 @@ def _start_ssh(h: Host, servers: Servers) -> None:
             f"ssh said: {said}. {how}, and that fio is on that host's PATH."
         )
     servers._remote.append((h, remote_dir))
-    servers.started.append(f"fio server on {h.ssh} bound to its 127.0.0.1:{h.port} (pid file {remote_dir}/server.pid)")
+    servers.started.append(
+        f"fio server on {h.ssh} listening on its own Unix socket {remote_dir}/{SOCKET} (pid file {remote_dir}/server.pid)"
+    )
     # The tunnel's session watches the server: it ends when iolab stops it or dies (the
     # kernel then kills ssh), and the remote command stops the server when its input ends.
     proc = subprocess.Popen(
-        [*tunnel, ssh_watch_command(remote_dir)],
+        [*ssh_tunnel_command(h, local_port, remote_dir), ssh_watch_command(remote_dir)],
         stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         preexec_fn=die_with_parent(),
     )
     servers._tunnels.append(proc)
-    servers.started.append(f"SSH tunnel 127.0.0.1:{local_port} -> {h.ssh}:127.0.0.1:{h.port}")
+    servers.started.append(f"SSH tunnel 127.0.0.1:{local_port} -> {h.ssh}:{remote_dir}/{SOCKET}")
     _wait_answer("127.0.0.1", local_port, f"SSH tunnel to {h.ssh}", servers, proc)
     servers.endpoints[h.name] = ("127.0.0.1", local_port)
 

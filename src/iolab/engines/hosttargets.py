@@ -32,6 +32,13 @@ def target_place(h: Host) -> Elsewhere | None:
     return Elsewhere(f"host {h.name}", None)
 
 
+def purged_here(hosts: list[Host]) -> bool:
+    """Whether a hosts run purges its target: only when every host is of this machine (its fio
+    server writes this machine's paths); a host of another machine, or reached over SSH, has its
+    target left as it is (fio_hosts.NOT_PURGED), so nothing of a purge is checked here for it."""
+    return all(target_place(h) is None for h in hosts)
+
+
 def parse_on_hosts(spec: str, hosts: list[Host]) -> Target:
     """The target every host's fio opens, read where each host is (each machine and path once): a
     host of another machine with a path of its own (a hosts file's `target`) has that path read

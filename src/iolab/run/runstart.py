@@ -188,8 +188,11 @@ def same_plan(plan: TestPlan, stored: dict[str, Any]) -> bool:
     return built == as_planned(stored)
 
 
-def check_purge_method(target: Target, options: RunOptions) -> None:
-    """Refuse a --purge that is not one for this target, before anything is written."""
+def check_purge_method(target: Target, options: RunOptions, purged: bool = True) -> None:
+    """Refuse a --purge that is not one for this target, before anything is written. `purged`:
+    False when the run leaves the target as it is (a hosts run's other machines): then what a
+    purge of a part of a device would touch is not asked (this machine's sysfs knows nothing of
+    another machine's device, and nothing will be erased)."""
     allowed = purge_methods(target)
     if options.purge_method not in allowed:
         raise IolabError(
@@ -197,19 +200,21 @@ def check_purge_method(target: Target, options: RunOptions) -> None:
             f"use one of {', '.join(allowed)}. Nothing was run or written."
         )
     # a device tested in its first part (?size=): no purge that would erase beyond it
-    check_partial_purge(target, options.purge_method)
+    if purged:
+        check_partial_purge(target, options.purge_method)
 
 
 def admit(
-    target: Target, options: RunOptions, engine_checks: Callable[[], bool], claim: bool = True
+    target: Target, options: RunOptions, engine_checks: Callable[[], bool], claim: bool = True, purged: bool = True
 ) -> tuple[TargetClaim, list[str]]:
     """The purge method, then the target's claim (a second run on it is refused, naming the first)
     and its safety checks, unless the engine checked and claimed it where it is written
     (`engine_checks`, asked once the purge method passed: an engine of an unknown kind has no
     capabilities to ask); returns
     the claim (a placeholder when nothing was claimed) and the checks overridden. `claim`: False
-    for `iolab plan` (api/preflight.py), which checks as a run does and claims nothing."""
-    check_purge_method(target, options)
+    for `iolab plan` (api/preflight.py), which checks as a run does and claims nothing. `purged`:
+    False when the run will not purge the target (check_purge_method)."""
+    check_purge_method(target, options, purged)
     checked_by_engine = engine_checks()
     got = TargetClaim(target, None) if checked_by_engine or not claim else targets.claim(target)
     try:
@@ -236,7 +241,9 @@ def start(plan: TestPlan, target: Target, engine: Engine, options: RunOptions, r
     # An engine that claims its targets checked and claimed each one where it is written (a hosts
     # run's paths, hostcheck.py) and says what it overrode: a claim or check of the target's path
     # here would guard the wrong thing (another machine's drive) or claim a path a second time.
-    claim, overrides = admit(target, options, lambda: engine.capabilities.claims_targets)
+    # An engine that purges nothing (a hosts run's other machines) has no purge to check.
+    purged = bool(engine.capabilities.purge_methods)
+    claim, overrides = admit(target, options, lambda: engine.capabilities.claims_targets, purged=purged)
     try:
         if engine.capabilities.claims_targets:
             overrides = list(getattr(engine, "safety_overrides", ()))
