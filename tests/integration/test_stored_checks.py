@@ -119,3 +119,20 @@ def test_per_second_rows_deleted_from_an_interrupted_run_are_refused(scratch):
         "table series, no per-second rows for 1 cell whose stored engine output holds them (phase 'main' round 2 "
         "cell '65/35 4KiB')",
     )
+
+
+def test_show_marks_per_second_rows_edited_after_the_run_s_audit(scratch):
+    """Before: `iolab show` printed the audit stored at the run's end ("7 passed") over rows that
+    now add up to three times the cell's IOs; only `iolab audit` made the check again."""
+    runs = scratch / "runs"
+    run = quick_sim_run(runs)
+    edit(
+        run / "results.db",
+        "UPDATE series SET read_iops=read_iops*3, mbps=mbps*3 WHERE cell_id="
+        "(SELECT id FROM cells WHERE kind='measure' AND round=2 AND cell_key='100/0 4KiB')",
+    )
+    p = iolab("show", run.name, "--runs-dir", str(runs), timeout=120)
+    text = " ".join(p.stdout.split())
+    assert p.returncode in (0, 6) and "Traceback" not in p.stdout + p.stderr, p.stderr
+    assert "FAILED: series-totals" in text, text
+    assert "FAIL series-totals: main round 2 100/0 4KiB: the per-second rows add up to" in text, text
