@@ -31,8 +31,9 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Literal
 
+from iolab.core.cellschema import CellRow
 from iolab.core.errors import IolabError
 from iolab.core.units import counted, denoise, num
 
@@ -209,27 +210,13 @@ def evaluate(
     return SteadyVerdict(steady, tuple(window), tuple(verdicts))
 
 
-class TrackedCell(Protocol):
-    """What the history needs of a stored cell (core/cellschema.CellRow)."""
-
-    @property
-    def phase(self) -> str: ...
-    @property
-    def round(self) -> int: ...
-    @property
-    def cell_key(self) -> str: ...
-    @property
-    def partial(self) -> bool: ...
-    def metric(self, name: str) -> float | None: ...
-
-
 class UnmeasuredValue(IolabError):
     """A tracked cell is stored without the value its variable tracks: no verdict can be made
     from the stored cells (the runner refuses such a round as it measures it, runner.metric_of)."""
 
 
 def stored_history(
-    tracking: Iterable[tuple[str, str, str]], cells: Iterable[TrackedCell], last: int | None = None
+    tracking: Iterable[tuple[str, str, str]], cells: Iterable[CellRow], last: int | None = None
 ) -> dict[str, list[tuple[int, float]]]:
     """Each tracking variable's (round, value) pairs from a phase's stored cells, as the runner
     kept them: `tracking` is (name, cell_key, metric) per variable; an interval the budget ended
