@@ -375,7 +375,9 @@ POWER = _obj(
                 }
             )
         ),
-    }
+    },
+    # the meter log copy's size and digest, by which readers tell it is the log the figures came from
+    {"source_copy_bytes": _t("integer"), "source_copy_sha256": _t("string")},
 )
 
 # The commands whose --json prints this document (`sim calibrate --json` prints its own).
