@@ -167,7 +167,8 @@ def _refuse_one_target_twice(specs: list[str], hosts: list | None = None) -> Non
     by what each target is (the fleet's identity: WWID or serial, device number, inode), read
     where it is: with `hosts` (--hosts/--hosts-file), where each host's fio opens it
     (fleetident.on_host), never on this machine, whose node of that name is another drive.
-    Simulated drives are each their own: each run simulates its own copy."""
+    A simulated drive is its preset, parameters and seed, however the spec writes them: the same
+    one twice would be one drive's figures twice, compared as two drives (a fleet refuses it too)."""
     from iolab import targets
     from iolab.api.fleetident import on_host
     from iolab.run.identity import drive_key
@@ -181,13 +182,20 @@ def _refuse_one_target_twice(specs: list[str], hosts: list | None = None) -> Non
                     keys.append((on_host(spec, h), f", where host {h.name} opens it"))
                     continue
                 t = targets.parse_target(spec)
-                keys.append((None if t.kind == "sim" else drive_key(t), ""))
+                keys.append((drive_key(t), ""))
             except IolabError:  # its own run says what is wrong with it, beside the others' outcomes
                 continue
         for key, where in keys:
             # one --target's drive through several hosts is one; by place, not spec: -t F -t F is two
             if key is None or seen.setdefault(key, (i, spec))[0] == i:
                 continue
+            if key.startswith("simulated "):
+                raise IolabError(
+                    f"--target {seen[key][1]} and --target {spec} are one simulated drive (one preset, parameters "
+                    "and seed, however the spec writes them), and a simulation of it gives the same figures each "
+                    "time, so the two would be compared as two drives that agree. Give each simulated drive its own "
+                    "seed (?seed=N). Nothing was run or written."
+                )
             raise IolabError(
                 f"--target {seen[key][1]} and --target {spec} are one drive: both reach the {key}{where} (a "
                 "symlink, a hard link, a second device node or another address of one NBD server is another "
