@@ -211,6 +211,25 @@ def test_check_tells_a_slower_nand_program_from_a_different_seed(tmp_path):
     assert lower["check"]["figures"][0]["noise_pct"] < rep["check"]["figures"][0]["noise_pct"]
 
 
+def test_check_prints_each_tolerance_as_the_user_gave_it(tmp_path):
+    """The allowed regression in the terminal table, its 'allowed' column and the JUnit cases, with
+    every digit given (`:g` printed 2.34567891 % as "2.34568 %", a tolerance no one set)."""
+    runs = tmp_path / "runs"
+    paths = [run_json(runs, "latency", f"sim:enterprise-sas?seed={s}")[1]["runs"][0]["path"] for s in (1, 2)]
+    xml = tmp_path / "check.xml"
+    p = iolab("check", paths[1], "--baseline", paths[0], "--max-regression", "2.34567891%", "--junit", str(xml))
+    assert p.returncode in (0, 7), p.stdout + p.stderr
+    assert "allowed regression: 2.34567891 % in every figure" in p.stdout, p.stdout
+    said = [c.findtext("system-out") or "" for c in ET.parse(xml).getroot().iter("testcase")]
+    assert said and all("tolerance 2.34567891 %" in s for s in said if "tolerance" in s), said
+    # a figure of its own tolerance: the table's column says each as given
+    tol = tmp_path / "tol.toml"
+    tol.write_text('[tolerances]\n"ART RND 4KiB R/W 65/35" = "12.3456789%"\n')
+    own = iolab("check", paths[1], "--baseline", paths[0], "--max-regression", "2.34567891%", "--tolerances", str(tol))
+    assert own.returncode in (0, 7), own.stdout + own.stderr
+    assert "12.3456789 %" in own.stdout and "2.34567891 %" in own.stdout, own.stdout
+
+
 def test_check_refuses_what_it_cannot_compare(tmp_path):
     runs = tmp_path / "runs"
     _, lat = run_json(runs, "latency", "sim:enterprise-sas")

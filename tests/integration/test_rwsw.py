@@ -91,6 +91,24 @@ def test_analyse_writes_the_composite_and_the_replay_of_the_trace(workload):
     assert {s.label() for s in r.steps[0].streams} == {"RND 8KiB R", "RND 8KiB W"}
 
 
+@pytest.mark.parametrize(
+    "given,says",
+    [
+        ("150%", "from above 0% to below 100%, got 150%"),
+        ("0%", "from above 0% to below 100%, got 0%"),
+        ("-0.5", "from above 0 to below 1, got -0.5"),
+    ],
+)
+def test_a_threshold_out_of_range_is_refused_in_the_form_it_was_given(workload, tmp_path, given, says):
+    # said in fractions ("must be in (0, 1), got 1.5") to a user who gave a percentage
+    out = tmp_path / "wl"
+    p = iolab("trace", "analyze", str(workload / "web.parquet"), "--threshold", given, "--out", str(out))
+    assert p.returncode == 2, p.stdout + p.stderr
+    said = " ".join(p.stderr.split())
+    assert said.startswith("iolab: --threshold: ") and says in said and "(0, 1)" not in said, said
+    assert "Traceback" not in p.stderr and "\n\n" not in p.stderr.strip() and not out.exists()
+
+
 def test_import_stops_at_a_bad_line_unless_told_to_skip(tmp_path):
     msr_trace(tmp_path / "bad.csv", bad_line=True)
     p = iolab("trace", "import", str(tmp_path / "bad.csv"), "--format", "msr", "--out", str(tmp_path / "t.parquet"))

@@ -156,12 +156,12 @@ def render_check(result: dict, console: Console) -> None:
             percent(f["change_pct"], "+"),
             percent(f["noise_pct"]),
             percent(f["detectable_pct"]),
-            *((f"{f['tolerance_pct']:g} %",) if len(allowed) > 1 else ()),
+            *((f"{given(f['tolerance_pct'])} %",) if len(allowed) > 1 else ()),
             f"[{style[v]}]{v}[/]" if v in style else v,
         )
     console.print(t)
     if len(allowed) == 1:
-        console.print(f"allowed regression: {allowed.pop():g} % in every figure")
+        console.print(f"allowed regression: {given(allowed.pop())} % in every figure")
     methods: dict[str, list[str]] = {}
     for f in result["figures"]:
         if f["method"] and f["verdict"] not in ("missing", "not-measured"):
