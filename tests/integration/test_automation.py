@@ -76,6 +76,24 @@ def test_run_show_runs_and_compare_print_one_documented_json_document(tmp_path):
     assert all(f["ranks"] == [None, None] or sorted(f["ranks"]) in ([1, 2], [1, 1]) for f in cd["ranking"]["figures"])
 
 
+def test_compare_json_ranking_carries_the_caveats_the_terminal_marks(tmp_path):
+    """A figure of a run that never reached steady state is marked [a] in the terminal's ranking;
+    the --json ranking names the same key beside it, the key's text, and the report's caveats."""
+    runs = tmp_path / "runs"
+    slow = run_json(runs, "latency", SLOW)[1]["runs"][0]["path"]
+    steady = run_json(runs, "latency", "sim:enterprise-sas?seed=2")[1]["runs"][0]["path"]
+    c = iolab("compare", slow, steady, "--out", str(tmp_path / "cmp"), "--json")
+    assert c.returncode == 0, c.stderr
+    rank = doc(c)["ranking"]
+    assert "[a] STEADY STATE NOT ACHIEVED" in c.stderr
+    assert rank["caveats"] == [{"key": "a", "text": "STEADY STATE NOT ACHIEVED"}]
+    # every figure of the unsteady run (D1) carries it, none of the steady run's
+    assert rank["figures"] and all(f["caveats"] == ["a", None] for f in rank["figures"])
+    said = rank["comparison_caveats"]
+    assert any(x.startswith("STEADY STATE NOT ACHIEVED (D1 main: rounds") for x in said), said
+    assert any(x.startswith("non-compliant (quick profile): D1, D2") for x in said), said
+
+
 def test_a_run_without_steady_state_exits_0_or_with_require_steady_6(tmp_path):
     runs = tmp_path / "runs"
     p, d = run_json(runs, "latency", SLOW)

@@ -424,7 +424,7 @@ def compare(
             0,
             runs=[cli_auto.record_of(r) for r in run_refs],
             reports=[str(p) for p in done.paths],
-            **({"ranking": cli_auto.ranking(done.summary)} if done.summary is not None else {}),
+            **({"ranking": cli_auto.ranking(done.summary, done.caveats)} if done.summary is not None else {}),
         )
 
 
