@@ -227,6 +227,37 @@ def test_rwsw_on_a_file_and_on_the_simulated_drive_compared_with_rankings(worklo
     assert not found, "\n".join(found)
 
 
+def test_a_sequence_comparison_lists_every_runs_caveats_of_each_drive(workload, tmp_path):
+    """The banners name each drive's Replay-Native as not evaluated "in full on the Drives Compared
+    page"; that page's Caveats row printed only the drive's first run's (its Multi-WSAT's)."""
+    stores = []
+    for seed in (1, 2):
+        runs = tmp_path / f"runs{seed}"
+        # replay's composite steady-state phase stopped at 2 rounds: never judged, a caveat of its own
+        for test, extra in (("multi-wsat", ()), ("replay", ("--max-rounds", "2"))):
+            p = iolab(
+                "run", test, "--workload", str(workload / "wl"), "--target", f"{SIM}&seed={seed}",
+                "--quick", "--cell-time", "200ms", "--no-report", "--runs-dir", str(runs), *extra,
+            )  # fmt: skip
+            assert p.returncode == 0, p.stderr + p.stdout[-3000:]
+        stores.append({s.manifest.test: s.dir for s in (RunStore.open(r.path) for r in list_runs(runs))})
+    out = tmp_path / "cmp"
+    # each drive's Multi-WSAT first: the run that stands for the drive in its header columns
+    refs = [str(d[t]) for t in ("multi-wsat", "replay") for d in stores]
+    p = iolab("compare", *refs, "--out", str(out))
+    assert p.returncode == 0, p.stderr + p.stdout
+    [html] = out.glob("compare-rwsw-2drives-*.html")
+    text = html.read_text()
+    assert "STEADY STATE NOT EVALUATED: D1 Replay-Native, D2 Replay-Native" in text
+    side = text.split("Drives side by side")[1]
+    row = re.search(r'<td class="h">Caveats</td>(.*?)</tr>', side, re.S)
+    assert row, side[:2000]
+    cells = re.findall(r"<td>(.*?)</td>", row.group(1), re.S)
+    assert len(cells) == 2 and all(
+        "Replay-Native: STEADY STATE NOT EVALUATED (steady state (composite): 2 rounds" in c for c in cells
+    ), cells
+
+
 # A 400 MiB copy of the default drive (same dies and timings, 28 % over-provisioning).
 # (without the periodic GC pass, whose walk copies from the first interval on: FOB is WAF 1.0 here)
 SMALL_SIM = "sim:enterprise-sas?blocks_per_plane=64&pages_per_block=16&op=0.28&gc_pass_period_ms=0"
