@@ -298,7 +298,7 @@ def test_multi_wsat_saturates_the_drive_before_steady_state(workload, tmp_path):
     assert cells[0].counters["waf"] == 1.0 and cells[0].iops > 1.1 * ph.cells[0].iops
     assert "1× capacity of workload writes" in mw.manifest.parameters["Steady state accepted after"]
     # a saturated drive is no faster on the composite than the replay of the same capture
-    from iolab.api.runs import key_metrics
+    from iolab.api.comparisons import key_metrics
     from iolab.figures.compare import replay_totals
 
     multi = key_metrics("multi-wsat")[0].get([ph])

@@ -75,7 +75,7 @@ def records_code(records: list[dict], require_steady: bool) -> int:
 
 
 def record_of(ref: str | Path, reports=()) -> dict:
-    from iolab.api import runs as api
+    from iolab.api import reports as api
     from iolab.store.runstore import RunStore
 
     store = RunStore.open(ref)
@@ -331,7 +331,7 @@ def compare_published(
     """`iolab compare` when any argument is a CSV of published figures (published.py): the
     measured runs' comparison (its report when there are two or more runs) with the published
     drives ranked beside them. False when no argument is such a file."""
-    from iolab.api import runs as api
+    from iolab.api import comparisons as api
     from iolab.api.results import open_run
     from iolab.automation.published import is_published, known_figures, read_published
     from iolab.automation.published import ranking as published_ranking
