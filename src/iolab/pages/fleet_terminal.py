@@ -152,7 +152,7 @@ def _render_groups(g: dict, console) -> None:
     for c in g["comparisons"]:
         t = Table(
             title=f"{g['key']} = {c['group']} ({len(c['drives'])} drives) vs {g['key']} = {c['baseline']} "
-            f"({len(c['baseline_drives'])} drives); noise: {g['noise']}; tolerance {given(g['tolerance_pct'])} %",
+            f"({len(c['baseline_drives'])} drives); noise: {g['noise']}; tolerance {g['tolerance_pct']:g} %",
             title_justify="left",
         )
         for h in ("figure", c["baseline"], c["group"], "change", "noise", "verdict"):
