@@ -92,6 +92,15 @@ def test_compare_json_ranking_carries_the_caveats_the_terminal_marks(tmp_path):
     said = rank["comparison_caveats"]
     assert any(x.startswith("STEADY STATE NOT ACHIEVED (D1 main: rounds") for x in said), said
     assert any(x.startswith("non-compliant (quick profile): D1, D2") for x in said), said
+    # ranked beside a published drive, the runs' figures keep their marks (and the terminal its caveats)
+    csv_file = tmp_path / "datasheet.csv"
+    csv_file.write_text("drive,figure,value,unit\nVendor X1,ART RND 4KiB R/W 65/35,90,µs\n")
+    pub = iolab("compare", slow, steady, str(csv_file), "--out", str(tmp_path / "cmp2"), "--json")
+    assert pub.returncode == 0, pub.stderr
+    with_pub = doc(pub)["ranking"]
+    assert with_pub["caveats"] == rank["caveats"] and with_pub["comparison_caveats"] == said
+    assert all(f["caveats"] == ["a", None, None] for f in with_pub["figures"])
+    assert "[a] STEADY STATE NOT ACHIEVED" in pub.stderr and "STEADY STATE NOT ACHIEVED (D1 main" in pub.stderr
 
 
 def test_a_run_without_steady_state_exits_0_or_with_require_steady_6(tmp_path):
