@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from iolab.api import registry
+from iolab.api.comparisons import compare
 from iolab.api.runlist import list_runs
-from iolab.api.runs import compare
 from iolab.core import procs
 from iolab.core.errors import IolabError
 from iolab.run import resume

@@ -60,7 +60,7 @@ def _compare_runs(dirs: list[Path], root: Path, console) -> None:
     """Compare each test across the targets that completed it (a sequence is several tests: its
     IOPS runs with each other, its Throughput runs with each other, ...), then, when the tests are
     one sequence that declares summary figures (RWSW), the sequence's summary comparison."""
-    from iolab.api import runs as api
+    from iolab.api import comparisons as api
     from iolab.api.runlist import summarise_run
     from iolab.pages.textreport import render_ranking
 

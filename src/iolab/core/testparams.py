@@ -172,6 +172,15 @@ def fraction_below_one(text: str) -> float:
     return v
 
 
+def share_within(text: str) -> float:
+    """A share strictly between none and the whole ('75%' or '0.75'), as a cliff's rate after it
+    against the rate in it is: at 0 no drive's rate falls below it, at 1 every dip is a cliff."""
+    v = _fraction_value(text)
+    if not math.isfinite(v) or not 0 < v < 1:
+        raise ValueError("give a share above 0 and below 1 (or above 0% and below 100%)")
+    return v
+
+
 def _fraction_value(text: str) -> float:
     t = text.strip()
     try:

@@ -2,7 +2,7 @@
 or `iolab report --sequence RUN...` later): a summary document (each test's state, compliance,
 steady state and key figures, with links to each run's own report and its raw data), then
 every run's own document in the order the runs started. Built from the run directories only;
-which pages and figures a test has is handed in by api/runs.py (pages/report/ never asks the registry)."""
+which pages and figures a test has is handed in by api/reports.py (pages/report/ never asks the registry)."""
 
 from __future__ import annotations
 
