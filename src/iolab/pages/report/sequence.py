@@ -220,9 +220,10 @@ def summary_pages(members: Sequence[SequenceMember]) -> list[Page]:
     for m in members:
         r = m.run
         steady = (
+            # in the run's own header's words: a phase run to its budget (WSAT, XSR) reports its
+            # steady state for information, never as a plain "steady"
             "; ".join(
-                f"{ph.phase.name}: {rounds_text(ph.window)}"
-                + {True: " (steady)", False: " (steady state not reached)", None: ""}[ph.steady]
+                f"{ph.phase.name}: {rounds_text(ph.window)} ({header.steady_words(r, ph, short=False)})"
                 for ph in r.phases
             )
             or "nothing measured"
