@@ -352,7 +352,8 @@ def watch(
     host, bound = server.socket.getsockname()[:2]
     # a reader gone (`iolab watch | head -1`) drops the line, as every command's output: Rich's
     # own console ended the command with exit status 1 on the broken pipe
-    write_text(f"iolab watch: http://{host}:{bound}/ (Ctrl-C stops)\n", sys.stdout)
+    url_host = f"[{host}]" if ":" in host else host  # an IPv6 address in a URL (RFC 3986)
+    write_text(f"iolab watch: http://{url_host}:{bound}/ (Ctrl-C stops)\n", sys.stdout)
     try:
         server.serve_forever(poll_interval=0.5)
     except KeyboardInterrupt:
