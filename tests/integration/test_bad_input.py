@@ -314,3 +314,21 @@ def test_a_results_db_that_is_a_fifo_is_called_so(tmp_path):
     said = " ".join(p.stderr.split())
     assert p.returncode == 2 and "results.db: is a FIFO (named pipe), not a regular file" in said, said
     assert "no results.db" not in said
+
+
+@pytest.mark.parametrize(
+    ("test", "setting", "says"),
+    [
+        ("hir", "bursts=99999999", "give a whole number from 1 to 3,600"),
+        ("hir", "pc_round_intervals=99999999", "give a whole number from 1 to 3,600"),
+        ("hir", "baseline_time=100000s", "is 100,000 cells of one phase; at most 3,600"),
+        ("latency-demand", "demand=1:1:2000000000", "2,000,000,000 values; at most 1,000"),
+        ("latency-bound", "steps=1:1:2000000000", "2,000,000,000 values; at most 1,000"),
+    ],
+)
+def test_a_count_no_test_can_mean_is_refused_before_the_plan_is_built(test, setting, says):
+    """Before: each was accepted and built cell by cell (17.8 GB after 10 minutes for bursts, a
+    MemoryError traceback for the ranges under a memory limit)."""
+    p = iolab("plan", test, "--quick", "--set", setting, timeout=60)
+    said = " ".join(p.stderr.split())
+    assert p.returncode == 2 and says in said and "Nothing was run or written." in said, said
