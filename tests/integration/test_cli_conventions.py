@@ -259,6 +259,11 @@ def test_quiet_run_and_resume_print_results_and_errors_only(scratch):
         assert p.returncode == 0, p.stderr
         assert not PROGRESS_LINE.search(p.stdout + p.stderr), p.stdout + p.stderr
         assert ("run directory: " in p.stderr) if extra else ("run directory: " in p.stdout and "ART" in p.stdout)
+    # with its report: no "writing report RUN: page N of M" lines either, only the report's paths
+    with_report = [a for a in quick if a != "--no-report"]
+    p = cli("run", "latency", *with_report, "-q")
+    assert p.returncode == 0 and "writing report" not in p.stdout + p.stderr, p.stdout + p.stderr
+    assert re.search(r"\.pdf$", p.stdout, re.M), p.stdout
     cut = run_and_kill(scratch, scratch / "cut", "main-r02-c01")
     p = cli("resume", str(cut), "--quiet", "--no-report", env={"COLUMNS": "300"})
     assert p.returncode == 0, p.stderr

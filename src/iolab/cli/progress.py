@@ -17,6 +17,7 @@ from iolab.cli.budgeteta import Ahead, Estimate, Measured, PhaseWrites, ahead, b
 from iolab.core.plan import Phase, TestPlan, step_seconds
 from iolab.core.results import RoundResult
 from iolab.core.steady import SteadyVerdict
+from iolab.core.streams import QUIET_PROGRESS
 from iolab.core.units import counted, num
 
 LINE_EVERY_S = 1.0  # plain lines: the sustained rate of round lines and notes; more are folded
@@ -215,6 +216,8 @@ class RichProgress:
         self._ticker: threading.Thread | None = None
 
     def __enter__(self):
+        self._report_quiet = QUIET_PROGRESS["on"]
+        QUIET_PROGRESS["on"] = self._report_quiet or self.quiet  # --quiet: no page-by-page lines either
         if self._display is not None:
             self._display.__enter__()
         else:
@@ -223,6 +226,7 @@ class RichProgress:
         return self
 
     def __exit__(self, *exc):
+        QUIET_PROGRESS["on"] = self._report_quiet
         if self._display is not None:
             self._display.__exit__(*exc)
         if self._ticker is not None:

@@ -86,6 +86,11 @@ def write_data(text: str, stream: TextIO | None = None) -> None:
         out.write(text)
 
 
+# `iolab run -q`/`resume -q` print no progress, a report's page-by-page lines included
+# (cli/progress.py sets it for the run's length; `iolab report` keeps them)
+QUIET_PROGRESS = {"on": False}
+
+
 def note_line(line: str) -> None:
     """One line of progress or a note on standard error (see write_text)."""
     write_text(line + "\n")

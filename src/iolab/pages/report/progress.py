@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from iolab.core.streams import note_line
+from iolab.core.streams import QUIET_PROGRESS, note_line
 
 EVERY_S = 1.0  # at most one line a second, and always the last one of a stage
 
@@ -17,6 +17,8 @@ class Progress:
 
     def __call__(self, step: str, last: bool = False) -> None:
         now = time.monotonic()
+        if QUIET_PROGRESS["on"]:
+            return
         if last or now - self._last >= EVERY_S:
             self._last = now
             note_line(f"{self.what}: {step}")  # dropped if stderr's reader went away
