@@ -183,6 +183,8 @@ def test_a_drive_that_fails_fails_its_own_row_and_the_fleet_goes_on(tmp_path):
             "same drive",
         ),
         (f'[[drive]]\ntarget = "{SIM}&seed=4294967297"\n', "seed=4294967297"),
+        # "ü" is a letter: the rule is ASCII's, and says so
+        (f'[fleet]\nname = "ent-ü"\n[[drive]]\ntarget = "{SIM}"\n', "64 ASCII letters (a-z, A-Z), digits"),
     ],
 )
 def test_a_bad_fleet_file_is_one_paragraph_and_exit_2(tmp_path, text, says):

@@ -89,3 +89,13 @@ def test_each_round_reaches_the_server_through_the_relay_and_names_the_clock_the
         assert {f"{j['hostname']}:{j['port']}" for j in stats} == {local}
         chose = "its server chose clocksource=cpu itself" in probe
         assert ("\nclocksource=cpu\n" in (raw / f"{out.stem}.p0.fio").read_text()) == chose, probe
+
+
+def test_a_run_through_one_host_says_one_host_in_its_notes(scratch, fio_server_process):
+    """Its note said "split over 1 hosts"."""
+    _, port = fio_server_process
+    r = run_through(scratch, port, {})
+    assert r.returncode == 0, r.stdout + r.stderr
+    (run,) = (scratch / "runs").iterdir()
+    notes = " ".join(json.loads((run / "manifest.json").read_text())["notes"])
+    assert "split over 1 host (fio client/server)" in notes and "1 hosts" not in notes, notes

@@ -167,7 +167,7 @@ def fleet_name(v, where: str) -> str:
     bad = sorted(set(s) - _NAME_OK)
     if bad or len(s) > 64 or s in (".", ".."):  # '.' and '..' would name the drives/ or fleet directory
         raise IolabError(
-            f"{where} is {s!r}; a name is at most 64 letters, digits, '.', '_' or '-', and not '.' or '..' "
+            f"{where} is {s!r}; a name is at most 64 ASCII letters (a-z, A-Z), digits, '.', '_' or '-', and not '.' or '..' "
             "(it names files in the fleet directory)."
         )
     return s

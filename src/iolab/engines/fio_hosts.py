@@ -20,6 +20,7 @@ from pathlib import Path
 
 from iolab.core.errors import EngineError, IolabError
 from iolab.core.results import RoundResult
+from iolab.core.units import counted
 from iolab.core.workload import Workload
 from iolab.engines.capabilities import Capabilities
 from iolab.engines.fio import FioEngine, refuse_existing
@@ -158,10 +159,11 @@ class SplitFioEngine:
             except BaseException:
                 self.close()
                 raise
-        kind = "hosts (fio client/server)" if self.servers else "paths to one drive"
+        n = len(legs)
+        kind = f"{counted(n, 'host')} (fio client/server)" if self.servers else f"{counted(n, 'path')} to one drive"
         # Printed in the report's notes: which legs measured this run and what iolab started.
         self.notes = (
-            f"each round's outstanding IO is split over {len(legs)} {kind}; results are merged exactly "
+            f"each round's outstanding IO is split over {kind}; results are merged exactly "
             "(rates added, percentiles from the summed latency bins): "
             + "; ".join(f"{leg.name} (share {leg.share:g}, opens {leg.target.path})" for leg in legs),
             *(f"started for this run: {s}" for s in (self.servers.started if self.servers else ())),
