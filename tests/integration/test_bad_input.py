@@ -127,9 +127,11 @@ def test_the_installed_command_says_the_same(line, place):
 def test_a_tests_own_rounds_are_bounded_as_max_rounds_is(test, place):
     # `iolab run qos --quick --set rounds=1000000` was accepted (and would have run for days)
     # (a refusal comes at once: the time-out only ends a run that was not refused)
-    p = iolab("run", test, "--quick", "--cell-time", "100ms", "--no-report", "--set", "rounds=1000000", timeout=300)
-    _check(p.returncode, p.stdout, p.stderr, place)
-    assert p.returncode == 2 and "give a whole number of rounds from 1 to 1,000" in " ".join(p.stderr.split())
+    # and 0 is told the same range (it was "from 1 to 2,147,483,647")
+    for rounds in ("1000000", "0"):
+        p = iolab("run", test, "--quick", "--cell-time", "100ms", "--no-report", "--set", f"rounds={rounds}")
+        _check(p.returncode, p.stdout, p.stderr, place)
+        assert p.returncode == 2 and "give a whole number from 1 to 1,000." in " ".join(p.stderr.split())
     at_most = iolab("fio-job", test, "--quick", "--set", "rounds=1000", "-t", f"file:{place}/f.img?size=64MiB")
     assert at_most.returncode == 0, at_most.stderr
 
@@ -332,3 +334,10 @@ def test_a_count_no_test_can_mean_is_refused_before_the_plan_is_built(test, sett
     p = iolab("plan", test, "--quick", "--set", setting, timeout=60)
     said = " ".join(p.stderr.split())
     assert p.returncode == 2 and says in said and "Nothing was run or written." in said, said
+
+
+def test_a_block_size_no_drive_takes_is_named_in_whole_kib():
+    """It was named 'RND 1.07374e+09KiB R'."""
+    p = iolab("plan", "rw-matrix", "--quick", "--set", "sizes=1TiB")
+    said = " ".join(p.stderr.split())
+    assert p.returncode == 2 and "'RND 1073741824KiB R'" in said and "e+" not in said, said

@@ -150,10 +150,7 @@ def _either_order(text: str) -> tuple[int, ...] | None:
 
 def round_count(text: str) -> int:
     """A test's number of rounds: bounded as --max-rounds is (plan.MAX_ROUNDS), for the same reason."""
-    v = positive_int(text)
-    if v > MAX_ROUNDS:
-        raise ValueError(f"give a whole number of rounds from 1 to {MAX_ROUNDS:,}")
-    return v
+    return whole(text, 1, MAX_ROUNDS)  # one range for 0 and for 1,001 alike
 
 
 def positive_float(text: str) -> float:

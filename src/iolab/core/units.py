@@ -86,7 +86,7 @@ def parse_percent(text: str, what: str = "percentage") -> float:
 def kib_label(block_size: int) -> str:
     """4096 -> '4KiB', 512 -> '0.5KiB' (the PTS writes block sizes in KiB)."""
     k = block_size / KiB
-    return f"{k:g}KiB"
+    return f"{k:.12g}KiB"  # whole digits for any size a drive takes (1 TiB is 1073741824KiB, not 1.07374e+09KiB)
 
 
 def human_bytes(n: float) -> str:
