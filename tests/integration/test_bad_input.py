@@ -293,6 +293,8 @@ def test_a_tests_own_parameter_is_refused_with_the_limit_it_has(setting, says, p
         # an op given as a percentage is judged as given, not called missing
         ("op=25%", 'sim parameter op="25%" is not a number: op is the spare flash over the user capacity', "give"),
         ("op=", "sim parameters: give user_gb or op", "not a number"),
+        # a negative seed is out of the seeds' range, not "not a whole number"
+        ("seed=-1", "seed='-1' is not a seed; give a whole number from 0 to 4294967295", "is not a whole number"),
     ],
 )
 def test_a_sim_capacity_out_of_range_names_the_parameter_given(params, says, not_said, place):

@@ -47,7 +47,9 @@ def describe(preset: str, options: dict[str, str]) -> dict:
     """The simulator's facts about a preset with parameters (no drive is built)."""
     seed = options.get("seed")
     if seed is not None and not (seed.isascii() and seed.isdigit()):
-        raise IolabError(f"target sim:{preset}: seed={seed!r} is not a whole number (e.g. seed=7).")
+        raise IolabError(
+            f"target sim:{preset}: seed={seed!r} is not a seed; give a whole number from 0 to {SEED_MAX} (e.g. seed=7)."
+        )
     if seed is not None and int(seed) > SEED_MAX:
         # the engine keeps a seed's low 32 bits: seed=4294967297 would be seed=1's drive again
         raise IolabError(
