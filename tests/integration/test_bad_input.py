@@ -343,3 +343,11 @@ def test_a_block_size_no_drive_takes_is_named_in_whole_kib():
     p = iolab("plan", "rw-matrix", "--quick", "--set", "sizes=1TiB")
     said = " ".join(p.stderr.split())
     assert p.returncode == 2 and "'RND 1073741824KiB R'" in said and "e+" not in said, said
+
+
+@pytest.mark.parametrize("demand", ["-5", "0", "0,5000"])
+def test_a_demand_below_one_iops_is_told_one_range(demand):
+    """-5 was told "at least 0" and 0 "at least 1"."""
+    p = iolab("plan", "latency-demand", "--quick", "--set", f"demand={demand}")
+    said = " ".join(p.stderr.split())
+    assert p.returncode == 2 and "give ascending, distinct whole numbers of at least 1." in said, said

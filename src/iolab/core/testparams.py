@@ -208,8 +208,9 @@ def size(text: str) -> int:
     return parse_size(text, "size")
 
 
-def int_list(text: str) -> tuple[int, ...]:
-    """'1,2,4,8' or 'START:STEP:STOP' (inclusive, e.g. 5000:5000:100000) -> ascending values."""
+def int_list(text: str, least: int = 0) -> tuple[int, ...]:
+    """'1,2,4,8' or 'START:STEP:STOP' (inclusive, e.g. 5000:5000:100000) -> ascending values,
+    each at least `least` (one wording for -5 and for 0 where 0 means nothing)."""
     t = text.replace(" ", "")
     if ":" in t:
         try:
@@ -227,8 +228,8 @@ def int_list(text: str) -> tuple[int, ...]:
         values = tuple(int(x.replace("_", "")) for x in items)
     except ValueError:
         raise ValueError("give whole numbers separated by commas, or START:STEP:STOP") from None
-    if not values or min(values) < 0 or list(values) != sorted(set(values)):
-        raise ValueError("give ascending, distinct whole numbers of at least 0")
+    if not values or min(values) < least or list(values) != sorted(set(values)):
+        raise ValueError(f"give ascending, distinct whole numbers of at least {least}")
     if values[-1] > MAX_WHOLE:
         raise ValueError(f"{values[-1]:,} is more than {MAX_WHOLE:,}")
     return values

@@ -77,10 +77,7 @@ def show_demand(v: tuple[int, ...]) -> str:
 
 def positive_list(text: str) -> tuple[int, ...]:
     """An ascending list (tp.int_list) without 0: a 0 IOPS demand or QD 0 means nothing to fio."""
-    values = tp.int_list(text)
-    if values[0] < 1:
-        raise ValueError("give values of at least 1")
-    return values
+    return tp.int_list(text, least=1)
 
 
 PARAMS = (
