@@ -5,7 +5,9 @@ read-only filesystem (tester defects 1, 3 and 11)."""
 
 from __future__ import annotations
 
+import html
 import os
+import re
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import SMALL_SIM, iolab, quick_sim_run
+from .conftest import SMALL_SIM, iolab, killed_at, quick_sim_run
 
 pytestmark = pytest.mark.integration
 
@@ -69,6 +71,24 @@ def test_a_histogram_of_a_round_the_test_runs_is_planned(scratch):
     assert p.returncode == 0, said(p)
     p = iolab("plan", "qos", *QUICK, "-t", SMALL_SIM, "--set", "histogram_rounds=12", "--set", "rounds=12")
     assert p.returncode == 0, said(p)
+
+
+def test_the_report_of_a_qos_run_stopped_before_an_asked_round_says_it_was_not_measured(scratch):
+    """A round within the test's rounds that the run never reached (killed during the read
+    rounds): its histogram was left out of the report without a word."""
+    runs, out = scratch / "runs", scratch / "out"
+    asked = ["--set", "rounds=10", "--set", "histogram_rounds=8,last"]
+    args = ["run", "qos", *QUICK, *asked, "-t", f"file:{scratch}/q.img?size=16MiB", "--runs-dir", str(runs)]
+    killed_at(args, runs, "*/raw/read_rounds-r02-*")
+    [run] = runs.iterdir()
+    p = iolab("report", str(run), "--out", str(out))
+    assert p.returncode == 0, said(p)
+    [page] = out.glob("*.html")
+    text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", page.read_text())).split())
+    assert "write rounds: latency histogram, round 8 (chosen)" in text  # reached: drawn
+    assert "read rounds: histograms asked for and not measured" in text
+    assert "histogram_rounds 8,last asks for round 8, which phase 'read rounds' did not reach" in text
+    assert "read rounds: latency histogram, round 8" not in text
 
 
 def test_a_file_larger_than_its_filesystems_free_space_is_refused_before_a_run_exists(scratch):
