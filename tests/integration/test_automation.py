@@ -76,6 +76,33 @@ def test_run_show_runs_and_compare_print_one_documented_json_document(tmp_path):
     assert all(f["ranks"] == [None, None] or sorted(f["ranks"]) in ([1, 2], [1, 1]) for f in cd["ranking"]["figures"])
 
 
+def test_compare_json_ranking_carries_the_caveats_the_terminal_marks(tmp_path):
+    """A figure of a run that never reached steady state is marked [a] in the terminal's ranking;
+    the --json ranking names the same key beside it, the key's text, and the report's caveats."""
+    runs = tmp_path / "runs"
+    slow = run_json(runs, "latency", SLOW)[1]["runs"][0]["path"]
+    steady = run_json(runs, "latency", "sim:enterprise-sas?seed=2")[1]["runs"][0]["path"]
+    c = iolab("compare", slow, steady, "--out", str(tmp_path / "cmp"), "--json")
+    assert c.returncode == 0, c.stderr
+    rank = doc(c)["ranking"]
+    assert "[a] STEADY STATE NOT ACHIEVED" in c.stderr
+    assert rank["caveats"] == [{"key": "a", "text": "STEADY STATE NOT ACHIEVED"}]
+    # every figure of the unsteady run (D1) carries it, none of the steady run's
+    assert rank["figures"] and all(f["caveats"] == ["a", None] for f in rank["figures"])
+    said = rank["comparison_caveats"]
+    assert any(x.startswith("STEADY STATE NOT ACHIEVED (D1 main: rounds") for x in said), said
+    assert any(x.startswith("non-compliant (quick profile): D1, D2") for x in said), said
+    # ranked beside a published drive, the runs' figures keep their marks (and the terminal its caveats)
+    csv_file = tmp_path / "datasheet.csv"
+    csv_file.write_text("drive,figure,value,unit\nVendor X1,ART RND 4KiB R/W 65/35,90,µs\n")
+    pub = iolab("compare", slow, steady, str(csv_file), "--out", str(tmp_path / "cmp2"), "--json")
+    assert pub.returncode == 0, pub.stderr
+    with_pub = doc(pub)["ranking"]
+    assert with_pub["caveats"] == rank["caveats"] and with_pub["comparison_caveats"] == said
+    assert all(f["caveats"] == ["a", None, None] for f in with_pub["figures"])
+    assert "[a] STEADY STATE NOT ACHIEVED" in pub.stderr and "STEADY STATE NOT ACHIEVED (D1 main" in pub.stderr
+
+
 def test_a_run_without_steady_state_exits_0_or_with_require_steady_6(tmp_path):
     runs = tmp_path / "runs"
     p, d = run_json(runs, "latency", SLOW)
@@ -209,6 +236,25 @@ def test_check_tells_a_slower_nand_program_from_a_different_seed(tmp_path):
     lower = doc(iolab("check", paths["slow"], *two, "--confidence", "80%"))
     assert lower["check"]["confidence"] == 0.8
     assert lower["check"]["figures"][0]["noise_pct"] < rep["check"]["figures"][0]["noise_pct"]
+
+
+def test_check_prints_each_tolerance_as_the_user_gave_it(tmp_path):
+    """The allowed regression in the terminal table, its 'allowed' column and the JUnit cases, with
+    every digit given (`:g` printed 2.34567891 % as "2.34568 %", a tolerance no one set)."""
+    runs = tmp_path / "runs"
+    paths = [run_json(runs, "latency", f"sim:enterprise-sas?seed={s}")[1]["runs"][0]["path"] for s in (1, 2)]
+    xml = tmp_path / "check.xml"
+    p = iolab("check", paths[1], "--baseline", paths[0], "--max-regression", "2.34567891%", "--junit", str(xml))
+    assert p.returncode in (0, 7), p.stdout + p.stderr
+    assert "allowed regression: 2.34567891 % in every figure" in p.stdout, p.stdout
+    said = [c.findtext("system-out") or "" for c in ET.parse(xml).getroot().iter("testcase")]
+    assert said and all("tolerance 2.34567891 %" in s for s in said if "tolerance" in s), said
+    # a figure of its own tolerance: the table's column says each as given
+    tol = tmp_path / "tol.toml"
+    tol.write_text('[tolerances]\n"ART RND 4KiB R/W 65/35" = "12.3456789%"\n')
+    own = iolab("check", paths[1], "--baseline", paths[0], "--max-regression", "2.34567891%", "--tolerances", str(tol))
+    assert own.returncode in (0, 7), own.stdout + own.stderr
+    assert "12.3456789 %" in own.stdout and "2.34567891 %" in own.stdout, own.stdout
 
 
 def test_check_refuses_what_it_cannot_compare(tmp_path):

@@ -200,6 +200,26 @@ def _refused_as_one_drive(first: str, second: str, runs: Path) -> str:
     return said
 
 
+@pytest.mark.parametrize(
+    "first, second",
+    [
+        ("sim:enterprise-sas", "sim:enterprise-sas"),
+        ("sim:enterprise-sas?user_gb=0.25&seed=3", "sim:enterprise-sas?seed=3&user_gb=.250"),  # spelt apart
+    ],
+)
+def test_one_simulated_drive_given_twice_is_refused_as_a_fleet_refuses_it(scratch, first, second):
+    """Before: both ran, their lines with one prefix, and a comparison of '2 drives' that were one."""
+    runs = scratch / "runs"
+    p = iolab("run", "latency", "-t", first, "-t", second, "--quick", "--runs-dir", str(runs), timeout=300)
+    said = " ".join((p.stdout + p.stderr).split())
+    assert p.returncode == 2 and "Traceback" not in said and not runs.exists(), said
+    assert f"--target {first} and --target {second} are one simulated drive" in said, said
+    assert "its own seed (?seed=N). Nothing was run or written." in said, said
+    seeded = "sim:enterprise-sas?user_gb=0.25&seed=4"  # another seed: another drive, both run
+    other = iolab("run", "latency", "-t", second, "-t", seeded, "--quick", "--no-report", "--runs-dir", str(runs))
+    assert other.returncode == 0, other.stdout + other.stderr
+
+
 def test_a_hard_link_to_a_target_is_one_target_twice(scratch):
     # the realpath check saw two paths; the inode is one (the fleet's identity, api/fleetident.py)
     img = scratch / "a.img"
@@ -294,3 +314,21 @@ def test_a_results_db_that_is_a_fifo_is_called_so(tmp_path):
     said = " ".join(p.stderr.split())
     assert p.returncode == 2 and "results.db: is a FIFO (named pipe), not a regular file" in said, said
     assert "no results.db" not in said
+
+
+@pytest.mark.parametrize(
+    ("test", "setting", "says"),
+    [
+        ("hir", "bursts=99999999", "give a whole number from 1 to 3,600"),
+        ("hir", "pc_round_intervals=99999999", "give a whole number from 1 to 3,600"),
+        ("hir", "baseline_time=100000s", "is 100,000 cells of one phase; at most 3,600"),
+        ("latency-demand", "demand=1:1:2000000000", "2,000,000,000 values; at most 1,000"),
+        ("latency-bound", "steps=1:1:2000000000", "2,000,000,000 values; at most 1,000"),
+    ],
+)
+def test_a_count_no_test_can_mean_is_refused_before_the_plan_is_built(test, setting, says):
+    """Before: each was accepted and built cell by cell (17.8 GB after 10 minutes for bursts, a
+    MemoryError traceback for the ranges under a memory limit)."""
+    p = iolab("plan", test, "--quick", "--set", setting, timeout=60)
+    said = " ".join(p.stderr.split())
+    assert p.returncode == 2 and says in said and "Nothing was run or written." in said, said

@@ -7,8 +7,8 @@ import re
 
 import pytest
 
+from iolab.api.comparisons import key_metrics
 from iolab.api.runlist import list_runs
-from iolab.api.runs import key_metrics
 from iolab.core.units import counted
 from iolab.figures.compare import summary_table
 from iolab.figures.compare.characterise import grid

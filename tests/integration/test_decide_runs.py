@@ -9,7 +9,7 @@ import pytest
 from rich.console import Console
 
 from iolab import suites
-from iolab.api import registry
+from iolab.api import registry, reports
 from iolab.api import runs as api
 from iolab.core.decide import Decision, NoGain, best_by_iops
 from iolab.core.plan import Cell, Deferred, Phase
@@ -85,7 +85,7 @@ def test_background_gc_during_an_idle_step_raises_the_next_burst_only_when_the_d
     assert over_steady_off < 1.25, over_steady_off
     assert [c.idle_before_s for c in store.cells()] == [None, None, 30.0]
     out = Console(record=True, width=160)
-    api.show(store, out)
+    reports.show(store, out)
     shown = out.export_text()
     assert "idle before" in shown and "30.0 s" in shown
 

@@ -147,3 +147,24 @@ def test_a_sequence_summary_names_the_device_each_key_figure_came_from(tmp_path)
     # each key figure with its device
     assert re.search(r"QoS write: median round IOPS ↑ [\d,.]+ D1", summary)
     assert re.search(r"Consistency IOPS over the whole period ↑ [\d,.]+ D2", summary)
+
+
+def test_a_sequence_summary_words_a_budget_run_s_steady_state_for_information(tmp_path):
+    """WSAT runs to its budget: its own header says "for information: steady"; the sequence's
+    Runs table said a plain "(steady)" beside it, as for a test that stops at steady state."""
+    runs = tmp_path / "runs"
+    for test in ("wsat", "latency"):
+        p = iolab("run", test, *SIM, *QUICK, "--no-report", "--runs-dir", str(runs))
+        assert p.returncode == 0, p.stderr
+        if test == "wsat":  # and so does its progress line
+            assert re.search(r"main: phase done after \d+ rounds, for information: steady: ", p.stdout), p.stdout
+    by_test = {json.loads((d / "manifest.json").read_text())["test"]: d for d in runs.iterdir()}
+    wsat = json.loads(iolab("show", str(by_test["wsat"]), "--json").stdout)["runs"][0]
+    assert wsat["steady_state"] == "reached", wsat["steady_state"]  # else the words below are not the point
+    p = iolab("report", "--sequence", str(by_test["wsat"]), str(by_test["latency"]), "-o", str(tmp_path / "seq"))
+    assert p.returncode == 0, p.stderr
+    pages = _page_texts(next((tmp_path / "seq").glob("*.html")))
+    summary = " ".join(pages[:2])
+    assert re.search(r"main: rounds \d+–\d+ \(for information: steady\)", summary), summary
+    assert re.search(r"main: rounds \d+–\d+ \(steady state reached\)", summary), summary  # latency's
+    assert "(steady)" not in summary

@@ -173,7 +173,7 @@ def test_a_sim_state_run_would_refuse_is_refused_by_plan(scratch):
     [
         (("nosuch",), "test 'nosuch': unknown"),
         (("iops", "--cell-time", "abc"), "cannot read 'abc' as a duration"),
-        (("iops", "--active-range", "150"), "150 % is not allowed"),
+        (("iops", "--active-range", "150"), "150% is out of range"),
         (("iops", "--repeat", "3"), "--repeat runs the same plan N times"),
         (("iops", "--fleet", "f.toml"), "`iolab plan` describes one target"),
         (("iops", "-t", "sim:enterprise-sas", "-t", "sim:enterprise-sas"), "give one --target"),

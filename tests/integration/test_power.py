@@ -159,3 +159,42 @@ def test_a_disk_that_fills_between_the_meter_log_and_power_json_leaves_neither(s
             pytest.fail(f"power.json and the log's copy did not fit in {room} free pages")
     # the log's copy and writer.lock fitted in the last room that failed: it was power.json that did not
     assert failed and max(failed) >= pages + 1, failed
+
+
+def test_a_kill_between_the_meter_log_and_power_json_is_told_not_paired(scratch):
+    """`iolab power` replaces the log's copy, then power.json; killed between the two renames it
+    leaves a new log beside the old figures. Before: show, report and export paired them (the
+    report's source line named the new log's copy for the old log's figures), exit 0. power.json
+    names its log by size and digest, and every reader refuses the pair, naming both."""
+    runs = scratch / "runs"
+    line = ("run", "latency", "-t", f"file:{scratch}/drive.img?size=64MiB", "--quick", "--cell-time", "200ms")
+    p = iolab(*line, "--max-rounds", "1", "--no-report", "--runs-dir", str(runs))
+    assert p.returncode in (0, 6), p.stdout + p.stderr
+    [run] = list(runs.iterdir())
+    first, _ = designed_log(run, shift=0.0)
+    second, _ = designed_log(run, shift=0.0, step=0.05)
+    for text, name in ((first, "first.csv"), (second, "second.csv")):
+        (scratch / name).write_text(text)
+    assert iolab("power", str(run), str(scratch / "first.csv")).returncode == 0
+    for command in ("show", "report"):
+        p = iolab(command, str(run), "--out", str(scratch / "ok")) if command == "report" else iolab(command, str(run))
+        assert p.returncode in (0, 6), p.stderr
+    # the replace's first rename only, as durable._replace_together does it: the copy, written aside
+    tmp = run / "power-meter.csv.tmp"
+    tmp.write_text(second)
+    tmp.replace(run / "power-meter.csv")
+    size = len(second.encode())
+    for args in (
+        ("show", str(run)),
+        ("report", str(run), "--out", str(scratch / "r")),
+        ("export", str(run), "-o", str(scratch / "e")),
+    ):
+        p = iolab(*args)
+        said = " ".join(p.stderr.split())
+        assert p.returncode == 2 and "Traceback" not in said, (args, p.stdout, said)
+        assert f"{run / 'power.json'}: its power figures come from a meter log of {len(first.encode()):,} bytes" in said
+        assert f"but the copy beside it, {run / 'power-meter.csv'}, is {size:,} bytes with sha256" in said, said
+        assert "`iolab power` was stopped between replacing the two" in said
+    # attached again whole, the pair agrees
+    assert iolab("power", str(run), str(scratch / "second.csv")).returncode == 0
+    assert iolab("show", str(run)).returncode in (0, 6)

@@ -25,8 +25,10 @@ def one_run(runs):
 @pytest.mark.parametrize(
     "args,says",
     [
-        (("--active-range", "0"), "active range (--active-range): 0 % is not allowed"),
-        (("--active-range", "150"), "active range (--active-range): 150 % is not allowed"),
+        (("--active-range", "0"), "active range (--active-range): 0% is out of range"),
+        (("--active-range", "150"), "active range (--active-range): 150% is out of range"),
+        # a negative share is read, and refused as out of range with the range allowed (was "cannot read")
+        (("--active-range", "-5%"), "-5% is out of range; give a percentage of the target above 0% and at most 100%"),
         (("--active-range", "abc"), "cannot read 'abc' as a percentage"),
         (("--write-cache", "maybe"), "write cache (--write-cache): 'maybe' is not a setting"),
     ],

@@ -20,7 +20,14 @@ from .conftest import iolab
 HEAVY = ("matplotlib", "numpy", "duckdb", "jinja2", "PIL", "scipy", "pandas", "pyarrow", "pydantic")
 # iolab's own layers above the test declarations: the library the commands call, the runner,
 # the reports and comparisons. Only `iolab tests` reads the declarations, which name their pages.
-LAYERS = ("iolab.api.runs", "iolab.run.runner", "iolab.pages.report", "iolab.pages.compare_pages")
+LAYERS = (
+    "iolab.api.runs",
+    "iolab.api.reports",
+    "iolab.api.comparisons",
+    "iolab.run.runner",
+    "iolab.pages.report",
+    "iolab.pages.compare_pages",
+)
 
 # the `iolab` command, then the modules it loaded (as the console script runs it)
 LOADED = """
@@ -105,7 +112,7 @@ def _page_texts(pdf: Path) -> list[str]:
 
 
 def test_header_columns_are_printed_on_a_documents_first_page_and_a_compact_head_on_the_others(latency_run, tmp_path):
-    from iolab.api.runs import write_report
+    from iolab.api.reports import write_report
 
     paths = write_report([latency_run], tmp_path)
     pages = _page_texts(next(p for p in paths if p.suffix == ".pdf"))
@@ -118,7 +125,7 @@ def test_header_columns_are_printed_on_a_documents_first_page_and_a_compact_head
 
 
 def test_a_sequence_report_numbers_its_runs_pages_through_with_the_same_images(tmp_path):
-    from iolab.api.runs import write_report, write_sequence_report
+    from iolab.api.reports import write_report, write_sequence_report
     from tests.unit.test_report import DriveEngine, record
 
     qos = record(tmp_path / "runs", "qos", DriveEngine(), settings=(("rounds", "2"),))

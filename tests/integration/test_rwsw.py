@@ -91,6 +91,24 @@ def test_analyse_writes_the_composite_and_the_replay_of_the_trace(workload):
     assert {s.label() for s in r.steps[0].streams} == {"RND 8KiB R", "RND 8KiB W"}
 
 
+@pytest.mark.parametrize(
+    "given,says",
+    [
+        ("150%", "from above 0% to below 100%, got 150%"),
+        ("0%", "from above 0% to below 100%, got 0%"),
+        ("-0.5", "from above 0 to below 1, got -0.5"),
+    ],
+)
+def test_a_threshold_out_of_range_is_refused_in_the_form_it_was_given(workload, tmp_path, given, says):
+    # said in fractions ("must be in (0, 1), got 1.5") to a user who gave a percentage
+    out = tmp_path / "wl"
+    p = iolab("trace", "analyze", str(workload / "web.parquet"), "--threshold", given, "--out", str(out))
+    assert p.returncode == 2, p.stdout + p.stderr
+    said = " ".join(p.stderr.split())
+    assert said.startswith("iolab: --threshold: ") and says in said and "(0, 1)" not in said, said
+    assert "Traceback" not in p.stderr and "\n\n" not in p.stderr.strip() and not out.exists()
+
+
 def test_import_stops_at_a_bad_line_unless_told_to_skip(tmp_path):
     msr_trace(tmp_path / "bad.csv", bad_line=True)
     p = iolab("trace", "import", str(tmp_path / "bad.csv"), "--format", "msr", "--out", str(tmp_path / "t.parquet"))
@@ -209,6 +227,37 @@ def test_rwsw_on_a_file_and_on_the_simulated_drive_compared_with_rankings(worklo
     assert not found, "\n".join(found)
 
 
+def test_a_sequence_comparison_lists_every_runs_caveats_of_each_drive(workload, tmp_path):
+    """The banners name each drive's Replay-Native as not evaluated "in full on the Drives Compared
+    page"; that page's Caveats row printed only the drive's first run's (its Multi-WSAT's)."""
+    stores = []
+    for seed in (1, 2):
+        runs = tmp_path / f"runs{seed}"
+        # replay's composite steady-state phase stopped at 2 rounds: never judged, a caveat of its own
+        for test, extra in (("multi-wsat", ()), ("replay", ("--max-rounds", "2"))):
+            p = iolab(
+                "run", test, "--workload", str(workload / "wl"), "--target", f"{SIM}&seed={seed}",
+                "--quick", "--cell-time", "200ms", "--no-report", "--runs-dir", str(runs), *extra,
+            )  # fmt: skip
+            assert p.returncode == 0, p.stderr + p.stdout[-3000:]
+        stores.append({s.manifest.test: s.dir for s in (RunStore.open(r.path) for r in list_runs(runs))})
+    out = tmp_path / "cmp"
+    # each drive's Multi-WSAT first: the run that stands for the drive in its header columns
+    refs = [str(d[t]) for t in ("multi-wsat", "replay") for d in stores]
+    p = iolab("compare", *refs, "--out", str(out))
+    assert p.returncode == 0, p.stderr + p.stdout
+    [html] = out.glob("compare-rwsw-2drives-*.html")
+    text = html.read_text()
+    assert "STEADY STATE NOT EVALUATED: D1 Replay-Native, D2 Replay-Native" in text
+    side = text.split("Drives side by side")[1]
+    row = re.search(r'<td class="h">Caveats</td>(.*?)</tr>', side, re.S)
+    assert row, side[:2000]
+    cells = re.findall(r"<td>(.*?)</td>", row.group(1), re.S)
+    assert len(cells) == 2 and all(
+        "Replay-Native: STEADY STATE NOT EVALUATED (steady state (composite): 2 rounds" in c for c in cells
+    ), cells
+
+
 # A 400 MiB copy of the default drive (same dies and timings, 28 % over-provisioning).
 # (without the periodic GC pass, whose walk copies from the first interval on: FOB is WAF 1.0 here)
 SMALL_SIM = "sim:enterprise-sas?blocks_per_plane=64&pages_per_block=16&op=0.28&gc_pass_period_ms=0"
@@ -249,7 +298,7 @@ def test_multi_wsat_saturates_the_drive_before_steady_state(workload, tmp_path):
     assert cells[0].counters["waf"] == 1.0 and cells[0].iops > 1.1 * ph.cells[0].iops
     assert "1× capacity of workload writes" in mw.manifest.parameters["Steady state accepted after"]
     # a saturated drive is no faster on the composite than the replay of the same capture
-    from iolab.api.runs import key_metrics
+    from iolab.api.comparisons import key_metrics
     from iolab.figures.compare import replay_totals
 
     multi = key_metrics("multi-wsat")[0].get([ph])

@@ -73,7 +73,7 @@ def test_three_hosts_run_a_test_together_and_merge_exactly(scratch):
             f"raw/{c.raw_files[0].split('/')[1].split('.p')[0]}.p{i}.fio" for i in range(3)
         ]
     assert any("split over 3 hosts" in n for n in store.manifest.notes)
-    from iolab.api import runs as api
+    from iolab.api import reports as api
     from iolab.pages.report.rundata import RunData
 
     titles = [p.title for p in api.build_document(RunData.load(store.dir, scratch / "rep")).pages]

@@ -235,3 +235,43 @@ def test_a_pdf_without_its_html_is_not_listed_until_the_set_is_whole(tmp_path):
     assert _reports(tmp_path, tmp_path / "run", "run") == []
     (report / "r.html").write_text("<p>the report</p>")
     assert [r["name"] for r in _reports(tmp_path, tmp_path / "run", "run")] == ["r.html", "r.pdf"]
+
+
+def test_watch_listens_on_an_ipv6_address_and_words_a_bad_bind_as_the_address(tmp_path):
+    """Before: --bind ::1 and [::1] failed ("Address family for hostname not supported"), and every
+    bind failure advised another --port, a bad address too."""
+    root = tmp_path / "runs"
+    root.mkdir()
+    for bind in ("::1", "[::1]"):
+        proc = subprocess.Popen(
+            [*IOLAB, "watch", str(root), "--bind", bind, "--port", "0"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            line = proc.stdout.readline() if proc.stdout else ""
+            assert line.startswith("iolab watch: http://[::1]:"), (line, proc.stderr.read() if proc.poll() else "")
+            port = int(line.split("]:")[1].split("/")[0])
+            c = http.client.HTTPConnection("::1", port, timeout=20)
+            c.request("GET", "/", headers={"Host": f"[::1]:{port}"})
+            assert c.getresponse().status == 200
+            c.close()
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+    bad = subprocess.run(
+        [*IOLAB, "watch", str(root), "--bind", "999.1.1.1"], capture_output=True, text=True, timeout=60
+    )
+    said = " ".join(bad.stderr.split())
+    assert bad.returncode == 2 and "give --bind an address of this machine" in said and "--port" not in said, said
+    assert "iolab: iolab watch" not in said
+    with socket.socket() as taken:  # a port in use: then, and only then, another --port
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        busy = subprocess.run(
+            [*IOLAB, "watch", str(root), "--port", str(port)], capture_output=True, text=True, timeout=60
+        )
+    said = " ".join(busy.stderr.split())
+    assert busy.returncode == 2 and "choose another --port" in said and "--bind" not in said, said

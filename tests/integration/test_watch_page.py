@@ -170,18 +170,22 @@ def test_run_page_charts_a_running_run_and_changes_nothing(browser, scratch, tmp
 
 def test_run_page_of_an_unknown_run_is_not_found(tmp_path):
     (tmp_path / "runs").mkdir()
+    # any free port, read from the address it prints: a fixed one may be another suite's on this machine
     watch = subprocess.Popen(
-        [*IOLAB, "watch", str(tmp_path / "runs"), "--port", str(PORT + 1)],
+        [*IOLAB, "watch", str(tmp_path / "runs"), "--port", "0"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
     try:
+        line = watch.stdout.readline() if watch.stdout else ""
+        assert line.startswith("iolab watch: http://127.0.0.1:"), line
+        port = int(line.split("127.0.0.1:")[1].split("/")[0])
 
         def status(path: str) -> int | None:
             try:
-                c = http.client.HTTPConnection("127.0.0.1", PORT + 1, timeout=10)
-                c.request("GET", path, headers={"Host": f"127.0.0.1:{PORT + 1}"})
+                c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+                c.request("GET", path, headers={"Host": f"127.0.0.1:{port}"})
                 return c.getresponse().status
             except OSError:
                 return None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from iolab.api import comparisons
 from iolab.api import runs as api
 from iolab.core import testparams
 from iolab.core.decide import Sample
@@ -138,7 +139,7 @@ def test_key_figures_and_pages_read_the_ramps_stored_decision(tmp_path):
     # bisection between 2,000 (met) and 3,000 (short), at geometric means: 2,450, 2,210, 2,100, all short
     halved = [d["chosen"]["demand_iops"] for ph in phases for d in ph.decisions if d.get("label") == "bisection"]
     assert halved == [2450, 2210, 2100] * 2
-    figures = {m.name: m.get(phases) for m in api.key_metrics("latency-demand", [phases])}
+    figures = {m.name: m.get(phases) for m in comparisons.key_metrics("latency-demand", [phases])}
     assert figures["max sustainable read IOPS"] == figures["max sustainable write IOPS"] == 2000
     assert figures["read latency at max sustainable"] is not None
     text = " ".join(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from iolab.api.runs import compare, key_metrics
+from iolab.api.comparisons import compare, key_metrics
 from iolab.core.errors import IolabError
 from iolab.figures.compare import (
     KeyMetric,
@@ -360,7 +360,7 @@ def test_dirth_report_and_key_figures_read_the_stored_decision(tmp_path):
     from today's rule: a decision edited in the manifest is what the report and the figures show."""
     import json
 
-    from iolab.api.runs import build_document
+    from iolab.api.reports import build_document
     from iolab.pages.report.html import render
     from iolab.pages.report.rundata import RunData
 

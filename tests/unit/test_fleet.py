@@ -486,7 +486,8 @@ def test_the_fleet_reads_each_drives_record_as_its_run_wrote_it_unless_the_run_c
     results.db, so nothing can be rebuilt and the drive has no record)."""
     import json
 
-    from iolab.api.fleet import FleetState, Member, records
+    from iolab.api.fleet import FleetState, Member
+    from iolab.api.fleetreport import records
 
     def drive(name: str, ended_in_manifest: str) -> Member:
         run = tmp_path / "runs" / name

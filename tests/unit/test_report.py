@@ -14,7 +14,7 @@ import pytest
 
 from iolab import suites
 from iolab.api import registry
-from iolab.api.runs import build_document, write_report
+from iolab.api.reports import build_document, write_report
 from iolab.core.results import Histogram
 from iolab.core.units import MiB
 from iolab.engines.sim import SimEngine

@@ -9,7 +9,7 @@ import struct
 
 import pytest
 
-from iolab.api.runs import write_report
+from iolab.api.reports import write_report
 from tests.unit.test_report import DriveEngine, IdlingDriveEngine, pdf_pages, record
 
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"

@@ -208,7 +208,7 @@ def test_wsat_time_limit_counts_measured_time(tmp_path):
 
 
 def test_wsat_budget_ending_mid_interval_is_a_marked_partial_interval(tmp_path):
-    from iolab.api.runs import key_metrics
+    from iolab.api.comparisons import key_metrics
 
     # 1000 IOPS × 4 KiB = 4,096,000 B per 1 s interval, then 3000 IOPS in interval 5: the budget's
     # last 448 IOs (under half an interval at 1000 IOPS: the final one, by bytes) take it 0.149 s,
@@ -280,7 +280,7 @@ def test_old_run_database_without_the_partial_column_still_reads(tmp_path):
 
     from rich.console import Console
 
-    from iolab.api.runs import show
+    from iolab.api.reports import show
 
     buf = io.StringIO()
     show(old, Console(file=buf, width=200))

@@ -13,7 +13,8 @@ from rich.console import Console
 
 from iolab import suites
 from iolab.api import registry
-from iolab.api.runs import build_document, compare, key_metrics
+from iolab.api.comparisons import compare, key_metrics
+from iolab.api.reports import build_document
 from iolab.core.errors import IolabError
 from iolab.core.units import KiB, num
 from iolab.core.workload import Stream
@@ -302,7 +303,7 @@ def test_show_prints_one_row_per_cell_for_rwsw_runs(runs):
 
 def test_show_ends_with_the_tests_key_figures_for_this_run(runs):
     from iolab.api import registry
-    from iolab.api import runs as api
+    from iolab.api import reports as api
     from iolab.figures.summary import summarise
 
     store = RunStore.open(runs[("Fast_2", "multi-wsat")])

@@ -10,7 +10,7 @@ from urllib.parse import unquote, urlparse
 
 import pytest
 
-from iolab.api.runs import write_report, write_sequence_report
+from iolab.api.reports import write_report, write_sequence_report
 from iolab.core.errors import IolabError
 from tests.unit.test_report import DriveEngine, pdf_pages, record, target
 from tests.unit.test_report_browser import browser, page_errors  # noqa: F401 - the shared headless Chromium

@@ -87,3 +87,25 @@ def test_a_shown_only_variable_gets_its_own_verdict_but_does_not_decide():
     assert verdict.steady
     assert [(v.name, v.steady) for v in verdict.variables] == [("write", True), ("read", False)]
     assert not evaluate(hist, RULE).steady  # the same values decide when the read side decides too
+
+
+def _cell(rnd: int, key: str, iops: float | None, partial: bool = False):
+    from iolab.core.cellschema import cell_row
+
+    return cell_row(
+        {"id": rnd, "phase": "main", "round": rnd, "ordinal": 0, "kind": "measure", "cell_key": key,
+         "workload": "{}", "iops": iops, "partial": int(partial)}
+    )  # fmt: skip
+
+
+def test_stored_history_keeps_the_runner_s_rounds_and_refuses_a_missing_value():
+    """One builder for the audit's recheck and resume: partial intervals and rounds after `last`
+    are left out, another cell is not read, a tracked cell without its value is named, never 0."""
+    from iolab.core.steady import UnmeasuredValue, stored_history
+
+    cells = [_cell(1, "A", 10.0), _cell(2, "A", 11.0), _cell(3, "A", 12.0, partial=True), _cell(2, "B", None)]
+    cells.append(_cell(4, "A", 13.0))
+    assert stored_history([("v", "A", "iops")], cells) == {"v": [(1, 10.0), (2, 11.0), (4, 13.0)]}
+    assert stored_history([("v", "A", "iops")], cells, last=2) == {"v": [(1, 10.0), (2, 11.0)]}
+    with pytest.raises(UnmeasuredValue, match="main round 2: tracking metric iops was not measured in cell B"):
+        stored_history([("v", "A", "iops"), ("w", "B", "iops")], cells)

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from iolab.api import registry
+from iolab.api.comparisons import compare
 from iolab.api.runlist import list_runs
-from iolab.api.runs import compare
 from iolab.core import procs
 from iolab.core.errors import IolabError
 from iolab.run import resume
@@ -462,3 +462,28 @@ def test_a_replaced_file_is_iolabs_even_when_killed_between_the_rename_and_the_m
     assert p.read_bytes() == b'{"a": 1}\n' and created_by_iolab(str(p))
     monkeypatch.undo()
     durable.replace_file(p, b"{}\n", "fleet file")  # and it may be written again
+
+
+def open_fds_of(path: Path) -> int:
+    """This process's open file descriptors on `path`."""
+    fds = Path("/proc/self/fd")
+    found = 0
+    for fd in fds.iterdir():
+        try:
+            found += os.readlink(fd) == str(path)
+        except OSError:
+            continue  # the listing's own descriptor, closed by now
+    return found
+
+
+@pytest.mark.parametrize("content", [b"not a database, " * 512, b"SQLite format 3\x00" + b"\xff" * 4080])
+def test_a_damaged_results_db_refused_for_writing_leaves_no_connection_open(tmp_path, content):
+    """Before: the sqlite3.DatabaseError path raised IolabError with the connection open; the
+    error's traceback held it, so its descriptor stayed open as long as the caller kept the error."""
+    (tmp_path / "results.db").write_bytes(content)
+    db = (tmp_path / "results.db").resolve()
+    assert open_fds_of(db) == 0
+    with pytest.raises(IolabError, match="results.db") as caught:
+        resultsdb.open_for_writing(tmp_path, "uid-1")
+    assert caught.value is not None  # the error, and its traceback, are still held here
+    assert open_fds_of(db) == 0

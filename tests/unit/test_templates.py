@@ -20,8 +20,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from iolab import engines
-from iolab.api import registry
-from iolab.api import runs as api
+from iolab.api import comparisons, registry, reports
 from iolab.cli.main import app
 from iolab.core import plan
 from iolab.core.errors import EngineError
@@ -99,7 +98,7 @@ def test_the_test_template_plans_runs_and_shows_what_it_declares(registered, tmp
 
     # the key figures: every one measured, and each the value the run stored
     phases = RunData.load(run_dir, tmp_path / "rep").phases
-    figures = api.key_metrics(test_template.NAME, [phases])
+    figures = comparisons.key_metrics(test_template.NAME, [phases])
     assert all(isinstance(m, KeyMetric) for m in figures)
     values = {m.name: m.get(phases) for m in figures}
     cells = {c.mix: c for c in phases[0].cells}
@@ -116,7 +115,7 @@ def test_the_test_template_plans_runs_and_shows_what_it_declares(registered, tmp
     console = Console(record=True, width=120)
     registry.get(test_template.NAME).view(phases[0], console)
     assert "0/100 4KiB" in console.export_text()
-    html = render(api.build_document(RunData.load(run_dir, tmp_path / "rep")))
+    html = render(reports.build_document(RunData.load(run_dir, tmp_path / "rep")))
     assert "Tabular Results — Template" in html and "Template: results per cell" in html
 
 

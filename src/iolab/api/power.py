@@ -12,7 +12,7 @@ from pathlib import Path
 from iolab.core.errors import IolabError
 from iolab.core.runfiles import METER_COPY, POWER_FILE
 from iolab.core.safefile import read_text
-from iolab.figures.power import MIN_COVERAGE, align, parse_meter_log, to_document
+from iolab.figures.power import MIN_COVERAGE, align, copy_record, parse_meter_log, to_document
 from iolab.store.durable import replace_files, room_for
 from iolab.store.manifest import manifest_of, resolve_run
 from iolab.store.runstore import RunStore
@@ -57,11 +57,14 @@ def _attach(run_ref: str | Path, text: str, log: str, offset_s: float, min_cover
         st.close()
     # beside power.json, not in inputs/: that holds what the run itself started from (resume reads it).
     # The two are one record: both are replaced or neither (a full disk once left the new log beside
-    # the old figures), power.json last, as readers go by it.
-    doc["source_copy"] = METER_COPY
+    # the old figures), power.json last, as readers go by it. A kill between the two renames
+    # leaves the new log beside the old figures: power.json names the log it came from by its
+    # size and digest, and readers refuse a pair that disagrees (figures/power.refuse_other_copy).
+    data = text.encode()
+    doc |= {"source_copy": METER_COPY, **copy_record(data)}
     replace_files(
         [
-            (run_dir / METER_COPY, text.encode(), "copy of the power meter log"),
+            (run_dir / METER_COPY, data, "copy of the power meter log"),
             (run_dir / POWER_FILE, json.dumps(doc, indent=1).encode(), "run's power figures"),
         ]
     )

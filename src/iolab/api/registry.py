@@ -3,7 +3,8 @@
 `iolab --help` imports no test. `register` adds a test declared elsewhere (a plug-in, or a
 test of the test suite) for the life of the process.
 
-Nothing here imports pages/ or figures/compare; only this module and api/runs.py map names to tests.
+Nothing here imports pages/ or figures/compare; only this module and the api modules that ask it
+(api/runs.py, api/reports.py, api/comparisons.py) map names to tests.
 """
 
 from __future__ import annotations

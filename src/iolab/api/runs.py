@@ -1,8 +1,7 @@
-"""What the CLI calls where a command depends on the test: the one place that asks the
-registry and hands a test's declared functions to the layers that do the work (plans, the
-terminal view, reports, comparisons). A stored run whose test is not registered in this
-process is shown and reported with the generic views; comparing it needs key figures, so
-it is refused with the reason.
+"""What `iolab run` and `iolab resume` call: a test or a sequence planned (the registry asked for
+each test's declaration and its plan built), run, and reported as each run ends; each stage a step
+for the caller to show. A run's views and reports are api/reports.py's, comparisons
+api/comparisons.py's; this module calls the former as a run ends and neither calls it back.
 
 Dependency direction: api → registry ⇢ suites.* → compare_pages/*, report/*, compare/*, textreport; nothing
 below imports this module or the registry.
@@ -11,7 +10,7 @@ below imports this module or the registry.
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Sequence
-from contextlib import ExitStack, closing
+from contextlib import closing
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
@@ -19,11 +18,11 @@ from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from iolab import suites
 from iolab.api import registry
+from iolab.api.reports import read_spec_sheet, write_report, write_sequence_report
 from iolab.core.errors import IolabError
 from iolab.core.plan import Profile, TestPlan, ignored_options
 from iolab.core.testparams import check_known
 from iolab.engines import Engine, engine_for
-from iolab.figures.specsheet import check_units, load_spec_sheet
 from iolab.run.runner import Progress, Runner
 from iolab.run.runstart import RunOptions, start, stopped_before_its_rounds
 from iolab.run.stopsignals import held_stop
@@ -34,11 +33,6 @@ from iolab.store.writer import claim_run
 from iolab.targets import Target, parse_target
 
 if TYPE_CHECKING:
-    from iolab.figures.compare import Comparison, KeyMetric
-    from iolab.figures.specsheet import SpecSheet
-    from iolab.figures.summary import PhaseSummary
-    from iolab.pages.report.model import Document
-    from iolab.pages.report.rundata import RunData
     from iolab.run.resume import Resumption
     from iolab.suites.testdef import InputKeeper, TestDef
 
@@ -313,184 +307,3 @@ def _ended(store: RunStore, report: bool, spec_sheet: Path | None = None) -> Tes
         paths, full = [], e
     m = manifest_of(store)
     return TestRun(store.dir, m.run_id, m.test, m.state, tuple(paths), full)
-
-
-def show(store: RunStore, console) -> None:
-    from iolab.pages.textreport import render
-
-    test = registry.find(manifest_of(store).test)
-    render(store, console, test.view if test else None, test.key_figures if test else None)
-
-
-def run_record(store: RunStore, reports: Sequence[Path] = ()) -> dict:
-    """The run as `--json` documents list it (outcome.run_record), with its test's key figures."""
-    from iolab.pages.outcome import run_record as record
-
-    test = registry.find(manifest_of(store).test)
-    return record(store, test.key_figures if test else None, reports)
-
-
-def build_document(run: RunData, sheet: SpecSheet | None = None) -> Document:
-    """The run's report; with a spec sheet, its front page (the sheet's verdicts) comes first."""
-    from iolab.pages.report import build_document as _build_document
-    from iolab.pages.report.frontpage import front_pages
-    from iolab.pages.report.parts import parts_pages
-    from iolab.pages.report.power import power_pages
-    from iolab.pages.report.pts import generic_pages
-    from iolab.pages.report.sections import details_pages
-
-    test = registry.find(run.manifest.test)
-    pages = test.pages(run) if test and test.pages else generic_pages(run)
-    if sheet is not None:
-        store = RunStore.open(run.dir)
-        try:
-            record = run_record(store)
-        finally:
-            store.close()
-        pages = front_pages(record, sheet) + pages
-    return _build_document(
-        run, pages + parts_pages(run) + power_pages(run) + details_pages(run), test.report_heading if test else None
-    )
-
-
-def read_spec_sheet(spec_sheet: Path, test: str, everything: bool = False) -> None:
-    """Read a spec sheet before `test` (a test or a sequence) runs against it: a bad sheet, or a
-    bound in a unit that the figure it names (as the tests declare it) is never in, is refused."""
-    tests = registry.sequence(test, everything)
-    check_units(
-        load_spec_sheet(spec_sheet), {m.name: m.unit for t in tests if t.key_figures for m in t.key_figures(())}
-    )
-
-
-def check_spec_sheet(spec_sheet: Path | None, sequence: bool = False) -> None:
-    """Read a report's spec sheet (IolabError when it is bad); a sequence report has no front page."""
-    if spec_sheet is not None and sequence:
-        raise IolabError("--spec-sheet gives one run's report its front page; it does not go with --sequence.")
-    if spec_sheet is not None:
-        load_spec_sheet(Path(spec_sheet))
-
-
-def write_report(run_dirs: Sequence[str | Path], out_dir: Path | None, spec_sheet: Path | None = None) -> list[Path]:
-    """One HTML and one PDF per run, in out_dir (None: each run's own report/); returns the
-    paths written. `spec_sheet`: a TOML/CSV spec sheet (figures/specsheet.py) each report opens
-    with a front page against. Every run is read and its report built before any is written:
-    a run that cannot be (unreadable, damaged, a round check failing, a run id no plain name,
-    another process writing it) fails with nothing new on disk, not after the reports before
-    it in the list were written."""
-    from iolab.pages.report import write_document
-    from iolab.pages.report.rundata import RunData
-
-    sheet = load_spec_sheet(Path(spec_sheet)) if spec_sheet is not None else None
-    dirs = [resolve_run(ref).resolve() for ref in run_dirs]  # resolved as `outs`: a run's report/ is in it
-    outs = [(Path(out_dir) if out_dir is not None else d / "report").resolve() for d in dirs]
-    again = [f"`iolab report {d}" + ("`" if o == d / "report" else f" --out {o}`") for d, o in zip(dirs, outs)]
-    written: list[Path] = []
-    with ExitStack() as claims:
-        for d, out, cmd in zip(dirs, outs, again):
-            if d == out or d in out.parents:  # one more writer in its run: not while another process writes it
-                with room_for("its report", out, cmd, d):
-                    claims.enter_context(claim_run(d, f"`iolab report {d} --out DIR` writes the report elsewhere."))
-        runs = [RunData.load(d, out) for d, out in zip(dirs, outs)]
-        docs = [build_document(run, sheet) for run in runs]
-        for run, doc, cmd in zip(runs, docs, again):
-            with room_for("its report", run.out_dir, cmd, run.dir):
-                written += write_document(doc, run.out_dir, run.manifest.run_id)
-    return written
-
-
-def write_sequence_report(run_refs: Sequence[str | Path], out_dir: Path | None = None) -> list[Path]:
-    """One HTML and one PDF for runs of a sequence on one target (a summary page, then each
-    run's own pages in the order they ran), in out_dir (default: `sequences/` beside the first
-    run's directory); returns the paths written."""
-    from iolab.pages.report.rundata import RunData
-    from iolab.pages.report.sequence import SequenceMember, order_runs
-    from iolab.pages.report.sequence import write_sequence_report as _write_sequence_report
-
-    dirs = [resolve_run(r) for r in run_refs]
-    if not dirs:
-        raise IolabError("a sequence report needs at least one run.")
-    out = Path(out_dir or dirs[0].parent / "sequences").resolve()
-    runs = order_runs([RunData.load(d, out) for d in dirs])
-    tests = [registry.find(r.manifest.test) for r in runs]
-    seqs = {t.sequence if t else None for t in tests}
-    name = (seqs.pop() if len(seqs) == 1 else None) or ""
-    members = [
-        SequenceMember(
-            r,
-            t.label if t else r.manifest.test,
-            tuple(t.key_figures([r.phases])) if t and t.key_figures else (),
-            build_document(r),
-        )
-        for r, t in zip(runs, tests)
-    ]
-    again = f"iolab report --sequence {' '.join(str(d) for d in dirs)}" + ("" if out_dir is None else f" --out {out}")
-    with room_for("their sequence report", out, f"`{again}`", dirs[0]):
-        return _write_sequence_report(name, tests[0].report_heading if tests[0] else None, members, out)
-
-
-def key_metrics(test: str, runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:
-    """The summary columns of a test's comparison. `runs` (each drive's phases) is needed
-    only where the columns depend on what was run (Individual Streams: one per stream)."""
-    t = registry.find(test)
-    if t is None or t.key_figures is None:
-        why = "it is not a registered test" if t is None else "its declaration names none"
-        raise IolabError(f"test {test!r}: no comparison figures are defined for it ({why}).")
-    return t.key_figures(runs)
-
-
-def compare(
-    run_refs: Sequence[str | Path], out_dir: Path, force: bool = False, labels: Sequence[str] = ()
-) -> Comparison:
-    """Write one comparison report (HTML and PDF) for these runs; returns the paths written
-    and the ranking. `labels` names each run (one per run, in order) in place of its drive.
-    Runs of several tests of one sequence whose tests declare summary figures (the RWSW tests,
-    on several drives) make that sequence's summary comparison."""
-    # imported here: the comparison pulls in the trace readers (duckdb, numpy), which other commands never use
-    from iolab.figures.compare import open_runs
-
-    paths = open_runs(run_refs)
-    with room_for("their comparison", Path(out_dir), "run the same `iolab compare` again"):
-        return _compare(paths, Path(out_dir), force, labels)
-
-
-def _compare(paths: list[Path], out_dir: Path, force: bool, labels: Sequence[str]) -> Comparison:
-    from iolab.figures.compare import Comparison
-    from iolab.pages.compare_pages.document import write_comparison
-    from iolab.pages.compare_pages.sequence import write_sequence_comparison
-
-    tests = {_test_of(p) for p in paths}
-    seq = summary_sequence(tests)
-    if len(tests) > 1 and seq is not None:
-        if labels:
-            raise IolabError(
-                "--label names the runs of a one-test comparison; a sequence comparison names each drive by its target."
-            )
-        return Comparison(write_sequence_comparison(paths, Path(out_dir), force, seq, registry.sequence(seq)))
-    test = registry.find(next(iter(tests))) if tests else None
-    return write_comparison(
-        paths,
-        Path(out_dir),
-        force,
-        lambda runs: key_metrics(next(iter(tests)), runs),
-        test.overlays if test else None,
-        test.report_heading if test else None,
-        labels,
-    )
-
-
-def summary_sequence(tests: set[str]) -> str | None:
-    """The one sequence all these tests belong to, if each contributes to its summary."""
-    found = [registry.find(t) for t in tests]
-    known = [t for t in found if t is not None]
-    seqs = {t.sequence for t in known}
-    if len(known) != len(found) or len(seqs) != 1 or any(t.summary_figures == () for t in known):
-        return None
-    return seqs.pop()
-
-
-def _test_of(path: Path) -> str:
-    store = RunStore.open(path)
-    try:
-        return manifest_of(store).test
-    finally:
-        store.close()

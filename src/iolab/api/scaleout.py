@@ -60,7 +60,7 @@ def _compare_runs(dirs: list[Path], root: Path, console) -> None:
     """Compare each test across the targets that completed it (a sequence is several tests: its
     IOPS runs with each other, its Throughput runs with each other, ...), then, when the tests are
     one sequence that declares summary figures (RWSW), the sequence's summary comparison."""
-    from iolab.api import runs as api
+    from iolab.api import comparisons as api
     from iolab.api.runlist import summarise_run
     from iolab.pages.textreport import render_ranking
 
@@ -167,7 +167,8 @@ def _refuse_one_target_twice(specs: list[str], hosts: list | None = None) -> Non
     by what each target is (the fleet's identity: WWID or serial, device number, inode), read
     where it is: with `hosts` (--hosts/--hosts-file), where each host's fio opens it
     (fleetident.on_host), never on this machine, whose node of that name is another drive.
-    Simulated drives are each their own: each run simulates its own copy."""
+    A simulated drive is its preset, parameters and seed, however the spec writes them: the same
+    one twice would be one drive's figures twice, compared as two drives (a fleet refuses it too)."""
     from iolab import targets
     from iolab.api.fleetident import on_host
     from iolab.run.identity import drive_key
@@ -181,13 +182,20 @@ def _refuse_one_target_twice(specs: list[str], hosts: list | None = None) -> Non
                     keys.append((on_host(spec, h), f", where host {h.name} opens it"))
                     continue
                 t = targets.parse_target(spec)
-                keys.append((None if t.kind == "sim" else drive_key(t), ""))
+                keys.append((drive_key(t), ""))
             except IolabError:  # its own run says what is wrong with it, beside the others' outcomes
                 continue
         for key, where in keys:
             # one --target's drive through several hosts is one; by place, not spec: -t F -t F is two
             if key is None or seen.setdefault(key, (i, spec))[0] == i:
                 continue
+            if key.startswith("simulated "):
+                raise IolabError(
+                    f"--target {seen[key][1]} and --target {spec} are one simulated drive (one preset, parameters "
+                    "and seed, however the spec writes them), and a simulation of it gives the same figures each "
+                    "time, so the two would be compared as two drives that agree. Give each simulated drive its own "
+                    "seed (?seed=N). Nothing was run or written."
+                )
             raise IolabError(
                 f"--target {seen[key][1]} and --target {spec} are one drive: both reach the {key}{where} (a "
                 "symlink, a hard link, a second device node or another address of one NBD server is another "
@@ -344,7 +352,8 @@ def watch(
     host, bound = server.socket.getsockname()[:2]
     # a reader gone (`iolab watch | head -1`) drops the line, as every command's output: Rich's
     # own console ended the command with exit status 1 on the broken pipe
-    write_text(f"iolab watch: http://{host}:{bound}/ (Ctrl-C stops)\n", sys.stdout)
+    url_host = f"[{host}]" if ":" in host else host  # an IPv6 address in a URL (RFC 3986)
+    write_text(f"iolab watch: http://{url_host}:{bound}/ (Ctrl-C stops)\n", sys.stdout)
     try:
         server.serve_forever(poll_interval=0.5)
     except KeyboardInterrupt:

@@ -6,10 +6,12 @@ Standard library only (http.server)."""
 
 from __future__ import annotations
 
+import errno
 import html
 import json
 import mimetypes
 import os
+import socket
 import stat
 import time
 from collections import Counter
@@ -340,10 +342,23 @@ def serve(root: Path, bind: str = DEFAULT_BIND, port: int = DEFAULT_PORT) -> Thr
     if not Path(root).is_dir():
         raise IolabError(f"runs directory {root} does not exist; give the directory `iolab run --runs-dir` wrote to.")
     if not 0 <= port <= 65535:  # the socket layer's OverflowError, a traceback, before
-        raise IolabError(f"iolab watch: --port {port} is not a TCP port; give 1 to 65535, or 0 for any free port.")
+        raise IolabError(f"`iolab watch`: --port {port} is not a TCP port; give 1 to 65535, or 0 for any free port.")
+    address = bind[1:-1] if bind.startswith("[") and bind.endswith("]") else bind  # "[::1]" as a URL writes it
+    server_class = _IPv6Server if ":" in address else ThreadingHTTPServer
     try:
-        return ThreadingHTTPServer((bind, port), handler_for(root))
+        return server_class((address, port), handler_for(root))
     except OSError as e:
-        raise IolabError(
-            f"iolab watch: cannot listen on {bind}:{port} ({e.strerror or e}); choose another --port."
-        ) from None
+        # the port is the problem only when it is taken (or reserved); else the address is
+        fix = (
+            "choose another --port (or 0 for any free port)"
+            if e.errno in (errno.EADDRINUSE, errno.EACCES)
+            else "give --bind an address of this machine (127.0.0.1, ::1, 0.0.0.0 for every IPv4 interface, :: for every one)"
+        )
+        shown = f"[{address}]" if ":" in address else address
+        raise IolabError(f"`iolab watch` cannot listen on {shown}:{port} ({e.strerror or e}); {fix}.") from None
+
+
+class _IPv6Server(ThreadingHTTPServer):
+    """An IPv6 --bind (::1, ::): http.server's class listens on IPv4 only."""
+
+    address_family = socket.AF_INET6

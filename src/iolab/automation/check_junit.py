@@ -6,7 +6,7 @@ from __future__ import annotations
 from xml.sax.saxutils import escape, quoteattr
 
 from iolab.automation.verdict import FAILING
-from iolab.core.units import num, percent
+from iolab.core.units import given, num, percent
 
 
 def junit_xml(result: dict, suite: str = "iolab check") -> str:
@@ -57,5 +57,5 @@ def summary_line(f: dict) -> str:
     detect = "" if f["detectable_pct"] is None else f", detects ≥{percent(f['detectable_pct'])}"
     return (
         f"{f['name']}: {f['verdict']}, {_num(b)} -> {_num(c)} {f['unit']} "
-        f"({pct}{noise}tolerance {f['tolerance_pct']:g} %{detect})"
+        f"({pct}{noise}tolerance {given(f['tolerance_pct'])} %{detect})"
     )

@@ -186,4 +186,10 @@ def ranking(measured: SummaryTable | None, published: Sequence[PublishedFigure])
         )
     per = [competition_ranks([row[j] for row in values], m.higher_is_better) for j, m in enumerate(metrics)]
     ranks = tuple(tuple(per[j][i] for j in range(len(metrics))) for i in range(len(drives)))
-    return SummaryTable(tuple(drives), tuple(metrics), tuple(tuple(v) for v in values), ranks), notes
+    # the measured figures keep the caveats of their runs; a published figure carries none iolab knows
+    marks = (
+        tuple(measured.marks) + ((("",) * len(metrics),) * (len(drives) - len(measured.marks)))
+        if measured and measured.marks
+        else ()
+    )
+    return SummaryTable(tuple(drives), tuple(metrics), tuple(tuple(v) for v in values), ranks, marks), notes

@@ -75,7 +75,7 @@ def records_code(records: list[dict], require_steady: bool) -> int:
 
 
 def record_of(ref: str | Path, reports=()) -> dict:
-    from iolab.api import runs as api
+    from iolab.api import reports as api
     from iolab.store.runstore import RunStore
 
     store = RunStore.open(ref)
@@ -85,8 +85,10 @@ def record_of(ref: str | Path, reports=()) -> dict:
         store.close()
 
 
-def ranking(summary) -> dict:
-    """`iolab compare`'s summary table (compare.SummaryTable) as the document's ranking."""
+def ranking(summary, caveats: Sequence[str] = ()) -> dict:
+    """`iolab compare`'s summary table (compare.SummaryTable) as the document's ranking, with what
+    the terminal says beside it: the caveat each drive's figure carries (its key, as the terminal's
+    [a]), each caveat's text by its key, and the comparison's own caveats (`caveats`, in full)."""
     return {
         "labels": list(summary.drives),
         "figures": [
@@ -96,9 +98,12 @@ def ranking(summary) -> dict:
                 "direction": "higher-is-better" if m.higher_is_better else "lower-is-better",
                 "values": [row[j] for row in summary.values],
                 "ranks": [row[j] for row in summary.ranks],
+                "caveats": [summary.mark_of(i, j) for i in range(len(summary.drives))],
             }
             for j, m in enumerate(summary.metrics)
         ],
+        "caveats": [{"key": key, "text": mk} for mk, key in summary.mark_keys().items()],
+        "comparison_caveats": list(caveats),
     }
 
 
@@ -156,12 +161,12 @@ def render_check(result: dict, console: Console) -> None:
             percent(f["change_pct"], "+"),
             percent(f["noise_pct"]),
             percent(f["detectable_pct"]),
-            *((f"{f['tolerance_pct']:g} %",) if len(allowed) > 1 else ()),
+            *((f"{given(f['tolerance_pct'])} %",) if len(allowed) > 1 else ()),
             f"[{style[v]}]{v}[/]" if v in style else v,
         )
     console.print(t)
     if len(allowed) == 1:
-        console.print(f"allowed regression: {allowed.pop():g} % in every figure")
+        console.print(f"allowed regression: {given(allowed.pop())} % in every figure")
     methods: dict[str, list[str]] = {}
     for f in result["figures"]:
         if f["method"] and f["verdict"] not in ("missing", "not-measured"):
@@ -326,7 +331,7 @@ def compare_published(
     """`iolab compare` when any argument is a CSV of published figures (published.py): the
     measured runs' comparison (its report when there are two or more runs) with the published
     drives ranked beside them. False when no argument is such a file."""
-    from iolab.api import runs as api
+    from iolab.api import comparisons as api
     from iolab.api.results import open_run
     from iolab.automation.published import is_published, known_figures, read_published
     from iolab.automation.published import ranking as published_ranking
@@ -347,11 +352,12 @@ def compare_published(
             )
     paths: list[Path] = []
     measured = None
+    caveats: tuple[str, ...] = ()
     if len(run_refs) >= 2:
         done = api.compare(run_refs, out, force=force, labels=labels)
         if done.summary is None:
             raise IolabError("published figures rank beside runs of one test; these runs are a sequence's.")
-        measured, paths = done.summary, list(done.paths)
+        measured, paths, caveats = done.summary, list(done.paths), done.caveats
     elif run_refs:
         with open_run(run_refs[0]) as run:
             figs = run.figures()
@@ -363,13 +369,15 @@ def compare_published(
             ((),),
         )
     table, notes = published_ranking(measured, published)
+    for caveat in caveats:
+        console.print(f"[bold red]{esc(caveat)}[/]")
     render_ranking(table, console, report=bool(paths))
     for n in notes:
         console.print(f"[yellow]{esc(n)}[/]", soft_wrap=True)
     for path in paths:
         console.print(f"comparison: {esc(str(path))}", soft_wrap=True)
     if json_out:
-        rank = ranking(table)
+        rank = ranking(table, caveats)
         n_measured = len(measured.drives) if measured is not None else 0
         rank["published"] = [i >= n_measured for i in range(len(table.drives))]
         emit(

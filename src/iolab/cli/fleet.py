@@ -1,5 +1,6 @@
 """`iolab run TEST --fleet FILE` and `iolab fleet [FLEET]`: a fleet of drives tested at once and
-its report (api/fleet.py runs it; pages/fleet.py builds the report, fleet_terminal.py prints it)."""
+its report (api/fleet.py runs it, api/fleetreport.py reads its report; pages/fleet.py builds the
+report, fleet_terminal.py prints it)."""
 
 from __future__ import annotations
 
@@ -126,7 +127,7 @@ def _report(
     (run, resume, show) whose --json prints the iolab-outcome document every run, resume and show
     prints (docs/automation.md), the complete drives' run records as its `runs` and the report as
     its `fleet_report`; None (`iolab fleet --json`): the report alone, as report.json holds it."""
-    from iolab.api import fleet as api
+    from iolab.api import fleetreport as api
     from iolab.automation.fleetgroups import compare_groups, mixed_warnings
     from iolab.pages.fleet_junit import exit_code
     from iolab.pages.fleet_terminal import render

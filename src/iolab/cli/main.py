@@ -172,6 +172,7 @@ def resume(
     args: RunArgs,
 ):
     """Continue an interrupted run from its last complete round (or say why it cannot, and what it does instead)."""
+    from iolab.api import reports as api_reports
     from iolab.api import runs as api
     from iolab.cli.progress import RichProgress
     from iolab.cli.runview import kept_run, report_paths, stopped_when_complete
@@ -198,8 +199,8 @@ def resume(
 
     def ended(store: RunStore, reports: list[Path]) -> None:
         if json_out or require_steady:
-            records.append(api.run_record(store, reports))
-        api.show(store, console)
+            records.append(api_reports.run_record(store, reports))
+        api_reports.show(store, console)
         report_paths(console, progress, reports, args.quiet)
         console.print(f"run directory: {esc(str(store.dir))}", soft_wrap=True)  # whole, for copying
 
@@ -333,7 +334,7 @@ def show(
     runs_dir: Optional[Path] = RunsDirOpt,
 ):
     """Print a run's results: tables (block size × mix, or one row per cell), steady-state table, completeness."""
-    from iolab.api import runs as api
+    from iolab.api import reports as api
     from iolab.store.runstore import RunStore
 
     if (fleet_dir := cli_fleet.fleet_path(run_ref, runs_dir)) is not None:  # its report, as `iolab fleet FLEET`
@@ -357,7 +358,7 @@ def report(
 ):
     """Write each run's report: one self-contained HTML file and a PDF of the same pages (a fleet
     directory: the fleet's report, its key figures over the drives)."""
-    from iolab.api import runs as api
+    from iolab.api import reports as api
     from iolab.run.stopsignals import Interrupted, exit_code, stop_on_signals
 
     api.check_spec_sheet(spec_sheet, sequence)  # a bad sheet is said before any run is looked for
@@ -372,7 +373,7 @@ def report(
             named = {ref: cli_fleet.fleet_path(ref, runs_dir) for ref in run_refs}
             built = []
             for fleet_dir in filter(None, named.values()):
-                from iolab.api.fleet import fleet_pages  # its imports only when a fleet is named
+                from iolab.api.fleetreport import fleet_pages  # its imports only when a fleet is named
 
                 built.append(fleet_pages(fleet_dir, out))
             runs = [ref for ref, f in named.items() if f is None]
@@ -404,7 +405,7 @@ def compare(
     runs_dir: Optional[Path] = RunsDirOpt,
 ):
     """Compare drives: one report (HTML and PDF) overlaying the runs, with a summary table and the ordinal ranking per column."""
-    from iolab.api import runs as api
+    from iolab.api import comparisons as api
     from iolab.pages import textreport
     from iolab.store.manifest import runs_root
 
@@ -424,7 +425,7 @@ def compare(
             0,
             runs=[cli_auto.record_of(r) for r in run_refs],
             reports=[str(p) for p in done.paths],
-            **({"ranking": cli_auto.ranking(done.summary)} if done.summary is not None else {}),
+            **({"ranking": cli_auto.ranking(done.summary, done.caveats)} if done.summary is not None else {}),
         )
 
 

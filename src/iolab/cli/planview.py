@@ -41,7 +41,7 @@ def plan(
     tested capacity, purge, phases, cells, round limits, budgets, steady-state rule, compliance, ignored
     options and the ETA (--json: the same as one document). `iolab fio-job` prints the exact fio jobs."""
     from iolab.api import planinfo
-    from iolab.api.runs import read_spec_sheet
+    from iolab.api.reports import read_spec_sheet
     from iolab.api.scaleout import legs_for_run, run_target
     from iolab.engines.sim import DEFAULT_PRESET
 

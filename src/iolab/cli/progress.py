@@ -304,6 +304,8 @@ class RichProgress:
 
     def phase_done(self, phase: Phase, steady: bool | None, rounds: int, reason: str) -> None:
         state = "" if steady is None else (", steady" if steady else ", not steady")
+        if state and not phase.stop_on_steady:  # run to its budget (WSAT): its verdict is for information
+            state = f", for information:{state[1:]}"
         last = self.plan is not None and phase.name == self.plan.phases[-1].name
         end = "writing its report" if self.report else "summarising its results"
         self._doing(f"the run is measured; {end}" if last else f"{phase.name}: done")

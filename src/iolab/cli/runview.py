@@ -132,7 +132,7 @@ class RunView:
             console.print(f"[yellow]non-compliant: {esc('; '.join(m.noncompliance))}[/]")
 
     def ended(self, store: RunStore, reports: list[Path], report_full: IolabError | None = None) -> None:
-        from iolab.api import runs as api
+        from iolab.api import reports as api
         from iolab.store.manifest import manifest_of
 
         if self.args.json_out or self.args.require_steady:

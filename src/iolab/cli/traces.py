@@ -3,6 +3,7 @@ CLI: parse, call the library, print. cli/main.py mounts them on the `iolab` comm
 
 from __future__ import annotations
 
+import math
 import shlex
 from pathlib import Path
 from typing import Optional
@@ -13,7 +14,7 @@ from rich.markup import escape as esc
 from iolab.cli.console import Console, write_out
 from iolab.cli.options import with_runs_dir
 from iolab.core.errors import IolabError
-from iolab.core.units import counted, parse_duration, parse_size
+from iolab.core.units import counted, given, parse_duration, parse_size
 from iolab.traces import formats as trace_formats
 
 sim_app = typer.Typer(help="The built-in simulated drives.", no_args_is_help=True)
@@ -150,16 +151,27 @@ def trace_export(
     console.print(f"wrote {esc(str(export_trace(trace, fmt, out)))}", soft_wrap=True)
 
 
-def _fraction(text: str, what: str) -> float:
-    """'3%' or '3' -> 0.03; '0.03' -> 0.03 (bare numbers below 1 are fractions)."""
+def _share(text: str, what: str) -> float:
+    """A share of all IOs, above 0 and below the whole: '3%' or '3' -> 0.03; '0.03' -> 0.03 (bare
+    numbers below 1 are fractions). A share out of that range is refused in the form it was
+    given: '150%' by its range in percent, '-0.5' by its range as a fraction."""
     t = text.strip()
     try:
         v = float(t.rstrip("%").strip())
     except ValueError:
+        v = math.nan
+    if math.isnan(v):
         raise IolabError(
-            f"{what}: cannot read {text!r}; give a percentage such as 3% (or a fraction such as 0.03)."
-        ) from None
-    return v / 100 if t.endswith("%") or v >= 1 else v
+            f"{what}: cannot read {text!r}; give a percentage such as 3% (or a fraction such as 0.03). Nothing was written."
+        )
+    in_percent = t.endswith("%") or v >= 1
+    share = v / 100 if in_percent else v
+    if not 0 < share < 1:
+        span, got = ("above 0% to below 100%", f"{given(v)}%") if in_percent else ("above 0 to below 1", given(v))
+        raise IolabError(
+            f"{what}: a share of all IOs from {span}, got {got}; give one such as 3% (or 0.03). Nothing was written."
+        )
+    return share
 
 
 @trace_app.command("analyze")
@@ -199,6 +211,7 @@ def analyze(
             raise IolabError(f"{name} {v}: give a whole number from 1 to {most:,}. Nothing was written.")
     if not 0 < compress < float("inf"):  # also refuses nan
         raise IolabError(f"--compress {compress}: give a finite number greater than 0 (e.g. 60). Nothing was written.")
+    share = _share(threshold, "--threshold")  # refused here, in the form given, not as the analysis's fraction
     # refused before the analysis, not after it; made only once there is something to write
     # in it (an analysis refused or failed left an empty directory behind)
     if problems := dir_problems(out):
@@ -209,7 +222,7 @@ def analyze(
         a = run_analysis(
             trace,
             step_s=parse_duration(step, "--step"),
-            threshold=_fraction(threshold, "--threshold"),
+            threshold=share,
             devices=tuple(device or ()),
             process=process,
         )

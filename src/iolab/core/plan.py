@@ -14,6 +14,7 @@ from typing import Any, Literal
 from iolab.core.decide import Decision, Sample, StopRule
 from iolab.core.errors import IolabError
 from iolab.core.steady import SteadyRule
+from iolab.core.units import given
 from iolab.core.workload import Workload
 
 Metric = Literal["iops", "mbps", "read_mbps", "write_mbps", "lat_mean_us", "lat_max_us"]
@@ -213,12 +214,11 @@ class Profile:
         if self.capacity_limit is not None and (not _whole(self.capacity_limit) or self.capacity_limit < 1):
             raise _bad("capacity limit", "--capacity-limit", self.capacity_limit, "give a size greater than 0")
         if not _finite(self.active_range) or not 0 < self.active_range <= 1:
-            raise _bad(
-                "active range",
-                "--active-range",
-                self.active_range * 100 if _finite(self.active_range) else self.active_range,
-                "give a percentage of the target above 0 and at most 100 (enterprise uses 100, client 75)",
-                " %",
+            # said as the user writes it (in percent, as given), and what is allowed
+            shown = f"{given(self.active_range * 100)}%" if _finite(self.active_range) else repr(self.active_range)
+            raise IolabError(
+                f"active range (--active-range): {shown} is out of range; give a percentage of the target above 0% "
+                "and at most 100% (enterprise uses 100%, client 75%). Nothing was run or written."
             )
         for name in ("threads", "queue_depth"):
             v = getattr(self, name)

@@ -33,6 +33,8 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Literal
 
+from iolab.core.cellschema import CellRow
+from iolab.core.errors import IolabError
 from iolab.core.units import counted, denoise, num
 
 # A phase's steady state, and a run's from its phases' (run_steady_state): the words the --json
@@ -206,3 +208,33 @@ def evaluate(
         verdicts.append(check_variable(name, window, [by_round[r] for r in window], rule))
     steady = all(v.steady for v in verdicts if v.name not in shown_only)
     return SteadyVerdict(steady, tuple(window), tuple(verdicts))
+
+
+class UnmeasuredValue(IolabError):
+    """A tracked cell is stored without the value its variable tracks: no verdict can be made
+    from the stored cells (the runner refuses such a round as it measures it, runner.metric_of)."""
+
+
+def stored_history(
+    tracking: Iterable[tuple[str, str, str]], cells: Iterable[CellRow], last: int | None = None
+) -> dict[str, list[tuple[int, float]]]:
+    """Each tracking variable's (round, value) pairs from a phase's stored cells, as the runner
+    kept them: `tracking` is (name, cell_key, metric) per variable; an interval the budget ended
+    (partial) is no window round; rounds after `last` are left out. A cell without the value is
+    never counted as 0 (a made-up value can make a window look steady or not): UnmeasuredValue
+    names it."""
+    pairs = list(cells)
+    history: dict[str, list[tuple[int, float]]] = {}
+    for name, key, metric in tracking:
+        history[name] = []
+        for c in pairs:
+            if c.cell_key != key or c.partial or (last is not None and c.round > last):
+                continue
+            v = c.metric(metric)
+            if v is None:
+                raise UnmeasuredValue(
+                    f"{c.phase} round {c.round}: tracking metric {metric} was not measured in cell {c.cell_key} "
+                    "(no IOs in that direction?)"
+                )
+            history[name].append((c.round, float(v)))
+    return history

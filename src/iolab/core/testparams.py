@@ -76,6 +76,17 @@ def positive_int(text: str) -> int:
     return whole(text)
 
 
+# The cells one phase may plan: every cell is built, printed by `plan` and stored, so a count no
+# test can mean (bursts=99999999) must be refused before the plan is built, not exhaust memory
+# building it. An hour of one-second intervals, ten times the PTS's longest phase (360 bursts).
+MAX_PHASE_CELLS = 3_600
+
+
+def cell_count(text: str) -> int:
+    """A count of one phase's cells (bursts, intervals of a round)."""
+    return whole(text, 1, MAX_PHASE_CELLS)
+
+
 def queue_depth(text: str) -> int:
     """A queue depth: at most what a workload takes (workload.MAX_QUEUE_DEPTH), refused here
     with the parameter's name rather than when the plan's workload is built."""
@@ -172,6 +183,15 @@ def fraction_below_one(text: str) -> float:
     return v
 
 
+def share_within(text: str) -> float:
+    """A share strictly between none and the whole ('75%' or '0.75'), as a cliff's rate after it
+    against the rate in it is: at 0 no drive's rate falls below it, at 1 every dip is a cliff."""
+    v = _fraction_value(text)
+    if not math.isfinite(v) or not 0 < v < 1:
+        raise ValueError("give a share above 0 and below 1 (or above 0% and below 100%)")
+    return v
+
+
 def _fraction_value(text: str) -> float:
     t = text.strip()
     try:
@@ -201,10 +221,10 @@ def int_list(text: str) -> tuple[int, ...]:
             raise ValueError("give START:STEP:STOP as three whole numbers") from None
         if start < 1 or step < 1 or stop < start or stop > MAX_WHOLE:
             raise ValueError(f"START:STEP:STOP needs 1 ≤ START ≤ STOP ≤ {MAX_WHOLE:,} and STEP ≥ 1")
-        values = tuple(range(start, stop + 1, step))
-        if len(values) > 1000:
-            raise ValueError(f"{len(values)} values; at most 1,000")
-        return values
+        count = (stop - start) // step + 1  # counted before it is built: 1:1:2000000000 is 2e9 values
+        if count > 1000:
+            raise ValueError(f"{count:,} values; at most 1,000")
+        return tuple(range(start, stop + 1, step))
     items = _items(t)
     try:
         values = tuple(int(x.replace("_", "")) for x in items)

@@ -75,8 +75,9 @@ def parse_duration(text: str | float, what: str = "duration") -> float:
 
 
 def parse_percent(text: str, what: str = "percentage") -> float:
-    """'50', '50%' or '50 %' -> 0.5 (the range is the caller's to check)."""
-    m = re.match(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*%?\s*$", str(text))
+    """'50', '50%' or '50 %' -> 0.5 (the range is the caller's to check: '-5%' is read, -0.05,
+    so that its refusal says it is out of range, not unreadable)."""
+    m = re.match(r"^\s*([-+]?[0-9]+(?:\.[0-9]+)?)\s*%?\s*$", str(text))
     if not m:
         raise IolabError(f"{what}: cannot read {text!r} as a percentage; give a number such as 50 or 50%.")
     return float(m.group(1)) / 100

@@ -162,8 +162,10 @@ def audit(store: RunStore, only: Sequence[str] = ()) -> Audit:
 
 # Checked again whenever a stored audit is read: the stored steady-state verdict is read from
 # results.db wherever it is shown, and this check of it against its own table and cells costs a
-# few queries, so a verdict changed after the run's audit is marked where it is shown.
-RECHECKED = ("steady-evidence",)
+# few queries, so a verdict changed after the run's audit is marked where it is shown. The
+# series-totals check reads every per-second row once (store/bulk.all_series): per-second rows
+# edited after the run's audit are marked where they are shown too, not only by `iolab audit`.
+RECHECKED = ("steady-evidence", "series-totals")
 
 
 def stored_audit(store: RunStore) -> Audit:

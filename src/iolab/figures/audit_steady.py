@@ -3,7 +3,8 @@ steady-evidence invariant (audit_checks.steady_evidence).
 
 A phase's verdict (phases.steady) is the runner's reading of its steady-state table, the table
 its reading of the tracked cells. Both are checked here with the code the runner uses
-(core/steady.evaluate over the phase's stored cells, as run/resume.py rebuilds the history): the
+(core/steady.evaluate over the history core/steady.stored_history builds from the phase's stored
+cells, as run/resume.py does; a tracked cell without its value fails the check, naming it): the
 table must be what the cells give, and the verdict what the table says, either way: a phase
 stored as steady over a window that fails the rule, and one stored as not steady over a window
 that passes with nothing in the run to doubt it (`Doubts`: what phaseend.settle turns a passing
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from iolab.core.cellschema import CellRow
-from iolab.core.steady import SteadyRule, SteadyVerdict, VariableVerdict, evaluate
+from iolab.core.steady import SteadyRule, SteadyVerdict, UnmeasuredValue, VariableVerdict, evaluate, stored_history
 from iolab.store.runstore import PhaseRow
 
 
@@ -28,7 +29,8 @@ class Recheck:
 
     table: tuple[VariableVerdict, ...]
     shown_only: frozenset[str]
-    verdict: SteadyVerdict | None  # recomputed; None: the cells fill no window
+    verdict: SteadyVerdict | None  # recomputed; None: the cells fill no window (or lack a value)
+    unmeasured: str = ""  # the tracked cell stored without its variable's value, which no verdict is made without
 
     @property
     def table_steady(self) -> bool:
@@ -47,14 +49,10 @@ def recheck(
     tracking = list(planned.get("tracking") or ())
     shown_only = frozenset(t["name"] for t in tracking if t.get("decides") is False)
     last = table[0].rounds[-1] if table and table[0].rounds else None
-    history = {
-        t["name"]: [
-            (c.round, float(c.metric(t["metric"]) or 0.0))
-            for c in cells
-            if c.cell_key == t["cell_key"] and not c.partial and (last is None or c.round <= last)
-        ]
-        for t in tracking
-    }
+    try:
+        history = stored_history(((t["name"], t["cell_key"], t["metric"]) for t in tracking), cells, last)
+    except UnmeasuredValue as e:
+        return Recheck(tuple(table), shown_only, None, str(e))
     rule = SteadyRule(strict=bool(profile.get("strict_steady", False)))
     verdict = evaluate(history, rule, shown_only) if history else None
     return Recheck(tuple(table), shown_only, verdict)
@@ -69,6 +67,8 @@ def disagreements(name: str, r: Recheck) -> list[str]:
     if not r.table:
         return []
     w = f"{r.window[0]}-{r.window[-1]}" if r.window else "?"
+    if r.unmeasured:
+        return [f"{name}: its steady-state verdict cannot be checked: {r.unmeasured}"]
     if r.verdict is None:
         return [f"{name}: its steady-state table has a window (rounds {w}) its stored cells do not fill"]
     got = {v.name: v for v in r.verdict.variables}
@@ -118,7 +118,7 @@ def failing(r: Recheck) -> str:
 def verdict_contradictions(p: PhaseRow, r: Recheck, doubts: Sequence[str]) -> list[str]:
     """The stored verdict against the table and the cells. `doubts`: what in the run says the
     drive had not left fresh-out-of-box (a passing window is then stored as not steady)."""
-    if p.steady is None or not r.table:
+    if p.steady is None or not r.table or r.unmeasured:  # an unmeasured value is disagreements' finding
         return []
     w = f"rounds {r.window[0]}-{r.window[-1]}"
     cells_pass = r.verdict is not None and r.verdict.steady

@@ -14,15 +14,18 @@ every meter time (host time = meter time + offset)."""
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from iolab.core.cellschema import CellRow
 from iolab.core.errors import IolabError
+from iolab.core.safefile import read_bytes
 from iolab.core.units import counted
 
 if TYPE_CHECKING:
@@ -238,3 +241,32 @@ def to_document(log: MeterLog, cells: Sequence[CellPower], min_coverage: float, 
         "phases": [asdict(summarise(p, [c for c in cells if c.phase == p])) for p in phases],
         "cells": [asdict(c) for c in cells],
     }
+
+
+def copy_record(data: bytes) -> dict:
+    """What power.json records of the meter log copied beside it (`source_copy`): its size and
+    digest. The two files are replaced one after the other (durable.replace_files), so a kill
+    between the renames leaves a new log beside the old figures; this tells them apart."""
+    return {"source_copy_bytes": len(data), "source_copy_sha256": hashlib.sha256(data).hexdigest()}
+
+
+def refuse_other_copy(run_dir: Path, doc: dict, where: Path) -> None:
+    """Raise IolabError when the meter log beside power.json (at `where`) is not the one its
+    figures came from (a document without the record, from before it was kept, is read as it is)."""
+    name, size, digest = doc.get("source_copy"), doc.get("source_copy_bytes"), doc.get("source_copy_sha256")
+    if not isinstance(name, str) or not isinstance(digest, str) or Path(name).name != name:
+        return
+    try:
+        data = read_bytes(run_dir / name, "copy of the power meter log", "document")
+    except OSError as e:
+        found = f"cannot be read ({e.strerror or e})"
+    else:
+        if len(data) == size and copy_record(data)["source_copy_sha256"] == digest:
+            return
+        found = f"is {counted(len(data), 'byte')} with sha256 {hashlib.sha256(data).hexdigest()[:16]}…"
+    raise IolabError(
+        f"{where}: its power figures come from a meter log of {counted(int(size or 0), 'byte')} with sha256 "
+        f"{digest[:16]}…, but the copy beside it, {run_dir / name}, {found}: `iolab power` was stopped between "
+        "replacing the two, or one was changed since. No power figure is shown from them; attach the log "
+        f"again: iolab power {run_dir} LOG"
+    )

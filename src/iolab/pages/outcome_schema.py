@@ -188,9 +188,16 @@ DEFS = {
                         "direction": DIRECTION,
                         "values": _arr(NUM_OR_NULL),
                         "ranks": _arr(_t("integer", "null")),
+                        # per label: the key of the caveat (ranking.caveats) that drive's figure carries
+                        "caveats": _arr(STR_OR_NULL),
                     }
                 )
             ),
+            # the caveats figures carry (their run not at steady state, an audit invariant failed for
+            # them), each by the key the figures name it with, as the terminal's [a]
+            "caveats": _arr(_obj({"key": _t("string"), "text": _t("string")})),
+            # what every page of the comparison report says of its runs (forced, non-compliant …), in full
+            "comparison_caveats": _arr(_t("string")),
         },
         {"published": _arr(_t("boolean"))},
     ),
@@ -375,7 +382,9 @@ POWER = _obj(
                 }
             )
         ),
-    }
+    },
+    # the meter log copy's size and digest, by which readers tell it is the log the figures came from
+    {"source_copy_bytes": _t("integer"), "source_copy_sha256": _t("string")},
 )
 
 # The commands whose --json prints this document (`sim calibrate --json` prints its own).

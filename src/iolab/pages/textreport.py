@@ -172,19 +172,15 @@ def render_ranking(st, console: Console, report: bool = True) -> None:
         t.add_column(esc(d), justify="right")
     # a figure whose run is not at steady state, or failed an audit invariant for it, is marked
     # [a], [b] … by what it carries, the marks said below the table
-    keys = list(dict.fromkeys(mk for row in st.marks for mk in row if mk))
-    tag = {mk: f" [{chr(ord('a') + i)}]" for i, mk in enumerate(keys)}
     for j, m in enumerate(st.metrics):
         cells = [
-            m.fmt(row[j])
-            + ("" if rk[j] is None else f" (#{rk[j]})")
-            + (tag.get(st.marks[i][j], "") if st.marks else "")
+            m.fmt(row[j]) + ("" if rk[j] is None else f" (#{rk[j]})") + (f" [{k}]" if (k := st.mark_of(i, j)) else "")
             for i, (row, rk) in enumerate(zip(st.values, st.ranks))
         ]
         t.add_row(esc(m.heading), *(esc(c) for c in cells))
     console.print(t)
-    for mk in keys:
-        console.print(f"[red]{esc(tag[mk].strip())} {esc(mk)}[/]", soft_wrap=True)
+    for mk, key in st.mark_keys().items():
+        console.print(f"[red]{esc(f'[{key}]')} {esc(mk)}[/]", soft_wrap=True)
     console.print(
         "↑ higher is better, ↓ lower is better; "
         + (

@@ -24,7 +24,7 @@ from iolab.core.decide import sample_of_row
 from iolab.core.errors import IolabError
 from iolab.core.plan import Cell, Deferred, Phase, Profile, TestPlan
 from iolab.core.runfiles import INPUTS_DIR
-from iolab.core.steady import evaluate
+from iolab.core.steady import UnmeasuredValue, evaluate, stored_history
 from iolab.core.units import counted
 from iolab.engines import Capabilities, Engine, HostsEngine, engine_class, purge_methods
 from iolab.engines.fio_hosts import legs_from_manifest, split_engine
@@ -282,10 +282,7 @@ def _within(
         )
         return StartAt(first, 0)
     cells = store.cells(ph.name)
-    history = {  # as the runner kept it: an interval the budget ended (partial) is no window round
-        t.name: [(c.round, _tracked(c, t.metric)) for c in cells if c.cell_key == t.cell_key and not c.partial]
-        for t in ph.tracking
-    }
+    history = _history(ph, cells)
     written = sum(c.write_bytes for c in cells)
     elapsed = sum(c.runtime_s for c in cells)
     moved = store.set_aside(ph.name, done + 1, _prefixes(ph, done + 1, plan))
@@ -326,15 +323,12 @@ def _begun(ph: Phase | Deferred) -> Phase:
     return ph
 
 
-def _tracked(c: CellRow, metric: str) -> float:
-    """A stored round's steady-state tracking value, as the runner read it from the round."""
-    v = c.metric(metric)
-    if v is None:
-        raise IolabError(
-            f"{c.phase} round {c.round}: tracking metric {metric} was not measured in cell {c.cell_key} "
-            "(no IOs in that direction?), so steady state cannot be evaluated on resume."
-        )
-    return v
+def _history(ph: Phase, cells: list[CellRow]) -> dict[str, list[tuple[int, float]]]:
+    """The phase's tracking history as the runner kept it (core/steady.stored_history)."""
+    try:
+        return stored_history(((t.name, t.cell_key, t.metric) for t in ph.tracking), cells)
+    except UnmeasuredValue as e:
+        raise IolabError(f"{e}, so steady state cannot be evaluated on resume.") from None
 
 
 def _recover(

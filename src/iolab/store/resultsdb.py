@@ -121,6 +121,7 @@ def open_for_writing(path: Path, uid: str | None, named: bool = False) -> sqlite
     others lost them after: it is refused as it is, not given the lost ones empty (a resumed run
     would then go on as if it had never stored their rows)."""
     db = None
+    opened = False
     try:
         db = sqlite3.connect(path / "results.db", timeout=30)
         had = _refuse_lost_tables(db, path / "results.db")  # before anything is written, the journal mode too
@@ -130,15 +131,17 @@ def open_for_writing(path: Path, uid: str | None, named: bool = False) -> sqlite
         # the run's uid with the tables, in their transaction: no reader sees them naming no run
         db.executescript(f"BEGIN; {SCHEMA} {dbidentity.naming(uid)} COMMIT;")
         migrate(db)
-    except IolabError:
-        if db is not None:
-            db.close()
-        raise
+        opened = True
+        return db
     except sqlite3.DatabaseError as e:
         if is_disk_full(e) or no_room(path):  # a full tmpfs can fail the WAL index as an I/O error
             raise ResultsDiskFull(path) from None
         raise IolabError(db_error(path / "results.db", e)) from None
-    return db
+    finally:
+        # refused, damaged or interrupted: the file is closed here, not whenever the error's
+        # traceback (which holds the connection) is dropped
+        if db is not None and not opened:
+            db.close()
 
 
 def _refuse_lost_tables(db: sqlite3.Connection, path: Path) -> set[str]:

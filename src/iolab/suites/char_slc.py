@@ -43,7 +43,7 @@ PARAMS = (
         "cliff",
         0.75,
         "a cache's cliff: the rate after it stays below this share of the rate in it",
-        tp.fraction,
+        tp.share_within,
         tp.show_percent,
         source="UNVERIFIED: iolab's choice",
     ),

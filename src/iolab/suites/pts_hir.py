@@ -8,8 +8,9 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+from iolab.core.errors import IolabError
 from iolab.core.plan import Cell, Phase, Profile, TestPlan, Tracking
-from iolab.core.testparams import Param, parameter_rows, positive_int, seconds, show_seconds, values
+from iolab.core.testparams import MAX_PHASE_CELLS, Param, cell_count, parameter_rows, seconds, show_seconds, values
 from iolab.core.units import KiB, counted, duration
 from iolab.core.workload import Workload
 from iolab.figures.compare import KeyMetric
@@ -45,7 +46,7 @@ PARAMS = (
         "pc_round_intervals",
         30,
         "Intervals (of --cell-time) per preconditioning round; y = the last one's IOPS",
-        positive_int,
+        cell_count,
         str,
         "UNVERIFIED: impl. round of 30 × 1 min",
         quick=2,
@@ -59,7 +60,7 @@ PARAMS = (
         "A.9",
         quick=lambda p, v: p.cell_seconds,
     ),
-    Param("bursts", 360, "Bursts per wait state", positive_int, str, "A.9", quick=3),
+    Param("bursts", 360, "Bursts per wait state", cell_count, str, "A.9", quick=3),
     Param(
         "wait_states",
         tuple(5.0 * m for m in WAIT_MULTIPLES),
@@ -114,6 +115,12 @@ def build(profile: Profile, target: Target) -> TestPlan:
         )
     ]
     n_base = max(1, math.ceil(vals["baseline_time"] / interval - 1e-9))
+    if n_base > MAX_PHASE_CELLS:  # refused before any cell is built (testparams.MAX_PHASE_CELLS)
+        raise IolabError(
+            f"hir: a baseline_time of {duration(vals['baseline_time'])} in intervals of {duration(interval)} "
+            f"(--cell-time) is {n_base:,} cells of one phase; at most {MAX_PHASE_CELLS:,}: give a shorter "
+            "baseline_time or a longer --cell-time. Nothing was run or written."
+        )
     base_len = vals["baseline_time"] / n_base
     for idle in vals["wait_states"]:
         bursts = tuple(cell(f"burst {k}", vals["burst_time"], idle) for k in range(1, vals["bursts"] + 1))

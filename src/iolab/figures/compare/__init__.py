@@ -105,6 +105,16 @@ class SummaryTable:
     # invariant that failed for it; "" none), for the ranking's reader (() when none is known)
     marks: tuple[tuple[str, ...], ...] = ()
 
+    def mark_keys(self) -> dict[str, str]:
+        """Each caveat the figures carry with its key ("a", "b" … in the order the table meets
+        them): the terminal's ranking tags its figures [a], the --json ranking names the same keys."""
+        found = dict.fromkeys(mk for row in self.marks for mk in row if mk)
+        return {mk: chr(ord("a") + i) for i, mk in enumerate(found)}
+
+    def mark_of(self, drive: int, metric: int) -> str | None:
+        """The key of the caveat drive's figure carries (mark_keys), None when it carries none."""
+        return self.mark_keys().get(self.marks[drive][metric]) if self.marks else None
+
 
 @dataclass(frozen=True)
 class Comparison:

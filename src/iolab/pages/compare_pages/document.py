@@ -327,8 +327,17 @@ def _metric_bars_page(metrics: tuple[KeyMetric, ...], values, labels: list[str])
 DRIVES_PER_TABLE = 4
 
 
-def _drive_facts(r: RunData, label: str, run_name: str) -> dict[str, str]:
-    """One run's facts as the side-by-side table shows them: the run, then its header columns."""
+def drive_caveats(measured: Sequence[tuple[str, RunData]]) -> str:
+    """The caveats on how a drive's figures were measured, in full, of every run that stands for
+    it (a sequence's: one per test, each after its name, "Replay-Native: STEADY STATE …")."""
+    return "; ".join(
+        (f"{name}: " if name else "") + c.item()[0] for name, r in measured for c in header.measure_caveats(r)
+    )
+
+
+def _drive_facts(r: RunData, label: str, run_name: str, caveats: str | None = None) -> dict[str, str]:
+    """One run's facts as the side-by-side table shows them: the run, then its header columns.
+    `caveats`: the drive's (drive_caveats) where more runs than `r` stand for it."""
     m = r.manifest
     facts = {
         "Run": run_name,
@@ -336,15 +345,18 @@ def _drive_facts(r: RunData, label: str, run_name: str) -> dict[str, str]:
         "Run directory": r.href("."),
         "Compliance": "spec-compliant settings" if m.compliant else "NON-COMPLIANT: " + "; ".join(m.noncompliance),
         # the caveats the banners name this drive in, in full (their short forms point here)
-        "Caveats": "; ".join(c.item()[0] for c in header.measure_caveats(r)) or "none",
+        "Caveats": (drive_caveats([("", r)]) if caveats is None else caveats) or "none",
     }
     facts.update((str(k), str(v)) for k, v, *_ in sections.header_table(r, label).rows)
     return facts
 
 
-def drives_pages(runs: list[RunData], labels: list[str], diffs: Sequence[str] = ()) -> list[Page]:
+def drives_pages(
+    runs: list[RunData], labels: list[str], diffs: Sequence[str] = (), caveats: Sequence[str] | None = None
+) -> list[Page]:
     """Every per-drive fact in full, each from its own run, side by side (the header and the
-    banners point here), after the settings that differ if the comparison was forced."""
+    banners point here), after the settings that differ if the comparison was forced. `caveats`:
+    each drive's in full (drive_caveats) where more runs than its one in `runs` stand for it."""
     tables = []
     if diffs:
         tables.append(
@@ -357,7 +369,8 @@ def drives_pages(runs: list[RunData], labels: list[str], diffs: Sequence[str] = 
         )
     for i in range(0, len(runs), DRIVES_PER_TABLE):
         group = list(zip(runs, labels, run_names(runs)))[i : i + DRIVES_PER_TABLE]
-        per_run = [_drive_facts(r, lab, name) for r, lab, name in group]
+        own = list(caveats)[i : i + DRIVES_PER_TABLE] if caveats is not None else [None] * len(group)
+        per_run = [_drive_facts(r, lab, name, c) for (r, lab, name), c in zip(group, own)]
         keys = list(dict.fromkeys(k for d in per_run for k in d))
         rows = tuple((k, *(d.get(k, "—") for d in per_run)) for k in keys)
         tables.append(

@@ -26,7 +26,7 @@ same pages (SNIA PTS layout: page header, four header columns, the test's tables
     sequence.py one report of a sequence's runs: a summary page, then each run's pages
 
 Reports read only run directories. Which pages a test has is its declaration (suites/, via
-the registry); `iolab.api.runs.write_report` asks the registry and calls `build_document` here, so
+the registry); `iolab.api.reports.write_report` asks the registry and calls `build_document` here, so
 nothing in report/ names a test or imports the registry. The comparison figures (compare/)
 are below report/ and may be used here; the comparison pages (compare_pages/) are above it.
 """

@@ -16,6 +16,7 @@ from iolab.core.steady import STEADY_NOT_EVALUATED
 from iolab.core.testparams import Param, stored_values
 from iolab.figures.audit import Audit, stored_audit
 from iolab.figures.endurance import written
+from iolab.figures.power import refuse_other_copy
 from iolab.figures.summary import PhaseSummary, summarise, unstored_tracking
 from iolab.pages.report.model import Link
 from iolab.store.manifest import Manifest, manifest_of
@@ -23,9 +24,15 @@ from iolab.store.runstore import RunStore
 
 
 def stored_power(run_dir: Path) -> dict[str, Any] | None:
-    """The run's power.json, None when no meter log was attached to it."""
+    """The run's power.json, None when no meter log was attached to it; refused when the meter
+    log beside it is not the one its figures came from."""
     p = run_dir / POWER_FILE
-    return read_json(p, "run's power figures", "document") if p.exists() else None
+    if not p.exists():
+        return None
+    doc: dict[str, Any] = read_json(p, "run's power figures", "document")
+    if isinstance(doc, dict):
+        refuse_other_copy(run_dir, doc, p)
+    return doc
 
 
 @dataclass

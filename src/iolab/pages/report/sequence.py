@@ -2,7 +2,7 @@
 or `iolab report --sequence RUN...` later): a summary document (each test's state, compliance,
 steady state and key figures, with links to each run's own report and its raw data), then
 every run's own document in the order the runs started. Built from the run directories only;
-which pages and figures a test has is handed in by api/runs.py (pages/report/ never asks the registry)."""
+which pages and figures a test has is handed in by api/reports.py (pages/report/ never asks the registry)."""
 
 from __future__ import annotations
 
@@ -220,9 +220,10 @@ def summary_pages(members: Sequence[SequenceMember]) -> list[Page]:
     for m in members:
         r = m.run
         steady = (
+            # in the run's own header's words: a phase run to its budget (WSAT, XSR) reports its
+            # steady state for information, never as a plain "steady"
             "; ".join(
-                f"{ph.phase.name}: {rounds_text(ph.window)}"
-                + {True: " (steady)", False: " (steady state not reached)", None: ""}[ph.steady]
+                f"{ph.phase.name}: {rounds_text(ph.window)} ({header.steady_words(r, ph, short=False)})"
                 for ph in r.phases
             )
             or "nothing measured"
