@@ -219,6 +219,24 @@ def quick_sim_run(runs: Path, target: str = SMALL_SIM) -> Path:
     return run
 
 
+def fake_fio(scratch: Path, body: str) -> Path:
+    """A `fio` that answers `--version` and iolab's io_uring probe as the real one, then
+    does `body` for a round. It records its pids in <scratch>/fake.pids."""
+    real = shutil.which("fio")
+    if not real:
+        pytest.skip("fio not installed")
+    d = scratch / "fakebin"
+    d.mkdir(exist_ok=True)
+    fake = d / "fio"
+    fake.write_text(
+        "#!/bin/sh\n"
+        f'case "$1" in --version|--name=probe) exec {real} "$@";; esac\n'
+        f"echo $$ >> {scratch}/fake.pids\n" + body + "\n"
+    )
+    fake.chmod(0o755)
+    return fake
+
+
 def killed_at(args: list[str], runs: Path, point: str) -> None:
     """Run `iolab ARGS` and kill -9 it once a file matching `point` (a glob under the runs
     directory) exists: a run stopped mid-way, for `iolab resume`."""

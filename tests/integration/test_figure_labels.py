@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from .conftest import iolab, killed_at
+from .conftest import fake_fio, iolab, killed_at
 
 pytestmark = pytest.mark.integration
 
@@ -51,6 +53,15 @@ def test_the_qos_summary_prints_no_9999_percentile_its_ios_cannot_measure(tmp_pa
         assert "not evaluated" not in out and "no steady state tracked" in out  # the endurance basis
 
 
+def failing_fio(scratch: Path, *args: str) -> subprocess.CompletedProcess:
+    """`iolab ARGS[:-1] --runs-dir ARGS[-1]` with a fio that fails its first step: a run that fails
+    before it stores a round (a file too large for its filesystem is refused before the run
+    exists, so it no longer makes one)."""
+    fake = fake_fio(scratch, "echo 'fio: injected failure' >&2\nexit 1")
+    env = {"PATH": f"{fake.parent}:{os.environ['PATH']}"}
+    return iolab(*args[:-1], *QUICK, "--runs-dir", args[-1], env=env)
+
+
 def _steady(path: Path) -> tuple[str, str]:
     r = json.loads(iolab("show", str(path), "--json").stdout)["runs"][0]
     return r["state"], r["steady_state"]
@@ -66,14 +77,12 @@ def test_require_steady_holds_an_interrupted_or_failed_run_and_says_not_evaluate
     [cut] = killed.iterdir()
     assert _steady(cut) == ("interrupted", "not-evaluated")
     failed = scratch / "failed"
-    p = iolab(
-        "run", "latency", "-t", f"file:{scratch}/f.img?size=100TiB", *QUICK, "--no-report", "--runs-dir", str(failed)
-    )
-    assert p.returncode != 0 and "cannot allocate" in flat(p.stdout + p.stderr)
+    p = failing_fio(scratch, "run", "latency", "-t", f"file:{scratch}/f.img?size=16MiB", "--no-report", str(failed))
+    assert p.returncode != 0 and "fio said: fio: injected failure" in flat(p.stdout + p.stderr)
     [bad] = failed.iterdir()
     assert _steady(bad) == ("failed", "not-evaluated")
     qos = scratch / "qos"  # a test whose phases track no steady state
-    p = iolab("run", "qos", "-t", f"file:{scratch}/f.img?size=100TiB", *QUICK, "--no-report", "--runs-dir", str(qos))
+    p = failing_fio(scratch, "run", "qos", "-t", f"file:{scratch}/g.img?size=16MiB", "--no-report", str(qos))
     [bad_qos] = qos.iterdir()
     assert _steady(bad_qos) == ("failed", "not-applicable")
     for run in (cut, bad, bad_qos):
@@ -105,7 +114,7 @@ def test_every_page_of_a_run_whose_steady_state_was_not_evaluated_says_so(scratc
     assert "measurement window (rounds 1–3)" not in " ".join(pages)
 
     failed = scratch / "failed"
-    p = iolab("run", "latency", "-t", f"file:{scratch}/f.img?size=100TiB", *QUICK, "--runs-dir", str(failed))
+    p = failing_fio(scratch, "run", "latency", "-t", f"file:{scratch}/f.img?size=16MiB", str(failed))
     assert p.returncode != 0
     [bad] = failed.iterdir()
     pages = _page_texts(next((bad / "report").glob("*.html")))

@@ -163,3 +163,24 @@ def test_a_remote_hosts_export_is_never_sized_by_this_machines_server(tcp_export
     # the same spec of this machine's run is this machine's export: sized (and refused) here
     p = iolab("plan", "latency", "--quick", "-t", f"{spec}?size=128MiB")
     assert p.returncode == 2 and "larger than the export" in " ".join(p.stderr.split()), p.stderr
+
+
+def test_plan_records_the_purge_an_nbd_export_cannot_have_as_the_run_does(export_64m, scratch):
+    """plan said "compliant: yes" while the run recorded "purge failed (auto): not from FOB"."""
+    args = ["latency", *QUICK, "-t", export_64m, "--runs-dir", str(scratch / "runs")]
+    plan = iolab("plan", *args, "--json")
+    assert plan.returncode == 0, plan.stderr
+    (planned,) = json.loads(plan.stdout)["plan"]["tests"]
+    assert "purge failed (auto): not from FOB" in planned["noncompliance"] and planned["compliant"] is False
+    text = iolab("plan", *args)
+    assert "compliant     no:" in text.stdout and "purge failed (auto): not from FOB" in text.stdout
+    p = iolab("run", *args, "--json")
+    assert p.returncode == 0, p.stderr
+    (run,) = json.loads(p.stdout)["runs"]
+    manifest = json.loads((Path(run["path"]) / "manifest.json").read_text())
+    assert manifest["noncompliance"] == planned["noncompliance"], "the run records what plan said, once"
+    assert manifest["compliant"] is False
+    # --purge none: no purge to fail (its own entry instead)
+    none = json.loads(iolab("plan", *args, "--purge", "none", "--json").stdout)["plan"]["tests"][0]
+    assert "no purge (--purge none)" in none["noncompliance"]
+    assert not any(n.startswith("purge failed") for n in none["noncompliance"])

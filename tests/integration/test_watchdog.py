@@ -22,7 +22,7 @@ from iolab.engines.fio_supervise import MIN_STALL_S, default_stall_timeout
 from iolab.store.runstore import RunStore
 from iolab.targets import Target
 
-from .conftest import IOLAB, iolab
+from .conftest import IOLAB, fake_fio, iolab
 from .test_fio_engine import _alive, _wait_gone
 
 pytestmark = pytest.mark.integration
@@ -155,24 +155,6 @@ def test_a_slow_server_that_keeps_answering_is_not_a_stall(nbd_server, scratch):
     assert 4 <= r.ios <= 20 and r.runtime_s >= 3.9
 
 
-def _fake_fio(scratch: Path, body: str) -> Path:
-    """A `fio` that answers `--version` and iolab's io_uring probe as the real one, then
-    does `body` for a round. It records its pids in <scratch>/fake.pids."""
-    real = shutil.which("fio")
-    if not real:
-        pytest.skip("fio not installed")
-    d = scratch / "fakebin"
-    d.mkdir(exist_ok=True)
-    fake = d / "fio"
-    fake.write_text(
-        "#!/bin/sh\n"
-        f'case "$1" in --version|--name=probe) exec {real} "$@";; esac\n'
-        f"echo $$ >> {scratch}/fake.pids\n" + body + "\n"
-    )
-    fake.chmod(0o755)
-    return fake
-
-
 def _fake_pids(scratch: Path) -> list[int]:
     try:
         return [int(x) for x in (scratch / "fake.pids").read_text().split()]
@@ -194,7 +176,7 @@ FAKES = {
 @pytest.mark.parametrize("case", FAKES)
 def test_a_fio_that_does_not_finish_is_killed(case, scratch):
     body, said = FAKES[case]
-    fake = _fake_fio(scratch, body.format(pids=scratch / "fake.pids"))
+    fake = fake_fio(scratch, body.format(pids=scratch / "fake.pids"))
     path = scratch / "t.img"
     path.write_bytes(b"\0" * MiB)
     raw = scratch / "raw"
@@ -300,7 +282,7 @@ def test_fio_reporting_impossible_figures_fails_the_run_and_stores_nothing(scrat
     for job in report["jobs"]:
         job["read"]["iops"] = -job["read"]["iops"]
     (scratch / "bad.json").write_text(json.dumps(report))
-    fake = _fake_fio(scratch, f"cat {scratch / 'bad.json'}")
+    fake = fake_fio(scratch, f"cat {scratch / 'bad.json'}")
     runs = scratch / "runs"
     p = iolab(
         "run",

@@ -139,7 +139,7 @@ def _test(
     plan: TestPlan, tgt: Target, options: RunOptions, flags: Mapping[str, str], purge_instead: str | None
 ) -> PlannedTest:
     prof, rule = plan.profile, plan.rule
-    why = noncompliance_of(plan, tgt, options)
+    why = noncompliance_of(plan, tgt, options, purged=purge_instead is None)
     earliest, latest = plan.timed_seconds()
     method = options.purge_method
     return PlannedTest(

@@ -106,7 +106,7 @@ def write_report(run_dirs: Sequence[str | Path], out_dir: Path | None, spec_shee
         for d, out, cmd in zip(dirs, outs, again):
             if d == out or d in out.parents:  # one more writer in its run: not while another process writes it
                 with room_for("its report", out, cmd, d):
-                    claims.enter_context(claim_run(d))
+                    claims.enter_context(claim_run(d, f"`iolab report {d} --out DIR` writes the report elsewhere."))
         runs = [RunData.load(d, out) for d, out in zip(dirs, outs)]
         docs = [build_document(run, sheet) for run in runs]
         for run, doc, cmd in zip(runs, docs, again):

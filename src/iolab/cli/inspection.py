@@ -145,7 +145,9 @@ def audit(
         again = f"iolab audit {run_dir} --store"
         with (
             room_for("its audit", run_dir, f"`{again}`", run_dir) if store else nullcontext(),
-            claim_run(run_dir) if store else nullcontext(),
+            claim_run(run_dir, f"`iolab audit {run_dir}` without --store prints the audit.")
+            if store
+            else nullcontext(),
         ):
             st = RunStore.open(ref)
             try:

@@ -24,7 +24,9 @@ from iolab.run.stopsignals import Interrupted
 from iolab.store.manifest import Manifest, manifest_of, now_iso
 from iolab.store.runstore import RunStore
 from iolab.targets import DeviceFacts, Target
+from iolab.targets.files import check_space
 from iolab.targets.lock import TargetClaim
+from iolab.targets.purge import impossible_purge, purge_failed
 from iolab.targets.purgerange import check_partial_purge
 
 
@@ -70,9 +72,10 @@ def platform_facts() -> dict[str, Any]:
     }
 
 
-def noncompliance_of(plan: TestPlan, target: Target, options: RunOptions) -> list[str]:
+def noncompliance_of(plan: TestPlan, target: Target, options: RunOptions, purged: bool = True) -> list[str]:
     """Why a run of `plan` on `target` is not compliant (empty: it is), as its manifest says;
-    `iolab plan` says it before the run."""
+    `iolab plan` says it before the run. `purged`: False when the engine purges nothing (a
+    hosts run's other machines: their purge is not this target's)."""
     profile = plan.profile
     noncompliance = profile.noncompliance()
     share = range_share(plan.capacity, target.capacity, profile.active_range)
@@ -83,12 +86,17 @@ def noncompliance_of(plan: TestPlan, target: Target, options: RunOptions) -> lis
         )
     if options.purge_method == "none":
         noncompliance.append("no purge (--purge none)")
+    # a purge the target cannot have fails as the run reaches it: said before the run starts
+    purges = any(isinstance(ph, Phase) and ph.purge for ph in plan.phases)
+    failed = impossible_purge(target, options.purge_method) if purged and purges else None
+    if failed is not None:
+        noncompliance.append(purge_failed(failed.method))
     return noncompliance
 
 
 def new_manifest(plan: TestPlan, target: Target, engine: Engine, options: RunOptions) -> Manifest:
     profile = plan.profile
-    noncompliance = noncompliance_of(plan, target, options)
+    noncompliance = noncompliance_of(plan, target, options, bool(engine.capabilities.purge_methods))
     return Manifest(
         run_id="",
         test=plan.test,
@@ -211,7 +219,8 @@ def admit(
     and its safety checks, unless the engine checked and claimed it where it is written
     (`engine_checks`, asked once the purge method passed: an engine of an unknown kind has no
     capabilities to ask); returns
-    the claim (a placeholder when nothing was claimed) and the checks overridden. `claim`: False
+    the claim (a placeholder when nothing was claimed) and the checks overridden; a file target
+    its filesystem has no room for is refused here too. `claim`: False
     for `iolab plan` (api/preflight.py), which checks as a run does and claims nothing. `purged`:
     False when the run will not purge the target (check_purge_method)."""
     check_purge_method(target, options, purged)
@@ -223,6 +232,8 @@ def admit(
             if checked_by_engine
             else targets.check_safe_to_write(target, options.allow_unsafe, options.allow_system_disk)
         )
+        if not checked_by_engine and target.kind == "file":  # room for it, before the run directory exists
+            check_space(target)
     except BaseException:
         got.release()
         raise

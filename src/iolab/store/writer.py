@@ -20,6 +20,7 @@ claim counts its holders and is dropped when the last one releases it.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sys
@@ -29,7 +30,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from iolab.core.errors import RefusedError
+from iolab.core.errors import IolabError, RefusedError
 from iolab.core.procs import boot_id, holder_record, process_start, same_process_alive
 from iolab.store.durable import is_disk_full
 from iolab.targets.lock import open_file_problem
@@ -75,9 +76,11 @@ def released_on_error(claim: RunClaim | None) -> Iterator[None]:
         raise
 
 
-def claim_run(run_dir: Path) -> RunClaim:
+def claim_run(run_dir: Path, instead: str = "") -> RunClaim:
     """Claim the run directory for this process's writes. RefusedError (exit 3) naming the
-    holder when another live process writes it."""
+    holder when another live process writes it; IolabError (exit 2) when the run directory is
+    on a read-only filesystem, ending with `instead`: the command that does without writing
+    there (a report with --out, an audit without --store)."""
     key = os.path.realpath(run_dir)
     got = _HELD.get(key)
     if got is not None:
@@ -85,7 +88,7 @@ def claim_run(run_dir: Path) -> RunClaim:
         return got
     path = Path(key) / WRITER_FILE
     while True:
-        fd = _open(path)
+        fd = _open(path, instead)
         try:
             if _lock(fd):
                 # The holder before may have removed the file between our open and our lock: a
@@ -120,7 +123,7 @@ def claim_run(run_dir: Path) -> RunClaim:
     return got
 
 
-def _open(path: Path) -> int:
+def _open(path: Path, instead: str) -> int:
     try:
         # never through a symbolic link (O_NOFOLLOW) nor a hard link (open_file_problem): the file is
         # written (truncated, then the holder's record), which would replace whatever file it names
@@ -128,6 +131,11 @@ def _open(path: Path) -> int:
     except OSError as e:
         if is_disk_full(e):
             raise  # not a refusal: the caller says the disk is full (durable.room_for)
+        if e.errno == errno.EROFS:  # no other process is the matter: nothing can write there
+            raise IolabError(
+                f"run directory {path.parent} is on a read-only filesystem, so iolab cannot write into it; "
+                f"nothing was written. {instead or 'Mount that filesystem read-write, then run the command again.'}"
+            ) from None
         raise RefusedError(
             f"cannot claim run directory {path.parent} for writing: {path.name}: {e.strerror}. A run "
             "directory is written by one iolab process at a time, which needs that file."

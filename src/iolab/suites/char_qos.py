@@ -8,6 +8,7 @@ from __future__ import annotations
 import statistics
 
 from iolab.core import testparams as tp
+from iolab.core.errors import IolabError
 from iolab.core.plan import Cell, Profile, TestPlan
 from iolab.core.units import KiB, counted, measurable
 from iolab.core.workload import Workload
@@ -66,10 +67,26 @@ def _rounds_choice(text: str) -> str:
     return ",".join(tokens)
 
 
+def _check_histogram_rounds(wanted: str, rounds: int, profile: Profile) -> None:
+    """A round number beyond the test's rounds names a round that can never exist (the rounds
+    phases run every round: no steady state ends them early): refused with the plan, not a
+    report without the histogram asked for."""
+    beyond = [int(t) for t in wanted.split(",") if t.isdigit() and int(t) > rounds]
+    if not beyond:
+        return
+    how = "set with --set" if "rounds" in tp.given(profile) else "--quick" if profile.quick else "the default"
+    raise IolabError(
+        f"--set histogram_rounds={wanted!r} (test qos): round {beyond[0]:,} is beyond the test's "
+        f"{counted(rounds, 'round')} of each direction (rounds={rounds:,}, {how}). Give round numbers from 1 to "
+        f"{rounds:,}, 'last' or 'worst', or more rounds with --set rounds=N. Nothing was run or written."
+    )
+
+
 def build(profile: Profile, target: Target) -> TestPlan:
     s = cc.setup("qos", PARAMS, profile, target)
     v = s.values
     rounds, measured, warmup = v["rounds"], v["measured"], v["warmup"]
+    _check_histogram_rounds(v["histogram_rounds"], rounds, profile)
     ar = active_fraction(profile, target)
     phases = list(s.phases)
     for op in ("write", "read"):

@@ -110,6 +110,29 @@ def prepare_file(target: Target) -> str:
     return f"extended {path} from {before} to {size} bytes" if before < size else f"{path} already {before} bytes"
 
 
+def check_space(target: Target) -> None:
+    """Refuse a file target its filesystem has no room for, before anything is written (the
+    run's directory included): what `allocate` would find only once the run had started. A
+    file already there needs only the blocks it lacks."""
+    path, size = target.path, target.capacity
+    st = host.stat_or_none(path)
+    need = size - (st.st_blocks * 512 if st is not None else 0)
+    try:
+        fs = os.statvfs(path if st is not None else os.path.dirname(path) or ".")
+    except OSError:
+        return  # a directory that cannot be read: the target's own checks say so
+    free = fs.f_bavail * fs.f_frsize
+    if need > free:
+        raise IolabError(f"{_no_space(target.spec, path, size, free)} Nothing was run or written.")
+
+
+def _no_space(spec: str, path: str, size: int, free: int) -> str:
+    return (
+        f"target {spec!r}: not enough space for {path}: it needs {human_bytes(size)}, the "
+        f"filesystem has {human_bytes(free)} free. Give a smaller size= or another directory."
+    )
+
+
 def allocate(fd: int, path: str, size: int, spec: str) -> None:
     # the free space as it was before: a posix_fallocate that fails for want of space may keep
     # the blocks it took (ext4 does), and the disk then reads as full
@@ -119,10 +142,7 @@ def allocate(fd: int, path: str, size: int, spec: str) -> None:
         os.posix_fallocate(fd, 0, size)
     except OSError as e:
         if e.errno == errno.ENOSPC:
-            raise IolabError(
-                f"target {spec!r}: not enough space for {path}: it needs {human_bytes(size)}, the "
-                f"filesystem has {human_bytes(free)} free. Give a smaller size= or another directory."
-            ) from None
+            raise IolabError(_no_space(spec, path, size, free)) from None
         if e.errno not in (errno.EOPNOTSUPP, errno.EINVAL):
             raise IolabError(f"target {spec!r}: cannot allocate {path}: {e.strerror}.") from None
         if os.fstat(fd).st_size < size:

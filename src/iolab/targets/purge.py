@@ -95,6 +95,17 @@ def purge_sim(target: Target, method: str, progress: ProgressFn | None = None) -
     raise IolabError("simulated drives are purged by the sim engine, not by iolab.targets.purge.")
 
 
+def impossible_purge(target: Target, method: str) -> PurgeOutcome | None:
+    """The outcome of a purge known to fail before anything runs (None: it may succeed): what
+    `purge` returns for it, so `iolab plan` records the same non-compliance the run will."""
+    return purge_nbd(target, method) if method != "none" and target.kind == "nbd" else None
+
+
+def purge_failed(method: str) -> str:
+    """The manifest's non-compliance entry for a purge by `method` that failed."""
+    return f"purge failed ({method}): not from FOB"
+
+
 def purge_nbd(target: Target, method: str, progress: ProgressFn | None = None) -> PurgeOutcome:
     return PurgeOutcome(
         method,

@@ -53,6 +53,30 @@ def chosen_rounds(rows: list[CellRow], wanted: str) -> list[tuple[str, CellRow]]
     return [(f"round {k} ({', '.join(v)})", by_round[k]) for k, v in sorted(out.items())]
 
 
+def unmeasured_rounds(rows: list[CellRow], wanted: str) -> list[int]:
+    """The round numbers histogram_rounds names that the phase did not store (a run interrupted
+    or failed before them): said on the report, not left out without a word."""
+    stored = {r.round for r in rows}
+    asked = dict.fromkeys(int(t) for t in (t.strip() for t in wanted.split(",")) if t.isdigit())
+    return [n for n in asked if n not in stored]
+
+
+def _unmeasured_page(ph: PhaseSummary, missing: list[int], wanted: str) -> Page:
+    rounds = ", ".join(str(n) for n in missing)
+    return Page(
+        f"{ph.phase.name}: histograms asked for and not measured",
+        (
+            Text(
+                (
+                    f"histogram_rounds {wanted} asks for round{'s' if len(missing) > 1 else ''} {rounds}, which "
+                    f"phase {ph.phase.name!r} did not reach: it stored {counted(len(ph.rows), 'complete round')}. "
+                    "There is no histogram of a round that was not measured; nothing is estimated.",
+                )
+            ),
+        ),
+    )
+
+
 def _per_round_figure(ph: PhaseSummary) -> Figure:
     rows = list(ph.rows)
     xs = tuple(float(r.round) for r in rows)
@@ -112,6 +136,9 @@ def qos_pages(run: RunData) -> list[Page]:
                     )
                     continue
                 pages.append(_histogram_page(run, ph, label, row, h))
+            missing = unmeasured_rounds(list(ph.rows), wanted)
+            if missing:
+                pages.append(_unmeasured_page(ph, missing, wanted))
     finally:
         store.close()
     return pages + endurance_pages(run)
