@@ -125,7 +125,7 @@ def describe(
     purge does instead when the engine does not purge the target (a hosts run's other machines)."""
     runs = planned(test, profile, given, workload, everything)
     for _, tgt, _ in runs:
-        check_purge_method(tgt, options, purged=purge_instead is None)
+        check_purge_method(tgt, options, purged=lambda: purge_instead is None)
     plans = [plan for plan, _, _ in runs]
     return PlanDescription(
         tuple(_test(plan, tgt, options, flags, purge_instead) for plan, tgt, _ in runs),

@@ -41,6 +41,6 @@ def refuse_as_run_would(
         check_split_legs(target, legs, options.allow_unsafe, options.allow_system_disk, listen_any, claim=False)
     hosts = legs is not None and legs[0].host is not None  # each host's target was checked where it is written
     purged = not hosts or purged_here([leg.host for leg in legs or () if leg.host is not None])
-    admit(target, options, lambda: hosts, claim=False, purged=purged)
+    admit(target, options, lambda: hosts, claim=False, purged=lambda: purged)
     if target.kind == "sim":  # what the simulator's prepare refuses: its maps' memory, a load= state
         check_drive(target)

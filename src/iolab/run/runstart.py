@@ -196,11 +196,12 @@ def same_plan(plan: TestPlan, stored: dict[str, Any]) -> bool:
     return built == as_planned(stored)
 
 
-def check_purge_method(target: Target, options: RunOptions, purged: bool = True) -> None:
-    """Refuse a --purge that is not one for this target, before anything is written. `purged`:
+def check_purge_method(target: Target, options: RunOptions, purged: Callable[[], bool] = lambda: True) -> None:
+    """Refuse a --purge that is not one for this target, before anything is written. `purged()`:
     False when the run leaves the target as it is (a hosts run's other machines): then what a
     purge of a part of a device would touch is not asked (this machine's sysfs knows nothing of
-    another machine's device, and nothing will be erased)."""
+    another machine's device, and nothing will be erased). Asked only once the target's kind
+    passed: an engine of an unknown kind has no capabilities to ask."""
     allowed = purge_methods(target)
     if options.purge_method not in allowed:
         raise IolabError(
@@ -208,12 +209,16 @@ def check_purge_method(target: Target, options: RunOptions, purged: bool = True)
             f"use one of {', '.join(allowed)}. Nothing was run or written."
         )
     # a device tested in its first part (?size=): no purge that would erase beyond it
-    if purged:
+    if purged():
         check_partial_purge(target, options.purge_method)
 
 
 def admit(
-    target: Target, options: RunOptions, engine_checks: Callable[[], bool], claim: bool = True, purged: bool = True
+    target: Target,
+    options: RunOptions,
+    engine_checks: Callable[[], bool],
+    claim: bool = True,
+    purged: Callable[[], bool] = lambda: True,
 ) -> tuple[TargetClaim, list[str]]:
     """The purge method, then the target's claim (a second run on it is refused, naming the first)
     and its safety checks, unless the engine checked and claimed it where it is written
@@ -221,7 +226,7 @@ def admit(
     capabilities to ask); returns
     the claim (a placeholder when nothing was claimed) and the checks overridden; a file target
     its filesystem has no room for is refused here too. `claim`: False
-    for `iolab plan` (api/preflight.py), which checks as a run does and claims nothing. `purged`:
+    for `iolab plan` (api/preflight.py), which checks as a run does and claims nothing. `purged()`:
     False when the run will not purge the target (check_purge_method)."""
     check_purge_method(target, options, purged)
     checked_by_engine = engine_checks()
@@ -253,8 +258,12 @@ def start(plan: TestPlan, target: Target, engine: Engine, options: RunOptions, r
     # run's paths, hostcheck.py) and says what it overrode: a claim or check of the target's path
     # here would guard the wrong thing (another machine's drive) or claim a path a second time.
     # An engine that purges nothing (a hosts run's other machines) has no purge to check.
-    purged = bool(engine.capabilities.purge_methods)
-    claim, overrides = admit(target, options, lambda: engine.capabilities.claims_targets, purged=purged)
+    claim, overrides = admit(
+        target,
+        options,
+        lambda: engine.capabilities.claims_targets,
+        purged=lambda: bool(engine.capabilities.purge_methods),
+    )
     try:
         if engine.capabilities.claims_targets:
             overrides = list(getattr(engine, "safety_overrides", ()))
