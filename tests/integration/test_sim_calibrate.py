@@ -132,6 +132,11 @@ def test_bad_base_and_missing_run_are_refused(iops_run, tmp_path):
     assert "no-such-preset" in _refused(str(iops_run), "--base", "no-such-preset")
     assert "no such run directory" in _refused(str(tmp_path / "nothing-here"))
     assert "--budget 0" in _refused(str(iops_run), "--budget", "0")
+    # a copy larger than the run's tested capacity was called "a scaled-down drive"
+    big = iolab("sim", "calibrate", str(iops_run), "--capacity", "2GiB", "--budget", "1")
+    said = " ".join(big.stdout.split())
+    assert big.returncode == 0 and "figures of a larger drive than the run's" in said, big.stdout + big.stderr
+    assert "scaled-down" not in said
     # a 0 s cell was blamed on the preset and the copy's capacity
     zero = _refused(str(iops_run), "--cell-time", "0")
     assert "--cell-time 0 s: give a duration greater than 0" in zero and "preset" not in zero, zero

@@ -97,7 +97,8 @@ def load_scenario(ref: str, sim_cap: int, cell_s: float, rounds: int) -> tuple[S
     if ratio != 1:
         notes.append(
             f"{m.run_id}: replayed on a {sim_cap / GIB:.3g} GiB copy of its {tested / 1e9:.4g} GB tested "
-            f"capacity (byte budgets × {ratio:.3g}); figures of a scaled-down drive"
+            f"capacity (byte budgets × {ratio:.3g}); figures of a {'smaller' if ratio < 1 else 'larger'} drive "
+            "than the run's"
         )
     precondition = tuple(
         _run_kwargs(
