@@ -152,26 +152,22 @@ def trace_export(
 
 
 def _share(text: str, what: str) -> float:
-    """A share of all IOs, above 0 and below the whole: '3%' or '3' -> 0.03; '0.03' -> 0.03 (bare
-    numbers below 1 are fractions). A share out of that range is refused in the form it was
-    given: '150%' by its range in percent, '-0.5' by its range as a fraction."""
+    """A share of all IOs, above 0 % and below 100 %: '3%' or '3' -> 0.03. A bare number is a
+    percentage, as in every iolab option and `--set` share ('0.03' is 0.03 %, not 3 %: the rule
+    was once 'bare numbers below 1 are fractions', so 0.5 was 50 % and 1 was 1 %)."""
     t = text.strip()
     try:
         v = float(t.rstrip("%").strip())
     except ValueError:
         v = math.nan
     if math.isnan(v):
+        raise IolabError(f"{what}: cannot read {text!r}; give a percentage such as 3 or 3%. Nothing was written.")
+    if not 0 < v < 100:
         raise IolabError(
-            f"{what}: cannot read {text!r}; give a percentage such as 3% (or a fraction such as 0.03). Nothing was written."
+            f"{what}: a share of all IOs from above 0% to below 100%, got {given(v)}%; give one such as 3%. "
+            "Nothing was written."
         )
-    in_percent = t.endswith("%") or v >= 1
-    share = v / 100 if in_percent else v
-    if not 0 < share < 1:
-        span, got = ("above 0% to below 100%", f"{given(v)}%") if in_percent else ("above 0 to below 1", given(v))
-        raise IolabError(
-            f"{what}: a share of all IOs from {span}, got {got}; give one such as 3% (or 0.03). Nothing was written."
-        )
-    return share
+    return v / 100
 
 
 @trace_app.command("analyze")
@@ -183,7 +179,9 @@ def analyze(
         ..., "--out", "-o", help="Directory for analysis.json, composite.toml, replay.toml and plots/."
     ),
     step: str = typer.Option("5m", "--step", help="Capture step length (SNIA RWSW: 5 minutes)."),
-    threshold: str = typer.Option("3%", "--threshold", help="Dominant streams: at least this share of all IOs."),
+    threshold: str = typer.Option(
+        "3%", "--threshold", help="Dominant streams: at least this share of all IOs (a percentage: 3 or 3%)."
+    ),
     process: Optional[str] = typer.Option(None, "--process", help="Only IOs of this process."),
     device: Optional[list[str]] = typer.Option(None, "--device", help="Only IOs of this device (repeat for several)."),
     qd: Optional[int] = typer.Option(
