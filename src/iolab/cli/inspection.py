@@ -231,20 +231,31 @@ def refresh_report(run_id: str, run_dir: Path, kept: str, pages: str) -> int:
     no longer true of the run. A run with no report there is told how to write one. The exit
     status: 0, or a report that could not be written's (what was stored stays stored)."""
     from iolab.api.reports import write_report
+    from iolab.run.stopsignals import Interrupted, exit_code, stop_on_signals
 
     report, again = run_dir / "report", f"`iolab report {run_dir}`"
     if not any((report / f"{run_id}{ext}").is_file() for ext in (".html", ".pdf")):
         console.print(f"report: none in {esc(str(report))}; {esc(again)} writes one with {pages}", soft_wrap=True)
         return Exit.OK
     try:
-        written = write_report([run_dir], None)
+        with stop_on_signals():  # a stop keeps the report as it was (write_document puts each file whole)
+            written = write_report([run_dir], None)
+    except KeyboardInterrupt as e:
+        why = f"{f'stopped by {e.signal_name}' if isinstance(e, Interrupted) else 'interrupted'}; {again} writes it"
+        code = exit_code(e)
     except IolabError as e:
+        why, code = str(e), e.exit_code
+    except OSError as e:  # a report/ the system refuses (not full: room_for says that)
+        why, code = f"{e.strerror or e}{f': {e.filename}' if e.filename else ''}; {again} writes it", Exit.BAD_INPUT
+    else:
+        code = Exit.OK
+    if code:
         Console(stderr=True).print(
             f"[red]iolab: run {esc(run_id)}: {kept}, but its report in {esc(str(report))} was not rewritten "
-            f"and shows the run as it was before: {esc(str(e))}[/]",
+            f"and shows the run as it was before: {esc(why)}[/]",
             soft_wrap=True,
         )
-        return e.exit_code
+        return code
     for p in written:
         console.print(f"report: {esc(str(p))}", soft_wrap=True)
     return Exit.OK
