@@ -259,12 +259,13 @@ def test_dirths_grid_takes_its_default_as_printed_and_says_one_range_for_every_b
 @pytest.mark.parametrize(("test", "name"), [("max-iops", "min_gain"), ("latency-demand", "tolerance")])
 def test_a_share_a_stop_rule_takes_below_one_says_that_range_for_every_value_out_of_it(scratch, test, name):
     """min_gain=150% was refused with fraction's "from 0 to 1 (or 0% to 100%)", and min_gain=1 then
-    with the stop rule's "from 0 to below 1": two ranges for one parameter."""
+    with the stop rule's "from 0 to below 1": two ranges for one parameter. A bare number is a
+    percentage (100 is the whole)."""
     runs = scratch / "runs"
-    for v in ("150%", "1", "100%", "-5%"):
+    for v in ("150%", "100", "100%", "-5%"):
         p = iolab("plan", test, "--quick", "--set", f"{name}={v}", "--runs-dir", str(runs))
         said = " ".join(p.stderr.split())
-        assert p.returncode == 2 and "give a fraction from 0 to below 1 (or 0% to below 100%)" in said, (v, said)
+        assert p.returncode == 2 and "give a percentage from 0% to below 100%" in said, (v, said)
         assert "from 0 to 1 " not in said and "Traceback" not in said
     assert iolab("plan", test, "--quick", "--set", f"{name}=99%", "--runs-dir", str(runs)).returncode == 0
     assert not runs.exists()

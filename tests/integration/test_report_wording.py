@@ -53,7 +53,7 @@ def test_wsat_states_its_own_limit_and_its_partial_last_interval(tmp_path):
 
 
 def test_xsr_key_figure_uses_the_runs_recovery_tolerance(tmp_path):
-    p = iolab("run", "xsr", "--quick", "--set", "recovery_tolerance=0.2", "--no-report", "--runs-dir", str(tmp_path))
+    p = iolab("run", "xsr", "--quick", "--set", "recovery_tolerance=20", "--no-report", "--runs-dir", str(tmp_path))
     assert p.returncode == 0, p.stderr
     out = _flat(p.stdout.replace("│", " "))
     # main: "recovery to 95 % of group 1 mean TP", computed with 5 % whatever was set

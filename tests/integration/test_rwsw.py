@@ -96,7 +96,7 @@ def test_analyse_writes_the_composite_and_the_replay_of_the_trace(workload):
     [
         ("150%", "from above 0% to below 100%, got 150%"),
         ("0%", "from above 0% to below 100%, got 0%"),
-        ("-0.5", "from above 0 to below 1, got -0.5"),
+        ("-0.5", "from above 0% to below 100%, got -0.5%"),  # a bare number is a percentage
     ],
 )
 def test_a_threshold_out_of_range_is_refused_in_the_form_it_was_given(workload, tmp_path, given, says):

@@ -67,7 +67,7 @@ def test_runs_on_quick_copies_of_one_drive_make_one_sequence_report(scratch):
     assert len(list((scratch / "seq").glob("sequence-*.html"))) == 1
 
 
-@pytest.mark.parametrize("cliff", ["0", "1", "0%", "100%"])
+@pytest.mark.parametrize("cliff", ["0", "100", "0%", "100%"])
 def test_a_cliff_share_of_none_or_the_whole_is_refused_before_anything_is_written(scratch, cliff):
     # at 0 no rate falls below it, at 1 every dip would be a cliff: both ran, and found nonsense
     runs = scratch / "runs"
@@ -76,6 +76,6 @@ def test_a_cliff_share_of_none_or_the_whole_is_refused_before_anything_is_writte
     )
     assert p.returncode == 2, p.stdout + p.stderr
     said = " ".join(p.stderr.split())
-    assert f"--set cliff='{cliff}' (test slc-cache): give a share above 0 and below 1" in said, said
+    assert f"--set cliff='{cliff}' (test slc-cache): give a share above 0% and below 100%" in said, said
     assert "Traceback" not in p.stderr and "\n\n" not in p.stderr.strip()
     assert not runs.exists()

@@ -65,7 +65,8 @@ def test_parsers_accept_what_they_say_and_refuse_the_rest():
     assert testparams.int_list("5000:5000:20000") == (5000, 10000, 15000, 20000)
     assert testparams.int_list("1,2,4") == (1, 2, 4)
     assert testparams.fraction("2%") == pytest.approx(0.02)
-    assert testparams.fraction("0.5") == 0.5
+    assert testparams.fraction("50") == 0.5  # a bare number is a percentage, as every iolab option takes one
+    assert testparams.fraction("0.5") == pytest.approx(0.005)
     assert testparams.percent_list("0,50,100") == (0, 50, 100)
     assert testparams.seconds("2h") == 7200
     assert testparams.size_list("512,4k,1m") == (512, 4096, 1 << 20)

@@ -21,7 +21,7 @@ from iolab.api import registry
 from iolab.api.reports import read_spec_sheet, write_report, write_sequence_report
 from iolab.core.errors import IolabError
 from iolab.core.plan import Profile, TestPlan, ignored_options
-from iolab.core.testparams import check_known
+from iolab.core.testparams import as_percent, check_known, legacy_shares
 from iolab.engines import Engine, engine_for
 from iolab.run.runner import Progress, Runner
 from iolab.run.runstart import RunOptions, start, stopped_before_its_rounds
@@ -70,6 +70,8 @@ def planned(
     keeps and `iolab run` says before it starts (api/unused.py); a run start builds them once."""
     tests = registry.sequence(test, everything)
     check_known(dict(profile.settings), {t.name: t.params for t in tests})
+    # stored with each share's '%': a bare share stored is one of a run from before the rule
+    profile = replace(profile, settings=as_percent([p for t in tests for p in t.params], profile.settings))
     out = []
     defaults = suites.make_profile(profile.name, quick=profile.quick, spec=profile.spec)
     for t in tests:
@@ -278,7 +280,7 @@ def resume_test(
     run_dir = resolve_run(run)
     with room_for("its resumption", run_dir, f"`iolab resume {run_dir}`", run_dir), claim_run(run_dir):
         r, engine = resuming.prepare(
-            run, engine_for, registry.build_plan, allow_unsafe, allow_system_disk, listen_any, ioengine
+            run, engine_for, _stored_plan, allow_unsafe, allow_system_disk, listen_any, ioengine
         )
     try:
         try:
@@ -295,6 +297,15 @@ def resume_test(
     finally:
         r.store.release_writer()  # ended or stopped: the next writer (another resume) may have the run
     return done
+
+
+def _stored_plan(name: str, profile: Profile, target: Target, workload: str | Path | None = None) -> TestPlan:
+    """The plan of a stored run as it began: its shares read as it read them (a bare number was a
+    fraction in runs stored before it was a percentage: testparams.legacy_shares)."""
+    params = registry.get(name).params
+    return registry.build_plan(
+        name, replace(profile, settings=legacy_shares(params, profile.settings)), target, workload
+    )
 
 
 def _ended(store: RunStore, report: bool, spec_sheet: Path | None = None) -> TestRun:

@@ -179,6 +179,9 @@ def audit(
         if before is not None and [r.status for r in before.results] != [r.status for r in a.results]:
             console.print(f"[yellow]the audit stored when the run ended differs: {esc(before.summary())}[/]")
     code = Exit.AUDIT_FAILED if failed else Exit.OK
+    for d in docs if store else ():
+        # the report's banner says the stored audit: a written report must not keep the old one
+        code = refresh_report(str(d["run_id"]), Path(str(d["path"])), "its audit is stored", "the audit banner") or code
     if json_out:
         emit("audit", code, audits=docs)
     if code:
@@ -206,6 +209,7 @@ def power(
     power.json (the report's Power Consumption pages read it) and the log itself beside it."""
     from iolab.api.power import attach
     from iolab.cli.auto import emit, want_json
+    from iolab.store.manifest import resolve_run
 
     want_json("power", console, json_out)
     doc = attach(run_ref, log, offset, min_coverage / 100.0)
@@ -213,5 +217,47 @@ def power(
     for s in [doc["run"], *doc["phases"]]:
         avg = "not measured" if s["avg_mw"] is None else f"{s['avg_mw']:,.0f} mW average, {s['max_mw']:,.0f} mW maximum"
         console.print(f"  {esc(s['name'])}: {avg} ({s['measured']} of {s['cells']} cells measured)")
+    code = refresh_report(
+        doc["run_id"], resolve_run(run_ref), "its power figures are stored", "the Power Consumption pages"
+    )
     if json_out:
-        emit("power", Exit.OK, power=doc)
+        emit("power", code, power=doc)
+    if code:
+        raise typer.Exit(code)
+
+
+def refresh_report(run_id: str, run_dir: Path, kept: str, pages: str) -> int:
+    """After a command stored something in a run (`kept` says what), which changes what
+    its report shows (`pages`), rewrite the report in the run's own report/ (the files `iolab run`
+    printed and `iolab watch` links), as `iolab report RUN` does: else it goes on saying what is
+    no longer true of the run. A run with no report there is told how to write one. The exit
+    status: 0, or a report that could not be written's (what was stored stays stored)."""
+    from iolab.api.reports import write_report
+    from iolab.run.stopsignals import Interrupted, exit_code, stop_on_signals
+
+    report, again = run_dir / "report", f"`iolab report {run_dir}`"
+    if not any((report / f"{run_id}{ext}").is_file() for ext in (".html", ".pdf")):
+        console.print(f"report: none in {esc(str(report))}; {esc(again)} writes one with {pages}", soft_wrap=True)
+        return Exit.OK
+    try:
+        with stop_on_signals():  # a stop keeps the report as it was (write_document puts each file whole)
+            written = write_report([run_dir], None)
+    except KeyboardInterrupt as e:
+        why = f"{f'stopped by {e.signal_name}' if isinstance(e, Interrupted) else 'interrupted'}; {again} writes it"
+        code = exit_code(e)
+    except IolabError as e:
+        why, code = str(e), e.exit_code
+    except OSError as e:  # a report/ the system refuses (not full: room_for says that)
+        why, code = f"{e.strerror or e}{f': {e.filename}' if e.filename else ''}; {again} writes it", Exit.BAD_INPUT
+    else:
+        code = Exit.OK
+    if code:
+        Console(stderr=True).print(
+            f"[red]iolab: run {esc(run_id)}: {kept}, but its report in {esc(str(report))} was not rewritten "
+            f"and shows the run as it was before: {esc(why)}[/]",
+            soft_wrap=True,
+        )
+        return code
+    for p in written:
+        console.print(f"report: {esc(str(p))}", soft_wrap=True)
+    return Exit.OK

@@ -152,26 +152,22 @@ def trace_export(
 
 
 def _share(text: str, what: str) -> float:
-    """A share of all IOs, above 0 and below the whole: '3%' or '3' -> 0.03; '0.03' -> 0.03 (bare
-    numbers below 1 are fractions). A share out of that range is refused in the form it was
-    given: '150%' by its range in percent, '-0.5' by its range as a fraction."""
+    """A share of all IOs, above 0 % and below 100 %: '3%' or '3' -> 0.03. A bare number is a
+    percentage, as in every iolab option and `--set` share ('0.03' is 0.03 %, not 3 %: the rule
+    was once 'bare numbers below 1 are fractions', so 0.5 was 50 % and 1 was 1 %)."""
     t = text.strip()
     try:
         v = float(t.rstrip("%").strip())
     except ValueError:
         v = math.nan
     if math.isnan(v):
+        raise IolabError(f"{what}: cannot read {text!r}; give a percentage such as 3 or 3%. Nothing was written.")
+    if not 0 < v < 100:
         raise IolabError(
-            f"{what}: cannot read {text!r}; give a percentage such as 3% (or a fraction such as 0.03). Nothing was written."
+            f"{what}: a share of all IOs from above 0% to below 100%, got {given(v)}%; give one such as 3%. "
+            "Nothing was written."
         )
-    in_percent = t.endswith("%") or v >= 1
-    share = v / 100 if in_percent else v
-    if not 0 < share < 1:
-        span, got = ("above 0% to below 100%", f"{given(v)}%") if in_percent else ("above 0 to below 1", given(v))
-        raise IolabError(
-            f"{what}: a share of all IOs from {span}, got {got}; give one such as 3% (or 0.03). Nothing was written."
-        )
-    return share
+    return v / 100
 
 
 @trace_app.command("analyze")
@@ -183,7 +179,9 @@ def analyze(
         ..., "--out", "-o", help="Directory for analysis.json, composite.toml, replay.toml and plots/."
     ),
     step: str = typer.Option("5m", "--step", help="Capture step length (SNIA RWSW: 5 minutes)."),
-    threshold: str = typer.Option("3%", "--threshold", help="Dominant streams: at least this share of all IOs."),
+    threshold: str = typer.Option(
+        "3%", "--threshold", help="Dominant streams: at least this share of all IOs (a percentage: 3 or 3%)."
+    ),
     process: Optional[str] = typer.Option(None, "--process", help="Only IOs of this process."),
     device: Optional[list[str]] = typer.Option(None, "--device", help="Only IOs of this device (repeat for several)."),
     qd: Optional[int] = typer.Option(
@@ -204,6 +202,7 @@ def analyze(
     from iolab.core.runfiles import ANALYSIS_FILE, COMPOSITE_FILE, REPLAY_FILE
     from iolab.core.workload import MAX_QUEUE_DEPTH, MAX_THREADS
     from iolab.targets.writepolicy import check_file, dir_problems, output_dir, refusal
+    from iolab.traces.analysis import composite, replay
     from iolab.traces.analysis.streams import analyse as run_analysis
 
     for name, v, most in (("--threads", threads, MAX_THREADS), ("--qd", qd, MAX_QUEUE_DEPTH)):
@@ -212,6 +211,8 @@ def analyze(
     if not 0 < compress < float("inf"):  # also refuses nan
         raise IolabError(f"--compress {compress}: give a finite number greater than 0 (e.g. 60). Nothing was written.")
     share = _share(threshold, "--threshold")  # refused here, in the form given, not as the analysis's fraction
+    if qd is None:
+        _need_qd(trace)
     # refused before the analysis, not after it; made only once there is something to write
     # in it (an analysis refused or failed left an empty directory behind)
     if problems := dir_problems(out):
@@ -226,10 +227,14 @@ def analyze(
             devices=tuple(device or ()),
             process=process,
         )
+    # the workloads are built before anything is printed or written: one refused (no stream
+    # reaches the threshold, filtered IOs without response times) leaves no analysis.json behind
+    w = composite(a, queue_depth=qd, threads=threads)
+    plan = replay(a, compress=compress, queue_depth=qd, threads=threads, streams=replay_streams)
     console.print(esc(a.summary()), soft_wrap=True)
     console.print(_step_table(a))
     output_dir(out, "analysis directory")
-    written = _write_analysis(a, out, qd=qd, threads=threads, compress=compress, replay_streams=replay_streams)
+    written = _write_analysis(a, w, plan, out)
     for p in written:
         console.print(f"wrote {esc(str(p))}", soft_wrap=True)
     console.print(f"next: iolab run rwsw --workload {esc(shlex.quote(str(out)))} --target …", soft_wrap=True)
@@ -262,20 +267,32 @@ def _step_table(a):
     return t
 
 
-def _write_analysis(a, out: Path, *, qd, threads: int, compress: float, replay_streams: str) -> list[Path]:
-    """Write analysis.json, the composite and replay workloads and the plots; say what the
-    workloads hold. The files written, in order."""
+def _need_qd(trace: Path) -> None:
+    """Refuse an analysis without --qd of a trace whose table says it has no response times
+    (its footer: a few kilobytes read), before anything is analysed or written: its workloads
+    would need the queue depth the trace cannot give."""
+    from iolab.traces.table import TraceTable
+
+    if not TraceTable.open(trace).has_latency:
+        raise IolabError(
+            f"{trace}: the trace has no response times, so its outstanding IO (queue depth) is unknown "
+            "and the composite and replay workloads cannot be built from it. Give the queue depth to use "
+            "(--qd N). Nothing was analysed or written."
+        )
+
+
+def _write_analysis(a, w, plan, out: Path) -> list[Path]:
+    """Write analysis.json, the composite `w` and replay `plan` workloads and the plots; say what
+    the workloads hold. The files written, in order."""
     from iolab.core.runfiles import ANALYSIS_FILE, COMPOSITE_FILE, REPLAY_FILE
     from iolab.pages.report.stream_plots import write_all
     from iolab.targets.writepolicy import output_file
-    from iolab.traces.analysis import composite, replay, save_composite
+    from iolab.traces.analysis import save_composite
 
     with output_file(out / ANALYSIS_FILE, "analysis file") as path:
         written = [a.save(path)]
-    w = composite(a, queue_depth=qd, threads=threads)
     with output_file(out / COMPOSITE_FILE, "analysis file") as path:
         written.append(save_composite(w, path, a))
-    plan = replay(a, compress=compress, queue_depth=qd, threads=threads, streams=replay_streams)
     with output_file(out / REPLAY_FILE, "analysis file") as path:
         written.append(plan.save(path))
     written += list(write_all(a, out / "plots").values())

@@ -163,38 +163,69 @@ def positive_float(text: str) -> float:
     return v
 
 
+# A share (a tolerance, a gain, a cliff) is written as every iolab option and fio's rwmixread
+# write one: a bare number is a percentage, '5' and '5%' alike are 5 %. Runs stored before this
+# rule kept the text given, where a bare number was a fraction: `legacy_shares` reads those.
+
+
 def fraction(text: str) -> float:
-    """'2%' or '0.02' -> 0.02."""
+    """'2%' or '2' -> 0.02."""
     v = _fraction_value(text)
     if not math.isfinite(v) or not 0 <= v <= 1:
-        raise ValueError("give a fraction from 0 to 1 (or 0% to 100%)")
+        raise ValueError("give a percentage from 0% to 100%")
     return v
 
 
 def fraction_below_one(text: str) -> float:
-    """A fraction short of the whole, as a stop rule's share takes it (core/decide.py refuses 1):
-    its range said for every value out of it, not fraction's 0 to 1 first and this one after."""
+    """A share short of the whole, as a stop rule's share takes it (core/decide.py refuses 100 %):
+    its range said for every value out of it, not fraction's 0 % to 100 % first and this one after."""
     v = _fraction_value(text)
     if not math.isfinite(v) or not 0 <= v < 1:
-        raise ValueError("give a fraction from 0 to below 1 (or 0% to below 100%)")
+        raise ValueError("give a percentage from 0% to below 100%")
     return v
 
 
 def share_within(text: str) -> float:
-    """A share strictly between none and the whole ('75%' or '0.75'), as a cliff's rate after it
-    against the rate in it is: at 0 no drive's rate falls below it, at 1 every dip is a cliff."""
+    """A share strictly between none and the whole ('75%' or '75'), as a cliff's rate after it
+    against the rate in it is: at 0 % no drive's rate falls below it, at 100 % every dip is a cliff."""
     v = _fraction_value(text)
     if not math.isfinite(v) or not 0 < v < 1:
-        raise ValueError("give a share above 0 and below 1 (or above 0% and below 100%)")
+        raise ValueError("give a share above 0% and below 100%")
     return v
+
+
+SHARES: tuple[Callable[[str], float], ...] = (fraction, fraction_below_one, share_within)
 
 
 def _fraction_value(text: str) -> float:
     t = text.strip()
     try:
-        return float(t[:-1]) / 100 if t.endswith("%") else float(t)
+        return float(t[:-1] if t.endswith("%") else t) / 100
     except ValueError:
-        raise ValueError("give a fraction (0.02) or a percentage (2%)") from None
+        raise ValueError("give a percentage (2 or 2%)") from None
+
+
+def as_percent(params: Iterable[Param], settings: Iterable[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+    """Settings as a run stores them: each share with its '%' ('5' -> '5%'), so a stored bare
+    share is always one of a run from before the rule (legacy_shares)."""
+    shares = {p.name for p in params if p.parse in SHARES}
+    return tuple((k, v if k not in shares or v.strip().endswith("%") else f"{v.strip()}%") for k, v in settings)
+
+
+def legacy_shares(params: Iterable[Param], settings: Iterable[Iterable[str]]) -> tuple[tuple[str, str], ...]:
+    """A stored run's settings, read as the run read them: a bare share was a fraction ('0.05' was
+    5 %) in the runs stored before a bare number became a percentage; runs since store it with its
+    '%' (as_percent). Reading an old run must not make its 5 % a 0.05 %."""
+    shares = {p.name for p in params if p.parse in SHARES}
+    out = []
+    for k, v in ((str(k), str(v)) for k, v in settings):
+        if k in shares and not v.strip().endswith("%"):
+            try:
+                v = f"{float(v) * 100:g}%"
+            except ValueError:
+                pass  # refused as it reads, naming the text stored
+        out.append((k, v))
+    return tuple(out)
 
 
 def seconds(text: str) -> float:
@@ -310,7 +341,8 @@ def values(params: Iterable[Param], profile: Profile, test: str = "") -> dict[st
 def stored_values(params: Iterable[Param], settings: Iterable[Iterable[str]], test: str = "") -> dict[str, Any]:
     """The values given in settings as a run stored them (the manifest's profile), else the
     defaults, for reports of runs that did not store their typed values (manifest plan.values)."""
-    text = {str(k): str(v) for k, v in settings}
+    params = tuple(params)
+    text = dict(legacy_shares(params, settings))
     return {p.name: (p.read(text[p.name], test) if p.name in text else p.default) for p in params}
 
 

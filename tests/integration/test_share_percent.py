@@ -1,0 +1,102 @@
+"""One rule for a share, wherever a user writes one: a bare number is a percentage, as every
+iolab option (`--max-regression 5`, `--active-range 75`), check's tolerances file and fio's
+rwmixread=70 take it. `--set tolerance=0.05` was 5 % while `--max-regression 0.05` was 0.05 %:
+a gate 100× stricter or looser than meant, with no word. A run stored before the rule is still
+read as it ran."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from .conftest import SMALL_SIM, iolab, killed_at, quick_sim_run
+
+pytestmark = pytest.mark.integration
+
+
+def planned_share(name: str, value: str, test: str = "xsr") -> str:
+    p = iolab("plan", test, "--quick", "--set", f"{name}={value}")
+    assert p.returncode == 0, p.stdout + p.stderr
+    m = re.search(rf"{name}: (\S+ %) \(set with --set\)", " ".join(p.stdout.split()))
+    assert m, p.stdout
+    return m.group(1)
+
+
+def test_plan_prints_a_bare_share_as_the_percentage_it_is():
+    assert planned_share("recovery_tolerance", "20") == "20 %"
+    assert planned_share("recovery_tolerance", "20%") == "20 %"
+    assert planned_share("recovery_tolerance", "0.2") == "0.2 %"
+    assert planned_share("tolerance", "1.5", "latency-demand") == "1.5 %"  # was refused: "give a fraction …"
+
+
+def test_check_and_set_read_a_bare_5_alike(tmp_path):
+    runs = tmp_path / "runs"
+    old, new = quick_sim_run(runs), quick_sim_run(runs)
+    p = iolab("check", str(new), "--baseline", str(old), "--max-regression", "5", "--json")
+    assert p.returncode == 0, p.stdout + p.stderr
+    judged = [f for f in json.loads(p.stdout)["check"]["figures"] if f.get("tolerance_pct") is not None]
+    assert judged and {f["tolerance_pct"] for f in judged} == {5.0}
+    name = judged[0]["name"]
+    tol = tmp_path / "tol.toml"
+    tol.write_text(f'[tolerances]\n"{name}" = 5\n')
+    p = iolab("check", str(new), "--baseline", str(old), "--tolerances", str(tol), "--json")
+    assert p.returncode == 0, p.stdout + p.stderr
+    [f] = [f for f in json.loads(p.stdout)["check"]["figures"] if f["name"] == name]
+    assert f["tolerance_pct"] == 5.0
+    assert planned_share("tolerance", "5", "latency-demand") == "5 %"  # the same 5, the same 5 %
+
+
+def test_a_share_is_stored_with_its_percent_and_an_old_bare_fraction_is_read_as_it_ran(tmp_path):
+    runs = tmp_path / "runs"
+    p = iolab("run", "xsr", "--quick", "-t", SMALL_SIM, "--set", "recovery_tolerance=20", "--no-report",
+              "--runs-dir", str(runs))  # fmt: skip
+    assert p.returncode == 0, p.stdout + p.stderr
+    [run] = list(runs.iterdir())
+    m = json.loads((run / "manifest.json").read_text())
+    assert (
+        m["profile"]["settings"] == [["recovery_tolerance", "20%"]] and m["plan"]["values"]["recovery_tolerance"] == 0.2
+    )
+    # as a run stored before the rule, and before typed values, kept it: its 0.2 was 20 %
+    m["profile"]["settings"] = [["recovery_tolerance", "0.2"]]
+    del m["plan"]["values"]
+    (run / "manifest.json").write_text(json.dumps(m))
+    p = iolab("report", str(run), "--out", str(tmp_path / "report"))
+    assert p.returncode == 0, p.stdout + p.stderr
+    [html] = (tmp_path / "report").glob("*.html")
+    text = " ".join(html.read_text().split())
+    # its report's recovery time read its --set text again: a bare 0.2 now says 0.2 %
+    assert "TP ≥ 80 % of group 1" in text and "TP ≥ 99.8 %" not in text, re.findall(r".{0,60}TP ≥.{0,60}", text)
+
+
+def test_a_run_stopped_before_the_rule_resumes_with_the_share_it_began_with(tmp_path):
+    """Resume builds the plan again from the stored --set text: an old run's bare 0.2 (20 %) read
+    as 0.2 % is another plan, and the run could not be resumed ("a different plan")."""
+    runs = tmp_path / "runs"
+    args = ["run", "xsr", "--quick", "-t", SMALL_SIM, "--set", "recovery_tolerance=20", "--no-report"]
+    killed_at([*args, "--runs-dir", str(runs)], runs, "*/raw/group_2-r02-*")
+    [run] = list(runs.iterdir())
+    m = json.loads((run / "manifest.json").read_text())
+    assert m["state"] != "complete" and m["profile"]["settings"] == [["recovery_tolerance", "20%"]]
+    m["profile"]["settings"] = [["recovery_tolerance", "0.2"]]  # as the run stored before the rule
+    (run / "manifest.json").write_text(json.dumps(m))
+    p = iolab("resume", str(run), "--no-report")
+    assert p.returncode == 0, p.stdout + p.stderr
+    m = json.loads((run / "manifest.json").read_text())
+    assert m["state"] == "complete" and m["plan"]["values"]["recovery_tolerance"] == 0.2
+
+
+def test_trace_analyze_reads_a_bare_threshold_as_a_percentage(tmp_path):
+    """--threshold 0.5 was 50 % (bare numbers below 1 were fractions) and --threshold 1 was 1 %."""
+    from .test_trace_analyze_refusals import spc_trace
+
+    spc_trace(tmp_path / "t.spc")
+    p = iolab("trace", "import", str(tmp_path / "t.spc"), "--format", "spc", "--out", str(tmp_path / "t.parquet"))
+    assert p.returncode == 0, p.stdout + p.stderr
+    for given, says in (("0.5", "0.5 %"), ("50", "50 %"), ("1%", "1 %")):
+        out = tmp_path / f"wl{given}"
+        p = iolab("trace", "analyze", str(tmp_path / "t.parquet"), "--step", "1s", "--qd", "4", "--threshold", given,
+                  "--out", str(out))  # fmt: skip
+        assert p.returncode == 0, p.stdout + p.stderr
+        assert f"dominant streams (≥ {says})" in " ".join(p.stdout.split()), p.stdout
