@@ -159,12 +159,18 @@ def test_a_results_db_from_before_it_named_its_run_is_read_as_before(a_run, scra
     assert listed(runs)["bad"]["state"] == "complete"
 
 
-def test_a_table_without_a_column_every_iolab_wrote_is_refused_naming_it(a_run, scratch):
+def edited_copy(a_run: Path, scratch: Path, sql: str) -> Path:
+    """A copy of the run as runs/bad, its results.db edited by hand with `sql`; the runs directory."""
     runs = scratch / "runs"
     shutil.copytree(a_run, runs / "bad")
     with sqlite3.connect(runs / "bad" / "results.db") as db:
-        db.execute("ALTER TABLE steady DROP COLUMN vals")
+        db.execute(sql)
     db.close()
+    return runs
+
+
+def test_a_table_without_a_column_every_iolab_wrote_is_refused_naming_it(a_run, scratch):
+    runs = edited_copy(a_run, scratch, "ALTER TABLE steady DROP COLUMN vals")
     every_command_refuses(scratch, runs, "table steady has no column vals")
     assert listed(runs)["bad"]["state"] == "broken"
 
@@ -172,11 +178,9 @@ def test_a_table_without_a_column_every_iolab_wrote_is_refused_naming_it(a_run, 
 def test_an_infinite_figure_edited_into_results_db_is_refused_and_export_writes_nothing(a_run, scratch):
     """Before: `export -o -` printed 43 KB of JSON and a traceback, `show` printed "∞ IOPS", and
     the audit's iops-bytes check passed it (inf > tolerance × inf is False)."""
-    runs = scratch / "runs"
-    shutil.copytree(a_run, runs / "bad")
-    with sqlite3.connect(runs / "bad" / "results.db") as db:
-        db.execute("UPDATE cells SET iops=9e999 WHERE id=(SELECT MAX(id) FROM cells WHERE kind='measure')")
-    db.close()
+    runs = edited_copy(
+        a_run, scratch, "UPDATE cells SET iops=9e999 WHERE id=(SELECT MAX(id) FROM cells WHERE kind='measure')"
+    )
     every_command_refuses(scratch, runs, "column 'iops' holds inf, not a finite number")
     p = iolab("export", "bad", "-f", "json", "-o", "-", "--runs-dir", str(runs), timeout=120)
     assert p.returncode == 2 and p.stdout == "" and "Traceback" not in p.stderr, (p.stdout[:200], p.stderr)
@@ -185,11 +189,9 @@ def test_an_infinite_figure_edited_into_results_db_is_refused_and_export_writes_
 def test_an_absurd_finite_iops_fails_the_audit_in_readable_numbers(a_run, scratch):
     """1e308 IOPS × the block size overflows to inf: before, iops-bytes passed it and, at 1e300,
     printed a 300-digit number."""
-    runs = scratch / "runs"
-    shutil.copytree(a_run, runs / "bad")
-    with sqlite3.connect(runs / "bad" / "results.db") as db:
-        db.execute("UPDATE cells SET iops=1e308 WHERE id=(SELECT MAX(id) FROM cells WHERE kind='measure')")
-    db.close()
+    runs = edited_copy(
+        a_run, scratch, "UPDATE cells SET iops=1e308 WHERE id=(SELECT MAX(id) FROM cells WHERE kind='measure')"
+    )
     p = iolab("audit", "bad", "--runs-dir", str(runs), timeout=120)
     line = next((ln for ln in p.stdout.splitlines() if "iops-bytes" in ln), "")
     assert p.returncode != 0 and "FAIL" in line, p.stdout
