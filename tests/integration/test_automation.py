@@ -161,7 +161,7 @@ def test_an_error_with_json_is_a_document_with_its_exit_code(tmp_path):
     d = doc(p)
     assert p.returncode == 2 and "no-such-drive" in d["error"] and "Traceback" not in p.stderr
     p = iolab("run", "latency", "-t", "sim:enterprise-sas?seed=x", *QUICK, "--runs-dir", str(tmp_path))
-    assert p.returncode == 2 and "seed='x' is not a whole number" in p.stderr
+    assert p.returncode == 2 and "seed='x' is not a seed" in p.stderr
 
 
 @pytest.mark.parametrize(

@@ -249,7 +249,7 @@ def test_a_seed_the_simulator_would_fold_is_refused(tmp_path):
         load_fleet(fleet_file(tmp_path, text))
     assert "\n" not in str(e.value)
     assert parse_target("sim:enterprise-sas?user_gb=0.25&seed=4294967295").option("seed") == "4294967295"
-    with pytest.raises(IolabError, match="not a whole number"):
+    with pytest.raises(IolabError, match="is not a seed; give a whole number from 0 to"):
         parse_target("sim:enterprise-sas?seed=\u00b2")  # a digit to str.isdigit, not to int()
 
 
