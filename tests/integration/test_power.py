@@ -83,6 +83,10 @@ def test_a_meter_log_gives_each_cell_its_power_in_the_document_report_and_run(sc
         flat = " ".join(p.stderr.split())
         assert f"the clock offset (--offset) must be a finite number of seconds, not {bad}" in flat, flat
     assert json.loads((run / "power.json").read_text())["offset_s"] == 100.0
+    # an offset no clock can be off by was blamed on the log ("every reading has the same time")
+    p = iolab("power", str(run), str(meter), "--offset", "1e300")
+    flat = " ".join(p.stderr.split())
+    assert p.returncode == 2 and "the clock offset (--offset) 1e+300 s is more than 10,000,000,000 s" in flat, flat
     # a log that is not there: named as the meter log, and --json still prints its one document
     p = iolab("power", str(run), str(scratch / "no-such-log.csv"), "--json")
     missing = json.loads(p.stdout)

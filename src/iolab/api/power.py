@@ -18,6 +18,8 @@ from iolab.store.manifest import manifest_of, resolve_run
 from iolab.store.runstore import RunStore
 from iolab.store.writer import claim_run
 
+MAX_OFFSET_S = 1e10  # seconds: readings' times keep microseconds (a double's step at 1e10 is 2e-6)
+
 
 def attach(run_ref: str | Path, log: str | Path, offset_s: float = 0.0, min_coverage: float = MIN_COVERAGE) -> dict:
     """Align the meter log to the run's cells and keep both in the run; the power document."""
@@ -26,6 +28,13 @@ def attach(run_ref: str | Path, log: str | Path, offset_s: float = 0.0, min_cove
     if not math.isfinite(offset_s):
         # else every shifted meter time is NaN or infinite, and the log's first reading is blamed
         raise IolabError(f"the clock offset (--offset) must be a finite number of seconds, not {offset_s:g}.")
+    if abs(offset_s) > MAX_OFFSET_S:
+        # a meter whose clock was never set counts from 1970 (about 1.7e9 s off), which this takes;
+        # past it, adding the offset rounds every reading's time to one value and the log is blamed
+        raise IolabError(
+            f"the clock offset (--offset) {offset_s:g} s is more than {MAX_OFFSET_S:,.0f} s (about 317 years) "
+            "either way; give this machine's clock minus the meter's, in seconds."
+        )
     try:
         text = read_text(log, "power meter log", "document")
     except OSError as e:  # missing, unreadable: named as the meter log, not as a bare system error
