@@ -261,9 +261,10 @@ def refuse_other_copy(run_dir: Path, doc: dict, where: Path) -> None:
     except OSError as e:
         found = f"cannot be read ({e.strerror or e})"
     else:
-        if len(data) == size and copy_record(data)["source_copy_sha256"] == digest:
+        have = copy_record(data)  # hashed once: compared, then named when it differs
+        if have == {"source_copy_bytes": size, "source_copy_sha256": digest}:
             return
-        found = f"is {counted(len(data), 'byte')} with sha256 {hashlib.sha256(data).hexdigest()[:16]}…"
+        found = f"is {counted(len(data), 'byte')} with sha256 {have['source_copy_sha256'][:16]}…"
     raise IolabError(
         f"{where}: its power figures come from a meter log of {counted(int(size or 0), 'byte')} with sha256 "
         f"{digest[:16]}…, but the copy beside it, {run_dir / name}, {found}: `iolab power` was stopped between "
