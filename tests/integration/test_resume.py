@@ -106,7 +106,7 @@ def test_a_kill_in_round_1_resumes_saying_no_round_had_ended(scratch):
     res = iolab("resume", str(run), "--no-report", timeout=900)
     assert res.returncode == 0, res.stderr + res.stdout
     said = " ".join(res.stdout.split())
-    assert "main: continues at round 1 (no round of it had ended" in said and "1-0" not in said, said
+    assert "main: continues at round 1 (no round of it had ended" in said and "rounds 1-0" not in said, said
     shown = iolab("show", str(run))
     assert "no round of it had ended" in " ".join(shown.stdout.split()) and "rounds 1-0" not in shown.stdout
 
