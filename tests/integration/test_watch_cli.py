@@ -22,7 +22,16 @@ import pytest
 from tests.integration.conftest import IOLAB
 from tests.unit.test_report import DriveEngine, record
 
-PORT = 19431
+
+def free_port() -> int:
+    """A port free now: a fixed one may be another test suite's on this machine (a fresh root
+    beside a checkout shares its network)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+PORT = free_port()
 SECRET = b"not a report: outside the runs directory"
 
 
@@ -135,7 +144,7 @@ def test_watch_serves_nothing_outside_a_runs_report(watched, path, status):
     assert proc.poll() is None
 
 
-@pytest.mark.parametrize("host", ["evil.example:19431", f"127.0.0.1:{PORT + 1}", "127.0.0.1", "", None])
+@pytest.mark.parametrize("host", ["evil.example:80", "127.0.0.1:1", "127.0.0.1", "", None])
 def test_watch_refuses_another_host_name(watched, host):
     root, run, proc, _ = watched
     for path in ("/", "/api/runs", f"/runs/{run}/report/index.html"):
@@ -145,7 +154,7 @@ def test_watch_refuses_another_host_name(watched, host):
 
 def test_watch_without_a_runs_directory_says_so(tmp_path):
     p = subprocess.run(
-        [*IOLAB, "watch", str(tmp_path / "none"), "--port", str(PORT + 1)],
+        [*IOLAB, "watch", str(tmp_path / "none"), "--port", "0"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -178,7 +187,7 @@ def test_watch_shows_a_copy_of_a_run_beside_its_original_as_two_runs(tmp_path):
     (run / "report" / "index.html").write_text("<p>the original</p>")
     copy = Path(shutil.copytree(run, root / f"{run.name}.bak"))
     (copy / "report" / "index.html").write_text("<p>the copy</p>")
-    port = PORT + 2
+    port = free_port()
     with watching(root, port):
         status, body = get("/api/runs", f"127.0.0.1:{port}", port)
         rows = json.loads(body)["runs"]

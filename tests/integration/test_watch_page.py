@@ -18,7 +18,6 @@ from tests.integration.conftest import IOLAB
 from tests.unit.test_report_browser import browser, page_errors  # noqa: F401  (browser: a fixture)
 from tests.unit.test_watch import wait_for as wait_until
 
-PORT = 44631
 WAIT_S = 300.0  # a busy machine: conditions are waited for, never timed
 
 
@@ -30,9 +29,20 @@ def files(d: Path) -> dict[str, tuple[int, int]]:
     return {str(p.relative_to(d)): (p.lstat().st_mtime_ns, p.lstat().st_size) for p in d.rglob("*")}
 
 
-def listening() -> bool:
+def start_watch(runs: Path) -> tuple[subprocess.Popen, int]:
+    """`iolab watch` on any free port, read from the address it prints: a fixed port may be
+    another test suite's on this machine (a fresh root beside a checkout shares its network)."""
+    watch = subprocess.Popen(
+        [*IOLAB, "watch", str(runs), "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    line = watch.stdout.readline() if watch.stdout else ""
+    assert line.startswith("iolab watch: http://127.0.0.1:"), line + (watch.stderr.read() if watch.stderr else "")
+    return watch, int(line.split("127.0.0.1:")[1].split("/")[0])
+
+
+def listening(port: int) -> bool:
     try:
-        socket.create_connection(("127.0.0.1", PORT), timeout=5).close()
+        socket.create_connection(("127.0.0.1", port), timeout=5).close()
         return True
     except OSError:
         return False
@@ -74,9 +84,7 @@ def test_run_page_charts_a_running_run_and_changes_nothing(browser, scratch, tmp
     artefacts = tmp_path / "screenshots"
     artefacts.mkdir()
     print(f"screenshots in {artefacts}")
-    watch = subprocess.Popen(
-        [*IOLAB, "watch", str(runs), "--port", str(PORT)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
+    watch, port = start_watch(runs)
     run = subprocess.Popen(
         [
             *IOLAB,
@@ -98,9 +106,9 @@ def test_run_page_charts_a_running_run_and_changes_nothing(browser, scratch, tmp
         text=True,
     )
     try:
-        wait_for(lambda: watch.poll() is not None or listening(), "iolab watch to listen")
+        wait_for(lambda: watch.poll() is not None or listening(port), "iolab watch to listen")
         assert watch.poll() is None, watch.stderr.read()
-        base = f"http://127.0.0.1:{PORT}"
+        base = f"http://127.0.0.1:{port}"
         (run_dir,) = wait_for(lambda: [p for p in runs.iterdir() if (p / "manifest.json").exists()], "the run to start")
 
         # the list links to the run's page, and its table has latency columns
@@ -170,17 +178,8 @@ def test_run_page_charts_a_running_run_and_changes_nothing(browser, scratch, tmp
 
 def test_run_page_of_an_unknown_run_is_not_found(tmp_path):
     (tmp_path / "runs").mkdir()
-    # any free port, read from the address it prints: a fixed one may be another suite's on this machine
-    watch = subprocess.Popen(
-        [*IOLAB, "watch", str(tmp_path / "runs"), "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    watch, port = start_watch(tmp_path / "runs")
     try:
-        line = watch.stdout.readline() if watch.stdout else ""
-        assert line.startswith("iolab watch: http://127.0.0.1:"), line
-        port = int(line.split("127.0.0.1:")[1].split("/")[0])
 
         def status(path: str) -> int | None:
             try:
