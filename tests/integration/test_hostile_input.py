@@ -570,3 +570,14 @@ def test_text_in_a_numeric_results_column_is_refused_naming_it(a_run, scratch):
     before = files_under(scratch)
     p = iolab("show", "bad", "--runs-dir", str(runs), timeout=60)  # before: a TypeError in the figures
     assert "table cells" in (said := refused(p, scratch, before)) and "column 'lat_mean_us' holds 'abc'" in said
+
+
+@pytest.mark.parametrize("value", ["", " "])
+@pytest.mark.parametrize("line", ["run latency --quick --no-report -t sim:enterprise-sas?user_gb=0.25", "runs"])
+def test_an_empty_iolab_runs_is_refused_like_an_empty_runs_dir(scratch, monkeypatch, line, value):
+    # before: Path('') is the current directory: `run` stored its run wherever the job stood and
+    # `runs` listed that directory ("no runs", exit 0)
+    monkeypatch.chdir(scratch)
+    before = files_under(scratch)
+    p = iolab(*shlex.split(line), env={"IOLAB_RUNS": value}, timeout=120)
+    assert "$IOLAB_RUNS is set but empty" in refused(p, scratch, before)

@@ -14,7 +14,7 @@ from typer._click.exceptions import ClickException
 from typer._coercion import RuntimeParam, build_runtime_param
 from typer._param_types import coerce_cli_path
 
-from iolab.core.usertext import check_argv
+from iolab.core.usertext import check_argv, check_env
 
 # Help printed to a file or a pipe: wide enough that an option's help is not cut to a narrow
 # column, narrow enough to read. A terminal's own width is used as it is.
@@ -161,6 +161,7 @@ def _commands(command):
 def run(app: typer.Typer) -> None:
     """The `iolab` command line: `app` with -h beside --help and the help tidied."""
     check_argv(sys.argv[1:])
+    check_env(os.environ)
     command = typer.main.get_command(app)
     tidy_help(command)
     command(prog_name="iolab")

@@ -9,6 +9,7 @@ what fio would read differently from what iolab checked.
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Mapping
 
 from iolab.core.errors import IolabError
 
@@ -66,6 +67,20 @@ def check_argv(args: list[str]) -> None:
                 f"{opt}: the value is empty; give a value or leave the option out. Nothing was run or written."
             )
         check_text(value, opt)
+
+
+def check_env(environ: Mapping[str, str]) -> None:
+    """Refuse an empty $IOLAB_RUNS as --runs-dir '' is refused: Path('') is the current
+    directory, so `IOLAB_RUNS=$UNSET iolab run` stored its runs wherever the job stood and
+    `iolab runs` listed that directory ("no runs", exit 0)."""
+    value = environ.get("IOLAB_RUNS")
+    if value is not None and not value.strip():
+        raise IolabError(
+            "$IOLAB_RUNS is set but empty; set it to the runs directory or unset it (the default is "
+            "./runs). Nothing was run or written."
+        )
+    if value is not None:
+        check_text(value, "$IOLAB_RUNS")
 
 
 # A name that becomes one file or directory name (a run's id names its report files; a fleet's
