@@ -445,7 +445,8 @@ def main() -> None:
         a, b = (dual + [None, None])[:2]
         # throughput (4 cells at QD32, split by queue depth over the paths), not iops: its 56 cells
         # took 900 s of a 2,330 s boot under emulation, two fio starts each, and the split is the same
-        r = {"run": sh([IOLAB, "run", "throughput", "-t", a, "--paths", f"{a},{b}", *quick("dual")])}
+        # 1 s cells: with 100 ms ones a path completed no IO in a round once (a fresh clone at load 11-14)
+        r = {"run": sh([IOLAB, "run", "throughput", "-t", a, "--paths", f"{a},{b}", *quick("dual", WRITE_THROUGH)])}
         r["manifest"] = manifest_of(r["run"]["out"])
         return r
 
