@@ -286,6 +286,21 @@ def test_a_tests_own_parameter_is_refused_with_the_limit_it_has(setting, says, p
 
 
 @pytest.mark.parametrize(
+    ("test", "setting", "says"),
+    [
+        ("qos", "qd=bad", "give a whole number. Parameter qd: queue depth (one thread) (default 1"),
+        ("latency-demand", "tolerance=bad", "give a percentage (2 or 2%). Parameter tolerance: a step falls short"),
+    ],
+)
+def test_a_refused_setting_names_the_parameter_its_help_describes(test, setting, says):
+    """The help, written to follow a parameter's name, followed the parser's full stop in lower case:
+    "give a whole number. queue depth of the one thread (default 1)"."""
+    p = iolab("run", test, "--quick", "-t", "sim:enterprise-sas?user_gb=0.25", "--set", setting)
+    said = " ".join(p.stderr.split())
+    assert p.returncode == 2 and says in said and "Traceback" not in said, said
+
+
+@pytest.mark.parametrize(
     ("params", "says", "not_said"),
     [
         ("op=1e9", "sim parameter op=1000000000: the user capacity", "user_gb"),

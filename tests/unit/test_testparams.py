@@ -135,7 +135,7 @@ def test_a_bad_setting_is_one_sentence_each(tmp_path):
     assert (
         "cannot read '-1s' as a duration" in said
         and ".." not in said
-        and "(e.g. 250ms, 60s, 5m, 24h). Length of group 1" in said
+        and "(e.g. 250ms, 60s, 5m, 24h). Parameter group1_time: Length of group 1" in said
     ), said
 
 

@@ -46,10 +46,12 @@ class Param:
         try:
             return self.parse(text.strip())
         except (ValueError, IolabError) as e:
-            # the parser's own sentence may end with its full stop: one, not two
+            # the parser's own sentence may end with its full stop: one, not two. The help is
+            # written to follow a name, as `iolab tests TEST` lists it (many start in lower case,
+            # some with a name such as fio): a sentence of its own begins with the parameter's.
             raise IolabError(
-                f"--set {self.name}={text!r} (test {test}): {str(e).rstrip('.')}. {self.help} "
-                f"(default {self.show(self.default)}). Nothing was run or written."
+                f"--set {self.name}={text!r} (test {test}): {str(e).rstrip('.')}. Parameter {self.name}: "
+                f"{self.help} (default {self.show(self.default)}). Nothing was run or written."
             ) from None
 
 
