@@ -26,7 +26,6 @@ from iolab.pages.compare_pages.document import (
     _rank_text,
     comparison_banners,
     comparison_columns,
-    drive_caveats,
     drives_pages,
     facts,
     steady_suffix,
@@ -129,10 +128,9 @@ def build_sequence_comparison(
             f"Source: the stream analysis given with run {analysed.manifest.run_id} "
             f"(inputs/analysis.json), from {a.source}.",
         )
-    # the Caveats row is each drive's every run's (the banners' short forms point to it), each after its test
-    pages += drives_pages(
-        firsts, labels, diffs, [drive_caveats([(r.manifest.title, r) for r in d.values()]) for d in drives]
-    )
+    # each drive's every run, after its test, in the Run, State, Run directory and Caveats rows
+    # (the banners' short forms point to them); the first stands for the drive's header columns
+    pages += drives_pages(firsts, labels, diffs, [[(r.manifest.title, r) for r in d.values()] for d in drives])
     missing = [
         f"{lab.split()[0]} has no {t.label} run" for d, lab in zip(drives, labels) for t in tests if t.name not in d
     ]
