@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from iolab.core.errors import IolabError
 from iolab.core.plan import MAX_ROUNDS
-from iolab.core.units import duration, parse_duration, parse_size
+from iolab.core.units import duration, parse_duration, parse_size, share_text
 from iolab.core.usertext import check_text
 from iolab.core.workload import MAX_QUEUE_DEPTH, MAX_THREADS
 
@@ -310,8 +310,7 @@ def show_seconds(v: float) -> str:
     return duration(v)
 
 
-def show_percent(v: float) -> str:
-    return f"{v * 100:g} %"
+show_percent = share_text  # a share parameter's value, as every share is printed
 
 
 # -- the settings a run carries ---------------------------------------------------------------
