@@ -223,11 +223,28 @@ def legacy_shares(params: Iterable[Param], settings: Iterable[Iterable[str]]) ->
     for k, v in ((str(k), str(v)) for k, v in settings):
         if k in shares and not v.strip().endswith("%"):
             try:
-                v = f"{float(v) * 100:g}%"
+                # every digit stored (:g kept six: 0.123456789 read as 12.3457 %), no float noise
+                v = f"{float(v) * 100:.12g}%"
             except ValueError:
                 pass  # refused as it reads, naming the text stored
         out.append((k, v))
     return tuple(out)
+
+
+def settings_meaning(params: Iterable[Param], settings: Iterable[Iterable[str]]) -> tuple[tuple[str, Any], ...]:
+    """What a run's stored settings mean, for telling runs apart: each declared parameter's value as
+    the run read it, so a share stored before the rule ('0.2') is the 20 % a run since stores as
+    '20%' (legacy_shares), and '20%' is '20.0%'; a setting not declared, or one that no longer
+    reads, by its text."""
+    params = tuple(params)
+    declared = {p.name: p for p in params}
+    out: list[tuple[str, Any]] = []
+    for k, v in legacy_shares(params, settings):
+        try:
+            out.append((k, declared[k].read(v, "") if k in declared else v))
+        except IolabError:
+            out.append((k, v))
+    return tuple(sorted(out, key=lambda kv: kv[0]))
 
 
 def seconds(text: str) -> float:

@@ -13,6 +13,7 @@ from pathlib import Path
 from iolab import __version__
 from iolab.core.errors import IolabError
 from iolab.core.steady import STEADY_REACHED
+from iolab.core.testparams import Param
 from iolab.core.units import counted
 from iolab.figures.audit import kinds_of, marker
 from iolab.figures.compare import Comparison, KeyMetric, RunFacts, check_comparable, comparison_stem, summary_table
@@ -24,15 +25,17 @@ from iolab.pages.report.rundata import RunData, rounds_text
 from iolab.pages.report.sections import table_pages
 
 
-def facts(run: RunData, label: str) -> RunFacts:
+def facts(run: RunData, label: str, params: Sequence[Param] = ()) -> RunFacts:
     """A phase built from the run's own results (DIRTH's operating points, a searched QD) is
-    compared by what it is built from: its cells differ between drives by design."""
+    compared by what it is built from: its cells differ between drives by design. `params`: the
+    test's declared parameters, by which its settings are compared."""
     cells = tuple(
         (p["name"], (p["deferred"],) if "deferred" in p else tuple(p.get("cells", ())))
         for p in run.manifest.plan.get("phases", [])
     )
     m = run.manifest
-    return RunFacts(label, m.test, m.profile, cells, m.parameters.get("Workload digest", ""), m.ignored_options)
+    digest = m.parameters.get("Workload digest", "")
+    return RunFacts(label, m.test, m.profile, cells, digest, m.ignored_options, tuple(params))
 
 
 Figures = Callable[[Sequence[list[PhaseSummary]]], tuple[KeyMetric, ...]]
@@ -47,13 +50,14 @@ def write_comparison(
     overlays: Overlays | None = None,
     heading: str | None = None,
     names: Sequence[str] = (),
+    params: Sequence[Param] = (),
 ) -> Comparison:
-    """`figures`, `overlays`, `heading`: the test's declared ones; `names`: the user's label of
-    each run (--label), in the order of `refs`."""
+    """`figures`, `overlays`, `heading`, `params`: the test's declared ones; `names`: the user's
+    label of each run (--label), in the order of `refs`."""
     out_dir = Path(out_dir).resolve()
     runs = [RunData.load(r, out_dir) for r in refs]
     labels = run_labels(runs, names)
-    diffs = check_comparable([facts(r, lab) for r, lab in zip(runs, labels)], force)
+    diffs = check_comparable([facts(r, lab, params) for r, lab in zip(runs, labels)], force)
     metrics = figures([r.phases for r in runs])
     doc = build_comparison(runs, labels, diffs, metrics, overlays, heading)
     paths = write_document(doc, out_dir, comparison_stem(runs[0].manifest.test, [r.manifest.run_id for r in runs]))

@@ -18,6 +18,7 @@ from typing import Protocol
 
 from iolab import __version__
 from iolab.core.errors import IolabError
+from iolab.core.testparams import Param
 from iolab.core.units import counted
 from iolab.figures.compare import KeyMetric, check_comparable, summary_table
 from iolab.figures.summary import PhaseSummary
@@ -57,6 +58,8 @@ class TestDef(Protocol):
     def summary_figures(self) -> tuple[str, ...] | None: ...
     @property
     def summary_order(self) -> int: ...
+    @property
+    def params(self) -> Sequence[Param]: ...
 
 
 def group_by_drive(runs: list[RunData], tests: Sequence[TestDef]) -> list[dict[str, RunData]]:
@@ -103,7 +106,7 @@ def write_sequence_comparison(
     for t in tests:
         have = [(d[t.name], lab) for d, lab in zip(drives, labels) if t.name in d]
         if len(have) >= 2:
-            diffs += [f"{t.label}: {x}" for x in check_comparable([facts(r, lab) for r, lab in have], force)]
+            diffs += [f"{t.label}: {x}" for x in check_comparable([facts(r, lab, t.params) for r, lab in have], force)]
     doc = build_sequence_comparison(drives, labels, diffs, tests)
     digest = hashlib.sha1("\n".join(r.manifest.run_id for r in runs).encode()).hexdigest()[:8]
     return write_document(doc, out_dir, f"compare-{sequence}-{len(drives)}drives-{digest}")
