@@ -207,6 +207,8 @@ def _refused_as_one_drive(first: str, second: str, runs: Path) -> str:
     [
         ("sim:enterprise-sas", "sim:enterprise-sas"),
         ("sim:enterprise-sas?user_gb=0.25&seed=3", "sim:enterprise-sas?seed=3&user_gb=.250"),  # spelt apart
+        # the preset's own capacity written out (both ran, as two drives)
+        ("sim:enterprise-sas", "sim:enterprise-sas?user_gb=400"),
     ],
 )
 def test_one_simulated_drive_given_twice_is_refused_as_a_fleet_refuses_it(scratch, first, second):

@@ -23,6 +23,7 @@ from iolab.pages.report.model import Document, Figure, HeaderColumn, Page, Table
 from iolab.pages.report.parts import legs_text, parts_pages
 from iolab.pages.report.rundata import RunData, rounds_text
 from iolab.pages.report.sections import table_pages
+from iolab.targets import sim_facts
 
 
 def facts(run: RunData, label: str, params: Sequence[Param] = ()) -> RunFacts:
@@ -36,6 +37,17 @@ def facts(run: RunData, label: str, params: Sequence[Param] = ()) -> RunFacts:
     m = run.manifest
     digest = m.parameters.get("Workload digest", "")
     return RunFacts(label, m.test, m.profile, cells, digest, m.ignored_options, tuple(params))
+
+
+def drive_id(run: RunData) -> str:
+    """Which drive a run measured, as a comparison groups and counts drives: a simulated one by its
+    drive key (sim:enterprise-sas and sim:enterprise-sas?user_gb=400, the preset's own capacity, are
+    one drive), any other by its spec."""
+    target = run.manifest.target
+    ident = target.get("identity") or {}
+    if ident.get("kind") == "sim":
+        return repr(sim_facts.drive_key(str(ident.get("preset")), dict(ident.get("options") or ())))
+    return str(target.get("spec", run.manifest.run_id))
 
 
 Figures = Callable[[Sequence[list[PhaseSummary]]], tuple[KeyMetric, ...]]
@@ -114,7 +126,7 @@ def build_comparison(
     first = runs[0]
     m = first.manifest
     # one drive reached over one path and over several is two runs, not two drives
-    drives = len({r.manifest.target.get("spec") for r in runs})
+    drives = len({drive_id(r) for r in runs})
     what = f"{len(runs)} drives" if drives == len(runs) else f"{len(runs)} runs"
     pages = summary_pages(runs, labels, metrics) + (overlays(runs, labels) if overlays else [])
     pages += [p for r, lab in zip(runs, labels) for p in parts_pages(r, lab)] + drives_pages(runs, labels, diffs)

@@ -27,6 +27,7 @@ from iolab.pages.compare_pages.document import (
     _rank_text,
     comparison_banners,
     comparison_columns,
+    drive_id,
     drives_pages,
     facts,
     steady_suffix,
@@ -74,7 +75,7 @@ def group_by_drive(runs: list[RunData], tests: Sequence[TestDef]) -> list[dict[s
                 f"run {r.manifest.run_id} is a {test!r} run; an {tests[0].family.removeprefix('SNIA ')} "
                 f"comparison takes only the tests {', '.join(names)}."
             )
-        d = drives.setdefault(r.manifest.target.get("spec", r.manifest.run_id), {})
+        d = drives.setdefault(drive_id(r), {})
         if test in d:
             raise IolabError(
                 f"two {test} runs on {r.manifest.target.get('spec')}: {d[test].manifest.run_id} and "
