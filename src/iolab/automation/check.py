@@ -51,7 +51,7 @@ def steady_warning(unsteady: Sequence[tuple[str, str]], require_steady: bool) ->
 def differences(baseline: Sequence[dict], candidate: Sequence[dict]) -> list[str]:
     """What the runs differ in besides the drive (profile settings that change what is measured)."""
     first, out = baseline[0], []
-    test = registry.find(first["test"])  # its settings are compared by what they mean to its parameters
+    test = registry.find(first.get("test", ""))  # its settings are compared by what they mean to its parameters
     for r in [*baseline[1:], *candidate]:
         pairs = (first["profile"], first.get("ignored_options") or {}, r["profile"], r.get("ignored_options") or {})
         for k, a, b in profile_differences(*pairs, test.params if test else ()):
