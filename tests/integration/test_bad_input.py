@@ -207,6 +207,8 @@ def _refused_as_one_drive(first: str, second: str, runs: Path) -> str:
     [
         ("sim:enterprise-sas", "sim:enterprise-sas"),
         ("sim:enterprise-sas?user_gb=0.25&seed=3", "sim:enterprise-sas?seed=3&user_gb=.250"),  # spelt apart
+        # the preset's own capacity written out (both ran, as two drives)
+        ("sim:enterprise-sas", "sim:enterprise-sas?user_gb=400"),
     ],
 )
 def test_one_simulated_drive_given_twice_is_refused_as_a_fleet_refuses_it(scratch, first, second):
@@ -283,6 +285,21 @@ def test_a_tests_own_parameter_is_refused_with_the_limit_it_has(setting, says, p
     for taken in ("qd=65536", "pe_cycles=0"):
         ok = iolab("plan", "qos", "--quick", "-t", "sim:enterprise-sas?user_gb=0.25", "--set", taken)
         assert ok.returncode == 0, ok.stderr
+
+
+@pytest.mark.parametrize(
+    ("test", "setting", "says"),
+    [
+        ("qos", "qd=bad", "give a whole number. Parameter qd: queue depth (one thread) (default 1"),
+        ("latency-demand", "tolerance=bad", "give a percentage (2 or 2%). Parameter tolerance: a step falls short"),
+    ],
+)
+def test_a_refused_setting_names_the_parameter_its_help_describes(test, setting, says):
+    """The help, written to follow a parameter's name, followed the parser's full stop in lower case:
+    "give a whole number. queue depth of the one thread (default 1)"."""
+    p = iolab("run", test, "--quick", "-t", "sim:enterprise-sas?user_gb=0.25", "--set", setting)
+    said = " ".join(p.stderr.split())
+    assert p.returncode == 2 and says in said and "Traceback" not in said, said
 
 
 @pytest.mark.parametrize(

@@ -182,6 +182,11 @@ def test_a_drive_that_fails_fails_its_own_row_and_the_fleet_goes_on(tmp_path):
             f'[[drive]]\ntarget = "{SIM}&seed=1"\nname = "a"\n[[drive]]\ntarget = "sim:enterprise-sas?seed=1&user_gb=0.1"\n',
             "same drive",
         ),
+        # a parameter at the preset's default (enterprise-sas reads pages in 50 µs) is the preset's own
+        (
+            f'[[drive]]\ntarget = "{SIM}"\nname = "a"\n[[drive]]\ntarget = "{SIM}&t_read_us=50"\nname = "b"\n',
+            "same drive",
+        ),
         (f'[[drive]]\ntarget = "{SIM}&seed=4294967297"\n', "seed=4294967297"),
         # "ü" is a letter: the rule is ASCII's, and says so
         (f'[fleet]\nname = "ent-ü"\n[[drive]]\ntarget = "{SIM}"\n', "64 ASCII letters (a-z, A-Z), digits"),

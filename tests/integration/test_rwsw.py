@@ -228,8 +228,10 @@ def test_rwsw_on_a_file_and_on_the_simulated_drive_compared_with_rankings(worklo
 
 
 def test_a_sequence_comparison_lists_every_runs_caveats_of_each_drive(workload, tmp_path):
-    """The banners name each drive's Replay-Native as not evaluated "in full on the Drives Compared
-    page"; that page's Caveats row printed only the drive's first run's (its Multi-WSAT's)."""
+    """Its Drives side by side page names every run of each drive: its Run, State and Run directory
+    rows showed only the drive's first run (its Multi-WSAT). The banners name each drive's
+    Replay-Native as not evaluated "in full on the Drives Compared page"; that page's Caveats row
+    printed only the drive's first run's (its Multi-WSAT's)."""
     stores = []
     for seed in (1, 2):
         runs = tmp_path / f"runs{seed}"
@@ -256,6 +258,20 @@ def test_a_sequence_comparison_lists_every_runs_caveats_of_each_drive(workload, 
     assert len(cells) == 2 and all(
         "Replay-Native: STEADY STATE NOT EVALUATED (steady state (composite): 2 rounds" in c for c in cells
     ), cells
+
+    # the Run, State and Run directory rows named each drive's Multi-WSAT run alone
+    def row_of(item: str) -> list[str]:
+        found = re.search(rf'<td class="h">{item}</td>(.*?)</tr>', side, re.S)
+        assert found, side[:2000]
+        return re.findall(r"<td>(.*?)</td>", found.group(1), re.S)
+
+    def each(d: dict, fact) -> str:
+        return f"Multi-WSAT: {fact(d['multi-wsat'])}; Replay-Native: {fact(d['replay'])}"
+
+    assert row_of("Run") == [each(d, lambda run: run.name) for d in stores]
+    assert row_of("State") == [each(d, lambda run: "complete") for d in stores]
+    assert row_of("Run directory") == [each(d, lambda run: f"../{run.parent.name}/{run.name}") for d in stores]
+    assert not [str(v) for v in check_report(html)]
 
 
 # A 400 MiB copy of the default drive (same dies and timings, 28 % over-provisioning).

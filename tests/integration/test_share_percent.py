@@ -100,3 +100,68 @@ def test_trace_analyze_reads_a_bare_threshold_as_a_percentage(tmp_path):
                   "--out", str(out))  # fmt: skip
         assert p.returncode == 0, p.stdout + p.stderr
         assert f"dominant streams (≥ {says})" in " ".join(p.stdout.split()), p.stdout
+
+
+def test_a_share_is_printed_with_the_digits_given_never_in_exponent_form(tmp_path):
+    """Tolerances, gains and an outlier's distance were printed with Python's :g: a 0.00001 %
+    tolerance as "1e-05 %", and XSR's 99.99999 % recovery level rounded to "100 %"."""
+
+    def said(p) -> str:
+        assert "Traceback" not in p.stderr, p.stderr
+        return " ".join((p.stdout + p.stderr).split())
+
+    demand = said(iolab("plan", "latency-demand", "--quick", "-t", SMALL_SIM, "--set", "tolerance=0.00001"))
+    assert "tolerance: 0.00001 % (set with --set)" in demand and "more than 0.00001 % below the demanded" in demand
+    gain = said(iolab("plan", "max-iops", "--quick", "-t", SMALL_SIM, "--set", "min_gain=0.00001"))
+    assert "gaining less than 0.00001 % IOPS" in gain and "gained at least 0.00001 %" in gain
+    for text in (demand, gain):
+        assert "e-05" not in text, text
+
+    runs = tmp_path / "runs"
+    p = iolab("run", "xsr", "--quick", "-t", SMALL_SIM, "--set", "recovery_tolerance=0.00001", "--no-report",
+              "--runs-dir", str(runs))  # fmt: skip
+    assert p.returncode == 0, p.stdout + p.stderr
+    [run] = list(runs.iterdir())
+    figures = json.loads(iolab("show", str(run), "--json").stdout)["runs"][0]["figures"]
+    assert "Group 3 recovery to 99.99999 % of group 1 mean TP" in [f["name"] for f in figures], figures
+
+    fleet = tmp_path / "fleet.toml"
+    fleet.write_text(f'[fleet]\nname = "demo"\n[[drive]]\ntarget = "{SMALL_SIM}"\nname = "one"\n')
+    p = iolab("run", "iops", "--quick", "--cell-time", "100ms", "--max-rounds", "2", "--no-report",
+              "--fleet", str(fleet), "--runs-dir", str(tmp_path / "fleet-runs"))  # fmt: skip
+    assert p.returncode == 0, p.stdout + p.stderr
+    [d] = list((tmp_path / "fleet-runs" / "fleets").iterdir())
+    rule = said(iolab("fleet", str(d), "--outlier-k", "2.50", "--outlier-min-pct", "0.00001"))
+    assert "with k = 2.5, and > 0.00001 % of the median" in rule, rule
+    refused = said(iolab("fleet", str(d), "--outlier-min-pct", "-0.00001"))
+    assert "--outlier-min-pct -0.00001: give a percentage from 0 to below 100." in refused, refused
+
+
+def test_a_run_stored_before_the_rule_compares_with_one_since_by_the_share_it_ran(tmp_path):
+    """compare and check refused an old run's recovery_tolerance '0.2' against a new run's '20%'
+    as "settings differ", though both ran at 20 %; a share that differs is still refused."""
+    runs = tmp_path / "runs"
+    for _ in range(2):
+        p = iolab("run", "xsr", "--quick", "-t", SMALL_SIM, "--set", "recovery_tolerance=20", "--no-report",
+                  "--runs-dir", str(runs))  # fmt: skip
+        assert p.returncode == 0, p.stdout + p.stderr
+    old, new = sorted(runs.iterdir())
+
+    def stored_as(text: str) -> None:  # as a run stored before the rule, and before typed values, kept it
+        m = json.loads((old / "manifest.json").read_text())
+        m["profile"]["settings"] = [["recovery_tolerance", text]]
+        m["plan"].pop("values", None)
+        (old / "manifest.json").write_text(json.dumps(m))
+
+    stored_as("0.2")
+    compared = iolab("compare", str(old), str(new), "--out", str(tmp_path / "cmp"))
+    assert compared.returncode == 0, compared.stdout + compared.stderr
+    checked = iolab("check", str(new), "--baseline", str(old), "--json")
+    assert json.loads(checked.stdout)["check"]["differences"] == [], checked.stdout + checked.stderr
+    stored_as("0.05")  # 5 %: another tolerance, another test
+    for p in (
+        iolab("compare", str(old), str(new), "--out", str(tmp_path / "cmp2")),
+        iolab("check", str(new), "--baseline", str(old)),
+    ):
+        said = " ".join(p.stderr.split())
+        assert p.returncode == 2 and "'0.05']] vs" in said and "Traceback" not in said, said

@@ -135,7 +135,7 @@ def test_a_bad_setting_is_one_sentence_each(tmp_path):
     assert (
         "cannot read '-1s' as a duration" in said
         and ".." not in said
-        and "(e.g. 250ms, 60s, 5m, 24h). Length of group 1" in said
+        and "(e.g. 250ms, 60s, 5m, 24h). Parameter group1_time: Length of group 1" in said
     ), said
 
 
@@ -151,3 +151,15 @@ def test_resume_names_one_kept_round_as_round_1():
     from iolab.run.resume import rounds_text
 
     assert (rounds_text(1), rounds_text(3)) == ("round 1", "rounds 1-3")  # it said "rounds 1-1 are kept"
+
+
+def test_an_old_runs_bare_share_is_read_with_every_digit_it_stored():
+    """legacy_shares printed the percentage with :g, six digits: a stored 0.123456789 read as 12.3457 %."""
+    share = Param("tolerance", 0.02, "", testparams.fraction)
+    assert testparams.legacy_shares([share], [("tolerance", "0.123456789")]) == (("tolerance", "12.3456789%"),)
+    assert testparams.legacy_shares([share], [("tolerance", "0.07")]) == (
+        ("tolerance", "7%"),
+    )  # 7.000000000000001 is 7
+    assert testparams.settings_meaning([share], [("tolerance", "0.2")]) == testparams.settings_meaning(
+        [share], [("tolerance", "20.0%")]
+    )

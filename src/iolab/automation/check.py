@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from iolab.api import registry
 from iolab.automation.noise import side
 from iolab.automation.tolerances import Tolerances
 from iolab.automation.verdict import FAILING, verdict
@@ -50,9 +51,10 @@ def steady_warning(unsteady: Sequence[tuple[str, str]], require_steady: bool) ->
 def differences(baseline: Sequence[dict], candidate: Sequence[dict]) -> list[str]:
     """What the runs differ in besides the drive (profile settings that change what is measured)."""
     first, out = baseline[0], []
+    test = registry.find(first.get("test", ""))  # its settings are compared by what they mean to its parameters
     for r in [*baseline[1:], *candidate]:
         pairs = (first["profile"], first.get("ignored_options") or {}, r["profile"], r.get("ignored_options") or {})
-        for k, a, b in profile_differences(*pairs):
+        for k, a, b in profile_differences(*pairs, test.params if test else ()):
             out.append(f"{k}: {first['run_id']} {a!r} vs {r['run_id']} {b!r}")
     return out
 

@@ -21,6 +21,7 @@ from iolab.core.errors import IolabError
 from iolab.core.steady import STEADY_NOT_SHOWN
 from iolab.figures.fleet import conditions_of
 from iolab.pages.fleet_junit import STEADY_WORDS
+from iolab.targets.sim_facts import drive_options
 
 
 @dataclass(frozen=True)
@@ -127,7 +128,8 @@ def identity_id(identity: dict) -> str:
 
 def drive_of(identity: dict, spec: str) -> tuple[dict, str, int | None]:
     """The drive a run measured (its identity and spec without a simulated drive's seed) and
-    the seed. Another preset or parameter is another drive; another seed is another run of it."""
+    the seed. Another preset or parameter is another drive; another seed is another run of it; a
+    parameter written out at the preset's default is the preset's own (sim_facts.drive_options)."""
     if identity.get("kind") != "sim":
         return identity, spec, None
     options = [tuple(o) for o in identity.get("options") or []]
@@ -136,7 +138,8 @@ def drive_of(identity: dict, spec: str) -> tuple[dict, str, int | None]:
         seed = int(seeds[-1]) if seeds else 0
     except ValueError:
         return identity, spec, None  # not a seed the simulator takes: keep it apart
-    drive = {**identity, "options": [list(o) for o in options if o[0] != "seed"]}
+    own = drive_options(str(identity.get("preset")), dict(options))
+    drive = {**identity, "options": [list(o) for o in options if o[0] != "seed" and o[0] in own]}
     base, _, query = spec.partition("?")
     kept = "&".join(q for q in query.split("&") if q and not q.startswith("seed="))
     return drive, base + (f"?{kept}" if kept else ""), seed

@@ -5,6 +5,7 @@ report, fleet_terminal.py prints it)."""
 from __future__ import annotations
 
 import json
+import math
 import signal
 from pathlib import Path
 from typing import Optional
@@ -188,9 +189,9 @@ def fleet(
     console = Console(stderr=json_out)
     root = runs_root()
     if outlier_k is not None and not 0 < outlier_k <= 100:
-        raise IolabError(f"--outlier-k {outlier_k:g}: give a number above 0 (e.g. 3.5).")
+        raise IolabError(f"--outlier-k {_as_given(outlier_k)}: give a number above 0 (e.g. 3.5).")
     if outlier_min_pct is not None and not 0 <= outlier_min_pct < 100:
-        raise IolabError(f"--outlier-min-pct {outlier_min_pct:g}: give a percentage from 0 to below 100.")
+        raise IolabError(f"--outlier-min-pct {_as_given(outlier_min_pct)}: give a percentage from 0 to below 100.")
     if fleet_ref is None:
         broken: list[str] = []
         found = api.list_fleets(root, broken)
@@ -235,6 +236,14 @@ def _listed(s) -> dict:
         "drives": len(s.members),
         "complete": sum(m.state == "complete" for m in s.members),
     }
+
+
+def _as_given(v: float) -> str:
+    """An option's number echoed in its refusal as the user wrote its digits (:g printed 1e-05);
+    nan and inf as Python read them, not as a table's missing value."""
+    from iolab.core.units import given
+
+    return given(v) if math.isfinite(v) else str(v)
 
 
 def fleet_path(ref: str, runs_dir: Optional[Path] = None) -> Optional[Path]:

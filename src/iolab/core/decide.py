@@ -18,7 +18,7 @@ from typing import Any, ClassVar, Protocol
 from iolab.core.cellschema import CellRow
 from iolab.core.errors import IolabError
 from iolab.core.results import RoundResult
-from iolab.core.units import counted, given, num
+from iolab.core.units import counted, given, num, share_text
 from iolab.core.workload import Workload
 
 
@@ -170,7 +170,7 @@ class DemandShortfall:
 
     def describe(self) -> str:
         return (
-            f"stop after {counted(self.steps, 'cell')} in a row delivering more than {self.tolerance * 100:g} % below "
+            f"stop after {counted(self.steps, 'cell')} in a row delivering more than {share_text(self.tolerance)} below "
             "the demanded IOPS"
         )
 
@@ -186,7 +186,7 @@ class DemandShortfall:
             f"({(s.iops / s.demand - 1) * 100:+.1f} %) for {counted(self.steps, 'step')}: "
             + (
                 f"maximum sustainable IOPS {num(met.demand_iops)} (the highest demand met within "
-                f"{self.tolerance * 100:g} %, delivered {num(met.iops)})"
+                f"{share_text(self.tolerance)}, delivered {num(met.iops)})"
                 if met is not None
                 else "no demand was met, so no sustainable rate was found"
             )
@@ -218,7 +218,7 @@ class NoGain:
         _steps(self.steps, "no-gain steps")
 
     def describe(self) -> str:
-        return f"stop after {counted(self.steps, 'cell')} in a row gaining less than {self.min_gain * 100:g} % IOPS over the best so far"
+        return f"stop after {counted(self.steps, 'cell')} in a row gaining less than {share_text(self.min_gain)} IOPS over the best so far"
 
     def check(self, phase: str, samples: Sequence[Sample]) -> Decision | None:
         if len(samples) <= self.steps:
@@ -230,9 +230,9 @@ class NoGain:
         s, top = samples[-1], last_gain(phase, samples, self.min_gain)
         outcome = (
             f"{s.key}: {num(s.iops)} IOPS, {(s.iops / best.iops - 1) * 100:+.1f} % against the best before "
-            f"({best.key}: {num(best.iops)} IOPS), less than {self.min_gain * 100:g} % gained for "
+            f"({best.key}: {num(best.iops)} IOPS), less than {share_text(self.min_gain)} gained for "
             f"{counted(self.steps, 'step')}: chosen {top.key} ({num(top.iops)} IOPS), the last step that gained "
-            f"at least {self.min_gain * 100:g} %"
+            f"at least {share_text(self.min_gain)}"
         )
         return Decision(
             phase,

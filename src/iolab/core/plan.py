@@ -14,7 +14,7 @@ from typing import Any, Literal
 from iolab.core.decide import Decision, Sample, StopRule
 from iolab.core.errors import IolabError
 from iolab.core.steady import SteadyRule
-from iolab.core.units import given
+from iolab.core.units import given, share_text
 from iolab.core.workload import Workload
 
 Metric = Literal["iops", "mbps", "read_mbps", "write_mbps", "lat_mean_us", "lat_max_us"]
@@ -267,8 +267,7 @@ def cache_text(enabled: bool) -> str:
     return "WCE" if enabled else "WCD"  # write cache enabled / disabled, as the PTS writes it
 
 
-def percent_text(fraction: float) -> str:
-    return f"{fraction * 100:g} %"
+percent_text = share_text  # the active range, as every share is printed
 
 
 def step_seconds(w: Workload) -> float:

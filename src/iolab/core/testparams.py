@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from iolab.core.errors import IolabError
 from iolab.core.plan import MAX_ROUNDS
-from iolab.core.units import duration, parse_duration, parse_size
+from iolab.core.units import duration, parse_duration, parse_size, share_text
 from iolab.core.usertext import check_text
 from iolab.core.workload import MAX_QUEUE_DEPTH, MAX_THREADS
 
@@ -46,10 +46,12 @@ class Param:
         try:
             return self.parse(text.strip())
         except (ValueError, IolabError) as e:
-            # the parser's own sentence may end with its full stop: one, not two
+            # the parser's own sentence may end with its full stop: one, not two. The help is
+            # written to follow a name, as `iolab tests TEST` lists it (many start in lower case,
+            # some with a name such as fio): a sentence of its own begins with the parameter's.
             raise IolabError(
-                f"--set {self.name}={text!r} (test {test}): {str(e).rstrip('.')}. {self.help} "
-                f"(default {self.show(self.default)}). Nothing was run or written."
+                f"--set {self.name}={text!r} (test {test}): {str(e).rstrip('.')}. Parameter {self.name}: "
+                f"{self.help} (default {self.show(self.default)}). Nothing was run or written."
             ) from None
 
 
@@ -221,11 +223,28 @@ def legacy_shares(params: Iterable[Param], settings: Iterable[Iterable[str]]) ->
     for k, v in ((str(k), str(v)) for k, v in settings):
         if k in shares and not v.strip().endswith("%"):
             try:
-                v = f"{float(v) * 100:g}%"
+                # every digit stored (:g kept six: 0.123456789 read as 12.3457 %), no float noise
+                v = f"{float(v) * 100:.12g}%"
             except ValueError:
                 pass  # refused as it reads, naming the text stored
         out.append((k, v))
     return tuple(out)
+
+
+def settings_meaning(params: Iterable[Param], settings: Iterable[Iterable[str]]) -> tuple[tuple[str, Any], ...]:
+    """What a run's stored settings mean, for telling runs apart: each declared parameter's value as
+    the run read it, so a share stored before the rule ('0.2') is the 20 % a run since stores as
+    '20%' (legacy_shares), and '20%' is '20.0%'; a setting not declared, or one that no longer
+    reads, by its text."""
+    params = tuple(params)
+    declared = {p.name: p for p in params}
+    out: list[tuple[str, Any]] = []
+    for k, v in legacy_shares(params, settings):
+        try:
+            out.append((k, declared[k].read(v, "") if k in declared else v))
+        except IolabError:
+            out.append((k, v))
+    return tuple(sorted(out, key=lambda kv: kv[0]))
 
 
 def seconds(text: str) -> float:
@@ -308,8 +327,7 @@ def show_seconds(v: float) -> str:
     return duration(v)
 
 
-def show_percent(v: float) -> str:
-    return f"{v * 100:g} %"
+show_percent = share_text  # a share parameter's value, as every share is printed
 
 
 # -- the settings a run carries ---------------------------------------------------------------

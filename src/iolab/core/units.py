@@ -151,6 +151,18 @@ def given(v: float | None) -> str:
     return text
 
 
+def given_percent(pct: float) -> str:
+    """A percentage someone gave or a rule holds (a tolerance, a share, an outlier's distance), with
+    the digits given: "20 %", "0.00001 %", "99.99999 %". Python's :g printed 1e-05 % and rounded
+    99.99999 to 100; 20.0 and 20 are one 20."""
+    return f"{given(pct)} %"
+
+
+def share_text(fraction: float) -> str:
+    """A share (0.2) as the percentage a user writes it in (a bare number is a percentage): "20 %"."""
+    return given_percent(fraction * 100)
+
+
 def percent(v: float | None, sign: str = "") -> str:
     """A percentage with one decimal, '+4.5 %' (sign "+"), bounded like num: from 10^6 % on
     '+1.00e+302 %' (a change against a baseline near 0 printed every digit of 10^302)."""

@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from iolab.core.steady import STEADY_NOT_EVALUATED, STEADY_NOT_REACHED
+from iolab.core.units import given, given_percent
 from iolab.figures.fleet import (
     MAD_SIGMA,
     MIN_DRIVES,
@@ -27,7 +28,7 @@ REPORT_SCHEMA = "iolab-fleet-report"
 
 def rule_text(k: float, min_pct: float) -> str:
     return (
-        f"outlier: |x - median| > k × {MAD_SIGMA} × MAD with k = {k:g}, and > {min_pct:g} % of the median (MAD: "
+        f"outlier: |x - median| > k × {MAD_SIGMA} × MAD with k = {given(k)}, and > {given_percent(min_pct)} of the median (MAD: "
         f"median absolute deviation over the drives; judged with {MIN_DRIVES} or more drives)"
     )
 

@@ -8,7 +8,7 @@ import math
 
 from iolab.core.plan import Cell, Phase, Profile, TestPlan, Tracking
 from iolab.core.testparams import Param, choice, given, parameter_rows, seconds, show_seconds, values
-from iolab.core.units import KiB, duration
+from iolab.core.units import KiB, duration, share_text
 from iolab.core.workload import Access, Workload
 from iolab.figures.compare import KeyMetric
 from iolab.figures.compare.pts2 import GROUPS, SETTLE_WINDOW, xsr_groups, xsr_result
@@ -157,7 +157,7 @@ def key_figures(runs: Runs = ()) -> Metrics:
     (runs with different settings are compared only when forced)."""
     tolerances = {_tolerance(phases) for phases in runs} or {RECOVERY_TOLERANCE.default}
     target = (
-        f"{100 * (1 - tolerances.pop()):g} % of group 1 mean TP"
+        f"{share_text(1 - tolerances.pop())} of group 1 mean TP"
         if len(tolerances) == 1
         else "group 1 mean TP less each run's own recovery_tolerance"
     )

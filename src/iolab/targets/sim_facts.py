@@ -5,6 +5,7 @@ an engine."""
 
 from __future__ import annotations
 
+import functools
 import json
 
 from iolab import _sim
@@ -24,19 +25,40 @@ PORTS = {"sas": 2, "nvme": 2, "sata": 1}
 def drive_key(preset: str, options: dict[str, str]) -> tuple:
     """What makes two `sim:` specs one simulated drive (same preset, parameters and workload
     seed), whatever the order of their options or how a number is written: no seed is seed 0
-    (engines/sim.py mixes a seed in by xor), and 0.25 and .250 are one value."""
+    (engines/sim.py mixes a seed in by xor), 0.25 and .250 are one value, and a parameter at the
+    preset's default is the preset's own (sim:enterprise-sas?user_gb=400 is sim:enterprise-sas)."""
+    return (preset, tuple(sorted((k, _value(k, v)) for k, v in drive_options(preset, options).items())))
 
-    def value(k: str, v: str):
-        if k == "seed":
-            return int(v)
-        try:
-            x = float(v)
-        except ValueError:
-            return v
-        return x if x == x else v
 
-    opts = {"seed": "0"} | dict(options)
-    return (preset, tuple(sorted((k, value(k, v)) for k, v in opts.items())))
+def drive_options(preset: str, options: dict[str, str]) -> dict[str, str]:
+    """A spec's options as the drive they make: its seed (0 when none is given), and each other
+    option but a drive parameter the simulator reads at the preset's default (user_gb=400 on
+    enterprise-sas, or op=0.28 where user_gb=400 is given too, which the simulator then reads
+    as the default ''). Parameters the simulator does not read (an unknown preset, a value it
+    refuses) count as written."""
+    given = {"seed": "0"} | dict(options)
+    at_default = _at_default(preset, tuple(drive_params(options)))
+    return {k: v for k, v in given.items() if k not in at_default}
+
+
+@functools.lru_cache(maxsize=256)
+def _at_default(preset: str, params: tuple[tuple[str, str], ...]) -> frozenset[str]:
+    try:
+        read = dict(json.loads(_sim.describe(preset, list(params)))["params"])
+        default = dict(json.loads(_sim.describe(preset, []))["params"])
+    except (ValueError, KeyError, TypeError):
+        return frozenset()
+    return frozenset(k for k, _ in params if k in read and k in default and _value(k, read[k]) == _value(k, default[k]))
+
+
+def _value(k: str, v: str) -> object:
+    if k == "seed":
+        return int(v)
+    try:
+        x = float(v)
+    except ValueError:
+        return v
+    return x if x == x else v
 
 
 def drive_params(options: dict[str, str]) -> list[tuple[str, str]]:

@@ -20,6 +20,7 @@ from typing import Any, Generic, TypeVar
 
 from iolab.core.errors import IolabError
 from iolab.core.results import Histogram
+from iolab.core.testparams import Param, settings_meaning
 from iolab.core.units import num, printed_value
 from iolab.figures.points import DV_PHASE, DemandPoint, parse_point
 from iolab.figures.summary import CellAverage, PhaseSummary
@@ -217,6 +218,7 @@ class RunFacts:
     cells: tuple[tuple[str, tuple[str, ...]], ...]  # per phase: name, cell keys
     workload: str = ""  # RWSW: digest of the workload run (streams, shares, outstanding IO)
     ignored: Mapping[str, Any] = field(default_factory=dict)  # the manifest's ignored_options
+    params: tuple[Param, ...] = ()  # the test's declared parameters: its settings compared by meaning
 
 
 def _profile_value(profile: Mapping[str, Any], key: str) -> Any:
@@ -232,16 +234,27 @@ def _counted(profile: Mapping[str, Any], ignored: Mapping[str, Any], key: str) -
 
 
 def profile_differences(
-    a: Mapping[str, Any], a_ignored: Mapping[str, Any], b: Mapping[str, Any], b_ignored: Mapping[str, Any]
+    a: Mapping[str, Any],
+    a_ignored: Mapping[str, Any],
+    b: Mapping[str, Any],
+    b_ignored: Mapping[str, Any],
+    params: Sequence[Param] = (),
 ) -> list[tuple[str, Any, Any]]:
     """The compared settings two runs (profiles with their recorded ignored options) differ in,
     each with the two values as given. A run stored before the record counts every option as given;
     two runs given the same value never differ in it (an old run and a new one that recorded the
-    option as ignored count it at different values, but ran under the same one)."""
+    option as ignored count it at different values, but ran under the same one). The test's
+    settings (--set) are compared by what they mean to its `params`: a run stored before the share
+    rule holds 20 % as '0.2', one since as '20%'."""
+
+    def meant(profile: Mapping[str, Any], k: str) -> Any:
+        value = _profile_value(profile, k)
+        return settings_meaning(params, value) if k == "settings" else value
+
     return [
         (k, _profile_value(a, k), _profile_value(b, k))
         for k in COMPARED_PROFILE_KEYS
-        if _profile_value(a, k) != _profile_value(b, k) and _counted(a, a_ignored, k) != _counted(b, b_ignored, k)
+        if meant(a, k) != meant(b, k) and _counted(a, a_ignored, k) != _counted(b, b_ignored, k)
     ]
 
 
@@ -254,7 +267,7 @@ def differences(runs: Sequence[RunFacts]) -> list[str]:
         if r.test != first.test:
             out.append(f"{r.label} ran test {r.test!r}, {first.label} ran {first.test!r}")
             continue
-        for k, a, b in profile_differences(first.profile, first.ignored, r.profile, r.ignored):
+        for k, a, b in profile_differences(first.profile, first.ignored, r.profile, r.ignored, first.params):
             out.append(f"{k}: {first.label} {a!r} vs {r.label} {b!r}")
         if r.workload != first.workload:
             out.append(

@@ -13,6 +13,7 @@ from pathlib import Path
 from iolab import __version__
 from iolab.core.errors import IolabError
 from iolab.core.steady import STEADY_REACHED
+from iolab.core.testparams import Param
 from iolab.core.units import counted
 from iolab.figures.audit import kinds_of, marker
 from iolab.figures.compare import Comparison, KeyMetric, RunFacts, check_comparable, comparison_stem, summary_table
@@ -22,17 +23,31 @@ from iolab.pages.report.model import Document, Figure, HeaderColumn, Page, Table
 from iolab.pages.report.parts import legs_text, parts_pages
 from iolab.pages.report.rundata import RunData, rounds_text
 from iolab.pages.report.sections import table_pages
+from iolab.targets import sim_facts
 
 
-def facts(run: RunData, label: str) -> RunFacts:
+def facts(run: RunData, label: str, params: Sequence[Param] = ()) -> RunFacts:
     """A phase built from the run's own results (DIRTH's operating points, a searched QD) is
-    compared by what it is built from: its cells differ between drives by design."""
+    compared by what it is built from: its cells differ between drives by design. `params`: the
+    test's declared parameters, by which its settings are compared."""
     cells = tuple(
         (p["name"], (p["deferred"],) if "deferred" in p else tuple(p.get("cells", ())))
         for p in run.manifest.plan.get("phases", [])
     )
     m = run.manifest
-    return RunFacts(label, m.test, m.profile, cells, m.parameters.get("Workload digest", ""), m.ignored_options)
+    digest = m.parameters.get("Workload digest", "")
+    return RunFacts(label, m.test, m.profile, cells, digest, m.ignored_options, tuple(params))
+
+
+def drive_id(run: RunData) -> str:
+    """Which drive a run measured, as a comparison groups and counts drives: a simulated one by its
+    drive key (sim:enterprise-sas and sim:enterprise-sas?user_gb=400, the preset's own capacity, are
+    one drive), any other by its spec."""
+    target = run.manifest.target
+    ident = target.get("identity") or {}
+    if ident.get("kind") == "sim":
+        return repr(sim_facts.drive_key(str(ident.get("preset")), dict(ident.get("options") or ())))
+    return str(target.get("spec", run.manifest.run_id))
 
 
 Figures = Callable[[Sequence[list[PhaseSummary]]], tuple[KeyMetric, ...]]
@@ -47,13 +62,14 @@ def write_comparison(
     overlays: Overlays | None = None,
     heading: str | None = None,
     names: Sequence[str] = (),
+    params: Sequence[Param] = (),
 ) -> Comparison:
-    """`figures`, `overlays`, `heading`: the test's declared ones; `names`: the user's label of
-    each run (--label), in the order of `refs`."""
+    """`figures`, `overlays`, `heading`, `params`: the test's declared ones; `names`: the user's
+    label of each run (--label), in the order of `refs`."""
     out_dir = Path(out_dir).resolve()
     runs = [RunData.load(r, out_dir) for r in refs]
     labels = run_labels(runs, names)
-    diffs = check_comparable([facts(r, lab) for r, lab in zip(runs, labels)], force)
+    diffs = check_comparable([facts(r, lab, params) for r, lab in zip(runs, labels)], force)
     metrics = figures([r.phases for r in runs])
     doc = build_comparison(runs, labels, diffs, metrics, overlays, heading)
     paths = write_document(doc, out_dir, comparison_stem(runs[0].manifest.test, [r.manifest.run_id for r in runs]))
@@ -110,7 +126,7 @@ def build_comparison(
     first = runs[0]
     m = first.manifest
     # one drive reached over one path and over several is two runs, not two drives
-    drives = len({r.manifest.target.get("spec") for r in runs})
+    drives = len({drive_id(r) for r in runs})
     what = f"{len(runs)} drives" if drives == len(runs) else f"{len(runs)} runs"
     pages = summary_pages(runs, labels, metrics) + (overlays(runs, labels) if overlays else [])
     pages += [p for r, lab in zip(runs, labels) for p in parts_pages(r, lab)] + drives_pages(runs, labels, diffs)
@@ -327,7 +343,10 @@ def _metric_bars_page(metrics: tuple[KeyMetric, ...], values, labels: list[str])
 DRIVES_PER_TABLE = 4
 
 
-def drive_caveats(measured: Sequence[tuple[str, RunData]]) -> str:
+Measured = Sequence[tuple[str, RunData]]  # the runs that stand for one drive, each after its test's name
+
+
+def drive_caveats(measured: Measured) -> str:
     """The caveats on how a drive's figures were measured, in full, of every run that stands for
     it (a sequence's: one per test, each after its name, "Replay-Native: STEADY STATE …")."""
     return "; ".join(
@@ -335,28 +354,35 @@ def drive_caveats(measured: Sequence[tuple[str, RunData]]) -> str:
     )
 
 
-def _drive_facts(r: RunData, label: str, run_name: str, caveats: str | None = None) -> dict[str, str]:
-    """One run's facts as the side-by-side table shows them: the run, then its header columns.
-    `caveats`: the drive's (drive_caveats) where more runs than `r` stand for it."""
+def _named(measured: Measured, item: Callable[[RunData], str]) -> str:
+    """One fact of each run that stands for a drive: a sequence's after its test ("Multi-WSAT: …;
+    Replay-Native: …"), a one-test comparison's alone."""
+    return "; ".join((f"{name}: " if name else "") + item(r) for name, r in measured)
+
+
+def _drive_facts(r: RunData, label: str, measured: Measured, names: dict[int, str]) -> dict[str, str]:
+    """A drive's facts as the side-by-side table shows them: its runs (every one that stands for
+    it, `measured`, each named by `names`, keyed by id()), then the header columns of `r`."""
     m = r.manifest
     facts = {
-        "Run": run_name,
-        "State": m.state,
-        "Run directory": r.href("."),
+        "Run": _named(measured, lambda q: names[id(q)]),
+        "State": _named(measured, lambda q: q.manifest.state),
+        "Run directory": _named(measured, lambda q: q.href(".")),
         "Compliance": "spec-compliant settings" if m.compliant else "NON-COMPLIANT: " + "; ".join(m.noncompliance),
         # the caveats the banners name this drive in, in full (their short forms point here)
-        "Caveats": (drive_caveats([("", r)]) if caveats is None else caveats) or "none",
+        "Caveats": drive_caveats(measured) or "none",
     }
     facts.update((str(k), str(v)) for k, v, *_ in sections.header_table(r, label).rows)
     return facts
 
 
 def drives_pages(
-    runs: list[RunData], labels: list[str], diffs: Sequence[str] = (), caveats: Sequence[str] | None = None
+    runs: list[RunData], labels: list[str], diffs: Sequence[str] = (), measured: Sequence[Measured] | None = None
 ) -> list[Page]:
     """Every per-drive fact in full, each from its own run, side by side (the header and the
-    banners point here), after the settings that differ if the comparison was forced. `caveats`:
-    each drive's in full (drive_caveats) where more runs than its one in `runs` stand for it."""
+    banners point here), after the settings that differ if the comparison was forced.
+    `measured`: each drive's runs, each after its test, where more runs than its one in `runs`
+    stand for it (a sequence's): its Run, State, Run directory and Caveats rows name every one."""
     tables = []
     if diffs:
         tables.append(
@@ -367,10 +393,12 @@ def drives_pages(
                 "Source: each run's manifest.json (profile, test, planned cells, workload digest).",
             )
         )
+    each = list(measured) if measured is not None else [[("", r)] for r in runs]
+    every = [q for ms in each for _, q in ms]
+    names = {id(q): n for q, n in zip(every, run_names(every))}
     for i in range(0, len(runs), DRIVES_PER_TABLE):
-        group = list(zip(runs, labels, run_names(runs)))[i : i + DRIVES_PER_TABLE]
-        own = list(caveats)[i : i + DRIVES_PER_TABLE] if caveats is not None else [None] * len(group)
-        per_run = [_drive_facts(r, lab, name, c) for (r, lab, name), c in zip(group, own)]
+        group = list(zip(runs, labels, each))[i : i + DRIVES_PER_TABLE]
+        per_run = [_drive_facts(r, lab, ms, names) for r, lab, ms in group]
         keys = list(dict.fromkeys(k for d in per_run for k in d))
         rows = tuple((k, *(d.get(k, "—") for d in per_run)) for k in keys)
         tables.append(
@@ -379,7 +407,7 @@ def drives_pages(
                 ("item", *(lab for _, lab, _ in group)),
                 rows,
                 "Source: each run's manifest.json and results.db.",
-                tuple(link for r, _, _ in group for link in r.store_links()),
+                tuple(link for _, _, ms in group for _, q in ms for link in q.store_links()),
             )
         )
     return table_pages(DRIVES_PAGE, tables)

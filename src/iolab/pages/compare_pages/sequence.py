@@ -18,6 +18,7 @@ from typing import Protocol
 
 from iolab import __version__
 from iolab.core.errors import IolabError
+from iolab.core.testparams import Param
 from iolab.core.units import counted
 from iolab.figures.compare import KeyMetric, check_comparable, summary_table
 from iolab.figures.summary import PhaseSummary
@@ -26,7 +27,7 @@ from iolab.pages.compare_pages.document import (
     _rank_text,
     comparison_banners,
     comparison_columns,
-    drive_caveats,
+    drive_id,
     drives_pages,
     facts,
     steady_suffix,
@@ -58,6 +59,8 @@ class TestDef(Protocol):
     def summary_figures(self) -> tuple[str, ...] | None: ...
     @property
     def summary_order(self) -> int: ...
+    @property
+    def params(self) -> Sequence[Param]: ...
 
 
 def group_by_drive(runs: list[RunData], tests: Sequence[TestDef]) -> list[dict[str, RunData]]:
@@ -72,7 +75,7 @@ def group_by_drive(runs: list[RunData], tests: Sequence[TestDef]) -> list[dict[s
                 f"run {r.manifest.run_id} is a {test!r} run; an {tests[0].family.removeprefix('SNIA ')} "
                 f"comparison takes only the tests {', '.join(names)}."
             )
-        d = drives.setdefault(r.manifest.target.get("spec", r.manifest.run_id), {})
+        d = drives.setdefault(drive_id(r), {})
         if test in d:
             raise IolabError(
                 f"two {test} runs on {r.manifest.target.get('spec')}: {d[test].manifest.run_id} and "
@@ -104,7 +107,7 @@ def write_sequence_comparison(
     for t in tests:
         have = [(d[t.name], lab) for d, lab in zip(drives, labels) if t.name in d]
         if len(have) >= 2:
-            diffs += [f"{t.label}: {x}" for x in check_comparable([facts(r, lab) for r, lab in have], force)]
+            diffs += [f"{t.label}: {x}" for x in check_comparable([facts(r, lab, t.params) for r, lab in have], force)]
     doc = build_sequence_comparison(drives, labels, diffs, tests)
     digest = hashlib.sha1("\n".join(r.manifest.run_id for r in runs).encode()).hexdigest()[:8]
     return write_document(doc, out_dir, f"compare-{sequence}-{len(drives)}drives-{digest}")
@@ -129,10 +132,9 @@ def build_sequence_comparison(
             f"Source: the stream analysis given with run {analysed.manifest.run_id} "
             f"(inputs/analysis.json), from {a.source}.",
         )
-    # the Caveats row is each drive's every run's (the banners' short forms point to it), each after its test
-    pages += drives_pages(
-        firsts, labels, diffs, [drive_caveats([(r.manifest.title, r) for r in d.values()]) for d in drives]
-    )
+    # each drive's every run, after its test, in the Run, State, Run directory and Caveats rows
+    # (the banners' short forms point to them); the first stands for the drive's header columns
+    pages += drives_pages(firsts, labels, diffs, [[(r.manifest.title, r) for r in d.values()] for d in drives])
     missing = [
         f"{lab.split()[0]} has no {t.label} run" for d, lab in zip(drives, labels) for t in tests if t.name not in d
     ]

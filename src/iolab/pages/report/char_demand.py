@@ -16,7 +16,7 @@ from rich.table import Table as RichTable
 
 from iolab.core.decide import BISECTION_LABEL, DemandShortfall, Sample, rule_from, sample_of_row
 from iolab.core.errors import IolabError
-from iolab.core.units import counted, num, pct_text
+from iolab.core.units import counted, num, pct_text, share_text
 from iolab.figures.compare import cell_percentile
 from iolab.figures.summary import CellAverage, PhaseSummary
 from iolab.pages.report.char_endurance import endurance_pages
@@ -302,7 +302,7 @@ def halfway_text(ph: PhaseSummary) -> str:
     return (
         f"Bisection step, {d['outcome']}: delivered {num(s.iops)} ({(s.iops / s.demand_iops - 1) * 100:+.1f} %), "
         + ("within" if rule.met(s) else "short by more than")
-        + f" the {rule.tolerance * 100:g} % tolerance: {'met' if rule.met(s) else 'not met'}. The answer of "
+        + f" the {share_text(rule.tolerance)} tolerance: {'met' if rule.met(s) else 'not met'}. The answer of "
         "the ramp and its bisection is in the key figures."
     )
 

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from iolab.core.cellschema import CellRow
-from iolab.core.units import counted, num
+from iolab.core.units import counted, num, share_text
 from iolab.figures.compare.pts2 import SETTLE_WINDOW, XsrResult, xsr_result
 from iolab.figures.points import RECOVERY_TOLERANCE, SETTLE_TOLERANCE, Recovery
 from iolab.figures.summary import interval_label
@@ -77,7 +77,7 @@ def xsr_pages(run: RunData) -> list[Page]:
             _when(res.settled),
         ),
         (
-            f"Group 3 recovered (TP ≥ {100 * (1 - tol['recovery_tolerance']):g} % of group 1's mean)",
+            f"Group 3 recovered (TP ≥ {share_text(1 - tol['recovery_tolerance'])} of group 1's mean)",
             _when(res.recovered),
         ),
         (f"Group 3 final level (mean of its {_last(g3.rows)})", f"{num(g3.final_mbps())} MB/s"),

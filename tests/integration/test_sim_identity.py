@@ -1,0 +1,35 @@
+"""A simulated drive is its preset and the parameters that differ from the preset's: a spec that
+writes out a default (`sim:enterprise-sas?user_gb=400`, `t_read_us=50`) names the preset's own
+drive, in `iolab history` and `iolab compare` as when two targets are refused as one
+(test_bad_input.py, test_fleet.py)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from .conftest import SMALL_SIM, iolab, quick_sim_run
+
+pytestmark = pytest.mark.integration
+
+
+def test_a_parameter_written_at_its_default_is_the_same_drive_in_history_and_compare(tmp_path):
+    runs = tmp_path / "runs"
+    # enterprise-sas reads a page in 50 µs: the same drive, written out (history showed two targets)
+    plain, written = quick_sim_run(runs), quick_sim_run(runs, f"{SMALL_SIM}&t_read_us=50")
+    history = iolab("history", "ART RND 4KiB R/W 100/0", "--runs-dir", str(runs), "--json")
+    assert history.returncode == 0, history.stdout + history.stderr
+    targets = json.loads(history.stdout)["history"]["targets"]
+    assert len(targets) == 1 and len(targets[0]["points"]) == 2, targets
+    compared = iolab("compare", str(plain), str(written), "--out", str(tmp_path / "cmp"))
+    assert compared.returncode == 0, compared.stdout + compared.stderr
+    [html] = (tmp_path / "cmp").glob("*.html")
+    assert "<title>Latency comparison — 2 runs</title>" in html.read_text()  # was "2 drives"
+    # a parameter that differs from the preset's is another drive
+    slower = quick_sim_run(runs, f"{SMALL_SIM}&t_read_us=60")
+    history = iolab("history", "ART RND 4KiB R/W 100/0", "--runs-dir", str(runs), "--json")
+    assert len(json.loads(history.stdout)["history"]["targets"]) == 2, history.stdout
+    compared = iolab("compare", str(plain), str(slower), "--out", str(tmp_path / "cmp2"))
+    [html] = (tmp_path / "cmp2").glob("*.html")
+    assert "<title>Latency comparison — 2 drives</title>" in html.read_text()
