@@ -121,8 +121,8 @@ def _problems(p: str, right_type, meant: str) -> list[str]:
     foreign = foreign_run(real)
     if foreign is not None:
         return [
-            f"{p} is in the run directory {foreign}{via}, whose files are that run's record: only the run "
-            "itself and its own report, export, power and audit write there"
+            f"{p} is {'' if str(foreign) == real else 'in '}the run directory {foreign}{via}, whose files are "
+            "that run's record: only the run itself and its own report, export, power and audit write there"
         ]
     if st is None:
         return _parent_problems(p, real)
