@@ -581,3 +581,44 @@ def test_an_empty_iolab_runs_is_refused_like_an_empty_runs_dir(scratch, monkeypa
     before = files_under(scratch)
     p = iolab(*shlex.split(line), env={"IOLAB_RUNS": value}, timeout=120)
     assert "$IOLAB_RUNS is set but empty" in refused(p, scratch, before)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "show *",
+        "show **",
+        "show ***/..",
+        "report **",
+        "resume *",
+        "audit *",
+        "export * -o {d}/ex",
+        "check {good} --baseline *",
+        "show {part}?",  # a glob's ? matched any character of an id
+    ],
+)
+def test_a_run_reference_is_text_not_a_pattern(a_run, scratch, line):
+    """Before: the reference went into Path.glob, so `*` (what a shell passes on when `iolab
+    report *` matches no file) ended every run-finding command in a traceback (ValueError: '**'
+    can only be an entire path component), and `?` matched any character."""
+    runs = scratch / "runs"
+    shutil.copytree(a_run, runs / a_run.name)
+    part = a_run.name[:7]  # 2026120 of 20261201-...: `2026120?` globbed to the run
+    before = files_under(scratch)
+    args = [a.format(d=scratch, good=a_run, part=part) for a in shlex.split(line)]
+    said = refused(iolab(*args, env={"IOLAB_RUNS": str(runs)}, timeout=120), scratch, before)
+    assert "no such run directory" in said and "not a pattern" in said, said
+
+
+def test_a_part_of_a_run_id_names_the_one_run_that_contains_it(a_run, scratch):
+    # documented in the README ("A command that takes a RUN ..."): a part of an id, as text
+    runs = scratch / "runs"
+    shutil.copytree(a_run, runs / "20260101-000000-latency-one")
+    shutil.copytree(a_run, runs / "20260101-000000-wsat-two")
+    env = {"IOLAB_RUNS": str(runs)}
+    p = iolab("show", "wsat", "--json", env=env, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["runs"][0]["path"] == str(runs / "20260101-000000-wsat-two")
+    before = files_under(scratch)
+    said = refused(iolab("show", "000000", env=env, timeout=120), scratch, before)
+    assert "is ambiguous" in said and "latency-one" in said and "wsat-two" in said

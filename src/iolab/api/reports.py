@@ -20,7 +20,7 @@ from iolab.figures.specsheet import check_units, load_spec_sheet
 from iolab.store.durable import room_for
 from iolab.store.manifest import manifest_of, resolve_run
 from iolab.store.runstore import RunStore
-from iolab.store.writer import claim_run
+from iolab.store.writer import claim_if_inside
 
 if TYPE_CHECKING:
     from iolab.figures.specsheet import SpecSheet
@@ -104,9 +104,10 @@ def write_report(run_dirs: Sequence[str | Path], out_dir: Path | None, spec_shee
     written: list[Path] = []
     with ExitStack() as claims:
         for d, out, cmd in zip(dirs, outs, again):
-            if d == out or d in out.parents:  # one more writer in its run: not while another process writes it
-                with room_for("its report", out, cmd, d):
-                    claims.enter_context(claim_run(d, f"`iolab report {d} --out DIR` writes the report elsewhere."))
+            with room_for("its report", out, cmd, d):  # not while another process writes the run
+                claims.enter_context(
+                    claim_if_inside(d, out, f"`iolab report {d} --out DIR` writes the report elsewhere.")
+                )
         runs = [RunData.load(d, out) for d, out in zip(dirs, outs)]
         docs = [build_document(run, sheet) for run in runs]
         for run, doc, cmd in zip(runs, docs, again):

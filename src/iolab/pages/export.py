@@ -34,6 +34,7 @@ from iolab.pages.report.rundata import stored_power
 from iolab.store.durable import room_for
 from iolab.store.manifest import manifest_of
 from iolab.store.runstore import RunStore
+from iolab.store.writer import claim_if_inside
 from iolab.targets.writepolicy import check_file, dir_problems, mark_written, output_dir, refusal
 from iolab.traces.sqltext import sql_str
 
@@ -299,7 +300,8 @@ def export_run(store: RunStore, fmt: str, out_dir: Path) -> list[Path]:
     _refuse_a_run_directory(store, out_dir)
     paths = [out_dir / f"{name}.{fmt}" for name in TABLES] + [out_dir / "manifest.json"]
     again = f"iolab export {store.dir} --format {fmt} -o {out_dir}"
-    with room_for("its export", out_dir, f"`{again}`", store.dir):
+    elsewhere = f"`iolab export {store.dir} -o DIR` writes the export elsewhere."
+    with room_for("its export", out_dir, f"`{again}`", store.dir), claim_if_inside(store.dir, out_dir, elsewhere):
         # every file is checked before the tables are read, and they are read before anything is
         # made, so a refusal is quick and a run that cannot be read leaves no (empty) export behind
         if problems := dir_problems(out_dir):

@@ -238,8 +238,7 @@ def resolve_run(ref: str | Path) -> Path:
     q = runs_root() / str(ref)
     if (q / "manifest.json").exists():
         return q
-    matches = sorted(runs_root().glob(f"*{ref}*")) if runs_root().exists() else []
-    matches = [m for m in matches if (m / "manifest.json").exists()]
+    matches = runs_containing(str(ref))
     if len(matches) == 1:
         return matches[0]
     if len(matches) > 1:
@@ -256,4 +255,27 @@ def resolve_run(ref: str | Path) -> Path:
             f"{ref!r} is a directory but not a run (it has no manifest.json; a run directory holds the "
             f"manifest, results.db and raw/ iolab wrote). `iolab runs` lists the runs under {runs_root()}."
         )
-    raise IolabError(f"run {ref!r}: no such run directory (looked in {p} and {runs_root()}). `iolab runs` lists runs.")
+    raise IolabError(
+        f"run {ref!r}: no such run directory (looked in {p} and {runs_root()}, and for a run id there "
+        f"containing {str(ref)!r}){_AS_TEXT if any(c in str(ref) for c in '*?[') else ''}. `iolab runs` lists runs."
+    )
+
+
+# A shell passes a pattern that matched no file on as it is (`iolab report *` in an empty
+# directory): iolab reads it as text, as it reads every run reference.
+_AS_TEXT = "; a run reference is text, not a pattern: `*`, `?` and `[` are characters of a run id to iolab"
+
+
+def runs_containing(text: str) -> list[Path]:
+    """The runs under the runs root whose id contains `text` as it is written (README: "Naming a
+    run"). Plain text, never a glob pattern: the user's `*` or `**` went into Path.glob before,
+    which raised ValueError ('**' can only be an entire path component) as a traceback, and a
+    `?` or `[` matched ids that do not contain it."""
+    root = runs_root()
+    if not text or "/" in text:  # an id is one name; empty text is in every id and names no run
+        return []
+    try:
+        names = sorted(d.name for d in root.iterdir()) if root.is_dir() else []
+    except OSError:  # an unreadable runs root holds no run this command can open
+        return []
+    return [root / n for n in names if text in n and (root / n / "manifest.json").exists()]

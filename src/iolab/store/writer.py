@@ -14,6 +14,9 @@ refused naming the first. On a filesystem without flock (some NFS) that record i
 writer that names a process still alive (the same pid, start time and boot, core/procs.py) is
 refused; one that names a dead process is stale and taken over.
 
+The claim is also what the write policy (targets/writepolicy.py) asks of a write into a run
+directory: only a process that holds the run's claim writes there.
+
 A process that holds the claim may take it again (an open store and the report it writes): the
 claim counts its holders and is dropped when the last one releases it.
 """
@@ -26,7 +29,7 @@ import os
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,6 +37,7 @@ from iolab.core.errors import IolabError, RefusedError
 from iolab.core.procs import boot_id, holder_record, process_start, same_process_alive
 from iolab.store.durable import is_disk_full
 from iolab.targets.lock import open_file_problem
+from iolab.targets.writepolicy import own_run
 
 WRITER_FILE = "writer.lock"
 
@@ -49,6 +53,7 @@ class RunClaim:
         if self.holders > 0:
             return
         _HELD.pop(str(self.run_dir), None)
+        own_run(self.run_dir, False)
         try:  # removed while still held: a writer that opened the old file retries (claim_run)
             os.unlink(self.run_dir / WRITER_FILE)
         except OSError:
@@ -120,7 +125,16 @@ def claim_run(run_dir: Path, instead: str = "") -> RunClaim:
         got.release()
         raise
     _HELD[key] = got
+    own_run(key)  # the write policy lets this process write into the run's directory now
     return got
+
+
+def claim_if_inside(run_dir: Path, out: Path, instead: str) -> AbstractContextManager[object]:
+    """The run's claim when `out` is its directory or inside it (a report or an export into the
+    run's own folder: one more writer in the run, and the write policy's leave to write there);
+    nothing to claim when it goes elsewhere."""
+    d, o = Path(run_dir).resolve(), Path(out).resolve()
+    return claim_run(d, instead) if d == o or d in o.parents else nullcontext()
 
 
 def _open(path: Path, instead: str) -> int:

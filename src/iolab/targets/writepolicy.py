@@ -8,10 +8,18 @@ to) is
     there changes the kernel, not a file;
   - not a regular file where a file is meant (a block or character device, a FIFO, a socket, a
     directory), or not a directory where a directory is meant;
+  - in a run directory (one holding iolab's manifest.json beside results.db or raw/), or that
+    directory itself, when this process does not write it as its run: a stored run's files (manifest.json, results.db, live.json, power.json, ...) are
+    iolab's, so the rule below let any output replace them (`trace import -o RUN/results.db`,
+    `check --junit RUN/live.json`, a simulator's save= state over a run's results.db). Only
+    the run's own writers go there: the run and its resume, and a report, export, power or
+    audit --store of it, each holding the run's claim (store/writer.py), which tells the policy
+    (own_run) that this process writes that run;
   - an existing non-empty file with other names (hard links), which a write would change too;
   - an existing non-empty file iolab did not make: iolab replaces only files carrying its mark
     (the xattr or sidecar that file targets carry), an empty file, a simulator state file (it
-    begins with the state's magic), or a file inside a run directory or a fleet directory (reports
+    begins with the state's magic), or a file inside the run directory this process writes or a
+    fleet directory (reports
     and exports that older versions wrote without the mark, and any of their files copied where
     the mark did not follow: `cp -r`, rsync without -X, a filesystem without xattrs);
   - read-only: no write permission bit is set (root could write it anyway; iolab does not), or
@@ -110,6 +118,12 @@ def _problems(p: str, right_type, meant: str) -> list[str]:
     pseudo = pseudo_filesystem(real)
     if pseudo:
         return [f"{p} is on a pseudo filesystem ({pseudo}), where writes change the kernel, not a file"]
+    foreign = foreign_run(real)
+    if foreign is not None:
+        return [
+            f"{p} is {'' if str(foreign) == real else 'in '}the run directory {foreign}{via}, whose files are "
+            "that run's record: only the run itself and its own report, export, power and audit write there"
+        ]
     if st is None:
         return _parent_problems(p, real)
     if _read_only_fs(real):
@@ -151,10 +165,40 @@ def _read_only_fs(path: str) -> bool:
         return False
 
 
+# The run directories this process writes as their run: claim_run (store/writer.py) adds one
+# when it takes a run's claim and takes it away when the claim is let go.
+_OWN_RUNS: set[str] = set()
+
+
+def own_run(run_dir: str | Path, own: bool = True) -> None:
+    """Record that this process writes the run at `run_dir` (or, `own=False`, no longer does)."""
+    key = os.path.realpath(run_dir)
+    if own:
+        _OWN_RUNS.add(key)
+    else:
+        _OWN_RUNS.discard(key)
+
+
+def foreign_run(real: str) -> Path | None:
+    """The run directory at or above the resolved path `real` that this process does not write
+    as its run, or None."""
+    for d in (Path(real), *Path(real).parents):
+        if is_run_dir(d) and str(d) not in _OWN_RUNS:
+            return d
+    return None
+
+
+def is_run_dir(d: Path) -> bool:
+    """A run directory holds iolab's manifest.json and what a run stores beside it (its database,
+    raw/); a folder with a manifest.json alone is not one: an export's (a copy of the run's
+    manifest beside the tables, which the next export replaces) or someone else's."""
+    return os.path.lexists(d / "manifest.json") and ((d / "raw").is_dir() or os.path.lexists(d / "results.db"))
+
+
 def _in_run_dir(path: str) -> bool:
     """A file in a run directory (its report/ or export/ folder, written before files carried
-    iolab's mark) is a product of that run."""
-    return any((d / "manifest.json").is_file() and (d / "raw").is_dir() for d in Path(path).parents)
+    iolab's mark) is a product of that run; the run is this process's own (foreign_run)."""
+    return any(is_run_dir(d) for d in Path(path).parents)
 
 
 def _in_fleet_dir(path: str) -> bool:
