@@ -3,6 +3,9 @@ nothing is left in the output directory, when the command is refused."""
 
 from __future__ import annotations
 
+import json
+import tomllib
+
 import pytest
 
 from .conftest import iolab
@@ -52,3 +55,45 @@ def test_a_refusal_after_the_analysis_leaves_nothing_written(no_response_times, 
     assert "no stream reaches the dominant threshold" in " ".join(p.stderr.split()), p.stderr
     assert "Traceback" not in p.stderr
     assert not out.exists() or not any(out.iterdir()), list(out.iterdir())
+
+
+def msr_trace(path, lines: list[tuple[int, int]]) -> None:
+    """An MSR trace of 4 KiB writes at these (issue time in ns, offset) pairs, 5 µs each."""
+    t0 = 128166372000000000  # FILETIME, 100 ns ticks
+    path.write_text("".join(f"{t0 + t // 100},hm,0,Write,{off},4096,50\n" for t, off in lines))
+
+
+def test_a_short_last_step_is_not_the_traces_maximum(tmp_path):
+    """4,001 writes at 400 IOPS over 10 s and one more 1 µs later: the last 10 s step was 6 µs
+    long (2 IOs), printed as 'max 333,333' IOPS and averaged in (166,867), and replay.toml ran
+    it as a 6 µs step. It is now marked partial and left out of the rates and the replay."""
+    msr_trace(
+        tmp_path / "b.csv",
+        [(i * 2_500_000, (i * 7919 % 100000) * 4096) for i in range(4001)] + [(4000 * 2_500_000 + 1000, 3 * 4096)],
+    )
+    p = iolab("trace", "import", str(tmp_path / "b.csv"), "--out", str(tmp_path / "b.parquet"))
+    assert p.returncode == 0, p.stderr + p.stdout
+    out = tmp_path / "wb"
+    p = iolab("trace", "analyze", str(tmp_path / "b.parquet"), "--step", "10s", "--out", str(out))
+    assert p.returncode == 0, p.stderr + p.stdout
+    said = " ".join(p.stdout.split())
+    assert "per step IOPS: average over steps 400, max 400" in said, said
+    assert "step 1 is partial (6 µs of a 10 s step" in said and "left out of the per-step average" in said, said
+    assert "1 (partial)" in said and "replay: 1 step, 10.0 s (partial last step 1 left out" in said, said
+    a = json.loads((out / "analysis.json").read_text())
+    assert [s["partial"] for s in a["steps"]] == [False, True]
+    assert any("step 1 is partial" in n for n in a["notes"]), a["notes"]
+    replay = tomllib.loads((out / "replay.toml").read_text())
+    assert [s["index"] for s in replay["step"]] == [0] and replay["replay"]["short"] == [1]
+
+
+def test_a_trace_shorter_than_a_step_is_not_called_a_maximum(tmp_path):
+    """One IO of 10 µs was 'per step IOPS: average over steps 100,000, max 100,000'."""
+    msr_trace(tmp_path / "one.csv", [(0, 0)])
+    p = iolab("trace", "import", str(tmp_path / "one.csv"), "--out", str(tmp_path / "one.parquet"))
+    assert p.returncode == 0, p.stderr + p.stdout
+    p = iolab("trace", "analyze", str(tmp_path / "one.parquet"), "--step", "10s", "--out", str(tmp_path / "w"))
+    assert p.returncode == 0, p.stderr + p.stdout
+    said = " ".join(p.stdout.split())
+    assert "per step IOPS: 200,000 (the only step, 5 µs)" in said and "max 200,000" not in said, said
+    assert "the only step is partial (5 µs of a 10 s step" in said, said

@@ -256,7 +256,7 @@ def _step_table(a):
         if len(a.steps) > 30 and s is a.steps[-10]:
             t.add_row("…", *[""] * 6)
         t.add_row(
-            str(s.index),
+            f"{s.index}{' (partial)' if s.partial else ''}",
             f"{s.start_s:,.0f}",
             f(s.iops, ",.0f"),
             f(s.mbps, ",.1f"),
@@ -310,6 +310,7 @@ def _write_analysis(a, w, plan, out: Path) -> list[Path]:
             if plan.skipped
             else ""
         )
+        + (f" (partial last step {plan.short[0]} left out: see the note above)" if plan.short else "")
     )
     return written
 

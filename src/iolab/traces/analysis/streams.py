@@ -17,7 +17,9 @@ step back, four at a time where the CPU has AVX2). The chance that a random IO l
 at the end of one of the recent IOs is negligible on any real device.
 
 Per step (default 5 minutes; the last step ends at the trace's last completion, or its last
-issue when there are no response times) the analysis gives: IOs per stream, IOPS, MB/s
+issue when there are no response times, and is then `partial`: its rates are over its true
+length, and one shorter than half a step is left out of the per-step average and maximum and
+of the replay, see StreamAnalysis.short_step) the analysis gives: IOs per stream, IOPS, MB/s
 (10^6 B/s), read %, average and maximum outstanding IO, average and maximum response time.
 Outstanding IO comes from issue and completion times (issue + latency): the average is the
 time-weighted mean over the step (the sum of each IO's in-flight time inside the step,

@@ -5,7 +5,7 @@ scan's Arrow stream itself; this module merges its rows and builds the result.""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -118,7 +118,7 @@ class Accumulator:
                 f"{missing:,} IOs have no response time (completion not in the trace); "
                 "they are left out of response times and outstanding IO."
             )
-        return StreamAnalysis(
+        res = StreamAnalysis(
             source=str(table.path),
             fmt=table.fmt,
             step_s=step_s,
@@ -134,6 +134,8 @@ class Accumulator:
             steps=tuple(steps),
             notes=tuple(notes),
         )
+        partial = res.partial_note()  # said in the summary and kept in analysis.json alike
+        return replace(res, notes=res.notes + (partial,)) if partial else res
 
     def _end_ns(self) -> int:
         return max(self.end_ns, self.walk.last_completion_ns or 0)
@@ -220,6 +222,7 @@ class Accumulator:
             rt_avg_us=lat_s / lat_n if lat_n else None,
             rt_max_us=lat_m,
             streams=tuple(sorted(counts.items())),
+            partial=dur_ns < self.step_ns,
         )
 
 
