@@ -97,3 +97,27 @@ def test_a_trace_shorter_than_a_step_is_not_called_a_maximum(tmp_path):
     said = " ".join(p.stdout.split())
     assert "per step IOPS: 200,000 (the only step, 5 µs)" in said and "max 200,000" not in said, said
     assert "the only step is partial (5 µs of a 10 s step" in said, said
+
+
+def test_a_long_trace_in_tiny_steps_is_refused_before_allocating(tmp_path):
+    """Two reads 30 days apart, --step 1ms: 2.6 billion steps. The walk asked for 41 GB and the
+    process aborted (SIGABRT, exit 134, a Rust backtrace); 10 minutes in 1 ms steps took 54 s,
+    2.1 GB and wrote a 165 MB analysis.json. Now: refused at once, with the step that fits."""
+    day_ns = 86_400 * 10**9
+    msr_trace(tmp_path / "far.csv", [(0, 0), (30 * day_ns, 4096)])
+    p = iolab("trace", "import", str(tmp_path / "far.csv"), "--out", str(tmp_path / "far.parquet"))
+    assert p.returncode == 0, p.stderr + p.stdout
+    out = tmp_path / "w"
+    p = iolab("trace", "analyze", str(tmp_path / "far.parquet"), "--step", "1ms", "--out", str(out))
+    assert p.returncode == 2, p.stdout + p.stderr
+    said = " ".join(p.stderr.split())
+    assert said.startswith("iolab: ") and "Traceback" not in p.stderr and "\n\n" not in p.stderr.strip(), said
+    assert "2,592,000,001 steps, more than the limit of 100,000 (--max-steps" in said, said
+    assert "Give --step 26s or longer" in said and "Nothing was analysed or written" in said, said
+    assert not out.exists() or not any(out.iterdir())
+    # the step it names does fit, and so does a raised limit
+    p = iolab("trace", "analyze", str(tmp_path / "far.parquet"), "--step", "26s", "--out", str(out))
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "99,693 steps of 26 s" in " ".join(p.stdout.split()), p.stdout[:400]
+    p = iolab("trace", "analyze", str(tmp_path / "far.parquet"), "--step", "25s", "--max-steps", "0", "--out", str(out))
+    assert p.returncode == 2 and "--max-steps 0: give a whole number from 1" in " ".join(p.stderr.split()), p.stderr
