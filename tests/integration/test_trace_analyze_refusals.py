@@ -57,24 +57,25 @@ def test_a_refusal_after_the_analysis_leaves_nothing_written(no_response_times, 
     assert not out.exists() or not any(out.iterdir()), list(out.iterdir())
 
 
-def msr_trace(path, lines: list[tuple[int, int]]) -> None:
-    """An MSR trace of 4 KiB writes at these (issue time in ns, offset) pairs, 5 µs each."""
+def msr_table(tmp_path, name: str, lines: list[tuple[int, int]]):
+    """An MSR trace of 4 KiB writes at these (issue time in ns, offset) pairs, 5 µs each,
+    imported by `iolab trace import`: the table's path."""
     t0 = 128166372000000000  # FILETIME, 100 ns ticks
-    path.write_text("".join(f"{t0 + t // 100},hm,0,Write,{off},4096,50\n" for t, off in lines))
+    src, table = tmp_path / f"{name}.csv", tmp_path / f"{name}.parquet"
+    src.write_text("".join(f"{t0 + t // 100},hm,0,Write,{off},4096,50\n" for t, off in lines))
+    p = iolab("trace", "import", str(src), "--out", str(table))
+    assert p.returncode == 0, p.stderr + p.stdout
+    return table
 
 
 def test_a_short_last_step_is_not_the_traces_maximum(tmp_path):
     """4,001 writes at 400 IOPS over 10 s and one more 1 µs later: the last 10 s step was 6 µs
     long (2 IOs), printed as 'max 333,333' IOPS and averaged in (166,867), and replay.toml ran
     it as a 6 µs step. It is now marked partial and left out of the rates and the replay."""
-    msr_trace(
-        tmp_path / "b.csv",
-        [(i * 2_500_000, (i * 7919 % 100000) * 4096) for i in range(4001)] + [(4000 * 2_500_000 + 1000, 3 * 4096)],
-    )
-    p = iolab("trace", "import", str(tmp_path / "b.csv"), "--out", str(tmp_path / "b.parquet"))
-    assert p.returncode == 0, p.stderr + p.stdout
+    ios = [(i * 2_500_000, (i * 7919 % 100000) * 4096) for i in range(4001)]
+    table = msr_table(tmp_path, "b", [*ios, (4000 * 2_500_000 + 1000, 3 * 4096)])
     out = tmp_path / "wb"
-    p = iolab("trace", "analyze", str(tmp_path / "b.parquet"), "--step", "10s", "--out", str(out))
+    p = iolab("trace", "analyze", str(table), "--step", "10s", "--out", str(out))
     assert p.returncode == 0, p.stderr + p.stdout
     said = " ".join(p.stdout.split())
     assert "per step IOPS: average over steps 400, max 400" in said, said
@@ -88,11 +89,9 @@ def test_a_short_last_step_is_not_the_traces_maximum(tmp_path):
 
 
 def test_a_trace_shorter_than_a_step_is_not_called_a_maximum(tmp_path):
-    """One IO of 10 µs was 'per step IOPS: average over steps 100,000, max 100,000'."""
-    msr_trace(tmp_path / "one.csv", [(0, 0)])
-    p = iolab("trace", "import", str(tmp_path / "one.csv"), "--out", str(tmp_path / "one.parquet"))
-    assert p.returncode == 0, p.stderr + p.stdout
-    p = iolab("trace", "analyze", str(tmp_path / "one.parquet"), "--step", "10s", "--out", str(tmp_path / "w"))
+    """One IO of 10 µs was 'per step IOPS: average over steps 100,000, max 100,000' (here 5 µs)."""
+    table = msr_table(tmp_path, "one", [(0, 0)])
+    p = iolab("trace", "analyze", str(table), "--step", "10s", "--out", str(tmp_path / "w"))
     assert p.returncode == 0, p.stderr + p.stdout
     said = " ".join(p.stdout.split())
     assert "per step IOPS: 200,000 (the only step, 5 µs)" in said and "max 200,000" not in said, said
@@ -104,20 +103,18 @@ def test_a_long_trace_in_tiny_steps_is_refused_before_allocating(tmp_path):
     process aborted (SIGABRT, exit 134, a Rust backtrace); 10 minutes in 1 ms steps took 54 s,
     2.1 GB and wrote a 165 MB analysis.json. Now: refused at once, with the step that fits."""
     day_ns = 86_400 * 10**9
-    msr_trace(tmp_path / "far.csv", [(0, 0), (30 * day_ns, 4096)])
-    p = iolab("trace", "import", str(tmp_path / "far.csv"), "--out", str(tmp_path / "far.parquet"))
-    assert p.returncode == 0, p.stderr + p.stdout
+    table = msr_table(tmp_path, "far", [(0, 0), (30 * day_ns, 4096)])
     out = tmp_path / "w"
-    p = iolab("trace", "analyze", str(tmp_path / "far.parquet"), "--step", "1ms", "--out", str(out))
+    p = iolab("trace", "analyze", str(table), "--step", "1ms", "--out", str(out))
     assert p.returncode == 2, p.stdout + p.stderr
     said = " ".join(p.stderr.split())
     assert said.startswith("iolab: ") and "Traceback" not in p.stderr and "\n\n" not in p.stderr.strip(), said
     assert "2,592,000,001 steps, more than the limit of 100,000 (--max-steps" in said, said
     assert "Give --step 26s or longer" in said and "Nothing was analysed or written" in said, said
     assert not out.exists() or not any(out.iterdir())
-    # the step it names does fit, and so does a raised limit
-    p = iolab("trace", "analyze", str(tmp_path / "far.parquet"), "--step", "26s", "--out", str(out))
+    # the step it names does fit; a limit below 1 is refused as such
+    p = iolab("trace", "analyze", str(table), "--step", "26s", "--out", str(out))
     assert p.returncode == 0, p.stdout + p.stderr
     assert "99,693 steps of 26 s" in " ".join(p.stdout.split()), p.stdout[:400]
-    p = iolab("trace", "analyze", str(tmp_path / "far.parquet"), "--step", "25s", "--max-steps", "0", "--out", str(out))
+    p = iolab("trace", "analyze", str(table), "--step", "25s", "--max-steps", "0", "--out", str(out))
     assert p.returncode == 2 and "--max-steps 0: give a whole number from 1" in " ".join(p.stderr.split()), p.stderr
