@@ -4,6 +4,7 @@ nothing is left in the output directory, when the command is refused."""
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 
 import pytest
@@ -86,6 +87,10 @@ def test_a_short_last_step_is_not_the_traces_maximum(tmp_path):
     assert any("step 1 is partial" in n for n in a["notes"]), a["notes"]
     replay = tomllib.loads((out / "replay.toml").read_text())
     assert [s["index"] for s in replay["step"]] == [0] and replay["replay"]["short"] == [1]
+    # the plots draw what the summary counts: the 333,333 IOPS step no longer sets their scale
+    svg = (out / "plots" / "stream_map.svg").read_text()
+    ticks = [float(t.replace(",", "")) for t in re.findall(r">([0-9][0-9,.]*)</text>", svg)]
+    assert "(partial last step 1, 6 µs, left out)" in svg and max(ticks) == 400, ticks
 
 
 def test_a_trace_shorter_than_a_step_is_not_called_a_maximum(tmp_path):
