@@ -147,6 +147,7 @@ def scan_child(path: str, step_s: float) -> None:
     design); then the same stream read by the compiled walk (SEQ rule, in-flight count,
     tabulation), whose cost is the difference."""
     from iolab import _sim
+    from iolab.traces.analysis.streams import MAX_STEPS
     from iolab.traces.table import connect
 
     con = connect(memory_limit="512MB", threads=1)
@@ -154,7 +155,9 @@ def scan_child(path: str, step_s: float) -> None:
     c0 = time.process_time()
     drain(con.sql(query).__arrow_c_stream__())
     c1 = time.process_time()
-    walk = _sim.StreamWalk(step_ns=int(round(step_s * 1e9)), lookback=64, gap_bytes=0, has_latency=True)
+    walk = _sim.StreamWalk(
+        step_ns=int(round(step_s * 1e9)), lookback=64, gap_bytes=0, has_latency=True, max_steps=MAX_STEPS
+    )
     try:
         walk.open(stream=con.sql(query), chunk_rows=1_000_000)
         while walk.next_chunk() is not None:

@@ -92,7 +92,8 @@ class StreamWalk:
     optionally dev INTEGER (device code >= 0) and frn BIGINT (the file row number, which cuts the chunks when the
     query filters rows). Raises ValueError on a missing column, a wrong type, NULLs or a bad value."""
 
-    def __init__(self, *, step_ns: int, lookback: int, gap_bytes: int, has_latency: bool) -> None: ...
+    def __init__(self, *, step_ns: int, lookback: int, gap_bytes: int, has_latency: bool, max_steps: int) -> None:
+        """max_steps: the most steps an issue or completion may reach (ValueError past it, before allocating)."""
     def open(self, *, stream: object, chunk_rows: int) -> None:
         """Start reading the stream, whose rows are tabulated in chunks of chunk_rows file rows."""
     def next_chunk(
@@ -106,7 +107,7 @@ class StreamWalk:
         """Stop reading the stream and end its thread."""
     def finish(self, *, n_steps: int) -> tuple[list[float], list[int]]:
         """In-flight ns and maximum in-flight count per step (at least n_steps long), the levels at the starts of
-        the steps after the last issue included."""
+        the steps after the last issue included. ValueError when n_steps is more than max_steps."""
     @property
     def missing_latency(self) -> int: ...
     @property

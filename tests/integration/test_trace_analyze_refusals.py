@@ -3,6 +3,10 @@ nothing is left in the output directory, when the command is refused."""
 
 from __future__ import annotations
 
+import json
+import re
+import tomllib
+
 import pytest
 
 from .conftest import iolab
@@ -52,3 +56,70 @@ def test_a_refusal_after_the_analysis_leaves_nothing_written(no_response_times, 
     assert "no stream reaches the dominant threshold" in " ".join(p.stderr.split()), p.stderr
     assert "Traceback" not in p.stderr
     assert not out.exists() or not any(out.iterdir()), list(out.iterdir())
+
+
+def msr_table(tmp_path, name: str, lines: list[tuple[int, int]]):
+    """An MSR trace of 4 KiB writes at these (issue time in ns, offset) pairs, 5 µs each,
+    imported by `iolab trace import`: the table's path."""
+    t0 = 128166372000000000  # FILETIME, 100 ns ticks
+    src, table = tmp_path / f"{name}.csv", tmp_path / f"{name}.parquet"
+    src.write_text("".join(f"{t0 + t // 100},hm,0,Write,{off},4096,50\n" for t, off in lines))
+    p = iolab("trace", "import", str(src), "--out", str(table))
+    assert p.returncode == 0, p.stderr + p.stdout
+    return table
+
+
+def test_a_short_last_step_is_not_the_traces_maximum(tmp_path):
+    """4,001 writes at 400 IOPS over 10 s and one more 1 µs later: the last 10 s step was 6 µs
+    long (2 IOs), printed as 'max 333,333' IOPS and averaged in (166,867), and replay.toml ran
+    it as a 6 µs step. It is now marked partial and left out of the rates and the replay."""
+    ios = [(i * 2_500_000, (i * 7919 % 100000) * 4096) for i in range(4001)]
+    table = msr_table(tmp_path, "b", [*ios, (4000 * 2_500_000 + 1000, 3 * 4096)])
+    out = tmp_path / "wb"
+    p = iolab("trace", "analyze", str(table), "--step", "10s", "--out", str(out))
+    assert p.returncode == 0, p.stderr + p.stdout
+    said = " ".join(p.stdout.split())
+    assert "per step IOPS: average over steps 400, max 400" in said, said
+    assert "step 1 is partial (6 µs of a 10 s step" in said and "left out of the per-step average" in said, said
+    assert "1 (partial)" in said and "replay: 1 step, 10.0 s (partial last step 1 left out" in said, said
+    a = json.loads((out / "analysis.json").read_text())
+    assert [s["partial"] for s in a["steps"]] == [False, True]
+    assert any("step 1 is partial" in n for n in a["notes"]), a["notes"]
+    replay = tomllib.loads((out / "replay.toml").read_text())
+    assert [s["index"] for s in replay["step"]] == [0] and replay["replay"]["short"] == [1]
+    # the plots draw what the summary counts: the 333,333 IOPS step no longer sets their scale
+    svg = (out / "plots" / "stream_map.svg").read_text()
+    ticks = [float(t.replace(",", "")) for t in re.findall(r">([0-9][0-9,.]*)</text>", svg)]
+    assert "(partial last step 1, 6 µs, left out)" in svg and max(ticks) == 400, ticks
+
+
+def test_a_trace_shorter_than_a_step_is_not_called_a_maximum(tmp_path):
+    """One IO of 10 µs was 'per step IOPS: average over steps 100,000, max 100,000' (here 5 µs)."""
+    table = msr_table(tmp_path, "one", [(0, 0)])
+    p = iolab("trace", "analyze", str(table), "--step", "10s", "--out", str(tmp_path / "w"))
+    assert p.returncode == 0, p.stderr + p.stdout
+    said = " ".join(p.stdout.split())
+    assert "per step IOPS: 200,000 (the only step, 5 µs)" in said and "max 200,000" not in said, said
+    assert "the only step is partial (5 µs of a 10 s step" in said, said
+
+
+def test_a_long_trace_in_tiny_steps_is_refused_before_allocating(tmp_path):
+    """Two reads 30 days apart, --step 1ms: 2.6 billion steps. The walk asked for 41 GB and the
+    process aborted (SIGABRT, exit 134, a Rust backtrace); 10 minutes in 1 ms steps took 54 s,
+    2.1 GB and wrote a 165 MB analysis.json. Now: refused at once, with the step that fits."""
+    day_ns = 86_400 * 10**9
+    table = msr_table(tmp_path, "far", [(0, 0), (30 * day_ns, 4096)])
+    out = tmp_path / "w"
+    p = iolab("trace", "analyze", str(table), "--step", "1ms", "--out", str(out))
+    assert p.returncode == 2, p.stdout + p.stderr
+    said = " ".join(p.stderr.split())
+    assert said.startswith("iolab: ") and "Traceback" not in p.stderr and "\n\n" not in p.stderr.strip(), said
+    assert "2,592,000,001 steps, more than the limit of 100,000 (--max-steps" in said, said
+    assert "Give --step 26s or longer" in said and "Nothing was analysed or written" in said, said
+    assert not out.exists() or not any(out.iterdir())
+    # the step it names does fit; a limit below 1 is refused as such
+    p = iolab("trace", "analyze", str(table), "--step", "26s", "--out", str(out))
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "99,693 steps of 26 s" in " ".join(p.stdout.split()), p.stdout[:400]
+    p = iolab("trace", "analyze", str(table), "--step", "25s", "--max-steps", "0", "--out", str(out))
+    assert p.returncode == 2 and "--max-steps 0: give a whole number from 1" in " ".join(p.stderr.split()), p.stderr

@@ -18,8 +18,8 @@ _SEQ_BLOCK = 65_536  # IOs per block of the SEQ passes: offsets and ends of a bl
 class NumpyAccumulator(Accumulator):
     """The analysis's state with main's numpy passes in place of the walk."""
 
-    def __init__(self, step_ns: int, seq: SeqRule, has_latency: bool) -> None:
-        super().__init__(step_ns, seq, has_latency)
+    def __init__(self, step_ns: int, seq: SeqRule, has_latency: bool, max_steps: int) -> None:
+        super().__init__(step_ns, seq, has_latency, max_steps)
         self.missing_latency = 0
         # SEQ rule carry: the last `lookback` IOs (group code, end offset) of every group.
         self.carry_g = np.empty(0, np.int64)

@@ -112,7 +112,7 @@ def walked(con, change: dict | None = None) -> list:
     """Every chunk the walk gives for a 4-IO stream with `change`d column expressions."""
     cols = {**COLUMNS, **(change or {})}
     query = "SELECT " + ", ".join(f"{e} AS {c}" for c, e in cols.items() if e is not None) + " FROM range(4)"
-    walk = _sim.StreamWalk(step_ns=1000, lookback=4, gap_bytes=0, has_latency=True)
+    walk = _sim.StreamWalk(step_ns=1000, lookback=4, gap_bytes=0, has_latency=True, max_steps=1000)
     try:
         walk.open(stream=con.sql(query), chunk_rows=1000)
         return list(iter(walk.next_chunk, None))
@@ -135,8 +135,25 @@ def test_the_walk_refuses_what_it_cannot_read():
     for change, message in bad:
         with pytest.raises(ValueError, match=message):
             walked(con, change)
-    walk = _sim.StreamWalk(step_ns=1000, lookback=4, gap_bytes=0, has_latency=True)
+    walk = _sim.StreamWalk(step_ns=1000, lookback=4, gap_bytes=0, has_latency=True, max_steps=1000)
     with pytest.raises(ValueError, match="Arrow C stream"):
         walk.open(stream=b"not a stream", chunk_rows=10)
     with pytest.raises(ValueError, match="must be > 0"):
-        _sim.StreamWalk(step_ns=0, lookback=4, gap_bytes=0, has_latency=True)
+        _sim.StreamWalk(step_ns=0, lookback=4, gap_bytes=0, has_latency=True, max_steps=1000)
+
+
+def test_the_walk_refuses_steps_past_its_limit_before_allocating():
+    """2 IOs 30 days apart in 1 ms steps: the walk asked for 41 GB and aborted the process
+    (SIGABRT) instead of raising; an issue or a completion past max_steps is a ValueError."""
+    con = connect()
+    day_ns = 86_400 * 10**9
+    query = f"SELECT range * {30 * day_ns} AS time_ns, 0::UTINYINT AS w, range * 4096 AS offset_bytes, 4096::BIGINT AS size_bytes, 10.0::DOUBLE AS lat FROM range(2)"
+    walk = _sim.StreamWalk(step_ns=10**6, lookback=4, gap_bytes=0, has_latency=True, max_steps=100_000)
+    try:
+        walk.open(stream=con.sql(query), chunk_rows=1000)
+        with pytest.raises(ValueError, match="past 100000 steps"):
+            walk.next_chunk()
+        with pytest.raises(ValueError, match="more than the limit of 100000 steps"):
+            walk.finish(n_steps=2_592_000_001)
+    finally:
+        walk.close()

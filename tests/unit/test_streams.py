@@ -251,3 +251,19 @@ def test_seq_flags_match_the_rule_applied_io_by_io(tmp_path):
         for chunk in (1_000_000, 333):
             a = analyse(t, seq=SeqRule(lookback=lookback), chunk_rows=chunk)
             assert sum(s.ios for s in a.streams if s.access == "seq") == seq, (seed, chunk)
+
+
+def test_the_commands_limit_of_steps_is_the_analysiss(tmp_path):
+    """`--max-steps` defaults to MAX_STEPS (the command states it, to start without the analysis's
+    imports), and analyse() refuses past it before walking the trace."""
+    import inspect
+
+    from iolab.cli.traces import analyze
+    from iolab.traces.analysis.streams import MAX_STEPS
+
+    assert inspect.signature(analyze).parameters["max_steps"].default.default == MAX_STEPS
+    rows = [(0, "d", "read", 0, 4096, None, 10.0), (3 * S, "d", "read", 4096, 4096, None, 10.0)]
+    t = table_from_rows(rows, tmp_path / "t.parquet")
+    with pytest.raises(IolabError, match=r"3,001 steps, more than the limit of 3,000 .* --step 1.001ms or longer"):
+        analyse(t, step_s=1e-3, max_steps=3000)
+    assert len(analyse(t, step_s=1e-3, max_steps=3001).steps) == 3001

@@ -125,10 +125,10 @@ pub struct Walk {
 
 impl Walk {
     pub fn new(rule: Rule) -> Result<Walk, String> {
-        if rule.step_ns <= 0 || rule.lookback == 0 {
+        if rule.step_ns <= 0 || rule.lookback == 0 || rule.max_steps <= 0 {
             return Err(format!(
-                "stream walk: step {} ns and lookback {} must be > 0",
-                rule.step_ns, rule.lookback
+                "stream walk: step {} ns, lookback {} and max_steps {} must be > 0",
+                rule.step_ns, rule.lookback, rule.max_steps
             ));
         }
         Ok(Walk {
@@ -165,6 +165,7 @@ impl Walk {
     /// slices that stay in the CPU cache from one pass to the next.
     pub fn feed(&mut self, c: &Chunk) -> Result<(), String> {
         check(c)?;
+        self.check_steps(c)?;
         let n = c.time_ns.len();
         for lo in (0..n).step_by(SLICE) {
             let r = lo..(lo + SLICE).min(n);
@@ -295,10 +296,45 @@ impl Walk {
         }
     }
 
+    /// Refuse a run whose issues or completions reach past `max_steps` steps, before the
+    /// per-step tables grow to them. A latency that is not a number counts as none (as in
+    /// the walk); one too large for the clock is refused.
+    fn check_steps(&self, c: &Chunk) -> Result<(), String> {
+        let (step, max) = (self.rule.step_ns, self.rule.max_steps);
+        let mut last = c.time_ns.iter().copied().max().unwrap_or(0);
+        if self.rule.has_latency {
+            for (&t, &l) in c.time_ns.iter().zip(c.lat) {
+                if l >= 0.0 {
+                    let comp = t as f64 + l * 1000.0 + 0.5;
+                    // 2^62 ns is 146 years: past any table's times, and far from overflowing
+                    // the walk's integer sum of issue time and response time
+                    if comp >= (1i64 << 62) as f64 {
+                        return Err(format!(
+                            "stream walk: an IO issued at {t} ns has a response time of {l} µs, past the clock's range"
+                        ));
+                    }
+                    last = last.max(comp as i64);
+                }
+            }
+        }
+        if last.div_euclid(step) >= max {
+            return Err(format!(
+                "stream walk: an IO reaches {last} ns, past {max} steps of {step} ns (the limit of steps)"
+            ));
+        }
+        Ok(())
+    }
+
     /// Close the walk at `n_steps` steps: the levels at the starts of the steps after the
     /// last issue, then per step the in-flight ns and the maximum in-flight count (as long
     /// as the highest step anything reached, at least `n_steps`).
-    pub fn finish(&mut self, n_steps: i64) -> (Vec<f64>, Vec<i64>) {
+    pub fn finish(&mut self, n_steps: i64) -> Result<(Vec<f64>, Vec<i64>), String> {
+        if n_steps > self.rule.max_steps {
+            return Err(format!(
+                "stream walk: {n_steps} steps asked, more than the limit of {} steps",
+                self.rule.max_steps
+            ));
+        }
         if self.rule.has_latency {
             while self.next_bound < n_steps {
                 self.level_at_bound();
@@ -323,7 +359,7 @@ impl Walk {
                 (self.inflight_ns[k] + spans as i128 * step) as f64
             })
             .collect();
-        (inflight, self.oio_max.clone())
+        Ok((inflight, self.oio_max.clone()))
     }
 }
 

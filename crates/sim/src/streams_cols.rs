@@ -9,6 +9,10 @@ pub struct Rule {
     pub lookback: usize,
     pub gap_bytes: u64,
     pub has_latency: bool,
+    /// The most steps an IO's issue or completion may reach: the per-step tables grow to the
+    /// highest step reached, so a long trace cut into tiny steps would ask for more memory
+    /// than the machine has (and abort), not fail.
+    pub max_steps: i64,
 }
 
 /// One chunk's columns (or a run of them), in issue order. `lat` < 0 (or NaN) means no

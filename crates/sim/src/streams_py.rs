@@ -152,13 +152,20 @@ struct PyStreamWalk {
 #[pymethods]
 impl PyStreamWalk {
     #[new]
-    #[pyo3(signature = (*, step_ns, lookback, gap_bytes, has_latency))]
-    fn new(step_ns: i64, lookback: usize, gap_bytes: u64, has_latency: bool) -> PyResult<Self> {
+    #[pyo3(signature = (*, step_ns, lookback, gap_bytes, has_latency, max_steps))]
+    fn new(
+        step_ns: i64,
+        lookback: usize,
+        gap_bytes: u64,
+        has_latency: bool,
+        max_steps: i64,
+    ) -> PyResult<Self> {
         let rule = Rule {
             step_ns,
             lookback,
             gap_bytes,
             has_latency,
+            max_steps,
         };
         Ok(PyStreamWalk {
             w: Walk::new(rule).map_err(value_err)?,
@@ -244,8 +251,8 @@ impl PyStreamWalk {
 
     /// (in-flight ns per step, maximum in-flight count per step), at least `n_steps` long.
     #[pyo3(signature = (*, n_steps))]
-    fn finish(&mut self, n_steps: i64) -> (Vec<f64>, Vec<i64>) {
-        self.w.finish(n_steps)
+    fn finish(&mut self, n_steps: i64) -> PyResult<(Vec<f64>, Vec<i64>)> {
+        self.w.finish(n_steps).map_err(value_err)
     }
 
     #[getter]

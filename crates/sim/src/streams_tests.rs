@@ -6,6 +6,7 @@ fn rule(lookback: usize, gap_bytes: u64) -> Rule {
         lookback,
         gap_bytes,
         has_latency: true,
+        max_steps: 1 << 40,
     }
 }
 
@@ -77,7 +78,7 @@ fn inflight_count_and_time_per_step() {
     w.outstanding(&t, &lat);
     assert_eq!(w.missing_latency, 1);
     assert_eq!(w.last_completion_ns(), Some(5100));
-    let (inflight, oio) = w.finish(6);
+    let (inflight, oio) = w.finish(6).unwrap();
     // step 0: 1000 + 0 + 100; step 1: 500; step 3: 900; step 4: 1000; step 5: 100
     assert_eq!(inflight, [1100.0, 500.0, 0.0, 900.0, 1000.0, 100.0]);
     // at 100 the zero-latency IO is done as it is issued: 0's IO and 100's second are in flight
@@ -122,6 +123,7 @@ fn a_spread_chunk_hands_back_its_flags() {
         lookback: 1,
         gap_bytes: 0,
         has_latency: false,
+        max_steps: 1 << 40,
     })
     .unwrap();
     let t = [0, 10_000_000];
@@ -145,7 +147,13 @@ fn bad_chunks_are_refused() {
         step_ns: 0,
         lookback: 1,
         gap_bytes: 0,
-        has_latency: false
+        has_latency: false,
+        max_steps: 1,
+    })
+    .is_err());
+    assert!(Walk::new(Rule {
+        max_steps: 0,
+        ..rule(1, 0)
     })
     .is_err());
 }
@@ -197,4 +205,48 @@ fn a_chunk_fed_in_runs_gives_the_same_rows() {
         }
         assert_eq!(wk.ios, n);
     }
+}
+
+/// An issue or a completion past the step limit is an error before anything is allocated
+/// for it: 2 IOs 30 days apart in 1 ms steps asked for 41 GB and aborted the process.
+#[test]
+fn steps_past_the_limit_are_refused_not_allocated() {
+    let day = 86_400_000_000_000i64;
+    let rule = Rule {
+        step_ns: 1_000_000,
+        max_steps: 100_000,
+        ..rule(1, 0)
+    };
+    let mut w = Walk::new(rule).unwrap();
+    let e = w
+        .add(&chunk(
+            &[0, 30 * day],
+            &[0; 2],
+            &[0, 4096],
+            &[4096; 2],
+            &[10.0; 2],
+        ))
+        .err()
+        .expect("refused");
+    assert!(e.contains("100000 steps"), "{e}");
+    assert!(w.finish(100_001).is_err());
+    // a completion far past the last issue (a latency of a year) counts too
+    let mut w = Walk::new(rule).unwrap();
+    assert!(w.add(&chunk(&[0], &[0], &[0], &[4096], &[3.2e13])).is_err());
+    assert!(w
+        .add(&chunk(&[0], &[0], &[0], &[4096], &[f64::INFINITY]))
+        .is_err());
+    // within the limit, the last step included
+    let mut w = Walk::new(rule).unwrap();
+    let last = 100_000 * 1_000_000 - 1;
+    assert!(w
+        .add(&chunk(
+            &[0, last],
+            &[0; 2],
+            &[0, 4096],
+            &[4096; 2],
+            &[-1.0; 2]
+        ))
+        .is_ok());
+    assert!(w.finish(100_000).is_ok());
 }

@@ -9,7 +9,7 @@ imports this module.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -62,17 +62,69 @@ def _compare(paths: list[Path], out_dir: Path, force: bool, labels: Sequence[str
                 "--label names the runs of a one-test comparison; a sequence comparison names each drive by its target."
             )
         return Comparison(write_sequence_comparison(paths, Path(out_dir), force, seq, registry.sequence(seq)))
-    test = registry.find(next(iter(tests))) if tests else None
+    run_tests = [_test_of(p) for p in paths]
+    test = registry.find(run_tests[0]) if run_tests else None
+    if len(tests) == 1:
+        return write_comparison(
+            paths,
+            Path(out_dir),
+            force,
+            lambda runs: key_metrics(run_tests[0], runs),
+            test.overlays if test else None,
+            test.report_heading if test else None,
+            labels,
+        )
     return write_comparison(
         paths,
         Path(out_dir),
         force,
-        lambda runs: key_metrics(next(iter(tests)), runs),
-        test.overlays if test else None,
+        lambda runs: mixed_key_metrics(run_tests, runs),
+        mixed_overlays(run_tests),
         test.report_heading if test else None,
         labels,
         test.params if test else (),
     )
+
+
+def mixed_key_metrics(tests: Sequence[str], runs: Sequence[list[PhaseSummary]]) -> tuple[KeyMetric, ...]:
+    """A forced comparison of runs of different tests: each test's key figures, in the order the
+    tests first come, each read only from the runs of that test and not measured ("—") for the
+    others. A figure found by its cell's mix and block size alone would read another test's
+    different stimulus under its name: a Throughput run's SEQ 1024 KiB reads ranked first as
+    'RND 1024KiB R/W 100/0 IOPS'."""
+    from dataclasses import replace
+
+    out: list[KeyMetric] = []
+    for test in dict.fromkeys(tests):
+        own = [ph for t, ph in zip(tests, runs) if t == test]
+        ids = {id(ph) for ph in own}  # each run's phases are one list, passed to every figure
+        out += [replace(m, get=_only_from(m.get, ids)) for m in key_metrics(test, own)]
+    return tuple(out)
+
+
+def _only_from(get: Callable[[list[PhaseSummary]], float | None], ids: set[int]):
+    """`get` for the runs whose phases are `ids`, not measured (None) for any other."""
+
+    def own(phases: list[PhaseSummary]) -> float | None:
+        return get(phases) if id(phases) in ids else None
+
+    return own
+
+
+def mixed_overlays(tests: Sequence[str]):
+    """The overlay pages of a forced comparison of runs of different tests: each test's own,
+    drawn from the runs of that test only (another test's cells are another stimulus)."""
+
+    def draw(runs: list, labels: list[str]) -> list:
+        pages: list = []
+        for test in dict.fromkeys(tests):
+            t = registry.find(test)
+            own = [i for i, x in enumerate(tests) if x == test]
+            if t is not None and t.overlays is not None:
+                pages += t.overlays([runs[i] for i in own], [labels[i] for i in own])
+        return pages
+
+    return draw
 
 
 def summary_sequence(tests: set[str]) -> str | None:

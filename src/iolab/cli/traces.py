@@ -196,6 +196,11 @@ def analyze(
     replay_streams: str = typer.Option(
         "dominant", "--replay-streams", help="Replay the dominant streams only, or all."
     ),
+    max_steps: int = typer.Option(
+        100_000,  # traces.analysis.streams.MAX_STEPS (imported where it analyses: this module starts light)
+        "--max-steps",
+        help="Refuse a trace whose span makes more steps than this (memory, time and file size grow with the steps).",
+    ),
 ):
     """Stream analysis of an IO table (SNIA RWSW): streams, dominant streams, per-step metrics;
     writes the composite and replay workloads for `iolab run multi-wsat|streams-wsat|replay|dirth-rwsw`."""
@@ -203,9 +208,14 @@ def analyze(
     from iolab.core.workload import MAX_QUEUE_DEPTH, MAX_THREADS
     from iolab.targets.writepolicy import check_file, dir_problems, output_dir, refusal
     from iolab.traces.analysis import composite, replay
+    from iolab.traces.analysis.streams import MAX_STEPS
     from iolab.traces.analysis.streams import analyse as run_analysis
 
-    for name, v, most in (("--threads", threads, MAX_THREADS), ("--qd", qd, MAX_QUEUE_DEPTH)):
+    for name, v, most in (
+        ("--threads", threads, MAX_THREADS),
+        ("--qd", qd, MAX_QUEUE_DEPTH),
+        ("--max-steps", max_steps, MAX_STEPS * 10),  # 600,000 steps took 2.1 GB
+    ):
         if v is not None and not 1 <= v <= most:
             raise IolabError(f"{name} {v}: give a whole number from 1 to {most:,}. Nothing was written.")
     if not 0 < compress < float("inf"):  # also refuses nan
@@ -226,6 +236,7 @@ def analyze(
             threshold=share,
             devices=tuple(device or ()),
             process=process,
+            max_steps=max_steps,
         )
     # the workloads are built before anything is printed or written: one refused (no stream
     # reaches the threshold, filtered IOs without response times) leaves no analysis.json behind
@@ -256,7 +267,7 @@ def _step_table(a):
         if len(a.steps) > 30 and s is a.steps[-10]:
             t.add_row("…", *[""] * 6)
         t.add_row(
-            str(s.index),
+            f"{s.index}{' (partial)' if s.partial else ''}",
             f"{s.start_s:,.0f}",
             f(s.iops, ",.0f"),
             f(s.mbps, ",.1f"),
@@ -310,6 +321,7 @@ def _write_analysis(a, w, plan, out: Path) -> list[Path]:
             if plan.skipped
             else ""
         )
+        + (f" (partial last step {plan.short[0]} left out: see the note above)" if plan.short else "")
     )
     return written
 

@@ -233,6 +233,20 @@ def duration(seconds: float | None, sig: int = 3) -> str:
     return f"{num(seconds, sig)} s"
 
 
+def human_span(seconds: float) -> str:
+    """A duration for people: '136 ms', '2.5 s', '37.9 h (1.6 days)'."""
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:,.3g} µs"
+    if seconds < 1:
+        return f"{seconds * 1e3:,.3g} ms"
+    if seconds < 120:
+        return f"{seconds:,.3g} s"
+    if seconds < 7200:
+        return f"{seconds / 60:,.1f} min ({seconds:,.0f} s)"
+    text = f"{seconds / 3600:,.1f} h ({seconds:,.0f} s)"
+    return text if seconds < 172800 else f"{seconds / 86400:,.1f} days ({seconds:,.0f} s)"
+
+
 # A p % latency is measured only when at least TAIL_IOS IOs lie beyond it, i.e. the sample has
 # n ≥ TAIL_IOS / (1 − p/100) IOs: 99.999 % needs 1,000,000. With fewer it would be read off
 # the few slowest IOs (below 100,000 IOs, the single slowest), which says nothing about the

@@ -37,6 +37,7 @@ from pathlib import Path
 import duckdb
 
 from iolab.core.errors import IolabError
+from iolab.core.units import human_span
 from iolab.targets.writepolicy import check_file, mark_written, output_dir
 from iolab.traces.sqltext import sql_str
 
@@ -182,20 +183,6 @@ class TraceTable:
 
 def _iops(v: float) -> str:
     return f"{v:,.0f}" if v >= 10 else f"{v:.3g}"
-
-
-def human_span(seconds: float) -> str:
-    """A duration for people: '136 ms', '2.5 s', '37.9 h (1.6 days)'."""
-    if seconds < 1e-3:
-        return f"{seconds * 1e6:,.3g} µs"
-    if seconds < 1:
-        return f"{seconds * 1e3:,.3g} ms"
-    if seconds < 120:
-        return f"{seconds:,.3g} s"
-    if seconds < 7200:
-        return f"{seconds / 60:,.1f} min ({seconds:,.0f} s)"
-    text = f"{seconds / 3600:,.1f} h ({seconds:,.0f} s)"
-    return text if seconds < 172800 else f"{seconds / 86400:,.1f} days ({seconds:,.0f} s)"
 
 
 def connect(memory_limit: str | None = None, threads: int | None = None) -> duckdb.DuckDBPyConnection:

@@ -92,9 +92,10 @@ def selftest_from(a: StreamAnalysis, src: str) -> list[Page]:
                 src,
             )
         )
-    div, unit = time_axis([s.start_s for s in a.steps])
-    x = tuple(s.start_s / div for s in a.steps)
-    mb = tuple(s.mbps or 0.0 for s in a.steps)
+    rated = a.rated_steps()  # a short final step's rate is not drawn (StreamAnalysis.short_step)
+    div, unit = time_axis([s.start_s for s in rated])
+    x = tuple(s.start_s / div for s in rated)
+    mb = tuple(s.mbps or 0.0 for s in rated)
     blocks.append(
         Figure(
             "Self-Test: MB/s per step",
@@ -165,7 +166,7 @@ def _steps_table(a: StreamAnalysis, src: str) -> Table:
     shown, step = thin(list(a.steps))
     step_rows = tuple(
         (
-            str(s.index),
+            f"{s.index}{' (partial)' if s.partial else ''}",
             num(s.start_s),
             f"{s.ios:,}",
             num(s.iops),

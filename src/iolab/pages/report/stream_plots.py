@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from iolab.core.units import counted
+from iolab.core.units import counted, human_span
 from iolab.pages.report import textwidth, vfigure
 from iolab.pages.report.model import CONTENT_WIDTH_MM
 from iolab.pages.report.vaxes import TITLE_PT, Axes, Fill
@@ -96,11 +96,11 @@ class Bins:
 
 
 def _bins(a: StreamAnalysis, max_bins: int = MAX_BINS) -> Bins:
-    n = len(a.steps)
+    n = len(a.rated_steps())
     per = max(1, -(-n // max_bins))
     first = np.append(np.arange(0, n, per), n)
-    dur = np.array([s.duration_s for s in a.steps], dtype=float)
-    start = np.array([s.start_s for s in a.steps], dtype=float)
+    dur = np.array([s.duration_s for s in a.rated_steps()], dtype=float)
+    start = np.array([s.start_s for s in a.rated_steps()], dtype=float)
     return Bins(first, per, start[first[:-1]], np.add.reduceat(dur, first[:-1]) if n else np.zeros(0))
 
 
@@ -114,7 +114,13 @@ def _unit(a: StreamAnalysis) -> tuple[float, str]:
 
 
 def _title(a: StreamAnalysis, what: str, bins: Bins | None = None) -> str:
-    return f"{what} — {Path(a.source).stem}, {a.step_s:g} s steps" + (bins.note(len(a.steps)) if bins else "")
+    # a short final step is drawn as the summary counts it: not at all (StreamAnalysis.short_step)
+    short = a.short_step()
+    return (
+        f"{what} — {Path(a.source).stem}, {a.step_s:g} s steps"
+        + (bins.note(len(a.rated_steps())) if bins else "")
+        + (f" (partial last step {short.index}, {human_span(short.duration_s)}, left out)" if short else "")
+    )
 
 
 def _edges(bins: Bins, div: float) -> np.ndarray:
@@ -128,11 +134,12 @@ def stream_map(a: StreamAnalysis) -> Drawing:
     row_of = np.full(len(a.streams) + 1, len(dom))
     row_of[dom] = np.arange(len(dom))
     # IO counts per (series, step) from the steps' sparse (stream, count) pairs, in numpy.
-    step_idx = np.repeat(np.arange(len(a.steps)), [len(st.streams) for st in a.steps])
-    pairs = np.array([p for st in a.steps for p in st.streams], dtype=np.int64).reshape(-1, 2)
-    counts = np.zeros((len(dom) + 1, len(a.steps)))
+    steps = a.rated_steps()
+    step_idx = np.repeat(np.arange(len(steps)), [len(st.streams) for st in steps])
+    pairs = np.array([p for st in steps for p in st.streams], dtype=np.int64).reshape(-1, 2)
+    counts = np.zeros((len(dom) + 1, len(steps)))
     np.add.at(counts, (row_of[pairs[:, 0]], step_idx), pairs[:, 1])
-    ios = np.add.reduceat(counts, bins.first[:-1], axis=1) if len(a.steps) else counts
+    ios = np.add.reduceat(counts, bins.first[:-1], axis=1) if len(steps) else counts
     rates = ios / np.where(bins.dur_s > 0, bins.dur_s, 1.0)
     labels = [f"{a.streams[i].label()} ({a.streams[i].pct:.1f} %)" for i in dom] + ["other streams"]
     ax = Axes(
@@ -170,11 +177,12 @@ def per_step(a: StreamAnalysis, avg: str, mx: str, ylabel: str, what: str, log: 
     """The average and the maximum of a step's quantity (`avg`, `mx`: StepStat fields) per bin."""
     div, unit = _unit(a)
     bins = _bins(a)
-    v_avg = np.array([np.nan if getattr(s, avg) is None else getattr(s, avg) for s in a.steps], dtype=float)
-    v_max = np.array([np.nan if getattr(s, mx) is None else getattr(s, mx) for s in a.steps], dtype=float)
+    steps = a.rated_steps()
+    v_avg = np.array([np.nan if getattr(s, avg) is None else getattr(s, avg) for s in steps], dtype=float)
+    v_max = np.array([np.nan if getattr(s, mx) is None else getattr(s, mx) for s in steps], dtype=float)
     # Averages are time-weighted for outstanding IO, IO-weighted for response times.
-    weight = np.array([s.duration_s if avg == "oio_avg" else s.ios for s in a.steps], dtype=float)
-    b_avg, b_max = (bins.mean(v_avg, weight), bins.max(v_max)) if len(a.steps) else (v_avg, v_max)
+    weight = np.array([s.duration_s if avg == "oio_avg" else s.ios for s in steps], dtype=float)
+    b_avg, b_max = (bins.mean(v_avg, weight), bins.max(v_max)) if len(steps) else (v_avg, v_max)
     edges = _edges(bins, div)
     title = fill_mm(_title(a, what, bins), TITLE_WRAP_MM, TITLE_PT)
     ax = Axes(title=title, xlabel=f"time ({unit})", ylabel=ylabel, ylog=log)

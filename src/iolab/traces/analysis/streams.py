@@ -17,7 +17,9 @@ step back, four at a time where the CPU has AVX2). The chance that a random IO l
 at the end of one of the recent IOs is negligible on any real device.
 
 Per step (default 5 minutes; the last step ends at the trace's last completion, or its last
-issue when there are no response times) the analysis gives: IOs per stream, IOPS, MB/s
+issue when there are no response times, and is then `partial`: its rates are over its true
+length, and one shorter than half a step is left out of the per-step average and maximum and
+of the replay, see StreamAnalysis.short_step) the analysis gives: IOs per stream, IOPS, MB/s
 (10^6 B/s), read %, average and maximum outstanding IO, average and maximum response time.
 Outstanding IO comes from issue and completion times (issue + latency): the average is the
 time-weighted mean over the step (the sum of each IO's in-flight time inside the step,
@@ -46,16 +48,24 @@ into the result as it is.
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from pathlib import Path
 
 from iolab.core.errors import IolabError
+from iolab.core.units import human_span
 from iolab.traces.analysis.datasample import load_sample
 from iolab.traces.analysis.streamstats import SeqRule, StreamAnalysis
 from iolab.traces.analysis.tabulate import Accumulator, Scan
 from iolab.traces.table import TraceTable, connect, sql_str
 
 CHUNK_ROWS = 1_000_000  # file rows per chunk of the tabulation; its batches (~33 MB) are kept until it ends
+# The most steps an analysis cuts a trace into (`--max-steps`): memory, time and the files
+# written grow with the steps, not the IOs (600,000 steps of a 2-IO trace took 54 s, 2.1 GB
+# and a 165 MB analysis.json; 2.6 billion asked 41 GB and aborted). 100,000 is a week in
+# 6 s steps, far more than a replay or the Self-Test plots can show; they took 9.7 s and
+# 440 MB (2 IOs 30 days apart in 26 s steps).
+MAX_STEPS = 100_000
 
 
 def analyse(
@@ -67,10 +77,12 @@ def analyse(
     process: str | None = None,
     memory_limit: str | None = "512MB",
     chunk_rows: int = CHUNK_ROWS,
+    max_steps: int = MAX_STEPS,
 ) -> StreamAnalysis:
     """Cut the trace into steps and tabulate its IO streams (see the module docstring).
 
-    `devices` keeps only those devices, `process` only IOs issued by that process name.
+    `devices` keeps only those devices, `process` only IOs issued by that process name. A
+    trace that would make more than `max_steps` steps is refused before it is walked.
     """
     # One DuckDB thread: the scan already runs beside the walk, and splitting it over more
     # threads costs more CPU than it saves.
@@ -80,6 +92,8 @@ def analyse(
             table = TraceTable.open(table, con)
         if step_s <= 0:
             raise IolabError(f"stream analysis: step must be > 0 s, got {step_s}")
+        if max_steps < 1:
+            raise IolabError(f"stream analysis: the limit of steps must be ≥ 1, got {max_steps}")
         if not 0 < threshold < 1:
             raise IolabError(f"stream analysis: dominant-stream threshold must be in (0, 1), got {threshold}")
         step_ns = int(round(step_s * 1e9))
@@ -103,7 +117,8 @@ def analyse(
         lat_sql = "-1.0" if not table.has_latency else "coalesce(latency_us, -1.0)" if lat_nulls else "latency_us"
         rows_where = " AND ".join(w for w in (*where[1:], io_filter) if w != "TRUE") or "TRUE"
         io_scan = Scan(str(table.path), rows_where, lat_sql, dev_sql, table.rows, chunk_rows)
-        acc = Accumulator(step_ns, seq, table.has_latency)
+        _refuse_too_many_steps(con, table, io_scan, step_ns, max_steps)
+        acc = Accumulator(step_ns, seq, table.has_latency, max_steps)
         try:
             acc.consume(con, io_scan)
         finally:
@@ -126,6 +141,34 @@ def analyse(
         return replace(res, data=data, notes=res.notes + ((note,) if note else ()))
     finally:
         con.close()
+
+
+def _refuse_too_many_steps(con, table: TraceTable, scan: Scan, step_ns: int, max_steps: int) -> None:
+    """Refuse, before the walk allocates its per-step tables, an analysis whose steps (from 0
+    to the last issue or completion of the IOs analysed, as the result counts them) would be
+    more than `max_steps`; name the shortest step that fits."""
+    late = " + CASE WHEN latency_us >= 0 THEN latency_us * 1000.0 ELSE 0 END" if table.has_latency else ""
+    end_ns = float(con.execute(scan.sql(f"max(CAST(time_ns AS DOUBLE){late})")).fetchall()[0][0] or 0.0)
+    n_steps = max(1, math.ceil(end_ns / step_ns))
+    if n_steps <= max_steps:
+        return
+    fits = _step_text(math.ceil(end_ns / max_steps))
+    raise IolabError(
+        f"{table.path}: the IOs analysed span {human_span(end_ns / 1e9)} from the trace's start to the last "
+        f"{'completion' if table.has_latency else 'issue'}, which in steps of {human_span(step_ns / 1e9)} is "
+        f"{n_steps:,} steps, more than the limit of {max_steps:,} (--max-steps; each step costs memory, time and "
+        f"lines of analysis.json and replay.toml). Give --step {fits} or longer, or raise --max-steps. "
+        "Nothing was analysed or written."
+    )
+
+
+def _step_text(ns: int) -> str:
+    """The shortest step of at least `ns`, as --step reads it, rounded up to a readable unit."""
+    if ns <= 1_000_000_000:
+        return f"{math.ceil(ns / 1000) / 1000:g}ms"
+    if ns <= 3600 * 1_000_000_000:
+        return f"{math.ceil(ns / 1e9)}s"
+    return f"{math.ceil(ns / 6e10)}m"
 
 
 _IO_TERMS = {

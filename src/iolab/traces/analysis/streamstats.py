@@ -10,7 +10,7 @@ from pathlib import Path
 
 from iolab.core.errors import IolabError
 from iolab.core.safefile import read_text
-from iolab.core.units import counted, kib_label
+from iolab.core.units import counted, human_span, kib_label
 from iolab.core.workload import Stream
 
 
@@ -68,6 +68,14 @@ class StepStat:
     rt_avg_us: float | None
     rt_max_us: float | None
     streams: tuple[tuple[int, int], ...] = ()
+    partial: bool = False  # shorter than a step: the trace ends inside it (only the last step)
+
+
+# A final partial step shorter than this share of a step is left out of the per-step average
+# and maximum and of the replay: its rates are IOs over its true length, but over a few µs one
+# or two IOs read as hundreds of thousands of IOPS, which would become the trace's "max" and
+# its replay's last step. A longer partial step counts, over its true length.
+MIN_PARTIAL_SHARE = 0.5
 
 
 NO_DATA = "not available: the trace holds no data"
@@ -148,6 +156,38 @@ class StreamAnalysis:
         """% of all analysed IOs that belong to a dominant stream."""
         return sum(s.pct for s in self.dominant)
 
+    def short_step(self) -> StepStat | None:
+        """The final partial step when it is shorter than MIN_PARTIAL_SHARE of a step and not
+        the trace's only step (a trace shorter than a step is that one step): left out of the
+        per-step average and maximum and of the replay."""
+        last = self.steps[-1] if len(self.steps) > 1 else None
+        if last is None or not last.partial or last.duration_s >= MIN_PARTIAL_SHARE * self.step_s:
+            return None
+        return last
+
+    def rated_steps(self) -> tuple[StepStat, ...]:
+        """The steps the per-step average and maximum are taken over (all but short_step)."""
+        return self.steps[:-1] if self.short_step() is not None else self.steps
+
+    def partial_note(self) -> str | None:
+        """What the analysis did with a final partial step, for its summary and analysis.json."""
+        last = self.steps[-1] if self.steps else None
+        if last is None or not last.partial:
+            return None
+        length = f"{human_span(last.duration_s)} of a {human_span(self.step_s)} step: the trace ends inside it"
+        if len(self.steps) == 1:
+            return (
+                f"the only step is partial ({length}); its figures are over its true length, "
+                "the whole trace, and it is replayed for that length."
+            )
+        if self.short_step() is None:
+            return f"step {last.index} is partial ({length}); its figures are over its true length."
+        return (
+            f"step {last.index} is partial ({length}), shorter than {MIN_PARTIAL_SHARE:.0%} of a step: "
+            "its figures (over its true length) are left out of the per-step average and maximum "
+            "and of the replay."
+        )
+
     def read_pct(self) -> float:
         return 100.0 * sum(s.ios for s in self.streams if s.op == "read") / self.total_ios
 
@@ -186,16 +226,19 @@ class StreamAnalysis:
             vals = [v for v in vals if v is not None]
             if not vals:
                 return f"{name}: not in this trace"
+            if len(self.steps) == 1:  # one step: an average or a maximum over steps would say more than it is
+                return f"{name}: {format(vals[0], fmt)} (the only step, {human_span(self.steps[0].duration_s)})"
             return f"{name}: average over steps {format(sum(vals) / len(vals), fmt)}, max {format(max(vals), fmt)}"
 
+        rated = self.rated_steps()  # a short final step's rates are not the trace's maximum
         head += [
-            "per step " + rng("IOPS", [x.iops for x in self.steps], ",.0f"),
-            "per step " + rng("MB/s", [x.mbps for x in self.steps], ",.1f"),
+            "per step " + rng("IOPS", [x.iops for x in rated], ",.0f"),
+            "per step " + rng("MB/s", [x.mbps for x in rated], ",.1f"),
             "per step "
-            + rng("average outstanding IO", [x.oio_avg for x in self.steps], ",.2f")
+            + rng("average outstanding IO", [x.oio_avg for x in rated], ",.2f")
             + ("" if not self.has_latency else f"; peak {max((x.oio_max or 0) for x in self.steps)}"),
             "per step "
-            + rng("average response time µs", [x.rt_avg_us for x in self.steps], ",.1f")
+            + rng("average response time µs", [x.rt_avg_us for x in rated], ",.1f")
             + ("" if not self.has_latency else f"; max {max((x.rt_max_us or 0) for x in self.steps):,.1f} µs"),
         ]
         head.append(self.data.text() if self.data else f"written data (compressibility, duplicates): {NO_DATA}")

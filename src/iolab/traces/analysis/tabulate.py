@@ -5,11 +5,12 @@ scan's Arrow stream itself; this module merges its rows and builds the result.""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from iolab import _sim
+from iolab.core.errors import IolabError
 from iolab.traces.analysis.streamstats import SeqRule, StepStat, StreamAnalysis, StreamStat
 from iolab.traces.sqltext import sql_str
 
@@ -35,14 +36,18 @@ _SPREAD_TYPES = (np.int64, np.bool_, np.bool_, np.int64, np.float64)  # times, S
 class Accumulator:
     """Running state of the analysis across chunks (all per-IO work is in the walk)."""
 
-    def __init__(self, step_ns: int, seq: SeqRule, has_latency: bool) -> None:
+    def __init__(self, step_ns: int, seq: SeqRule, has_latency: bool, max_steps: int) -> None:
         self.step_ns = step_ns
         self.seq = seq
         self.has_latency = has_latency
         self.ios = 0
         self.end_ns = 0  # last issue, or last completion when known
         self.walk = _sim.StreamWalk(
-            step_ns=step_ns, lookback=seq.lookback, gap_bytes=seq.gap_bytes, has_latency=has_latency
+            step_ns=step_ns,
+            lookback=seq.lookback,
+            gap_bytes=seq.gap_bytes,
+            has_latency=has_latency,
+            max_steps=max_steps,
         )
         # (step, seq, write, size) -> [ios, bytes, latency count, latency sum, latency max]
         self.groups: dict[tuple[int, bool, bool, int], list] = {}
@@ -60,7 +65,7 @@ class Accumulator:
         cur = con.cursor()
         try:
             self.walk.open(stream=cur.sql(scan.sql(columns + scan.dev_sql + frn)), chunk_rows=scan.chunk_rows)
-            while (got := self.walk.next_chunk()) is not None:
+            while (got := self._next_chunk()) is not None:
                 rows, spread = got
                 if spread is not None:  # too many (step, stream) slots for the walk's dense table
                     cols: list[np.ndarray] = [np.frombuffer(b, d) for b, d in zip(spread, _SPREAD_TYPES)]
@@ -78,6 +83,14 @@ class Accumulator:
             self.walk.close()
             cur.close()
         self.ios, self.end_ns = self.walk.ios, self.walk.last_issue_ns
+
+    def _next_chunk(self):
+        """The walk's next chunk; what it refuses (a column it cannot read, an IO past the
+        limit of steps that analyse() checked before) is said as iolab's error, not a trace."""
+        try:
+            return self.walk.next_chunk()
+        except ValueError as e:
+            raise IolabError(f"stream analysis: {e}") from None
 
     def _merge(self, tab: list) -> None:
         """Add one chunk's (step, seq, write, size) rows to the running groups."""
@@ -118,7 +131,7 @@ class Accumulator:
                 f"{missing:,} IOs have no response time (completion not in the trace); "
                 "they are left out of response times and outstanding IO."
             )
-        return StreamAnalysis(
+        res = StreamAnalysis(
             source=str(table.path),
             fmt=table.fmt,
             step_s=step_s,
@@ -134,6 +147,8 @@ class Accumulator:
             steps=tuple(steps),
             notes=tuple(notes),
         )
+        partial = res.partial_note()  # said in the summary and kept in analysis.json alike
+        return replace(res, notes=res.notes + (partial,)) if partial else res
 
     def _end_ns(self) -> int:
         return max(self.end_ns, self.walk.last_completion_ns or 0)
@@ -145,7 +160,10 @@ class Accumulator:
         """Per step: the in-flight time (ns) and the maximum outstanding IO, with anything
         counted past the last step folded into it."""
         last = n_steps - 1
-        inflight_ns, oio = self.walk.finish(n_steps=n_steps)
+        try:
+            inflight_ns, oio = self.walk.finish(n_steps=n_steps)
+        except ValueError as e:  # more steps than the limit: analyse() refuses those before
+            raise IolabError(f"stream analysis: {e}") from None
         all_inflight, all_max = np.array(inflight_ns, np.float64), np.array(oio, np.int64)
         inflight = all_inflight[:n_steps].copy()
         inflight[last] += all_inflight[n_steps:].sum()
@@ -220,6 +238,7 @@ class Accumulator:
             rt_avg_us=lat_s / lat_n if lat_n else None,
             rt_max_us=lat_m,
             streams=tuple(sorted(counts.items())),
+            partial=dur_ns < self.step_ns,
         )
 
 

@@ -35,7 +35,7 @@ from iolab.core.errors import IolabError
 from iolab.core.safefile import read_text
 from iolab.core.units import counted, kib_label, parse_size
 from iolab.core.workload import Stream, Workload
-from iolab.traces.analysis.streamstats import StreamAnalysis
+from iolab.traces.analysis.streamstats import MIN_PARTIAL_SHARE, StreamAnalysis
 from iolab.traces.events import SECTOR  # the unit of every IO a block device or the simulator takes
 
 SHARE_TOLERANCE_PCT = 0.01
@@ -98,6 +98,7 @@ class ReplayPlan:
     threads: int
     steps: tuple[ReplayStep, ...]
     skipped: tuple[int, ...] = ()  # capture steps without IOs of the chosen streams
+    short: tuple[int, ...] = ()  # a final partial step too short to replay (StreamAnalysis.short_step)
 
     @property
     def duration_s(self) -> float:
@@ -127,6 +128,11 @@ class ReplayPlan:
                 f"; capture steps left out (no IOs of the chosen streams): {_ranges(self.skipped)}"
                 if self.skipped
                 else ""
+            )
+            + (
+                f"; partial last step left out (shorter than {MIN_PARTIAL_SHARE:.0%} of a step): {_ranges(self.short)}"
+                if self.short
+                else ""
             ),
             "",
             "[replay]",
@@ -135,6 +141,7 @@ class ReplayPlan:
             f"compress = {self.compress!r}  # capture time / replay time",
             f"threads = {self.threads}",
             f"skipped = [{', '.join(str(i) for i in self.skipped)}]",
+            f"short = [{', '.join(str(i) for i in self.short)}]  # a final partial step left out",
         ]
         for s in self.steps:
             out += [
@@ -172,7 +179,7 @@ def replay(
             "lower the threshold or replay all streams."
         )
     steps, skipped = [], []
-    for st in analysis.steps:
+    for st in analysis.rated_steps():  # a short final step would run a few µs flat out
         mix = [(i, n) for i, n in st.streams if i in chosen]
         total = sum(n for _, n in mix)
         if not total:
@@ -190,7 +197,16 @@ def replay(
         )
     if not steps:
         raise IolabError(f"{analysis.source}: no step has IOs of the chosen streams; nothing to replay.")
-    return ReplayPlan(analysis.source, analysis.step_s, compress, threads, tuple(steps), tuple(skipped))
+    short = analysis.short_step()
+    return ReplayPlan(
+        analysis.source,
+        analysis.step_s,
+        compress,
+        threads,
+        tuple(steps),
+        tuple(skipped),
+        (short.index,) if short else (),
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -265,9 +281,10 @@ def load_replay(path: str | Path) -> ReplayPlan:
         )
     if not steps:
         raise IolabError(f"{f.path}: no [[step]] entries; a replay needs at least one step.")
-    skipped = r.get("skipped", [])
-    if not isinstance(skipped, list) or not all(isinstance(i, int) for i in skipped):
-        top.fail("skipped", "a list of step numbers", skipped)
+    skipped, short = r.get("skipped", []), r.get("short", [])
+    for key, val in (("skipped", skipped), ("short", short)):
+        if not isinstance(val, list) or not all(isinstance(i, int) for i in val):
+            top.fail(key, "a list of step numbers", val)
     return ReplayPlan(
         source=top.str(r, "source", default=""),
         step_s=top.num(r, "step_s"),
@@ -275,6 +292,7 @@ def load_replay(path: str | Path) -> ReplayPlan:
         threads=top.int(r, "threads", default=1),
         steps=tuple(steps),
         skipped=tuple(skipped),
+        short=tuple(short),
     )
 
 
