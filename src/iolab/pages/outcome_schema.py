@@ -360,6 +360,7 @@ POWER = _obj(
         "source_copy": _t("string"),
         "readings": _t("integer"),
         "interval_s": NUM,
+        "gap_s": NUM,
         "offset_s": NUM,
         "min_coverage_pct": NUM,
         "run": _POWER_SCOPE,
