@@ -360,7 +360,6 @@ POWER = _obj(
         "source_copy": _t("string"),
         "readings": _t("integer"),
         "interval_s": NUM,
-        "gap_s": NUM,
         "offset_s": NUM,
         "min_coverage_pct": NUM,
         "run": _POWER_SCOPE,
@@ -384,8 +383,9 @@ POWER = _obj(
             )
         ),
     },
-    # the meter log copy's size and digest, by which readers tell it is the log the figures came from
-    {"source_copy_bytes": _t("integer"), "source_copy_sha256": _t("string")},
+    # the meter log copy's size and digest, by which readers tell it is the log the figures came from;
+    # gap_s: the silence a reading does not hold across (power.json written before it was kept has none)
+    {"source_copy_bytes": _t("integer"), "source_copy_sha256": _t("string"), "gap_s": NUM},
 )
 
 # The commands whose --json prints this document (`sim calibrate --json` prints its own).
