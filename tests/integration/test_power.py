@@ -202,3 +202,30 @@ def test_a_kill_between_the_meter_log_and_power_json_is_told_not_paired(scratch)
     # attached again whole, the pair agrees
     assert iolab("power", str(run), str(scratch / "second.csv")).returncode == 0
     assert iolab("show", str(run)).returncode in (0, 6)
+
+
+def test_an_irregular_meter_is_weighed_by_time_not_refused(scratch):
+    """The tester's meter3.csv over a real run: every 2 s one 5.0 W reading that holds 1 s (the
+    meter is slow while power is steady), then 1 s of readings every 10 ms at 5.0-6.0 W. Before,
+    the 10 ms median made every steady second a gap: refused ("check the meter's clock"), or with
+    --min-coverage lowered, averaged over the busy half only (~5,500 mW, not ~5,250)."""
+    import random
+
+    runs = scratch / "runs"
+    target, one = f"file:{scratch}/drive.img?size=64MiB", ("--max-rounds", "1", "--no-report")
+    p = iolab("run", "latency", "-t", target, "--quick", "--cell-time", "1s", *one, "--runs-dir", str(runs))
+    assert p.returncode in (0, 6), p.stdout + p.stderr
+    [run] = list(runs.iterdir())
+    db = sqlite3.connect(f"file:{run / 'results.db'}?mode=ro", uri=True)
+    first, last = db.execute("SELECT MIN(started), MAX(ended) FROM cells").fetchone()
+    rnd, rows, t = random.Random(3), [], first - 11
+    while t < last + 15:
+        rows += [(t, 5.0)] + [(t + 1 + k * 0.01, 5.0 + rnd.random()) for k in range(100)]
+        t += 2
+    meter = scratch / "meter3.csv"
+    meter.write_text("time,watts\n" + "".join(f"{a:.3f},{w:.3f}\n" for a, w in rows))
+    p = iolab("power", str(run), str(meter), "--json")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)["power"]
+    assert doc["gap_s"] == pytest.approx(5.0) and doc["run"]["measured"] == doc["run"]["cells"]
+    assert 5150 < doc["run"]["avg_mw"] < 5350  # half the time 5.0 W, half 5.0-6.0 W

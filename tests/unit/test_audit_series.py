@@ -6,7 +6,8 @@ twice still fail (audit_series.py derives the bound).
 `iops1m` is the round of `iolab run iops --quick` on a 128 MiB file that failed main's check
 (RND 1 MiB 5/95, 4 threads × QD32, 1 s: one row a thread at 1.001-1.023 s, the round ended at
 1.047 s with 119 of its 1,748 IOs in no row); `drain4s` a 4 s round of the same cell whose
-threads were last sampled at 3.012 s, its rest the tail row fio_parse makes of the totals."""
+threads were last sampled at 3.012 s, its rest the tail row fio_parse makes of the totals;
+`late1100` a 1.1 s round of it whose rows the tests re-stamp as a loaded loop-device round's were."""
 
 from __future__ import annotations
 
@@ -26,11 +27,15 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "fio"
 MiB = 1024 * 1024
 
 
-def recorded(tmp_path: Path, tag: str) -> RoundResult:
+def recorded(tmp_path: Path, tag: str, stamp_ms: int | None = None) -> RoundResult:
+    """The recorded round; `stamp_ms`: each iops/bw log row re-stamped at that time."""
     raw = tmp_path / tag / "raw"
     raw.mkdir(parents=True)
     for f in FIXTURES.glob(f"{tag}[._]*"):
         shutil.copy(f, raw / f.name)
+        if stamp_ms is not None and ("_iops." in f.name or "_bw." in f.name):
+            lines = (raw / f.name).read_text().splitlines()
+            (raw / f.name).write_text("".join(f"{stamp_ms},{ln.split(',', 1)[1]}\n" for ln in lines))
     return load_round(raw, tag, require_bins=False)
 
 
@@ -47,7 +52,7 @@ def failed(rows: list[Row], cell: Shape) -> list[str]:
     return [f.text() for f in findings(rows, cell) if f.short or f.over]
 
 
-@pytest.mark.parametrize("tag", ["iops1m", "drain4s"])
+@pytest.mark.parametrize("tag", ["iops1m", "drain4s", "late1100"])
 def test_correct_fio_output_passes(tmp_path, tag):
     r = recorded(tmp_path, tag)
     assert failed(rows_of(r), shape_of(r)) == []
@@ -83,6 +88,25 @@ def test_rows_lost_another_cells_rows_or_a_total_counted_twice_fail(tmp_path):
     assert failed(doubled, shape_of(long))  # each row's rate summed twice
 
 
+def test_rows_stamped_after_their_window_pass_and_inflated_ones_still_fail(tmp_path):
+    # the loaded round's shape: one row a thread stamped 1.308 s, each rate over the thread's own
+    # ~1.1 s (1.000-1.099 s as recorded): counted from 0 the rows hold 1.308 s of it
+    r = recorded(tmp_path / "late", "late1100", stamp_ms=1308)
+    rows, cell = rows_of(r), shape_of(r)
+    assert [(t, rd + wr) for t, rd, wr, *_ in rows] == [(1.308, 1867)]
+    assert (r.runtime_s, cell.ios) == (1.123, 2130)
+    [ios, mb] = findings(rows, cell)
+    assert ios.rows_sum == pytest.approx(1867 * 1.308)  # 2,442 IOs: over the old bound, 2,237.5
+    assert ios.rows_sum > ios.most
+    assert ios.rows_least == pytest.approx(1867.0)  # each rate over the one interval it was measured over
+    assert failed(rows, cell) == []
+    # rows that hold clearly more than fio's totals still fail: the rates doubled, or totals of 80 %
+    doubled = [(t, 2 * rd, 2 * wr, 2 * m, mx) for t, rd, wr, m, mx in rows]
+    assert any("more than the cell's total" in f for f in failed(doubled, cell))
+    low = Shape(int(cell.ios * 0.8), int(cell.io_bytes * 0.8), cell.runtime_s, 4, 32, MiB)
+    assert any("at least 1,867.0 IOs" in f for f in failed(rows, low))
+
+
 def with_cell(run: Path, tmp_path: Path, r: RoundResult, scale: int = 1) -> Path:
     """A copy of the good run whose first measured cell holds this recorded round's totals and rows."""
     (tmp_path / "w").mkdir(parents=True)
@@ -115,5 +139,11 @@ def with_cell(run: Path, tmp_path: Path, r: RoundResult, scale: int = 1) -> Path
 
 def test_the_audit_passes_a_stored_fio_cell_and_fails_it_counted_twice(iops_run, tmp_path):  # noqa: F811
     r = recorded(tmp_path, "iops1m")
+    assert results(with_cell(iops_run, tmp_path / "good", r))["series-totals"] == "pass"
+    assert results(with_cell(iops_run, tmp_path / "bad", r, scale=2))["series-totals"] == "fail"
+
+
+def test_the_audit_passes_a_cell_whose_rows_are_stamped_late(iops_run, tmp_path):  # noqa: F811
+    r = recorded(tmp_path, "late1100", stamp_ms=1308)
     assert results(with_cell(iops_run, tmp_path / "good", r))["series-totals"] == "pass"
     assert results(with_cell(iops_run, tmp_path / "bad", r, scale=2))["series-totals"] == "fail"

@@ -90,3 +90,49 @@ def test_a_log_that_misses_every_cell_names_both_times():
     m = log([(0, 1.0), (1, 1.0)])
     with pytest.raises(IolabError, match="covers none of the run's cells.*--offset"):
         align(m, [cell("a", 1, 0, 1000, 1010)])
+
+
+def irregular(busy_w: float = 1.0, seconds: int = 120, seed: int = 3) -> list[tuple[float, float]]:
+    """The tester's meter3.csv: every 2 s one 5.0 W reading that holds 1 s (steady), then 1 s of
+    readings every 10 ms at 5.0 W + up to `busy_w` (power changing)."""
+    import random
+
+    rnd, rows, t = random.Random(seed), [], 0.0
+    while t < seconds:
+        rows.append((t, 5.0))
+        rows += [(t + 1 + k * 0.01, 5.0 + busy_w * rnd.random()) for k in range(100)]
+        t += 2
+    return rows
+
+
+def test_an_irregular_meter_holds_each_steady_reading_until_the_next():
+    # before: the median interval (10 ms) made every steady 1 s a gap; no cell was covered, and with
+    # --min-coverage 40 the average was over the busy half only (~5,500 mW, +4 %)
+    rows = irregular()
+    m = log(rows)
+    assert m.interval_s == pytest.approx(0.01) and m.gap_s == pytest.approx(5.0)
+    f = cell_power(m, 10.0, 110.0)
+    truth = sum(w * (1.0 if t % 2 == 0 else 0.01) for t, w in rows if 10 <= t < 110) / 100.0 * 1000
+    assert f["coverage_pct"] == pytest.approx(100.0)
+    assert f["avg_mw"] == pytest.approx(truth, rel=1e-3) and 5200 < f["avg_mw"] < 5300
+    [c] = align(m, [cell("a", 1, 0, 10, 110)])
+    assert c.avg_mw == pytest.approx(truth, rel=1e-3)
+
+
+def test_a_1khz_burst_each_second_holds_the_steady_reading_too():
+    # meter2.csv: 0.1 s of readings every 1 ms at 20 W each second, one 5 W reading for the rest
+    rows = []
+    for s in range(120):
+        rows += [(s + k * 0.001, 20.0) for k in range(100)] + [(s + 0.1, 5.0)]
+    f = cell_power(log(rows), 10.0, 110.0)
+    assert f["coverage_pct"] == pytest.approx(100.0) and f["avg_mw"] == pytest.approx(6500.0, rel=1e-3)
+
+
+def test_a_log_with_real_gaps_over_the_run_names_them_not_the_clock():
+    # one reading a second, silent for 60 s over the cell: the log spans it, the gap is the cause
+    rows = [(t, 5.0) for t in range(200) if not 15 < t < 75]
+    with pytest.raises(IolabError) as e:
+        align(log(rows), [cell("a", 1, 0, 30, 70)])
+    text = str(e.value)
+    assert "because of its gaps: 1 silence longer than 5 s" in text and "the longest 60 s" in text
+    assert "clock" not in text

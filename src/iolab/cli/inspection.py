@@ -214,6 +214,11 @@ def power(
     want_json("power", console, json_out)
     doc = attach(run_ref, log, offset, min_coverage / 100.0)
     console.print(f"[bold]{esc(doc['run_id'])}[/]: power meter log {esc(str(log))}, {doc['readings']:,} readings")
+    # the gap rule said aloud: a reading holds until the next one unless the silence is longer than this
+    console.print(
+        f"  readings every {doc['interval_s']:.3g} s (median); a silence longer than {doc['gap_s']:g} s is a gap "
+        "no reading holds across"
+    )
     for s in [doc["run"], *doc["phases"]]:
         avg = "not measured" if s["avg_mw"] is None else f"{s['avg_mw']:,.0f} mW average, {s['max_mw']:,.0f} mW maximum"
         console.print(f"  {esc(s['name'])}: {avg} ({s['measured']} of {s['cells']} cells measured)")

@@ -146,9 +146,12 @@ def trace_export(
     out: Path = typer.Option(..., "--out", "-o", help="The file to write."),
 ):
     """Write an IO table back out in a public trace format (reads and writes)."""
-    from iolab.traces.writers import export_trace
+    from iolab.traces.writers import export_with_notes
 
-    console.print(f"wrote {esc(str(export_trace(trace, fmt, out)))}", soft_wrap=True)
+    path, notes = export_with_notes(trace, fmt, out)
+    console.print(f"wrote {esc(str(path))}", soft_wrap=True)
+    for note in notes:  # what the format could not hold as it was
+        console.print(f"  note: {esc(note)}", soft_wrap=True)
 
 
 def _share(text: str, what: str) -> float:

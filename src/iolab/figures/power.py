@@ -7,8 +7,10 @@ function), and the last holds for one usual interval. A cell's average is the in
 step function over the cell's wall-clock window divided by the time it covers, so irregular
 sampling weighs each reading by how long it held, not once. A cell whose window the log covers
 less than `min_coverage` of gets no figure ("not measured"): the log started late, ended early
-or had a gap there. A gap is a silence longer than GAP_FACTOR usual intervals; a reading does
-not hold across it. The meter's clock may differ from this machine's: `offset_s` is added to
+or had a gap there. A gap is a silence longer than GAP_FACTOR of the meter's slow intervals (its
+SLOW_PCT-th percentile interval: a meter that logs fast while power changes and slowly while it is
+steady holds each steady reading until the next, which the median, its fast interval, would call a
+gap); a reading does not hold across it. The meter's clock may differ from this machine's: `offset_s` is added to
 every meter time (host time = meter time + offset)."""
 
 from __future__ import annotations
@@ -35,7 +37,12 @@ if TYPE_CHECKING:
 # (a simulated drive's modelled power, figures/simpower.py) and most have no log, where numpy
 # was 0.15 CPU-s of each `iolab run`'s start.
 
-GAP_FACTOR = 5.0  # a silence longer than this many usual intervals is a gap in the log
+GAP_FACTOR = 5.0  # a silence longer than this many slow intervals is a gap in the log
+# The slow interval: the meter's intervals at this percentile (numpy's "lower": one that occurred).
+# A meter logging every 10 ms while power changes and every 1 s while steady has 1 % of its
+# intervals slow (1 in 101); silences rarer than 1 in 200 intervals stay gaps, more frequent ones
+# are read as the meter's slow pace.
+SLOW_PCT = 99.5
 MIN_COVERAGE = 0.9  # the least share of a cell's window the log must cover for a figure
 TIME_NAMES = ("time", "timestamp", "t", "time_s", "epoch")
 POWER_NAMES = {
@@ -55,14 +62,15 @@ class MeterLog:
     t: np.ndarray  # host-clock Unix seconds, non-decreasing
     mw: np.ndarray  # milliwatts
     interval_s: float  # the usual interval between readings (median)
+    gap_s: float  # a longer silence is a gap: GAP_FACTOR x the slow interval (SLOW_PCT)
 
     def holds(self) -> tuple[np.ndarray, np.ndarray]:
-        """Each reading's [start, end) on the host clock: until the next reading, or one usual
-        interval where the next is a gap away (and after the last)."""
+        """Each reading's [start, end) on the host clock: until the next reading, or gap_s
+        where the next is a gap away, and one usual interval after the last."""
         import numpy as np
 
         nxt = np.append(self.t[1:], self.t[-1] + self.interval_s)
-        end = np.minimum(nxt, self.t + GAP_FACTOR * self.interval_s)
+        end = np.minimum(nxt, self.t + self.gap_s)
         end[-1] = self.t[-1] + self.interval_s
         return self.t, end
 
@@ -170,10 +178,12 @@ def parse_meter_log(text: str, source: str, offset_s: float = 0.0) -> MeterLog:
         raise IolabError(f"{source}: {counted(len(ts), 'reading')}; a meter log needs at least two.")
     times = np.asarray(ts)
     steps = np.diff(times)
-    interval = float(np.median(steps[steps > 0])) if (steps > 0).any() else 0.0
+    moving = steps[steps > 0]
+    interval = float(np.median(moving)) if moving.size else 0.0
     if interval <= 0:
         raise IolabError(f"{source}: every reading has the same time; the log has no interval.")
-    return MeterLog(source, times, np.asarray(ps), interval)
+    slow = float(np.percentile(moving, SLOW_PCT, method="lower"))
+    return MeterLog(source, times, np.asarray(ps), interval, GAP_FACTOR * max(slow, interval))
 
 
 def cell_power(log: MeterLog, started: float, ended: float, min_coverage: float = MIN_COVERAGE) -> dict:
@@ -208,12 +218,39 @@ def align(log: MeterLog, cells: Iterable[CellRow], min_coverage: float = MIN_COV
         label = c.cell_key if c.kind == "measure" else f"{c.kind}: {c.cell_key}"
         out.append(CellPower(c.phase, c.round, c.ordinal, label, c.started, c.ended, **f))
     if out and not any(c.avg_mw is not None for c in out):
-        first, last = min(c.started for c in out), max(c.ended for c in out)
-        raise IolabError(
-            f"{log.source}: the meter log ({_utc(log.t[0])} to {_utc(log.t[-1])}) covers none of the run's cells "
-            f"({_utc(first)} to {_utc(last)}) well enough; check the meter's clock (--offset adds seconds to its times)."
-        )
+        _refuse_uncovered(log, out, min_coverage)
     return out
+
+
+def _refuse_uncovered(log: MeterLog, cells: Sequence[CellPower], min_coverage: float) -> None:
+    """No cell is covered well enough: the clock when the log's times miss the cells', else its gaps."""
+    import numpy as np
+
+    first, last = min(c.started for c in cells), max(c.ended for c in cells)
+    times = f"the meter log ({_utc(log.t[0])} to {_utc(log.t[-1])})"
+    run = f"the run's cells ({_utc(first)} to {_utc(last)})"
+    if log.t[-1] <= first or log.t[0] >= last:  # the two ranges do not meet: the clock or the wrong log
+        raise IolabError(
+            f"{log.source}: {times} covers none of {run} well enough; check the meter's clock "
+            "(--offset adds seconds to its times)."
+        )
+    silences = np.diff(log.t)
+    gaps = silences > log.gap_s
+    best = max(c.coverage_pct for c in cells)
+    if not gaps.any():  # a log that starts after the cells or ends before them, shifted or short
+        raise IolabError(
+            f"{log.source}: {times} covers at most {best:.1f} % of a cell of {run} (--min-coverage "
+            f"{100 * min_coverage:g} %); check the meter's clock (--offset adds seconds to its times) "
+            "or that it logged the whole run."
+        )
+    longest = float(silences.max())
+    raise IolabError(
+        f"{log.source}: {times} spans {run}, but covers at most {best:.1f} % of a cell (--min-coverage "
+        f"{100 * min_coverage:g} %) because of its gaps: {counted(int(gaps.sum()), 'silence')} longer than "
+        f"{log.gap_s:g} s ({GAP_FACTOR:g} x the meter's slow interval), the longest {longest:g} s at "
+        f"{_utc(float(log.t[:-1][silences.argmax()]))}; no reading holds across a gap. A meter that stopped "
+        "logging needs the run again with it logging."
+    )
 
 
 def summarise(name: str, cells: Sequence[CellPower]) -> PowerSummary:
@@ -235,6 +272,7 @@ def to_document(log: MeterLog, cells: Sequence[CellPower], min_coverage: float, 
         "source": log.source,
         "readings": len(log.t),
         "interval_s": log.interval_s,
+        "gap_s": log.gap_s,
         "offset_s": offset_s,
         "min_coverage_pct": 100.0 * min_coverage,
         "run": asdict(summarise("run", cells)),

@@ -201,6 +201,7 @@ def model_document(run_id: str, run_dir: Path, cells: Sequence[CellRow]) -> dict
         "model": model.record(),
         "readings": 0,
         "interval_s": None,
+        "gap_s": None,
         "offset_s": 0.0,
         "min_coverage_pct": 100.0,
         "run": asdict(summarise("run", as_cells)),

@@ -383,8 +383,9 @@ POWER = _obj(
             )
         ),
     },
-    # the meter log copy's size and digest, by which readers tell it is the log the figures came from
-    {"source_copy_bytes": _t("integer"), "source_copy_sha256": _t("string")},
+    # the meter log copy's size and digest, by which readers tell it is the log the figures came from;
+    # gap_s: the silence a reading does not hold across (power.json written before it was kept has none)
+    {"source_copy_bytes": _t("integer"), "source_copy_sha256": _t("string"), "gap_s": NUM},
 )
 
 # The commands whose --json prints this document (`sim calibrate --json` prints its own).

@@ -75,13 +75,16 @@ class Writer:
     `head_lines`: the lines the writer puts before the first IO line (fuzz.py mangles the
     IO lines and keeps these whole); `io_line`: which of the remaining lines are IOs, when
     the writer adds others (blkparse's summary); `record_bytes`: for a binary writer, the
-    fixed record size fuzz.py mangles record by record (0: a stream, mangled as a whole)."""
+    fixed record size fuzz.py mangles record by record (0: a stream, mangled as a whole).
+    `sectors`: what the format writes in 512 B sectors, "offset" or "offset+size" ("": bytes);
+    writers.py rounds such IOs outward to whole sectors before the writer sees them."""
 
     name: str
     write: Callable[[ExportJob], None]
     head_lines: int = 0
     io_line: Callable[[bytes], bool] | None = None
     record_bytes: int = 0
+    sectors: str = ""
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,9 @@ Tencent keeps whole seconds; Alibaba and fio v3 keep µs; blkparse, tracefs and 
 devices by major,minor (`devno`, default "8,16") and need response times to write
 completions; so does biosnoop (LAT written to 1 µs; bcc itself prints 10 µs steps). DiskSim
 has neither response times nor process names. fio v2 writes `wait` lines for the gaps
-between IOs.
+between IOs. Formats that count in 512 B sectors (Writer.sectors) get each IO rounded outward
+to whole sectors, so that it still covers its bytes and none becomes 0 bytes long; the notes
+say how many IOs were changed.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from iolab.core.errors import IolabError
+from iolab.core.units import counted
 from iolab.targets.writepolicy import check_file, mark_written
 from iolab.traces import formats
 from iolab.traces.registry import ExportJob
@@ -28,6 +31,22 @@ from iolab.traces.table import TraceTable, connect, sql_str
 
 # The reads and writes of a table, numbered in table order (`n`): what every writer reads.
 _SRC = "(SELECT *, row_number() OVER () AS n FROM read_parquet({path}) WHERE op IN ('read', 'write'))"
+
+
+# Each IO rounded outward to whole 512 B sectors (it covers at least the bytes it did), for the
+# formats that write offsets, or offsets and sizes, in sectors: truncating them turned a 1 B read
+# into a 0-length one. A sized IO of 0 bytes becomes one sector: no 0-length IO is written.
+_OUTWARD = {
+    "offset": """(SELECT * REPLACE (offset_bytes // 512 * 512 AS offset_bytes,
+        size_bytes + offset_bytes % 512 AS size_bytes) FROM {src})""",
+    "offset+size": """(SELECT * REPLACE (offset_bytes // 512 * 512 AS offset_bytes,
+        greatest(512, (offset_bytes + size_bytes + 511) // 512 * 512 - offset_bytes // 512 * 512) AS size_bytes)
+        FROM {src})""",
+}
+_UNALIGNED = {
+    "offset": "offset_bytes % 512 <> 0",
+    "offset+size": "offset_bytes % 512 <> 0 OR size_bytes % 512 <> 0 OR size_bytes = 0",
+}
 
 
 def export_trace(
@@ -39,6 +58,13 @@ def export_trace(
     `base_unix_ns` is the wall clock of the first IO for formats with absolute time
     (MSR, Tencent, SYSTOR); default: the table's own start, else 2020-01-01.
     """
+    return export_with_notes(table, fmt, out, devno, base_unix_ns)[0]
+
+
+def export_with_notes(
+    table: TraceTable | str | Path, fmt: str, out: str | Path, devno: str = "8,16", base_unix_ns: int | None = None
+) -> tuple[Path, list[str]]:
+    """export_trace, and what the export changed (IOs rounded to whole sectors), to be said."""
     if not isinstance(table, TraceTable):
         table = TraceTable.open(table)
     found = formats.writer(fmt)
@@ -47,13 +73,23 @@ def export_trace(
     out = check_file(out, "trace file")
     base = base_unix_ns if base_unix_ns is not None else (table.start_unix_ns or 1_577_836_800_000_000_000)
     maj, mnr = (int(x) for x in devno.split(","))
+    src, notes = _SRC.format(path=sql_str(str(table.path))), []
     con = connect()
     try:
-        found[1].write(ExportJob(table, con, _SRC.format(path=sql_str(str(table.path))), out, base, maj, mnr))
+        if found[1].sectors:
+            [(changed,)] = con.execute(f"SELECT count(*) FROM {src} WHERE {_UNALIGNED[found[1].sectors]}").fetchall()
+            src = _OUTWARD[found[1].sectors].format(src=src)
+            if changed:
+                what = "offsets" if found[1].sectors == "offset" else "offsets and sizes"
+                notes.append(
+                    f"{counted(changed, 'IO')} rounded outward to whole 512 B sectors ({fmt} writes {what} "
+                    "in sectors): each covers at least its bytes"
+                )
+        found[1].write(ExportJob(table, con, src, out, base, maj, mnr))
     finally:
         con.close()
     mark_written(out)
-    return out
+    return out, notes
 
 
-__all__ = ["export_trace"]
+__all__ = ["export_trace", "export_with_notes"]

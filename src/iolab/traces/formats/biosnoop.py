@@ -89,7 +89,7 @@ FORMAT = TraceFormat(
     name="biosnoop",
     title="bcc biosnoop text",
     sql=read,
-    writers=(Writer("biosnoop", write, head_lines=1),),
+    writers=(Writer("biosnoop", write, head_lines=1, sectors="offset"),),
     header=lambda first: first.split()[:1] == [BIOSNOOP_HEADER] and "LAT(ms)" in first,
     latency=True,
 )

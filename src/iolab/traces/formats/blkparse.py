@@ -64,7 +64,7 @@ FORMAT = TraceFormat(
     title="blkparse text",
     sql=read,
     # Only the event lines are IOs: the summary after them is not (the fuzz seeds skip it).
-    writers=(Writer("blkparse", write, io_line=lambda line: line.lstrip()[:1].isdigit()),),
+    writers=(Writer("blkparse", write, io_line=lambda line: line.lstrip()[:1].isdigit(), sectors="offset+size"),),
     shape=re.compile(r"^\s*\d+,\d+\s+\d+\s+\d+\s+\d+\.\d+\s+\d+\s+[A-Z]\s+\S+"),
     latency=True,
 )

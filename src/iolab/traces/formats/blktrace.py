@@ -40,7 +40,7 @@ FORMAT = TraceFormat(
     title="blktrace binary",
     load=load,
     # Records carry payloads of their own length: fuzz.py mangles the stream as a whole.
-    writers=(Writer("blktrace", write),),
+    writers=(Writer("blktrace", write, sectors="offset+size"),),
     magic=magic,
     latency=True,
 )

@@ -65,6 +65,6 @@ FORMAT = TraceFormat(
     name="fiu",
     title="FIU (homes, web-vm, mail)",
     sql=read,
-    writers=(Writer("fiu", write),),
+    writers=(Writer("fiu", write, sectors="offset+size"),),
     shape=re.compile(r"^\d+\s+\d+\s+.+\s+\d+\s+\d+\s+[WR]\s+\d+\s+\d+\s+[0-9a-f]{32}$"),
 )

@@ -41,7 +41,7 @@ FORMAT = TraceFormat(
     name="spc",
     title="SPC/UMass (Financial, WebSearch)",
     sql=read,
-    writers=(Writer("spc", write),),
+    writers=(Writer("spc", write, sectors="offset"),),
     header=csv_header("asu,lba,size,opcode,timestamp"),
     shape=re.compile(r"^\d+,\d+,\d+,[rw],\d+(?:\.\d*)?(?:,.*)?$", re.I),
 )

@@ -38,7 +38,7 @@ FORMAT = TraceFormat(
     name="tencent",
     title="Tencent CBS",
     sql=read,
-    writers=(Writer("tencent", write),),
+    writers=(Writer("tencent", write, sectors="offset+size"),),
     header=csv_header("timestamp,offset,size,iotype,volumeid"),
     shape=re.compile(r"^\d+,\d+,\d+,[01],[^,]+$"),
 )

@@ -67,7 +67,7 @@ FORMAT = TraceFormat(
     name="tracefs",
     title="tracefs text",
     sql=read,
-    writers=(Writer("tracefs", write, head_lines=1),),
+    writers=(Writer("tracefs", write, head_lines=1, sectors="offset+size"),),
     header=lambda first: first.startswith("# tracer:"),
     shape=re.compile(r"^\s*.*-\d+\s+\[\d+\]\s+.*\d+\.\d+:\s+block_\w+:"),
     latency=True,
