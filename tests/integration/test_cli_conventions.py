@@ -13,6 +13,8 @@ import pytest
 
 from iolab.engines.sim import list_presets
 
+from .conftest import iolab
+
 IOLAB = [sys.executable, "-c", "from iolab.cli.main import main; main()"]
 COMMANDS = [
     "run",
@@ -373,3 +375,22 @@ def test_data_on_standard_output_ends_quietly_when_its_reader_goes_away(tmp_path
     err = p.stderr.read()
     assert p.wait(timeout=120) == 0 and first.strip() == "{", err
     assert not err.strip(), err
+
+
+def test_show_completion_prints_the_named_shells_script_and_refuses_an_unknown_one():
+    # every SHELL printed the bash script ("complete -o default -F _iolab_completion iolab"), exit 0
+    scripts = {}
+    for shell in ("bash", "zsh", "fish", "powershell"):
+        p = iolab("--show-completion", shell)
+        assert p.returncode == 0, p.stderr
+        scripts[shell] = p.stdout
+    assert "complete -o default -F _iolab_completion iolab" in scripts["bash"]
+    assert "compdef _iolab_completion iolab" in scripts["zsh"]
+    assert "complete_fish" in scripts["fish"] and "Register-ArgumentCompleter" in scripts["powershell"]
+    assert len(set(scripts.values())) == 4
+    assert iolab("--show-completion=zsh").stdout == scripts["zsh"]
+    p = iolab("--show-completion", "nosh")
+    assert p.returncode == 2 and p.stdout == "", p.stdout
+    said = " ".join(p.stderr.split())
+    assert said.startswith("iolab: --show-completion nosh: not a shell") and "bash, zsh, fish, powershell" in said
+    assert "Traceback" not in p.stderr

@@ -168,3 +168,25 @@ def test_runs_that_differ_only_in_an_option_their_test_ignores_compare_without_f
     assert "max_rounds" not in compared.stdout + compared.stderr
     checked = iolab("check", str(seven), "--baseline", str(three))
     assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+@pytest.mark.parametrize(
+    "size,args,says",
+    [
+        # cut by --capacity-limit on a run without --quick: was "limited to 0.017 GB (quick)"
+        ("64MiB", ("--capacity-limit", "16MiB"), "Active range: 100 %, limited to 0.017 GB (--capacity-limit)"),
+        # a 64 MiB file under --quick's 512 MiB is tested whole: was "limited to 0.067 GB (quick)"
+        ("64MiB", ("--quick",), "Active range: 100 %, tested whole (0.067 GB): within the 0.537 GB limit of --quick"),
+        ("1GiB", ("--quick",), "Active range: 100 %, limited to 0.537 GB (--quick)"),
+        (
+            "1GiB",
+            ("--quick", "--capacity-limit", "16MiB"),
+            "Active range: 100 %, limited to 0.017 GB (--capacity-limit)",
+        ),
+    ],
+)
+def test_the_active_range_line_names_the_option_that_cut_it_or_says_whole(scratch, size, args, says):
+    p = iolab("plan", "latency", "-t", f"file:{scratch}/f.img?size={size}", *args)
+    assert p.returncode == 0, p.stderr
+    assert says in " ".join(p.stdout.split())
+    assert "(quick)" not in p.stdout

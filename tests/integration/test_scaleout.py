@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import signal
 import subprocess
 import threading
@@ -246,6 +247,10 @@ def test_several_targets_run_in_parallel_and_are_compared(scratch):
     )
     assert r.returncode == 0, r.stdout + r.stderr
     assert f"[{a}] run directory:" in r.stdout and f"[{b}] run directory:" in r.stdout
+    # --no-report: the comparison is not written either, and the command that writes it is printed
+    assert not (scratch / "runs" / "compare").exists()
+    compared = iolab(*printed_compare(r.stdout))
+    assert compared.returncode == 0, compared.stdout + compared.stderr
     assert any(p.suffix == ".html" for p in (scratch / "runs" / "compare").iterdir())
     runs = [RunStore.open(p) for p in (scratch / "runs").iterdir() if p.name != "compare"]
     assert sorted(s.manifest.target["path"] for s in runs) == [f"{scratch}/a.img", f"{scratch}/b.img"]
@@ -366,6 +371,8 @@ def test_several_targets_are_compared_however_long_the_runs_directory_on_a_narro
     env = dict(os.environ, COLUMNS="80", IOLAB_RUNS=str(root))
     r = subprocess.run([*IOLAB, *args, "-t", a, "-t", b], capture_output=True, text=True, timeout=300, env=env)
     assert r.returncode == 0, r.stdout + r.stderr
+    compared = subprocess.run([*IOLAB, *printed_compare(r.stdout)], capture_output=True, text=True, env=env)
+    assert compared.returncode == 0, compared.stdout + compared.stderr
     [html] = [p for p in (root / "compare").iterdir() if p.suffix == ".html"]
     runs = sorted(p for p in root.iterdir() if p.name != "compare")
     assert len(runs) == 2 and all(p.name in html.read_text() for p in runs)
@@ -373,6 +380,29 @@ def test_several_targets_are_compared_however_long_the_runs_directory_on_a_narro
     assert {ln.split("run directory: ", 1)[1] for ln in r.stdout.splitlines() if "] run directory: " in ln} == {
         str(p) for p in runs
     }
+
+
+def printed_compare(stdout: str) -> list[str]:
+    """The `iolab compare ...` command several --target with --no-report print (without 'iolab')."""
+    [line] = [ln for ln in stdout.splitlines() if ln.startswith("comparison not written (--no-report)")]
+    return shlex.split(line.split("to write it: ", 1)[1])[1:]
+
+
+def test_several_targets_with_no_report_and_quiet_write_no_comparison_and_print_no_pages(scratch):
+    # --no-report wrote the comparison (HTML and PDF) all the same, and -q printed its
+    # "writing report ...: page N of M" lines
+    runs = scratch / "runs"
+    a, b = (f"sim:enterprise-sas?user_gb=0.25&seed={n}" for n in (1, 2))
+    r = iolab("run", "latency", "--quick", "-t", a, "-t", b, "--no-report", "-q", "--runs-dir", str(runs))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert not (runs / "compare").exists()
+    assert "comparison: " not in r.stdout
+    assert printed_compare(r.stdout)[:3] == ["compare", "--runs-dir", str(runs)]
+    # with the report, -q still silences the comparison's page-by-page progress
+    r = iolab("run", "latency", "--quick", "-t", a, "-t", b, "-q", "--runs-dir", str(runs))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "writing report" not in r.stdout + r.stderr
+    assert [p.suffix for p in sorted((runs / "compare").iterdir())] == [".html", ".pdf"]
 
 
 def test_the_run_directories_channel_writes_no_file_iolab_did_not_write(scratch):

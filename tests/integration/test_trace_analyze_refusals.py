@@ -123,3 +123,29 @@ def test_a_long_trace_in_tiny_steps_is_refused_before_allocating(tmp_path):
     assert "99,693 steps of 26 s" in " ".join(p.stdout.split()), p.stdout[:400]
     p = iolab("trace", "analyze", str(table), "--step", "25s", "--max-steps", "0", "--out", str(out))
     assert p.returncode == 2 and "--max-steps 0: give a whole number from 1" in " ".join(p.stderr.split()), p.stderr
+
+
+@pytest.mark.parametrize("factor", ["1e9", "0.00001"])
+def test_a_compression_that_takes_a_step_out_of_a_runs_limits_is_refused_naming_the_factors_allowed(
+    no_response_times, tmp_path, factor
+):
+    """--compress 1e9 wrote a replay of 1e-09 s steps and recommended it: `iolab plan`/`run`
+    refused it only then (a step must last 1 ms to 24 h)."""
+    out = tmp_path / "wl"
+    p = iolab(
+        "trace", "analyze", str(no_response_times), "--step", "1s", "--qd", "4", "--compress", factor, "-o", str(out)
+    )
+    assert p.returncode == 2, p.stdout + p.stderr
+    said = " ".join(p.stderr.split())
+    assert said.startswith("iolab: --compress ") and "must last 1 ms to 24 h" in said, said
+    assert "Traceback" not in p.stderr and "\n\n" not in p.stderr.strip()
+    assert not out.exists() or not any(out.iterdir()), list(out.iterdir())
+    # the factors it names are accepted, and their replay is one a run takes
+    least, most = re.search(r"give --compress from (\S+) to (\S+)\. Nothing", said).groups()  # type: ignore[union-attr]
+    for f in (least, most):
+        p = iolab(
+            "trace", "analyze", str(no_response_times), "--step", "1s", "--qd", "4", "--compress", f, "-o", str(out / f)
+        )
+        assert p.returncode == 0, p.stdout + p.stderr
+        planned = iolab("plan", "replay", "-w", str(out / f), "--quick", "-t", "sim:enterprise-sas?user_gb=0.25")
+        assert planned.returncode == 0, planned.stdout + planned.stderr

@@ -56,12 +56,17 @@ def _told_run_dirs(told: Path) -> list[Path]:
     return [Path(json.loads(line)) for line in lines if line]
 
 
-def _compare_runs(dirs: list[Path], root: Path, console) -> None:
+def _compare_runs(dirs: list[Path], root: Path, console, report: bool = True, quiet: bool = False) -> None:
     """Compare each test across the targets that completed it (a sequence is several tests: its
     IOPS runs with each other, its Throughput runs with each other, ...), then, when the tests are
-    one sequence that declares summary figures (RWSW), the sequence's summary comparison."""
+    one sequence that declares summary figures (RWSW), the sequence's summary comparison.
+    `report`: False (--no-report) writes none and prints the command that would; `quiet`
+    (--quiet): no page-by-page lines while writing, as a single run's report."""
+    import shlex
+
     from iolab.api import comparisons as api
     from iolab.api.runlist import summarise_run
+    from iolab.core.streams import QUIET_PROGRESS
     from iolab.pages.textreport import render_ranking
 
     by_test: dict[str, list[Path]] = {}
@@ -71,7 +76,15 @@ def _compare_runs(dirs: list[Path], root: Path, console) -> None:
     if len(groups) > 1 and api.summary_sequence(set(by_test)) is not None:
         groups.append([d for runs in groups for d in runs])
     for runs in groups:
-        compared = api.compare(runs, root / "compare", force=True)
+        if not report:
+            command = shlex.join(["iolab", "compare", "--runs-dir", str(root), *map(str, runs)])
+            console.print(f"comparison not written (--no-report); to write it: {command}", markup=False, soft_wrap=True)
+            continue
+        was, QUIET_PROGRESS["on"] = QUIET_PROGRESS["on"], QUIET_PROGRESS["on"] or quiet
+        try:
+            compared = api.compare(runs, root / "compare", force=True)
+        finally:
+            QUIET_PROGRESS["on"] = was
         if compared.summary is not None:
             render_ranking(compared.summary, console)
         for p in compared.paths:
@@ -211,11 +224,15 @@ def run_many(
     console,
     hosts: str | None = None,
     hosts_file: Path | None = None,
+    *,
+    report: bool = True,
+    quiet: bool = False,
 ) -> int:
     """Several drives at once: one `iolab run` per target, started together, each with the
     same arguments; their output is printed prefixed with the target; then the comparison
     report of the runs that finished. Returns the exit status (0: every run finished).
-    `hosts`, `hosts_file`: --hosts, --hosts-file (each run's targets are on those hosts)."""
+    `hosts`, `hosts_file`: --hosts, --hosts-file (each run's targets are on those hosts);
+    `report`, `quiet`: --report/--no-report and --quiet, for the comparison too."""
     listed = None
     if hosts or hosts_file:
         from iolab.engines.hostlist import load_hosts_file, parse_hosts
@@ -224,10 +241,12 @@ def run_many(
     _refuse_one_target_twice(target_specs, listed)
     base = _without_targets(argv)
     with tempfile.TemporaryDirectory(prefix="iolab-run-many-") as told:
-        return _run_many(target_specs, base, root, console, Path(told))
+        return _run_many(target_specs, base, root, console, Path(told), (report, quiet))
 
 
-def _run_many(target_specs: list[str], base: list[str], root: Path, console, told: Path) -> int:
+def _run_many(
+    target_specs: list[str], base: list[str], root: Path, console, told: Path, report_quiet: tuple[bool, bool]
+) -> int:
     from iolab.run.stopsignals import held_stop, stop_on_signals
 
     procs: list[tuple[str, subprocess.Popen]] = []
@@ -279,7 +298,7 @@ def _run_many(target_specs: list[str], base: list[str], root: Path, console, tol
     if failed:
         print(f"runs that did not finish: {', '.join(failed)}", file=sys.stderr, flush=True)
     done = [d for i, (_s, p) in enumerate(procs) if p.returncode == 0 for d in _told_run_dirs(told / f"{i}.json")]
-    _compare_runs(done, root, console)
+    _compare_runs(done, root, console, *report_quiet)
     # The first failed run's own status (3: a safety refusal, 2: bad input, ...); a run killed
     # by a signal as a shell reports it (128 + the signal).
     rc = next((p.returncode for _, p in procs if p.returncode != 0), 0)

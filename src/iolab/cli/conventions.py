@@ -59,6 +59,9 @@ def tidy_help(command) -> None:
         cmd.format_help = _fitting_help(cmd.format_help)
         # the help option is made on first use: made here, with the names the app gives it
         cmd.get_help_option(SimpleNamespace(help_option_names=HELP_NAMES))
+        for p in cmd.params:  # the top level's: it takes SHELL (show_completion), as the README says
+            if "--show-completion" in p.opts:
+                p.help = SHOW_COMPLETION_HELP
         if cmd.help:  # a docstring's line breaks are not the help's: Rich wraps it to the width
             cmd.help = re.sub(r"(?<!\n)\n(?!\n)", " ", cmd.help)
         for p in [*cmd.params, *([cmd._help_option] if cmd._help_option else [])]:
@@ -158,10 +161,42 @@ def _commands(command):
         yield from _commands(sub)
 
 
+# The shells Typer writes a completion script for (pwsh: PowerShell's other name)
+COMPLETION_SHELLS = ("bash", "zsh", "fish", "powershell", "pwsh")
+SHOW_COMPLETION_HELP = (
+    "Print the completion script for SHELL (bash, zsh, fish, powershell) or, with none named, for the "
+    "current shell, to copy it or customize the installation."
+)
+
+
+def show_completion(args: list[str]) -> None:
+    """`iolab --show-completion SHELL`: Typer's option is a flag, so it printed the current
+    shell's script and dropped SHELL (a zsh user got the bash script, an unknown name too).
+    Prints the named shell's script, or refuses a name that is not a shell (exit 2)."""
+    first, _, given = (args[0] if args else "").partition("=")
+    if first != "--show-completion":
+        return
+    shell = given or (args[1] if len(args) > 1 and not args[1].startswith("-") else "")
+    if not shell:
+        return  # Typer's own: the current shell's
+    if shell not in COMPLETION_SHELLS:
+        from iolab.core.errors import IolabError
+
+        raise IolabError(
+            f"--show-completion {shell}: not a shell iolab writes completion for; name one of "
+            f"{', '.join(COMPLETION_SHELLS[:-1])} (or pwsh), or none for the current shell's. Nothing was printed."
+        )
+    from typer._completion_shared import get_completion_script
+
+    print(get_completion_script(prog_name="iolab", complete_var="_IOLAB_COMPLETE", shell=shell))
+    raise SystemExit(0)
+
+
 def run(app: typer.Typer) -> None:
     """The `iolab` command line: `app` with -h beside --help and the help tidied."""
     check_argv(sys.argv[1:])
     check_env(os.environ)
+    show_completion(sys.argv[1:])
     command = typer.main.get_command(app)
     tidy_help(command)
     command(prog_name="iolab")

@@ -108,7 +108,11 @@ def run(
                 "--json describes the runs of one target; with several --target, compare their runs "
                 "afterwards with `iolab compare RUN... --json`."
             )
-        raise typer.Exit(scaleout.run_many(target, sys.argv[1:], root, console, args.hosts, args.hosts_file))
+        raise typer.Exit(
+            scaleout.run_many(
+                target, sys.argv[1:], root, console, args.hosts, args.hosts_file, report=args.report, quiet=args.quiet
+            )
+        )
     # An empty -t is a mistake, not a request for the simulated drive.
     tgt = scaleout.run_target(target[0] if target else default_target(), args.hosts, args.hosts_file)
     # built once: what the notes say is what the run runs (a plan that cannot be built: main says why)

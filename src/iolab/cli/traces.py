@@ -194,7 +194,9 @@ def analyze(
     ),
     threads: int = typer.Option(1, "--threads", help="Threads of the workloads (outstanding IO = threads × QD)."),
     compress: float = typer.Option(
-        1.0, "--compress", help="Replay time compression: 60 turns a 5-minute step into 5 s."
+        1.0,
+        "--compress",
+        help="Replay time compression: 60 turns a 5-minute step into 5 s (each replayed step must last 1 ms to 24 h, as a run takes it).",
     ),
     replay_streams: str = typer.Option(
         "dominant", "--replay-streams", help="Replay the dominant streams only, or all."
@@ -211,6 +213,7 @@ def analyze(
     from iolab.core.workload import MAX_QUEUE_DEPTH, MAX_THREADS
     from iolab.targets.writepolicy import check_file, dir_problems, output_dir, refusal
     from iolab.traces.analysis import composite, replay
+    from iolab.traces.analysis.replaylimits import check_compress
     from iolab.traces.analysis.streams import MAX_STEPS
     from iolab.traces.analysis.streams import analyse as run_analysis
 
@@ -245,6 +248,7 @@ def analyze(
     # reaches the threshold, filtered IOs without response times) leaves no analysis.json behind
     w = composite(a, queue_depth=qd, threads=threads)
     plan = replay(a, compress=compress, queue_depth=qd, threads=threads, streams=replay_streams)
+    check_compress(a, plan, compress)
     console.print(esc(a.summary()), soft_wrap=True)
     console.print(_step_table(a))
     output_dir(out, "analysis directory")

@@ -139,6 +139,25 @@ def untested_capacity(profile: Profile, target: Target) -> int:
     return target.capacity - cap if cap < int(target.capacity * profile.active_range) else 0
 
 
+def limit_text(profile: Profile, target: Target) -> str:
+    """What the capacity limit did to the active range, for the parameter line: the option it
+    came from (--quick's own 512 MiB or --capacity-limit), and 'whole' when the range is within
+    it, so a reader is not told a cut happened that did not."""
+    limit = profile.capacity_limit
+    if limit is None:
+        return ""
+    tested = tested_capacity(profile, target)
+    whole = untested_capacity(profile, target) == 0
+    if whole and target.copy_of:
+        # the limit sized the copy (quick_setup may have replaced --quick's for a larger one)
+        return f", tested whole ({tested / 1e9:.3f} GB): --quick simulated a copy of the drive at this size"
+    # --quick sets exactly QUICK_CAPACITY; any other limit is the user's --capacity-limit
+    source = "--quick" if profile.quick and limit == QUICK_CAPACITY else "--capacity-limit"
+    if whole:
+        return f", tested whole ({tested / 1e9:.3f} GB): within the {limit / 1e9:.3f} GB limit of {source}"
+    return f", limited to {tested / 1e9:.3f} GB ({source})"
+
+
 def active_fraction(profile: Profile, target: Target) -> float:
     return tested_capacity(profile, target) / target.capacity
 
@@ -178,11 +197,7 @@ def common_parameters(profile: Profile, target: Target) -> list[tuple[str, str]]
             "Active range",
             percent_text(profile.active_range)
             + (f" by --active-range (the profile's: {own_range})" if own_range else "")
-            + (
-                f", limited to {tested_capacity(profile, target) / 1e9:.3f} GB (quick)"
-                if profile.capacity_limit
-                else ""
-            ),
+            + limit_text(profile, target),
         ),
         ("Data pattern", "random (incompressible)"),
         ("Cell duration", f"{profile.cell_seconds:g} s"),
