@@ -4,9 +4,10 @@ against, with a verdict in words, for a drive's front page.
 The pass/fail arithmetic is specsheet.judge's (the fleet report's); this module adds what a
 single run's page needs on top of it:
 
-- whether the run's figures may stand for the drive at all. A quick run, a run whose
-  steady state was not reached or not evaluated, a run over a limited active range, an
-  incomplete run or one whose self-audit failed (or whose audit marks the figure) measured
+- whether the run's figures may stand for the drive at all. A run that is not PTS-compliant
+  for any reason (quick, shortened cells, no purge, a limited active range ...), a run whose
+  steady state was not reached or not evaluated, an incomplete run or one whose self-audit
+  failed (or whose audit marks the figure) measured
   something, but not the drive's sustained performance: its figures are shown, and each
   verdict is "not judged: <why>", never "meets";
 - the verdict as a sentence: by how much a figure falls short of a minimum or goes over a
@@ -58,10 +59,17 @@ def run_reasons(record: dict) -> list[str]:
     if steady in STEADY_NOT_SHOWN:
         why.append(f"steady state {steady.replace('-', ' ')}")
     for entry in record.get("noncompliance") or ():
-        # "active range 12 %: not the drive's steady state (tested capacity limited ...)" or a
-        # user's --active-range below the profile's: figures of part of the drive
+        # every reason the run is not PTS-compliant (1 s cells, no purge, a write cache other
+        # than the profile's ...) keeps its figures from standing for the drive, as --quick
+        # does: a verdict on them would be one on conditions the spec does not describe
+        if entry == "quick profile":
+            continue  # said above as "quick run"
         if entry.startswith("active range"):
+            # "active range 12 %: not the drive's steady state (tested capacity limited ...)" or a
+            # user's --active-range below the profile's: figures of part of the drive
             why.append(f"limited range ({entry.split(':')[0].split(' (')[0]})")
+        else:
+            why.append(entry)
     failed = (record.get("audit") or {}).get("failed") or []
     if failed:
         why.append(f"audit failed ({', '.join(failed)})")
