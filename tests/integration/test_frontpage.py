@@ -5,6 +5,7 @@ figures are shown but never judged."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pypdf
@@ -128,3 +129,25 @@ def _report_again(run: Path, sheet: Path) -> Path:
     p = iolab("report", str(run), "--spec-sheet", str(sheet))
     assert p.returncode == 0, p.stdout + p.stderr
     return run
+
+
+def test_a_key_figure_too_few_ios_measured_is_said_so_not_taken_for_a_typo(tmp_path):
+    """The latency test's own 99.999 % figure, named exactly, of a window with under 1,000,000
+    IOs: the page said "not measured by this run; did you mean 'ART RND 4KiB R/W 100/0' or ...?"."""
+    runs = tmp_path / "runs"
+    p = iolab("run", "latency", "--cell-time", "1s", "-t", SIM, "--no-report", "--runs-dir", str(runs), "--json")
+    assert p.returncode == 0, p.stderr
+    (run,) = json.loads(p.stdout)["runs"]
+    (tail,) = [f for f in run["figures"] if f["name"] == "99.999 % RND 4KiB R/W 100/0"]
+    assert tail["value"] is None, tail
+    sheet = tmp_path / "spec.toml"
+    sheet.write_text('[[criterion]]\nfigure = "99.999 % RND 4KiB R/W 100/0"\nmax = 1\nunit = "ms"\nname = "5 nines"\n')
+    p = iolab("report", run["path"], "--spec-sheet", str(sheet))
+    assert p.returncode == 0, p.stdout + p.stderr
+    page = _page_one(Path(run["path"]))
+    assert re.search(
+        r"5 nines: not measured by this run: 99\.999 % RND 4KiB R/W 100/0 is this test's figure, but its "
+        r"[\d,]+ IOs are too few for a 99\.999 % \(it needs 1,000,000, 10 of them beyond it\)",
+        page,
+    ), page
+    assert "did you mean" not in page

@@ -18,7 +18,7 @@ non-compliance, audit, key figures) and any further figures the caller measured 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from iolab.core.steady import STEADY_NOT_SHOWN
@@ -76,6 +76,16 @@ def run_reasons(record: dict) -> list[str]:
     return why
 
 
+def unmeasured_figures(record: dict) -> dict[str, str]:
+    """The key figures the run has without a value, each with why where the record says
+    (`unmeasured`: "its 86,400 IOs are too few for a 99.999 % ..."), else ''."""
+    return {
+        f["name"]: str(f.get("unmeasured") or "")
+        for f in record.get("figures") or ()
+        if not isinstance(f.get("value"), (int, float)) or isinstance(f.get("value"), bool)
+    }
+
+
 def record_figures(record: dict) -> list[Measured]:
     """The key figures a run record holds with a value (a figure the run could not compute is
     not measured)."""
@@ -107,9 +117,22 @@ def _judged(c: Criterion, m: Measured, v: float) -> tuple[str, str]:
     return "meets", f"{c.name}: meets the {c.bounds_text() or '-'} spec ({num(v)}{u}){_claim(c)}"
 
 
-def match(sheet: SpecSheet, figures: Sequence[Measured], reasons: Sequence[str]) -> list[SpecLine]:
+def _unmeasured_hint(figure: str, unmeasured: Mapping[str, str], measured: list[str]) -> str:
+    """What follows "not measured by this run": a figure of the run's own test is no typo, so
+    it is told why it has no value and offered nothing else; any other name, the run's figures
+    named most like it."""
+    if figure in unmeasured:
+        return f": {figure} is this test's figure, but {unmeasured[figure] or 'the run could not compute it'}"
+    return not_measured_hint(figure, measured)
+
+
+def match(
+    sheet: SpecSheet, figures: Sequence[Measured], reasons: Sequence[str], unmeasured: Mapping[str, str] | None = None
+) -> list[SpecLine]:
     """Each criterion of `sheet` against the run's `figures`; `reasons` (run_reasons) make every
-    measured figure "not judged", as do failed audit invariants that touch the figure."""
+    measured figure "not judged", as do failed audit invariants that touch the figure.
+    `unmeasured` (unmeasured_figures): figures of the run's test it has no value for, and why."""
+    unmeasured = unmeasured or {}
     by_name = {m.name: m for m in figures}
     # a unit that does not apply is shown "not judged" here rather than refused: this page is
     # written as a run ends, and refusing would leave the run without any report
@@ -120,7 +143,7 @@ def match(sheet: SpecSheet, figures: Sequence[Measured], reasons: Sequence[str])
     for c, v in zip(sheet.criteria, verdicts):
         m = by_name.get(c.figure)
         if m is None:
-            hint = not_measured_hint(c.figure, list(by_name))
+            hint = _unmeasured_hint(c.figure, unmeasured, list(by_name))
             out.append(SpecLine(c, None, None, "not-measured", f"{c.name}: not measured by this run{hint}"))
             continue
         if v.value is None:  # judge could not convert the figure to the criterion's unit
@@ -145,4 +168,4 @@ def tally(lines: Sequence[SpecLine]) -> str:
     return ", ".join(f"{n} {words[k]}" for k, n in counts if n)
 
 
-__all__ = ["Measured", "SpecLine", "match", "record_figures", "run_reasons", "tally"]
+__all__ = ["Measured", "SpecLine", "match", "record_figures", "run_reasons", "tally", "unmeasured_figures"]
