@@ -269,3 +269,29 @@ def test_a_share_a_stop_rule_takes_below_one_says_that_range_for_every_value_out
         assert "from 0 to 1 " not in said and "Traceback" not in said
     assert iolab("plan", test, "--quick", "--set", f"{name}=99%", "--runs-dir", str(runs)).returncode == 0
     assert not runs.exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("iops", "--max-rounds", "7"), "round limit 7 (--max-rounds)"),
+        (("iops",), "round limit 25 (profile)"),
+        (("wsat", "--quick", "--max-rounds", "3"), "--max-rounds 3 is not used (each phase's own, below)"),
+        (("xsr", "--quick", "--max-rounds", "3"), "--max-rounds 3 is not used (each phase's own, below)"),
+        (("wsat", "--quick"), "the profile's round limit is not used (each phase's own, below)"),
+    ],
+)
+def test_the_round_limit_names_its_source_and_is_not_shown_where_no_phase_uses_it(scratch, args, said):
+    """`iolab plan iops --max-rounds 7` said "round limit 7 (profile)", and WSAT and XSR, whose
+    phases run to their own budgets, showed a round limit beside phases of up to 86,400 rounds."""
+    runs = scratch / "runs"
+    p = iolab("plan", *args, "-t", "sim:enterprise-sas?user_gb=0.25", "--runs-dir", str(runs))
+    assert p.returncode == 0, p.stdout + p.stderr
+    out = " ".join(p.stdout.split())
+    assert said in out, out
+    assert not re.search(r"round limit \d+ \(profile\)", out) or said == "round limit 25 (profile)", out
+    doc = plan_json(*args, "-t", "sim:enterprise-sas?user_gb=0.25", runs=runs)
+    wanted = {"(--max-rounds)": "--max-rounds", "(profile)": "profile"}
+    assert {t["max_rounds_from"] for t in doc["tests"]} == {
+        next((v for k, v in wanted.items() if said.endswith(k)), "not used")
+    }

@@ -139,6 +139,26 @@ def test_compare_prints_the_caveats_every_page_carries(scratch):
     assert out.index("INCOMPLETE RUN(S)") < out.index("key figures and ranking")
 
 
+def test_the_comparison_banner_gives_each_non_compliant_drive_its_own_reasons(scratch):
+    # D1 ran with 1 s cells, D2 with --quick: the banner said "non-compliant (quick profile): D1,
+    # D2", lending D2's quick profile to D1, whose own report says only "1 s per cell"
+    runs = scratch / "runs"
+    common = ("iops", "--max-rounds", "3", "-t", "sim:enterprise-sas?user_gb=0.25", "--no-report", "--runs-dir")
+    for how in (("--cell-time", "1s"), ("--quick",)):
+        p = iolab("run", *common, str(runs), *how)
+        assert p.returncode == 0, p.stderr
+    quick, slow = sorted(
+        runs.iterdir(), key=lambda r: not json.loads((r / "manifest.json").read_text())["profile"]["quick"]
+    )
+    p = iolab("compare", str(slow), str(quick), "--out", str(scratch / "cmp"), "--force")
+    assert p.returncode == 0, p.stderr
+    out = _flat(p.stdout)
+    assert "non-compliant: D1, D2 — 1 s per cell instead of 60 s; D2: quick profile" in out, out
+    assert "(quick profile)" not in out
+    html = _flat(next((scratch / "cmp").glob("*.html")).read_text())
+    assert "non-compliant: D1, D2" in html and "non-compliant (quick profile)" not in html
+
+
 def test_xsr_final_levels_do_not_claim_five_intervals_a_group_did_not_have(tmp_path):
     # groups 2 and 3 of 3 s each: their key figures said "last 5" over 2 or 3 intervals
     p = iolab(

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from iolab.figures.specmatch import Measured, match, record_figures, run_reasons, tally
+from iolab.figures.specmatch import Measured, match, record_figures, run_reasons, tally, unmeasured_figures
 from iolab.figures.specsheet import load_spec_sheet
 
 SHEET = """
@@ -45,7 +45,7 @@ def _record(**over) -> dict:
         "state": "complete",
         "profile": {"quick": False},
         "steady_state": "reached",
-        "noncompliance": ["0.1 s per cell instead of 60 s"],
+        "noncompliance": [],  # a compliant run: any reason it is not keeps it from a verdict
         "audit": {"failed": []},
         "figures": [
             {"name": "RND 4KiB R/W 100/0 IOPS", "unit": "IOPS", "value": 104512.0, "audit": []},
@@ -93,6 +93,13 @@ def test_a_steady_run_is_judged_each_bound_its_own_way(sheet):
     ("over", "why"),
     [
         ({"profile": {"quick": True}}, "quick run"),
+        (
+            {"profile": {"quick": True}, "noncompliance": ["quick profile", "1 s per cell instead of 60 s"]},
+            "quick run; 1 s per cell instead of 60 s",
+        ),
+        # not quick, yet as scaled down: 1 s cells were judged "meets" as 60 s ones
+        ({"noncompliance": ["1 s per cell instead of 60 s"]}, "1 s per cell instead of 60 s"),
+        ({"noncompliance": ["no purge (--purge none)"]}, "no purge (--purge none)"),
         ({"steady_state": "not-reached"}, "steady state not reached"),
         ({"steady_state": "not-evaluated"}, "steady state not evaluated"),
         (
@@ -179,3 +186,14 @@ def test_a_bound_prints_as_the_sheet_wrote_it_and_a_measured_figure_as_show_prin
     p.write_text('[[criterion]]\nname = "lat"\nfigure = "ART RND 4KiB R/W 0/100"\nmax = 200\n')
     [line] = match(load_spec_sheet(p), record_figures(rec), run_reasons(rec))
     assert _row(line)[3] == "112.3 µs" and line.text == "lat: meets the ≤ 200 spec (112.3 µs)"
+
+
+def test_a_figure_of_the_runs_own_test_without_a_value_says_why_and_suggests_nothing(sheet, tmp_path):
+    p = tmp_path / "t.toml"
+    p.write_text('[[criterion]]\nfigure = "never computed"\nmax = 1\nname = "tail"\n')
+    why = "its 42,389 IOs are too few for a 99.999 % (it needs 1,000,000, 10 of them beyond it)"
+    rec = _record()
+    rec["figures"][-1]["unmeasured"] = why
+    (ln,) = match(load_spec_sheet(p), record_figures(rec), run_reasons(rec), unmeasured_figures(rec))
+    assert ln.verdict == "not-measured"
+    assert ln.text == f"tail: not measured by this run: never computed is this test's figure, but {why}"

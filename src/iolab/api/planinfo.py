@@ -9,18 +9,24 @@ dataclasses, `asdict` for --json); cli/planview.py prints it and adds the ETA `i
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from iolab.api.runs import planned
+from iolab import suites
+from iolab.api import registry
+from iolab.api.runs import built_plan, planned
 from iolab.api.unused import ignored
-from iolab.core.plan import Deferred, Phase, Profile, TestPlan
+from iolab.core.plan import Deferred, Phase, Profile, TestPlan, ignored_options
 from iolab.core.workload import Workload
 from iolab.figures.phaseend import rule_text
 from iolab.run.runstart import RunOptions, check_purge_method, noncompliance_of
 from iolab.targets import Target
 from iolab.targets.purge import auto_method
+
+if TYPE_CHECKING:
+    from iolab.suites.testdef import TestDef
 
 
 @dataclass(frozen=True)
@@ -84,6 +90,9 @@ class PlannedTest:
     purge_does: str  # what it does on this target
     cell_seconds: float
     max_rounds: int
+    # where max_rounds comes from: "profile", "--max-rounds", or "not used" (the test's plan is the
+    # same at any round limit: its phases end on their own budgets, so the limit shown bounds nothing)
+    max_rounds_from: str
     steady_rule: str
     steady_window: int
     steady_min_write_bytes: int
@@ -127,16 +136,38 @@ def describe(
     for _, tgt, _ in runs:
         check_purge_method(tgt, options, purged=lambda: purge_instead is None)
     plans = [plan for plan, _, _ in runs]
+    tests = registry.sequence(test, everything)
     return PlanDescription(
-        tuple(_test(plan, tgt, options, flags, purge_instead) for plan, tgt, _ in runs),
+        tuple(
+            _test(plan, tgt, options, flags, purge_instead, _rounds_from(t, given, workload, profile, plan))
+            for (plan, tgt, _), t in zip(runs, tests)
+        ),
         tuple(ignored(test, plans, flags)),
         split,
         tuple(plans),
     )
 
 
+def _rounds_from(test: TestDef, given: Target, workload: str | Path | None, profile: Profile, plan: TestPlan) -> str:
+    """Where the round limit of `plan` comes from, as `iolab plan` names it: "not used" when the
+    plan is the same at another limit (WSAT, XSR: their phases run to their own budgets, so a
+    limit shown beside them, the profile's or --max-rounds', would bound nothing), else
+    "--max-rounds" when the user's replaced the profile's, else "profile"."""
+    other = replace(profile, max_rounds=profile.max_rounds + 1)
+    build = partial(built_plan, test, given, workload)
+    if ignored_options(build, profile, other, keys=["max_rounds"], plan=plan):
+        return "not used"
+    own = suites.make_profile(profile.name, quick=profile.quick, spec=profile.spec).max_rounds
+    return "profile" if profile.max_rounds == own else "--max-rounds"
+
+
 def _test(
-    plan: TestPlan, tgt: Target, options: RunOptions, flags: Mapping[str, str], purge_instead: str | None
+    plan: TestPlan,
+    tgt: Target,
+    options: RunOptions,
+    flags: Mapping[str, str],
+    purge_instead: str | None,
+    rounds_from: str,
 ) -> PlannedTest:
     prof, rule = plan.profile, plan.rule
     why = noncompliance_of(plan, tgt, options, purged=purge_instead is None)
@@ -161,6 +192,7 @@ def _test(
         ),
         cell_seconds=prof.cell_seconds,
         max_rounds=prof.max_rounds,
+        max_rounds_from=rounds_from,
         steady_rule=rule_text(plan),
         steady_window=rule.window,
         steady_min_write_bytes=rule.min_write_bytes(plan.capacity),

@@ -144,13 +144,15 @@ def _show_test(t: PlannedTest, i: int, n: int) -> None:
     out(f"[bold]{esc(of + t.title)}[/] ({esc(t.test)}; {esc(t.spec)})")
     copy = f" (a copy of {t.copy_of}, scaled for --quick)" if t.copy_of else ""
     tracked = any(ph.tracking for ph in t.phases)
-    # the profile's round limit bounds only phases that track steady state; the others (searches,
-    # ramps, bisections) run the rounds their own line gives
-    limit = (
-        f"round limit {t.max_rounds} (profile)"
-        if tracked or any(ph.stop_on_steady for ph in t.phases)
-        else "the profile's round limit is not used (each phase's own, below)"
-    )
+    # the round limit bounds only phases that track steady state; the others (searches, ramps,
+    # bisections) and a test whose plan is the same at any limit (WSAT, XSR: planinfo probes it)
+    # run the rounds their own line gives
+    given = t.max_rounds_from == "--max-rounds" or "--max-rounds" in t.ignored_options
+    if t.max_rounds_from != "not used" and (tracked or any(ph.stop_on_steady for ph in t.phases)):
+        limit = f"round limit {t.max_rounds} ({'--max-rounds' if given else 'profile'})"
+    else:
+        whose = f"--max-rounds {t.max_rounds} is" if given else "the profile's round limit is"
+        limit = f"{whose} not used (each phase's own, below)"
     rows = [
         ("target", f"{t.target}{copy}, {eng(t.target_capacity_bytes, 'B')}"),
         ("tested", f"{eng(t.tested_capacity_bytes, 'B')}, active range {percent_text(t.active_range)}"),

@@ -276,6 +276,14 @@ def unmeasured_text(pcts: Sequence[float], ios: int, fewest: int | None = None) 
     return f"{names} %: not measured from {had} IOs (a percentile needs {TAIL_IOS} IOs beyond it: {need} IOs)"
 
 
+def too_few_ios(pct: float, ios: int) -> str:
+    """Why a pct % latency of `ios` IOs is not measured (`measurable`), in a clause."""
+    return (
+        f"its {ios:,} IOs are too few for a {pct:g} % (it needs {percentile_min_ios(pct):,}, "
+        f"{TAIL_IOS} of them beyond it)"
+    )
+
+
 def pct_text(v: float | None, ios: int | float | None, pct: float | None = None) -> str:
     """A latency percentile in a table: the value, or "n/m" with the IO count when the IOs
     cannot measure it (`measurable`; a value read off too few IOs, as stored, is not shown)."""

@@ -4,9 +4,10 @@ against, with a verdict in words, for a drive's front page.
 The pass/fail arithmetic is specsheet.judge's (the fleet report's); this module adds what a
 single run's page needs on top of it:
 
-- whether the run's figures may stand for the drive at all. A quick run, a run whose
-  steady state was not reached or not evaluated, a run over a limited active range, an
-  incomplete run or one whose self-audit failed (or whose audit marks the figure) measured
+- whether the run's figures may stand for the drive at all. A run that is not PTS-compliant
+  for any reason (quick, shortened cells, no purge, a limited active range ...), a run whose
+  steady state was not reached or not evaluated, an incomplete run or one whose self-audit
+  failed (or whose audit marks the figure) measured
   something, but not the drive's sustained performance: its figures are shown, and each
   verdict is "not judged: <why>", never "meets";
 - the verdict as a sentence: by how much a figure falls short of a minimum or goes over a
@@ -17,7 +18,7 @@ non-compliance, audit, key figures) and any further figures the caller measured 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from iolab.core.steady import STEADY_NOT_SHOWN
@@ -58,14 +59,31 @@ def run_reasons(record: dict) -> list[str]:
     if steady in STEADY_NOT_SHOWN:
         why.append(f"steady state {steady.replace('-', ' ')}")
     for entry in record.get("noncompliance") or ():
-        # "active range 12 %: not the drive's steady state (tested capacity limited ...)" or a
-        # user's --active-range below the profile's: figures of part of the drive
+        # every reason the run is not PTS-compliant (1 s cells, no purge, a write cache other
+        # than the profile's ...) keeps its figures from standing for the drive, as --quick
+        # does: a verdict on them would be one on conditions the spec does not describe
+        if entry == "quick profile":
+            continue  # said above as "quick run"
         if entry.startswith("active range"):
+            # "active range 12 %: not the drive's steady state (tested capacity limited ...)" or a
+            # user's --active-range below the profile's: figures of part of the drive
             why.append(f"limited range ({entry.split(':')[0].split(' (')[0]})")
+        else:
+            why.append(entry)
     failed = (record.get("audit") or {}).get("failed") or []
     if failed:
         why.append(f"audit failed ({', '.join(failed)})")
     return why
+
+
+def unmeasured_figures(record: dict) -> dict[str, str]:
+    """The key figures the run has without a value, each with why where the record says
+    (`unmeasured`: "its 86,400 IOs are too few for a 99.999 % ..."), else ''."""
+    return {
+        f["name"]: str(f.get("unmeasured") or "")
+        for f in record.get("figures") or ()
+        if not isinstance(f.get("value"), (int, float)) or isinstance(f.get("value"), bool)
+    }
 
 
 def record_figures(record: dict) -> list[Measured]:
@@ -99,9 +117,22 @@ def _judged(c: Criterion, m: Measured, v: float) -> tuple[str, str]:
     return "meets", f"{c.name}: meets the {c.bounds_text() or '-'} spec ({num(v)}{u}){_claim(c)}"
 
 
-def match(sheet: SpecSheet, figures: Sequence[Measured], reasons: Sequence[str]) -> list[SpecLine]:
+def _unmeasured_hint(figure: str, unmeasured: Mapping[str, str], measured: list[str]) -> str:
+    """What follows "not measured by this run": a figure of the run's own test is no typo, so
+    it is told why it has no value and offered nothing else; any other name, the run's figures
+    named most like it."""
+    if figure in unmeasured:
+        return f": {figure} is this test's figure, but {unmeasured[figure] or 'the run could not compute it'}"
+    return not_measured_hint(figure, measured)
+
+
+def match(
+    sheet: SpecSheet, figures: Sequence[Measured], reasons: Sequence[str], unmeasured: Mapping[str, str] | None = None
+) -> list[SpecLine]:
     """Each criterion of `sheet` against the run's `figures`; `reasons` (run_reasons) make every
-    measured figure "not judged", as do failed audit invariants that touch the figure."""
+    measured figure "not judged", as do failed audit invariants that touch the figure.
+    `unmeasured` (unmeasured_figures): figures of the run's test it has no value for, and why."""
+    unmeasured = unmeasured or {}
     by_name = {m.name: m for m in figures}
     # a unit that does not apply is shown "not judged" here rather than refused: this page is
     # written as a run ends, and refusing would leave the run without any report
@@ -112,7 +143,7 @@ def match(sheet: SpecSheet, figures: Sequence[Measured], reasons: Sequence[str])
     for c, v in zip(sheet.criteria, verdicts):
         m = by_name.get(c.figure)
         if m is None:
-            hint = not_measured_hint(c.figure, list(by_name))
+            hint = _unmeasured_hint(c.figure, unmeasured, list(by_name))
             out.append(SpecLine(c, None, None, "not-measured", f"{c.name}: not measured by this run{hint}"))
             continue
         if v.value is None:  # judge could not convert the figure to the criterion's unit
@@ -137,4 +168,4 @@ def tally(lines: Sequence[SpecLine]) -> str:
     return ", ".join(f"{n} {words[k]}" for k, n in counts if n)
 
 
-__all__ = ["Measured", "SpecLine", "match", "record_figures", "run_reasons", "tally"]
+__all__ = ["Measured", "SpecLine", "match", "record_figures", "run_reasons", "tally", "unmeasured_figures"]

@@ -127,17 +127,22 @@ def _figures(store: RunStore, phases: list[PhaseSummary], figures: Figures | Non
     out = []
     for m in metrics:
         rounds = [m.get(p) for p in per_round]
-        out.append(
-            {
-                "name": m.name,
-                "unit": m.unit,
-                "direction": "higher-is-better" if m.higher_is_better else "lower-is-better",
-                "kind": m.kind,
-                "value": m.get(phases),
-                "round_values": [v for v in rounds if v is not None],
-                "audit": list(audit.marks(kinds_of(m.name, m.unit))),  # failed invariants touching it
-            }
-        )
+        value = m.get(phases)
+        entry = {
+            "name": m.name,
+            "unit": m.unit,
+            "direction": "higher-is-better" if m.higher_is_better else "lower-is-better",
+            "kind": m.kind,
+            "value": value,
+            "round_values": [v for v in rounds if v is not None],
+            "audit": list(audit.marks(kinds_of(m.name, m.unit))),  # failed invariants touching it
+        }
+        # why a figure has no value, where its getter knows (a percentile of too few IOs): a spec
+        # sheet naming it is then told so, not asked whether it meant another figure
+        why = getattr(m.get, "unmeasured", None)
+        if value is None and why is not None and why(phases):
+            entry["unmeasured"] = why(phases)
+        out.append(entry)
     return out
 
 

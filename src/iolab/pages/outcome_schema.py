@@ -86,7 +86,8 @@ DEFS = {
             "value": NUM_OR_NULL,
             "round_values": _arr(NUM),
         },
-        {"audit": _arr(_t("string")), "kind": KIND},
+        # added within version 1: why a figure without a value was not measured (too few IOs)
+        {"audit": _arr(_t("string")), "kind": KIND, "unmeasured": _t("string")},
     ),
     "invariant": _obj(
         {

@@ -78,6 +78,7 @@ PLAN = obj(
                     "purge_does": t("string"),
                     "cell_seconds": NUM,
                     "max_rounds": t("integer"),
+                    "max_rounds_from": {"enum": ["profile", "--max-rounds", "not used"]},
                     "steady_rule": t("string"),
                     "steady_window": t("integer"),
                     "steady_min_write_bytes": t("integer"),

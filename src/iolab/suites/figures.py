@@ -6,9 +6,11 @@ never filled with a made-up value)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from iolab.core.cellschema import CellRow
+from iolab.core.cellschema import CELL_COLUMNS, CellRow
+from iolab.core.units import measurable, too_few_ios
 from iolab.figures.compare import KeyMetric
 from iolab.figures.summary import CellAverage, PhaseSummary
 
@@ -34,19 +36,41 @@ def cell(phases: list[PhaseSummary], mix: str, bs: int, name: str | None = None)
     return None
 
 
-def figure(find: Callable[[list[PhaseSummary]], Any], attr: str | None, pct: float | None = None) -> Getter:
-    """`attr` of what `find` picks from one drive's phases (a cell, the replay's totals), or the
-    `pct` percentile of its histogram when the IOs measured it."""
+# The latency percentile each exported column holds ("p99_999_us": 99.999)
+_PCT_OF = {c.export_name: c.pct for c in CELL_COLUMNS if c.pct is not None}
 
-    def get(phases: list[PhaseSummary]) -> float | None:
-        x = find(phases)
+
+@dataclass(frozen=True)
+class _Figure:
+    """`attr` of what `find` picks from one drive's phases (a cell, the replay's totals), or the
+    `pct` percentile of its histogram when the IOs measured it; `unmeasured` says why a
+    percentile is None, so a page can answer "too few IOs" where it would otherwise only know
+    that the run has no value (pages/outcome.py stores it with the figure)."""
+
+    find: Callable[[list[PhaseSummary]], Any]
+    attr: str | None
+    pct: float | None = None
+
+    def __call__(self, phases: list[PhaseSummary]) -> float | None:
+        x = self.find(phases)
         if x is None:
             return None
-        if pct is not None:
-            return x.histogram.measured(pct) if x.histogram is not None else None
-        return getattr(x, attr) if attr is not None else None
+        if self.pct is not None:
+            return x.histogram.measured(self.pct) if x.histogram is not None else None
+        return getattr(x, self.attr) if self.attr is not None else None
 
-    return get
+    def unmeasured(self, phases: list[PhaseSummary]) -> str:
+        """Why the percentile is not measured ('' when it is, or is no percentile)."""
+        x = self.find(phases)
+        pct = self.pct if self.pct is not None else _PCT_OF.get(self.attr or "")
+        hist = getattr(x, "histogram", None)
+        if pct is None or hist is None or measurable(pct, hist.total):
+            return ""
+        return too_few_ios(pct, hist.total)
+
+
+def figure(find: Callable[[list[PhaseSummary]], Any], attr: str | None, pct: float | None = None) -> Getter:
+    return _Figure(find, attr, pct)
 
 
 def from_cell(mix: str, bs: int, attr: str, name: str | None = None) -> Getter:

@@ -215,7 +215,8 @@ def comparison_caveats(
         )
     nc = [(lab.split()[0], r.manifest.noncompliance) for r, lab in zip(runs, labels) if not r.manifest.compliant]
     if nc:
-        what = "non-compliant (quick profile)" if any(r.quick for r in runs) else "non-compliant"
+        # each drive's own reasons follow ("D2: quick profile"); the label is only what all share
+        what = header.noncompliant_label([r for r in runs if not r.manifest.compliant])
         common = [x for x in nc[0][1] if all(x in reasons for _, reasons in nc)]
         own = [
             f"{d}: {'; '.join(x for x in reasons if x not in common)}"

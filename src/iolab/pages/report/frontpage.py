@@ -10,7 +10,15 @@ from __future__ import annotations
 from typing import Any
 
 from iolab.core.units import given, num
-from iolab.figures.specmatch import Measured, SpecLine, match, record_figures, run_reasons, tally
+from iolab.figures.specmatch import (
+    Measured,
+    SpecLine,
+    match,
+    record_figures,
+    run_reasons,
+    tally,
+    unmeasured_figures,
+)
 from iolab.figures.specsheet import SpecSheet
 from iolab.pages.report.model import CONTENT_MM, LINE_CHARS, Page, Table, Text, block_height
 from iolab.pages.report.sections import table_pages
@@ -39,7 +47,7 @@ def run_figures(record: dict[str, Any]) -> list[Measured]:
 
 def spec_lines(record: dict[str, Any], sheet: SpecSheet) -> tuple[list[SpecLine], list[str]]:
     reasons = run_reasons(record)
-    return match(sheet, run_figures(record), reasons), reasons
+    return match(sheet, run_figures(record), reasons, unmeasured_figures(record)), reasons
 
 
 def _num(x: float | None, unit: str = "") -> str:

@@ -4,6 +4,7 @@ stored phases only; a fact the run did not record is printed as such, never gues
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -294,12 +295,18 @@ def header_columns(run: RunData) -> tuple[HeaderColumn, ...]:
     return tuple(fit_column(title, items(run)) for title, items in COLUMNS)
 
 
+def noncompliant_label(runs: Sequence[RunData]) -> str:
+    """The banner's word for these non-compliant runs: "(quick profile)" only when it is true of
+    every one of them, as a banner naming several drives would otherwise lend it to all."""
+    return "non-compliant (quick profile)" if runs and all(r.quick for r in runs) else "non-compliant"
+
+
 def banners(run: RunData) -> tuple[str, ...]:
     """Printed on every page, so no page can be read without its caveats."""
     m = run.manifest
     out = []
     if not m.compliant:
-        label = "non-compliant (quick profile)" if run.quick else "non-compliant"
+        label = noncompliant_label([run])
         out.append((f"{label}: {'; '.join(m.noncompliance)}", label, RUN_DETAILS))
     if m.state != "complete":
         what = {

@@ -124,11 +124,10 @@ def selftest_once(members: Sequence[SequenceMember]) -> list[Document]:
 def summary_document(name: str, heading: str | None, members: Sequence[SequenceMember]) -> Document:
     runs = [m.run for m in members]
     first = runs[0]
-    quick = [r for r in runs if r.quick]
     banners = []
     noncompliant = [r for r in runs if not r.manifest.compliant]
     if noncompliant:
-        label = "non-compliant (quick profile)" if quick else "non-compliant"
+        label = header.noncompliant_label(noncompliant)
         banners.append(
             (
                 f"{label}: {len(noncompliant)} of {len(runs)} runs "
