@@ -96,7 +96,11 @@ def test_a_short_last_step_is_not_the_traces_maximum(tmp_path):
 def test_a_trace_shorter_than_a_step_is_not_called_a_maximum(tmp_path):
     """One IO of 10 µs was 'per step IOPS: average over steps 100,000, max 100,000' (here 5 µs)."""
     table = msr_table(tmp_path, "one", [(0, 0)])
+    # its replay, the trace's true length, is shorter than a run's shortest step (1 ms): refused,
+    # naming the stretch that fits
     p = iolab("trace", "analyze", str(table), "--step", "10s", "--out", str(tmp_path / "w"))
+    assert p.returncode == 2 and "give --compress from" in " ".join(p.stderr.split()), p.stderr + p.stdout
+    p = iolab("trace", "analyze", str(table), "--step", "10s", "--compress", "0.005", "--out", str(tmp_path / "w"))
     assert p.returncode == 0, p.stderr + p.stdout
     said = " ".join(p.stdout.split())
     assert "per step IOPS: 200,000 (the only step, 5 µs)" in said and "max 200,000" not in said, said
