@@ -83,11 +83,13 @@ def test_report_on_a_full_results_disk_exits_5_naming_the_run_and_leaves_no_file
     assert left(out) == []
 
 
-def test_export_on_a_full_disk_exits_5_and_keeps_no_partial_table(full_run: Path):
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_export_on_a_full_disk_exits_5_and_keeps_no_partial_table(full_run: Path, fmt: str):
+    """Parquet before: a traceback (DuckDB's IOException) and exit 1."""
     out = full_run.parent / "exp"
-    said = one_paragraph(iolab("export", str(full_run), "-o", str(out), timeout=300))
+    said = one_paragraph(iolab("export", str(full_run), "-f", fmt, "-o", str(out), timeout=300))
     assert said.startswith(f"iolab: results disk full at {full_run}: no room for its export in {out}"), said
-    assert f"`iolab export {full_run} --format csv -o {out}`" in said
+    assert f"`iolab export {full_run} --format {fmt} -o {out}`" in said
     assert left(out) == []  # before: a 0-byte cells.csv
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -48,7 +49,7 @@ def room_for(what: str, out: Path, again: str, run_dir: Path | None = None) -> I
     ended with exit 2 and the system's bare "No space left on device"."""
     try:
         yield
-    except (OSError, sqlite3.OperationalError, ResultsDiskFull) as e:
+    except Exception as e:  # an OSError, SQLite's or DuckDB's error: is_disk_full tells which is a full disk
         if not isinstance(e, ResultsDiskFull) and not is_disk_full(e):
             raise
         why = f" ({ResultsDiskFull.written(e)})" if isinstance(e, OSError) and e.filename else ""
@@ -113,11 +114,20 @@ def release_space(run_dir: Path) -> bool:
         return False
 
 
+# DuckDB (Parquet exports, trace tables) reports a write the system refused as its own IOException,
+# the errno only in its text: {"exception_type":"IO",...,"errno":"28"}
+_DUCKDB_ERRNO = re.compile(r'"errno"\s*:\s*"(\d+)"')
+
+
 def is_disk_full(e: BaseException) -> bool:
+    """The system refused a write for want of room (ENOSPC, or a quota), however the library that
+    wrote said it: an OSError, SQLite's "disk is full" or DuckDB's IO error with errno 28."""
     if isinstance(e, OSError):
         return e.errno in (errno.ENOSPC, errno.EDQUOT)
     if isinstance(e, sqlite3.OperationalError):
         return getattr(e, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL or "disk is full" in str(e)
+    if type(e).__module__.lstrip("_") == "duckdb" and (m := _DUCKDB_ERRNO.search(str(e))):
+        return int(m.group(1)) in (errno.ENOSPC, errno.EDQUOT)
     return False
 
 
