@@ -185,3 +185,15 @@ def test_a_run_whose_report_finds_the_disk_full_is_complete_and_exits_5(tmp_path
             assert p.returncode == 0 and len(list((run / "report").glob("*.*"))) == 2, p.stderr
             return
         pytest.fail("the report was written whole before the test could fill the disk, three times")
+
+
+def test_a_sim_state_save_on_a_full_disk_exits_5_naming_the_state_file(tmp_path: Path, small_fs: Path):
+    """Before: exit 2 ("bad input") blaming the target for the state file's write failure."""
+    fill(small_fs)
+    state = small_fs / "state.bin"
+    target = f"{SMALL_SIM}&save={state}"
+    p = iolab("run", "latency", "--quick", "-q", "--no-report", "-t", target, "--runs-dir", str(tmp_path), timeout=300)
+    said = one_paragraph(p)
+    assert f"disk full at {state}: no room for the simulator state (save=)" in said, said
+    assert "the run is stored" in said and "bad input" not in said
+    assert not state.exists() and not list(small_fs.glob(".state.bin*"))

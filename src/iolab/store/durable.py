@@ -3,14 +3,12 @@ error a full results filesystem gives."""
 
 from __future__ import annotations
 
-import errno
 import os
-import re
-import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from iolab.core.diskfull import is_disk_full
 from iolab.core.errors import Exit, IolabError
 from iolab.targets.files import mark_inode
 from iolab.targets.writepolicy import check_file, mark_written
@@ -112,23 +110,6 @@ def release_space(run_dir: Path) -> bool:
         return True
     except FileNotFoundError:
         return False
-
-
-# DuckDB (Parquet exports, trace tables) reports a write the system refused as its own IOException,
-# the errno only in its text: {"exception_type":"IO",...,"errno":"28"}
-_DUCKDB_ERRNO = re.compile(r'"errno"\s*:\s*"(\d+)"')
-
-
-def is_disk_full(e: BaseException) -> bool:
-    """The system refused a write for want of room (ENOSPC, or a quota), however the library that
-    wrote said it: an OSError, SQLite's "disk is full" or DuckDB's IO error with errno 28."""
-    if isinstance(e, OSError):
-        return e.errno in (errno.ENOSPC, errno.EDQUOT)
-    if isinstance(e, sqlite3.OperationalError):
-        return getattr(e, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL or "disk is full" in str(e)
-    if type(e).__module__.lstrip("_") == "duckdb" and (m := _DUCKDB_ERRNO.search(str(e))):
-        return int(m.group(1)) in (errno.ENOSPC, errno.EDQUOT)
-    return False
 
 
 def fsync_dir(path: Path) -> None:
