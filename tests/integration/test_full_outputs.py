@@ -197,3 +197,34 @@ def test_a_sim_state_save_on_a_full_disk_exits_5_naming_the_state_file(tmp_path:
     assert f"disk full at {state}: no room for the simulator state (save=)" in said, said
     assert "the run is stored" in said and "bad input" not in said
     assert not state.exists() and not list(small_fs.glob(".state.bin*"))
+
+
+@pytest.fixture(scope="module")
+def a_trace(tmp_path_factory) -> Path:
+    """An SPC trace (6,000 IOs over 30 s) and its IO table, beside it."""
+    d = tmp_path_factory.mktemp("trace")
+    lines = [f"0,{(i * 7919) % 100000},4096,{'r' if i % 3 else 'w'},{i * 0.005:.6f}" for i in range(6000)]
+    (d / "t.spc").write_text("\n".join(lines) + "\n")
+    assert iolab("trace", "import", str(d / "t.spc"), "-f", "spc", "-o", str(d / "t.parquet")).returncode == 0
+    return d
+
+
+@pytest.mark.parametrize(
+    ("line", "out", "what"),
+    [
+        ("trace export {d}/t.parquet -f msr -o {fs}/a.msr", "a.msr", "the exported trace"),
+        ("trace import {d}/t.spc -f spc -o {fs}/a.parquet", "a.parquet", "the IO table"),
+        ("trace analyze {d}/t.parquet --qd 4 --step 1s -o {fs}/wl", "wl", "the analysis"),
+    ],
+)
+def test_a_trace_command_on_a_full_disk_exits_5_naming_its_output_and_leaves_nothing(
+    a_trace: Path, small_fs: Path, line: str, out: str, what: str
+):
+    """Before: export a traceback (DuckDB's IOException, exit 1); import "t.spc: cannot read as
+    spc" (exit 2, blaming the input); analyze the bare "No space left on device" (exit 2) and a
+    0-byte analysis.json."""
+    filler = fill(small_fs)
+    said = one_paragraph(iolab(*shlex.split(line.format(d=a_trace, fs=small_fs)), timeout=300))
+    assert said.startswith(f"iolab: disk full at {small_fs / out}: no room for {what}"), said
+    assert "cannot read" not in said and "run the same `iolab trace" in said, said
+    assert list(small_fs.iterdir()) == [filler]

@@ -21,6 +21,7 @@ from pathlib import Path
 import duckdb
 import numpy as np
 
+from iolab.core.diskfull import is_disk_full
 from iolab.core.errors import IolabError
 from iolab.core.safefile import check_regular
 from iolab.traces import formats, timeunit
@@ -102,6 +103,8 @@ def import_trace(
             lost_events=lost_events,
         )
     except duckdb.Error as e:
+        if is_disk_full(e):  # the output's disk, not the input: the caller says so (durable.room_for)
+            raise
         raise IolabError(f"{run.current}: cannot read as {fmt} ({first_error_line(e)}).") from None
     finally:
         con.close()
