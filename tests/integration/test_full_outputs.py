@@ -228,3 +228,15 @@ def test_a_trace_command_on_a_full_disk_exits_5_naming_its_output_and_leaves_not
     assert said.startswith(f"iolab: disk full at {small_fs / out}: no room for {what}"), said
     assert "cannot read" not in said and "run the same `iolab trace" in said, said
     assert list(small_fs.iterdir()) == [filler]
+
+
+@pytest.mark.parametrize("line", ["show {run}", "plan latency --quick", "trace analyze {d}/t.parquet --qd 4 -o {d}/w"])
+def test_a_full_standard_output_is_named_for_every_command(a_run: Path, a_trace: Path, line: str):
+    """`> /dev/full`: before, the bare "iolab: No space left on device" (the --json path already
+    named standard output), as if a file iolab writes had no room."""
+    args = shlex.split(line.format(run=a_run, d=a_trace))
+    with open("/dev/full", "w") as full:
+        p = subprocess.run([*IOLAB, *args], stdout=full, stderr=subprocess.PIPE, text=True, timeout=300)
+    said = one_paragraph(subprocess.CompletedProcess(p.args, p.returncode, "", p.stderr), 2)
+    assert said.startswith("iolab: standard output could not be written (No space left on device)"), said
+    assert not (a_trace / "w").exists()  # it says files it had yet to write were not written
