@@ -83,11 +83,13 @@ def test_report_on_a_full_results_disk_exits_5_naming_the_run_and_leaves_no_file
     assert left(out) == []
 
 
-def test_export_on_a_full_disk_exits_5_and_keeps_no_partial_table(full_run: Path):
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_export_on_a_full_disk_exits_5_and_keeps_no_partial_table(full_run: Path, fmt: str):
+    """Parquet before: a traceback (DuckDB's IOException) and exit 1."""
     out = full_run.parent / "exp"
-    said = one_paragraph(iolab("export", str(full_run), "-o", str(out), timeout=300))
+    said = one_paragraph(iolab("export", str(full_run), "-f", fmt, "-o", str(out), timeout=300))
     assert said.startswith(f"iolab: results disk full at {full_run}: no room for its export in {out}"), said
-    assert f"`iolab export {full_run} --format csv -o {out}`" in said
+    assert f"`iolab export {full_run} --format {fmt} -o {out}`" in said
     assert left(out) == []  # before: a 0-byte cells.csv
 
 
@@ -183,3 +185,58 @@ def test_a_run_whose_report_finds_the_disk_full_is_complete_and_exits_5(tmp_path
             assert p.returncode == 0 and len(list((run / "report").glob("*.*"))) == 2, p.stderr
             return
         pytest.fail("the report was written whole before the test could fill the disk, three times")
+
+
+def test_a_sim_state_save_on_a_full_disk_exits_5_naming_the_state_file(tmp_path: Path, small_fs: Path):
+    """Before: exit 2 ("bad input") blaming the target for the state file's write failure."""
+    fill(small_fs)
+    state = small_fs / "state.bin"
+    target = f"{SMALL_SIM}&save={state}"
+    p = iolab("run", "latency", "--quick", "-q", "--no-report", "-t", target, "--runs-dir", str(tmp_path), timeout=300)
+    said = one_paragraph(p)
+    assert f"disk full at {state}: no room for the simulator state (save=)" in said, said
+    assert "the run is stored" in said and "bad input" not in said
+    assert not state.exists() and not list(small_fs.glob(".state.bin*"))
+
+
+@pytest.fixture(scope="module")
+def a_trace(tmp_path_factory) -> Path:
+    """An SPC trace (6,000 IOs over 30 s) and its IO table, beside it."""
+    d = tmp_path_factory.mktemp("trace")
+    lines = [f"0,{(i * 7919) % 100000},4096,{'r' if i % 3 else 'w'},{i * 0.005:.6f}" for i in range(6000)]
+    (d / "t.spc").write_text("\n".join(lines) + "\n")
+    assert iolab("trace", "import", str(d / "t.spc"), "-f", "spc", "-o", str(d / "t.parquet")).returncode == 0
+    return d
+
+
+@pytest.mark.parametrize(
+    ("line", "out", "what"),
+    [
+        ("trace export {d}/t.parquet -f msr -o {fs}/a.msr", "a.msr", "the exported trace"),
+        ("trace import {d}/t.spc -f spc -o {fs}/a.parquet", "a.parquet", "the IO table"),
+        ("trace analyze {d}/t.parquet --qd 4 --step 1s -o {fs}/wl", "wl", "the analysis"),
+    ],
+)
+def test_a_trace_command_on_a_full_disk_exits_5_naming_its_output_and_leaves_nothing(
+    a_trace: Path, small_fs: Path, line: str, out: str, what: str
+):
+    """Before: export a traceback (DuckDB's IOException, exit 1); import "t.spc: cannot read as
+    spc" (exit 2, blaming the input); analyze the bare "No space left on device" (exit 2) and a
+    0-byte analysis.json."""
+    filler = fill(small_fs)
+    said = one_paragraph(iolab(*shlex.split(line.format(d=a_trace, fs=small_fs)), timeout=300))
+    assert said.startswith(f"iolab: disk full at {small_fs / out}: no room for {what}"), said
+    assert "cannot read" not in said and "run the same `iolab trace" in said, said
+    assert list(small_fs.iterdir()) == [filler]
+
+
+@pytest.mark.parametrize("line", ["show {run}", "plan latency --quick", "trace analyze {d}/t.parquet --qd 4 -o {d}/w"])
+def test_a_full_standard_output_is_named_for_every_command(a_run: Path, a_trace: Path, line: str):
+    """`> /dev/full`: before, the bare "iolab: No space left on device" (the --json path already
+    named standard output), as if a file iolab writes had no room."""
+    args = shlex.split(line.format(run=a_run, d=a_trace))
+    with open("/dev/full", "w") as full:
+        p = subprocess.run([*IOLAB, *args], stdout=full, stderr=subprocess.PIPE, text=True, timeout=300)
+    said = one_paragraph(subprocess.CompletedProcess(p.args, p.returncode, "", p.stderr), 2)
+    assert said.startswith("iolab: standard output could not be written (No space left on device)"), said
+    assert not (a_trace / "w").exists()  # it says files it had yet to write were not written

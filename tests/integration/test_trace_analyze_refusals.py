@@ -153,3 +153,25 @@ def test_a_compression_that_takes_a_step_out_of_a_runs_limits_is_refused_naming_
         assert p.returncode == 0, p.stdout + p.stderr
         planned = iolab("plan", "replay", "-w", str(out / f), "--quick", "-t", "sim:enterprise-sas?user_gb=0.25")
         assert planned.returncode == 0, planned.stdout + planned.stderr
+
+
+@pytest.mark.parametrize("second", ["t.spc", "./t.spc", "link.spc", "copy.spc"])
+def test_trace_import_refuses_one_file_given_twice(tmp_path, second):
+    """`trace import a.csv a.csv` (or a link, or a byte-identical copy) imported every IO twice:
+    IOPS and outstanding IO doubled in every figure of the analysis, exit 0."""
+    spc_trace(tmp_path / "t.spc")
+    (tmp_path / "link.spc").symlink_to("t.spc")
+    (tmp_path / "copy.spc").write_bytes((tmp_path / "t.spc").read_bytes())
+    (tmp_path / "empty1.spc").write_text("")
+    (tmp_path / "empty2.spc").write_text("")
+    out = tmp_path / "dup.parquet"
+    p = iolab("trace", "import", f"{tmp_path}/t.spc", f"{tmp_path}/{second}", "-f", "spc", "-o", str(out))
+    said = " ".join(p.stderr.split())
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stdout + p.stderr
+    named = tmp_path / second  # as Path spells it (./ dropped)
+    assert said.startswith(f"iolab: {named}: the same ") and "counted twice" in said, said
+    assert not out.exists()
+    # empty files (an idle CPU's) are no copies of one another
+    files = [str(tmp_path / n) for n in ("t.spc", "empty1.spc", "empty2.spc")]
+    p = iolab("trace", "import", *files, "-f", "spc", "-o", str(out))
+    assert p.returncode == 0 and "600 IOs" in p.stdout, p.stdout + p.stderr

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, TypedDict, Unpack
 from iolab import suites
 from iolab.api import registry
 from iolab.api.reports import read_spec_sheet, write_report, write_sequence_report
+from iolab.core.diskfull import is_disk_full
 from iolab.core.errors import IolabError
 from iolab.core.plan import Profile, TestPlan, ignored_options
 from iolab.core.testparams import as_percent, check_known, legacy_shares
@@ -211,7 +212,7 @@ def run_steps(
             store.close()  # its caller has shown it; a long sequence keeps no connection per run
             done.append(store.dir)
     finally:
-        engine.close()
+        close_engine(engine)
     if report and len(done) > 1:
         yield SequenceReported(write_sequence_report(done))
 
@@ -288,7 +289,7 @@ def resume_test(
                 on_start(r)
             resuming.run(r, engine, progress)
         finally:
-            engine.close()
+            close_engine(engine)
         done = _ended(r.store, report)
         if on_end:
             on_end(r.store, list(done.reports))
@@ -318,3 +319,16 @@ def _ended(store: RunStore, report: bool, spec_sheet: Path | None = None) -> Tes
         paths, full = [], e
     m = manifest_of(store)
     return TestRun(store.dir, m.run_id, m.test, m.state, tuple(paths), full)
+
+
+def close_engine(engine: Engine) -> None:
+    """Close the engine; a file it writes as it closes (a simulated drive's save= state) that
+    finds its disk full is exit 5 naming that file, not exit 2 as if the target were bad input.
+    The run itself is stored by then."""
+    try:
+        engine.close()
+    except OSError as e:
+        if not is_disk_full(e) or not e.filename:
+            raise
+        with room_for("the simulator state (save=)", Path(e.filename), "run again to save it (the run is stored)"):
+            raise

@@ -33,7 +33,7 @@ from iolab.cli.options import (
     with_runs_dir,
 )
 from iolab.core.errors import IolabError
-from iolab.core.streams import delivering, open_closed_standard_streams
+from iolab.core.streams import delivering, open_closed_standard_streams, stdout_refused, watch_stdout
 
 if TYPE_CHECKING:
     from iolab.api.runs import RunPlan
@@ -464,6 +464,7 @@ app.command("power")(with_runs_dir(cli_inspect.power))
 
 def main() -> None:
     open_closed_standard_streams()
+    watch_stdout()
     try:
         cli_typer.run(app)
     except IolabError as e:
@@ -479,7 +480,7 @@ def main() -> None:
         # A path iolab was pointed at that the system refuses (not a directory, read-only,
         # full): the system's own words and the path, not a traceback.
         where = f": {e.filename}" if e.filename else ""
-        said = IolabError((e.strerror or str(e)) + where)
+        said = stdout_refused(e) or IolabError((e.strerror or str(e)) + where)
         err.print(f"[red]iolab: {esc(str(said))}[/]")
         cli_auto.emit_error(said)  # --json: the error's document, as every other error has
         sys.exit(said.exit_code)

@@ -13,6 +13,7 @@ from rich.markup import escape as esc
 
 from iolab.cli.console import Console, write_out
 from iolab.cli.options import with_runs_dir
+from iolab.cli.traceout import kept_whole, step_table
 from iolab.core.errors import IolabError
 from iolab.core.units import counted, given, parse_duration, parse_size
 from iolab.traces import formats as trace_formats
@@ -128,12 +129,14 @@ def trace_import(
     ),
 ):
     """Import a public trace format into the normalised IO table."""
+    from iolab.store.durable import room_for
     from iolab.traces import detect_format, import_trace
 
     if fmt is None:
         fmt = detect_format(paths[0])
         console.print(f"format: {fmt} (detected; pass --format to override)")
-    table = import_trace(paths, fmt, out, skip_bad_lines=skip_bad_lines, time_unit=time_unit)
+    with room_for("the IO table", out, "run the same `iolab trace import` again"):
+        table = import_trace(paths, fmt, out, skip_bad_lines=skip_bad_lines, time_unit=time_unit)
     console.print(esc(table.summary()), soft_wrap=True)
 
 
@@ -146,9 +149,11 @@ def trace_export(
     out: Path = typer.Option(..., "--out", "-o", help="The file to write."),
 ):
     """Write an IO table back out in a public trace format (reads and writes)."""
+    from iolab.store.durable import room_for
     from iolab.traces.writers import export_with_notes
 
-    path, notes = export_with_notes(trace, fmt, out)
+    with room_for("the exported trace", out, "run the same `iolab trace export` again"):
+        path, notes = export_with_notes(trace, fmt, out)
     console.print(f"wrote {esc(str(path))}", soft_wrap=True)
     for note in notes:  # what the format could not hold as it was
         console.print(f"  note: {esc(note)}", soft_wrap=True)
@@ -211,6 +216,7 @@ def analyze(
     writes the composite and replay workloads for `iolab run multi-wsat|streams-wsat|replay|dirth-rwsw`."""
     from iolab.core.runfiles import ANALYSIS_FILE, COMPOSITE_FILE, REPLAY_FILE
     from iolab.core.workload import MAX_QUEUE_DEPTH, MAX_THREADS
+    from iolab.store.durable import room_for
     from iolab.targets.writepolicy import check_file, dir_problems, output_dir, refusal
     from iolab.traces.analysis import composite, replay
     from iolab.traces.analysis.replaylimits import check_compress
@@ -250,39 +256,14 @@ def analyze(
     plan = replay(a, compress=compress, queue_depth=qd, threads=threads, streams=replay_streams)
     check_compress(a, plan, compress)
     console.print(esc(a.summary()), soft_wrap=True)
-    console.print(_step_table(a))
+    console.print(step_table(a))
+    made = not out.exists()
     output_dir(out, "analysis directory")
-    written = _write_analysis(a, w, plan, out)
+    with room_for("the analysis", out, "run the same `iolab trace analyze` again"), kept_whole(out, made):
+        written = _write_analysis(a, w, plan, out)
     for p in written:
         console.print(f"wrote {esc(str(p))}", soft_wrap=True)
     console.print(f"next: iolab run rwsw --workload {esc(shlex.quote(str(out)))} --target …", soft_wrap=True)
-
-
-def _step_table(a):
-    """The per-step figures of an analysis (the first and last 10 steps of a long trace)."""
-    from rich.table import Table
-
-    t = Table(title="per step (the Self-Test figures)", title_justify="left")
-    for col in ("step", "start s", "IOPS", "MB/s", "read %", "OIO avg / max", "RT avg / max µs"):
-        t.add_column(col, justify="right")
-
-    def f(v, fmt):
-        return "—" if v is None else format(v, fmt)
-
-    shown = a.steps if len(a.steps) <= 30 else a.steps[:10] + a.steps[-10:]
-    for s in shown:
-        if len(a.steps) > 30 and s is a.steps[-10]:
-            t.add_row("…", *[""] * 6)
-        t.add_row(
-            f"{s.index}{' (partial)' if s.partial else ''}",
-            f"{s.start_s:,.0f}",
-            f(s.iops, ",.0f"),
-            f(s.mbps, ",.1f"),
-            f(s.read_pct, ".1f"),
-            f"{f(s.oio_avg, ',.2f')} / {f(s.oio_max, ',')}",
-            f"{f(s.rt_avg_us, ',.0f')} / {f(s.rt_max_us, ',.0f')}",
-        )
-    return t
 
 
 def _need_qd(trace: Path) -> None:

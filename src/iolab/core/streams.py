@@ -115,3 +115,52 @@ def open_closed_standard_streams() -> None:
             os.close(null)
         if getattr(sys, name) is None:
             setattr(sys, name, open(fd, mode, closefd=False, encoding="utf-8", errors="replace"))  # noqa: SIM115
+
+
+class _WatchedStdout:
+    """sys.stdout as it was, remembering the error a write or flush to it met: an OSError
+    carries no file name for standard output, so without it `iolab show RUN > /dev/full` said
+    only "No space left on device", as if a file iolab writes had no room."""
+
+    def __init__(self, stream: TextIO):
+        self._stream = stream
+        self.failed: OSError | None = None
+
+    def _watch(self, do, *args):
+        try:
+            return do(*args)
+        except BrokenPipeError:  # a reader that went away: not an error (Console, delivering)
+            raise
+        except OSError as e:
+            self.failed = e
+            raise
+
+    def write(self, text: str) -> int:
+        return self._watch(self._stream.write, text)
+
+    def flush(self) -> None:
+        self._watch(self._stream.flush)
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
+def watch_stdout() -> None:
+    """Standard output watched (see _WatchedStdout) for the command's length."""
+    if not isinstance(sys.stdout, _WatchedStdout):
+        sys.stdout = _WatchedStdout(sys.stdout)
+
+
+def stdout_refused(e: OSError) -> IolabError | None:
+    """The paragraph for `e` when it is standard output that the system refused to write (full:
+    `> /dev/full`); None when `e` is another file's. What was still to be printed is dropped, so
+    the flush at exit does not fail again."""
+    out = sys.stdout
+    if not isinstance(out, _WatchedStdout) or out.failed is not e:
+        return None
+    drop_output(out)
+    return IolabError(
+        f"standard output could not be written ({e.strerror or errno.errorcode.get(e.errno or 0, e)}), so what "
+        "this command prints there was lost and it stopped at that point; files it had yet to write were not "
+        "written. Give the command a standard output it can write (a pipe or a file with room) and run it again."
+    )

@@ -15,6 +15,7 @@ returns, stored as raw_dir/<tag>.json and parsed from that text.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import time
@@ -23,6 +24,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from iolab import _sim
+from iolab.core.diskfull import is_disk_full
 from iolab.core.errors import EngineError, IolabError
 from iolab.core.results import Histogram, OpStats, RoundResult, SecondSample
 from iolab.core.safefile import check_regular
@@ -456,6 +458,8 @@ class SimEngine:
             self.drive(target).save(str(tmp))
             os.replace(tmp, path)
         except ValueError as e:
+            if is_disk_full(e):  # the system's error, naming the state file: the caller says the disk is full
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path)) from None
             raise IolabError(f"target {target.spec}: {e}") from None
         finally:
             tmp.unlink(missing_ok=True)

@@ -3,13 +3,12 @@ error a full results filesystem gives."""
 
 from __future__ import annotations
 
-import errno
 import os
-import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from iolab.core.diskfull import is_disk_full
 from iolab.core.errors import Exit, IolabError
 from iolab.targets.files import mark_inode
 from iolab.targets.writepolicy import check_file, mark_written
@@ -48,7 +47,7 @@ def room_for(what: str, out: Path, again: str, run_dir: Path | None = None) -> I
     ended with exit 2 and the system's bare "No space left on device"."""
     try:
         yield
-    except (OSError, sqlite3.OperationalError, ResultsDiskFull) as e:
+    except Exception as e:  # an OSError, SQLite's or DuckDB's error: is_disk_full tells which is a full disk
         if not isinstance(e, ResultsDiskFull) and not is_disk_full(e):
             raise
         why = f" ({ResultsDiskFull.written(e)})" if isinstance(e, OSError) and e.filename else ""
@@ -111,14 +110,6 @@ def release_space(run_dir: Path) -> bool:
         return True
     except FileNotFoundError:
         return False
-
-
-def is_disk_full(e: BaseException) -> bool:
-    if isinstance(e, OSError):
-        return e.errno in (errno.ENOSPC, errno.EDQUOT)
-    if isinstance(e, sqlite3.OperationalError):
-        return getattr(e, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL or "disk is full" in str(e)
-    return False
 
 
 def fsync_dir(path: Path) -> None:

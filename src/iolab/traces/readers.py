@@ -12,6 +12,7 @@ formats whose unit varies (timeunit.py), and writes the table.
 
 from __future__ import annotations
 
+import filecmp
 import gzip
 import zlib
 from collections.abc import Sequence
@@ -21,6 +22,7 @@ from pathlib import Path
 import duckdb
 import numpy as np
 
+from iolab.core.diskfull import is_disk_full
 from iolab.core.errors import IolabError
 from iolab.core.safefile import check_regular
 from iolab.traces import formats, timeunit
@@ -102,6 +104,8 @@ def import_trace(
             lost_events=lost_events,
         )
     except duckdb.Error as e:
+        if is_disk_full(e):  # the output's disk, not the input: the caller says so (durable.room_for)
+            raise
         raise IolabError(f"{run.current}: cannot read as {fmt} ({first_error_line(e)}).") from None
     finally:
         con.close()
@@ -161,7 +165,34 @@ def _check_request(files: list[Path], fmt: str, time_unit: str | None) -> TraceF
         if not f.exists():
             raise IolabError(f"{f}: no such trace file.")
         check_regular(f, "trace file")  # a FIFO or a device: refused, not read
+    _refuse_twice(files)
     return spec
+
+
+def _refuse_twice(files: list[Path]) -> None:
+    """One trace's files are different files: the same one given twice (a shell glob that
+    overlaps a named file, a copy under another name) doubled every IO, and with it every
+    IOPS, MB/s and outstanding-IO figure of the analysis, without a word."""
+    seen: dict[tuple[int, int], Path] = {}
+    for f in files:
+        st = f.stat()
+        if (first := seen.setdefault((st.st_dev, st.st_ino), f)) is not f:
+            raise IolabError(
+                f"{f}: the same file as {first}, given twice; its IOs would be counted twice. "
+                "Give each file of the trace once. Nothing was written."
+            )
+    for i, a in enumerate(files):
+        for b in files[i + 1 :]:
+            # sizes first: only files of one size are read to compare; empty ones (a blktrace
+            # file of an idle CPU) add no IO however often they come
+            size = a.stat().st_size
+            if size and size == b.stat().st_size and filecmp.cmp(a, b, shallow=False):
+                raise IolabError(
+                    f"{b}: the same contents as {a}, so its IOs would be counted twice (a copy of one "
+                    "file, not another part of the trace). Give each file of the trace once; should they "
+                    "really be two traces that happen to be identical, import each on its own "
+                    "(`iolab trace import FILE -o TABLE`). Nothing was written."
+                )
 
 
 def _parse_file(
