@@ -214,33 +214,13 @@ def analyze(
 ):
     """Stream analysis of an IO table (SNIA RWSW): streams, dominant streams, per-step metrics;
     writes the composite and replay workloads for `iolab run multi-wsat|streams-wsat|replay|dirth-rwsw`."""
-    from iolab.core.runfiles import ANALYSIS_FILE, COMPOSITE_FILE, REPLAY_FILE
-    from iolab.core.workload import MAX_QUEUE_DEPTH, MAX_THREADS
     from iolab.store.durable import room_for
-    from iolab.targets.writepolicy import check_file, dir_problems, output_dir, refusal
+    from iolab.targets.writepolicy import output_dir
     from iolab.traces.analysis import composite, replay
     from iolab.traces.analysis.replaylimits import check_compress
-    from iolab.traces.analysis.streams import MAX_STEPS
     from iolab.traces.analysis.streams import analyse as run_analysis
 
-    for name, v, most in (
-        ("--threads", threads, MAX_THREADS),
-        ("--qd", qd, MAX_QUEUE_DEPTH),
-        ("--max-steps", max_steps, MAX_STEPS * 10),  # 600,000 steps took 2.1 GB
-    ):
-        if v is not None and not 1 <= v <= most:
-            raise IolabError(f"{name} {v}: give a whole number from 1 to {most:,}. Nothing was written.")
-    if not 0 < compress < float("inf"):  # also refuses nan
-        raise IolabError(f"--compress {compress}: give a finite number greater than 0 (e.g. 60). Nothing was written.")
-    share = _share(threshold, "--threshold")  # refused here, in the form given, not as the analysis's fraction
-    if qd is None:
-        _need_qd(trace)
-    # refused before the analysis, not after it; made only once there is something to write
-    # in it (an analysis refused or failed left an empty directory behind)
-    if problems := dir_problems(out):
-        raise refusal("analysis directory", out, problems)
-    for name in (ANALYSIS_FILE, COMPOSITE_FILE, REPLAY_FILE):
-        check_file(out / name, "analysis file")
+    share = _analysis_inputs(trace, out, threshold, qd, threads, compress, max_steps)
     with console.status(f"analysing {esc(str(trace))}"):
         a = run_analysis(
             trace,
@@ -264,6 +244,37 @@ def analyze(
     for p in written:
         console.print(f"wrote {esc(str(p))}", soft_wrap=True)
     console.print(f"next: iolab run rwsw --workload {esc(shlex.quote(str(out)))} --target …", soft_wrap=True)
+
+
+def _analysis_inputs(
+    trace: Path, out: Path, threshold: str, qd: Optional[int], threads: int, compress: float, max_steps: int
+) -> float:
+    """Refuse `trace analyze`'s bad options and an output it may not write, before anything is
+    analysed; the dominant-stream threshold as a fraction."""
+    from iolab.core.runfiles import ANALYSIS_FILE, COMPOSITE_FILE, REPLAY_FILE
+    from iolab.core.workload import MAX_QUEUE_DEPTH, MAX_THREADS
+    from iolab.targets.writepolicy import check_file, dir_problems, refusal
+    from iolab.traces.analysis.streams import MAX_STEPS
+
+    for name, v, most in (
+        ("--threads", threads, MAX_THREADS),
+        ("--qd", qd, MAX_QUEUE_DEPTH),
+        ("--max-steps", max_steps, MAX_STEPS * 10),  # 600,000 steps took 2.1 GB
+    ):
+        if v is not None and not 1 <= v <= most:
+            raise IolabError(f"{name} {v}: give a whole number from 1 to {most:,}. Nothing was written.")
+    if not 0 < compress < float("inf"):  # also refuses nan
+        raise IolabError(f"--compress {compress}: give a finite number greater than 0 (e.g. 60). Nothing was written.")
+    share = _share(threshold, "--threshold")  # refused here, in the form given, not as the analysis's fraction
+    if qd is None:
+        _need_qd(trace)
+    # refused before the analysis, not after it; made only once there is something to write
+    # in it (an analysis refused or failed left an empty directory behind)
+    if problems := dir_problems(out):
+        raise refusal("analysis directory", out, problems)
+    for name in (ANALYSIS_FILE, COMPOSITE_FILE, REPLAY_FILE):
+        check_file(out / name, "analysis file")
+    return share
 
 
 def _need_qd(trace: Path) -> None:
