@@ -9,6 +9,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from .conftest import SMALL_SIM, iolab, killed_at, quick_sim_run
 from .test_resume import run_and_kill
 from .test_tampered_runs import every_command_refuses
@@ -136,3 +138,26 @@ def test_show_marks_per_second_rows_edited_after_the_run_s_audit(scratch):
     assert p.returncode in (0, 6) and "Traceback" not in p.stdout + p.stderr, p.stderr
     assert "FAILED: series-totals" in text, text
     assert "FAIL series-totals: main round 2 100/0 4KiB: the per-second rows add up to" in text, text
+
+
+@pytest.mark.parametrize("kind", ["sim", "file"])
+def test_resume_refuses_a_complete_round_that_lost_a_cell_on_either_engine(scratch, kind):
+    """Before: resume of a simulated drive's run never read its stored rows through the store's
+    checks: with a cell deleted from its complete round 1 it set the phase aside as 'interrupted'
+    and ran it again (exit 0), where a fio run's resume refuses it. Both now refuse alike, with
+    nothing set aside."""
+    runs = scratch / "runs"
+    sim = ("latency", "--cell-time", "200ms", "-t", SMALL_SIM)
+    run = run_and_kill(scratch, runs, "main-r03-c03", sim if kind == "sim" else ())
+    edit(run / "results.db", "DELETE FROM cells WHERE kind='measure' AND round=1 AND ordinal=2")
+    stored = [rows(run / "results.db", q) for q in KEPT]
+    p = iolab("resume", str(run), "--no-report", timeout=300)
+    said = " ".join((p.stderr + p.stdout).split())
+    assert p.returncode == 2 and "Traceback" not in said, said
+    assert (
+        f"{run / 'results.db'}: table cells, phase 'main' round 1 is marked complete but holds 8 of its 9 planned "
+        "cells (missing: '100/0 0.5KiB'). The run's stored results were changed after it wrote them; nothing is "
+        "shown from them." in said
+    ), said
+    assert [rows(run / "results.db", q) for q in KEPT] == stored
+    assert not list(run.glob("raw/interrupted-*"))

@@ -78,17 +78,14 @@ def prepare(
     (nothing changed) when it cannot be resumed at all. `engine_for` and `build_plan` come from the api, so that
     resume needs neither the engines' list nor the test registry. `ioengine` (fio's; None: the run's)."""
     store: RunStore | None = None  # the caller claimed the run before this reads it; an open store holds it too
-    probe = RunStore.open(ref)  # read-only first: refusing must not touch the run
-    m = manifest_of(probe)
-    probe.close()
-    _refuse_finished(m)
+    run_dir, m = _look(ref)
     target = stored_target(m.target["spec"], m.split)  # a hosts run's as its hosts reach it
     # A split run goes on over the paths or hosts it stored (never on the target alone); hosts'
     # targets are checked and claimed by split_engine, as in a new run (then _check_hosts compares them).
     sim_split = bool(m.split) and target.kind == "sim"  # ports of one simulated drive, not fio legs
     legs = legs_from_manifest(target, m.split) if m.split and not sim_split else None
     hosts = bool(legs and legs[0].host)
-    workload = probe.dir / INPUTS_DIR if (probe.dir / INPUTS_DIR).is_dir() else None
+    workload = run_dir / INPUTS_DIR if (run_dir / INPUTS_DIR).is_dir() else None
     plan = build_plan(m.test, _stored_profile(m), target, workload)
     stored = _check_same_run(m, plan, target, hosts)
     ran_with, ioengine = _ioengines(m, target, hosts, ioengine)
@@ -98,7 +95,7 @@ def prepare(
     try:
         # Nothing of the stopped run may still write into raw/ or onto the target when resume
         # reads or moves its files, or when the safety checks ask whether the target is in use.
-        ended = end_leftovers(probe.raw_dir, m.run_id)
+        ended = end_leftovers(run_dir / "raw", m.run_id)
         if not hosts:
             targets.check_safe_to_write(target, allow_unsafe, allow_system_disk)
         engine = (
@@ -124,7 +121,7 @@ def prepare(
             allow_system_disk=allow_system_disk,
             tested_by=m.platform.get("tested_by", ""),
         )
-        store = RunStore.open(probe.dir, writable=True)
+        store = RunStore.open(run_dir, writable=True)
         notes: list[str] = [ended] if ended else []
         now = engine_versions(engine, target).get("ioengine")
         if ran_with and now != ran_with:  # the manifest names the engine of the rounds to come; the note, the change
@@ -142,8 +139,25 @@ def prepare(
             if opened is not None:
                 opened.close()
         raise
-    claim.note_run(m.run_id, probe.dir)
+    claim.note_run(m.run_id, run_dir)
     return Resumption(store, plan, target, options, start, notes), engine
+
+
+def _look(ref: str | Path) -> tuple[Path, Manifest]:
+    """The run's directory and manifest, read-only first: refusing must not touch the run. Its
+    stored cells are read through the store's checks (rowcheck.py, each value's type), as every
+    reader reads them, before resume decides anything: a round deleted in part would otherwise be
+    set aside and measured again (a simulated drive's phase always runs again) where a report
+    refuses the run."""
+    probe = RunStore.open(ref)
+    try:
+        m = manifest_of(probe)
+        _refuse_finished(m)
+        for kind in ("measure", "precondition"):
+            probe.cells(kind=kind)
+    finally:
+        probe.close()
+    return probe.dir, m
 
 
 def _refuse_finished(m: Manifest) -> None:
