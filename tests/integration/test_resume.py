@@ -209,8 +209,9 @@ def test_resume_refuses_another_file_at_the_same_path(scratch):
     target = scratch / "target.img"
     target.rename(scratch / "moved-away.img")  # kept, so its inode cannot be reused at once
     target.write_bytes((scratch / "moved-away.img").read_bytes())  # same path and size, another inode
-    # the claim file the killed run left is its dead writer's, not the run's: resume takes it over and drops it
-    before = sorted(p.name for p in run.rglob("*") if p.name != WRITER_FILE)
+    # the claim file the killed run left (its dead writer's) is put back as it was by the refusing resume
+    assert (run / WRITER_FILE).is_file()
+    before = sorted(p.name for p in run.rglob("*"))
     res = iolab("resume", str(run), "--no-report", timeout=900)
     assert res.returncode == 2 and "Traceback" not in res.stderr
     assert "not the one the run wrote" in res.stderr and "inode" in res.stderr and "Start a new run" in res.stderr
