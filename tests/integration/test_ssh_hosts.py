@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import stat
@@ -127,6 +128,43 @@ def test_a_key_the_host_refuses_fails_clearly_before_any_io(scratch):
     assert f"host 127.0.0.1:{port}: checking its target over SSH as {host.dest} failed" in err, r.stderr
     assert "Permission denied (publickey)" in err and "BatchMode=yes" in err and "Traceback" not in r.stderr
     assert not _servers_on(port) and not (scratch / "remote.img").exists()
+
+
+def test_an_sshd_that_forbids_unix_socket_forwarding_is_named_with_the_setting_to_change(scratch):
+    """Before: with `AllowStreamLocalForwarding no` on the host the tunnel came up, every probe
+    connection through it was dropped, and the run failed only when the probe budget ran out
+    (145 s on a loaded machine) with 'fio server 127.0.0.1:PORT did not report its version (last
+    attempt exit 1: ... disconnected)'. ssh's own error on the forward now names the setting."""
+    port = _free_port()
+    with ssh_host(config="AllowStreamLocalForwarding no\n") as host:
+        f = _hosts_file(scratch, host.dest, host.config, port)
+        r = iolab(
+            "run",
+            "latency",
+            "--quick",
+            "--cell-time",
+            "200ms",
+            "--max-rounds",
+            "1",
+            "--no-report",
+            "--purge",
+            "none",
+            "--target",
+            f"file:{scratch}/local.img?size=16MiB",
+            "--hosts-file",
+            str(f),
+            "--runs-dir",
+            str(scratch / "runs"),
+            timeout=300,
+            env={"IOLAB_FIO_PROBE_TIMEOUT": "120"},  # before, the run ended when this was spent
+        )
+    err = " ".join(r.stderr.split())
+    assert r.returncode == 4 and "Traceback" not in r.stderr, r.stderr
+    assert f"host 127.0.0.1:{port}: the sshd of {host.dest} refuses the SSH tunnel" in err, err
+    assert "open failed" in err and "`AllowStreamLocalForwarding yes`" in err and "sshd_config" in err, err
+    assert "did not report its version" not in err and "\n\n" not in r.stderr.strip()
+    socket_dir = re.search(r"socket (/tmp/iolab-fio-server-\w+)/fio.sock is there", err)
+    assert socket_dir and not Path(socket_dir.group(1)).exists()  # the server was stopped
 
 
 def test_a_device_on_an_ssh_host_is_identified_and_its_counters_read_there(scratch, loop_device):
