@@ -486,3 +486,27 @@ def test_several_targets_on_an_ssh_host_are_told_apart_where_it_opens_them(scrat
                 assert f"[{spec}] iolab: Refusing to write to {dev} on host 127.0.0.1:{port}" in said, said
     finally:
         os.unlink(alias)
+
+
+def test_two_ssh_hosts_of_one_address_are_two_machines_for_a_fleet(scratch, loop_device):
+    """Two SSH hosts given one address (127.0.0.1, as two port forwards to two machines would be)
+    and one device path: before, the fleet refused them as 'the same drive (… on 127.0.0.1:PORT)',
+    since a drive's key named the host by its address, which for an SSH host is only a label.
+    Here one host's `node` is another device than the other's (a bind mount in its sshd)."""
+    with small_loop(scratch) as node, ssh_host(binds=((loop_device, node),)) as one, ssh_host() as two:
+        f = scratch / "fleet.toml"
+        f.write_text(
+            "".join(
+                f'[[host]]\naddress = "127.0.0.1"\nport = {_free_port()}\nssh = "{h.dest}"\nssh_config = "{h.config}"\n'
+                f'[[host.drive]]\ntarget = "{node}"\nname = "{name}"\n'
+                for name, h in (("a", one), ("b", two))
+            )
+        )
+        args = ("--quick", "--cell-time", "100ms", "--max-rounds", "1", "--no-report", "--purge", "none")
+        r = iolab("run", "latency", *args, "--fleet", str(f), "--runs-dir", str(scratch / "runs"), timeout=600)
+    said = " ".join((r.stdout + r.stderr).split())
+    assert "same drive" not in said and "one drive" not in said, said
+    assert r.returncode in (0, 7) and "Traceback" not in said, said
+    d = Path(next(ln for ln in r.stdout.splitlines() if ln.startswith("fleet directory: ")).split(": ", 1)[1])
+    rows = json.loads((d / "report.json").read_text())["drives"]
+    assert sorted((row["name"], row["state"]) for row in rows) == [("a", "complete"), ("b", "complete")], rows
