@@ -54,29 +54,18 @@ def _hosts_file(tmp: Path, dest: str, config: Path, port: int) -> Path:
     return f
 
 
+def _one_round(scratch: Path, hosts_file: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    """One round of a quick latency run, unpurged, over the hosts file's host (its own target)."""
+    quick = ("--quick", "--cell-time", "200ms", "--max-rounds", "1", "--no-report", "--purge", "none")
+    target = ("--target", f"file:{scratch}/local.img?size=16MiB", "--hosts-file", str(hosts_file))
+    return iolab("run", "latency", *quick, *target, "--runs-dir", str(scratch / "runs"), timeout=300, env=env)
+
+
 def test_ssh_mode_starts_the_server_over_ssh_runs_through_the_tunnel_and_stops_it(scratch):
     port = _free_port()
     with ssh_host() as host:
         f = _hosts_file(scratch, host.dest, host.config, port)
-        r = iolab(
-            "run",
-            "latency",
-            "--quick",
-            "--cell-time",
-            "200ms",
-            "--max-rounds",
-            "1",
-            "--no-report",
-            "--purge",
-            "none",
-            "--target",
-            f"file:{scratch}/local.img?size=16MiB",
-            "--hosts-file",
-            str(f),
-            "--runs-dir",
-            str(scratch / "runs"),
-            timeout=300,
-        )
+        r = _one_round(scratch, f)
         assert r.returncode == 0, r.stdout + r.stderr
         # the server ran on the "remote" host (no port of its own there), and is gone with its directory
         assert not _servers_on(port) and not answers("127.0.0.1", port)
@@ -138,26 +127,7 @@ def test_an_sshd_that_forbids_unix_socket_forwarding_is_named_with_the_setting_t
     port = _free_port()
     with ssh_host(config="AllowStreamLocalForwarding no\n") as host:
         f = _hosts_file(scratch, host.dest, host.config, port)
-        r = iolab(
-            "run",
-            "latency",
-            "--quick",
-            "--cell-time",
-            "200ms",
-            "--max-rounds",
-            "1",
-            "--no-report",
-            "--purge",
-            "none",
-            "--target",
-            f"file:{scratch}/local.img?size=16MiB",
-            "--hosts-file",
-            str(f),
-            "--runs-dir",
-            str(scratch / "runs"),
-            timeout=300,
-            env={"IOLAB_FIO_PROBE_TIMEOUT": "120"},  # before, the run ended when this was spent
-        )
+        r = _one_round(scratch, f, {"IOLAB_FIO_PROBE_TIMEOUT": "120"})  # before, it ended when this was spent
     err = " ".join(r.stderr.split())
     assert r.returncode == 4 and "Traceback" not in r.stderr, r.stderr
     assert f"host 127.0.0.1:{port}: the sshd of {host.dest} refuses the SSH tunnel" in err, err
@@ -510,3 +480,25 @@ def test_two_ssh_hosts_of_one_address_are_two_machines_for_a_fleet(scratch, loop
     d = Path(next(ln for ln in r.stdout.splitlines() if ln.startswith("fleet directory: ")).split(": ", 1)[1])
     rows = json.loads((d / "report.json").read_text())["drives"]
     assert sorted((row["name"], row["state"]) for row in rows) == [("a", "complete"), ("b", "complete")], rows
+
+
+def test_plan_of_an_ssh_host_says_what_the_run_records_and_refuses_a_file_without_room(scratch):
+    """Before: plan listed no 'purge failed (none)', which the run records for another machine's
+    target it does not purge; and a file target larger than the host's free space passed plan and
+    run alike (the host made it sparse, and fio would have met a full disk mid-run)."""
+    port = _free_port()
+    with ssh_host() as host:
+        f = _hosts_file(scratch, host.dest, host.config, port)
+        common = ("latency", "--quick", "--cell-time", "200ms", "--max-rounds", "1", "--hosts-file", str(f))
+        big = iolab("plan", *common, "-t", f"file:{scratch}/local.img?size=10TiB")
+        said = " ".join(big.stderr.split())
+        assert big.returncode == 2 and "Traceback" not in said, said
+        assert f"not enough space for {scratch}/remote.img on host 127.0.0.1:{port} ({host.dest}, its df)" in said
+        small = ("-t", f"file:{scratch}/local.img?size=16MiB")
+        p = iolab("plan", *common, *small, "--json")
+        assert p.returncode == 0, p.stderr
+        planned = json.loads(p.stdout)["plan"]["tests"][0]["noncompliance"]
+        r = iolab("run", *common, *small, "--no-report", "--runs-dir", str(scratch / "runs"), timeout=300)
+        assert r.returncode == 0, r.stdout + r.stderr
+    [m] = (scratch / "runs").glob("*/manifest.json")
+    assert "purge failed (none): not from FOB" in planned and json.loads(m.read_text())["noncompliance"] == planned
