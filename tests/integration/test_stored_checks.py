@@ -55,6 +55,17 @@ def rows(db: Path, sql: str) -> list[tuple]:
 KEPT = ("SELECT * FROM cells WHERE round<=2 ORDER BY id", "SELECT * FROM steady", "SELECT kind FROM cells")
 
 
+def resume_refused(run: Path) -> str:
+    """`iolab resume RUN`, which must refuse (exit 2, no traceback) with the rows it keeps as they
+    were; what it said, on one line."""
+    stored = [rows(run / "results.db", q) for q in KEPT]
+    p = iolab("resume", str(run), "--no-report", timeout=300)
+    said = " ".join((p.stderr + p.stdout).split())
+    assert p.returncode == 2 and "Traceback" not in said, said
+    assert [rows(run / "results.db", q) for q in KEPT] == stored
+    return said
+
+
 def test_resume_refuses_a_tracked_cell_without_its_value_and_sets_nothing_aside(scratch):
     """The same builder as the audit's: resume refuses to rebuild the window over it, before it
     sets the unfinished round aside or stores a verdict."""
@@ -64,15 +75,11 @@ def test_resume_refuses_a_tracked_cell_without_its_value_and_sets_nothing_aside(
         run / "results.db",
         f"UPDATE cells SET lat_mean_us=NULL WHERE kind='measure' AND round=2 AND cell_key='{TRACKED}'",
     )
-    stored = [rows(run / "results.db", q) for q in KEPT]
-    p = iolab("resume", str(run), "--no-report", timeout=300)
-    said = " ".join((p.stderr + p.stdout).split())
-    assert p.returncode == 2 and "Traceback" not in said, said
+    said = resume_refused(run)
     assert (
         f"main round 2: tracking metric lat_mean_us was not measured in cell {TRACKED} (no IOs in that "
         "direction?), so steady state cannot be evaluated on resume." in said
     ), said
-    assert [rows(run / "results.db", q) for q in KEPT] == stored
 
 
 def test_the_first_steady_state_verdict_deleted_whole_is_refused(scratch):
@@ -148,14 +155,10 @@ def test_resume_refuses_a_complete_round_that_lost_a_cell_on_either_engine(scrat
     sim = ("latency", "--cell-time", "200ms", "-t", SMALL_SIM)
     run = run_and_kill(scratch, runs, "main-r03-c03", sim if kind == "sim" else ())
     edit(run / "results.db", "DELETE FROM cells WHERE kind='measure' AND round=1 AND ordinal=2")
-    stored = [rows(run / "results.db", q) for q in KEPT]
-    p = iolab("resume", str(run), "--no-report", timeout=300)
-    said = " ".join((p.stderr + p.stdout).split())
-    assert p.returncode == 2 and "Traceback" not in said, said
+    said = resume_refused(run)
     assert (
         f"{run / 'results.db'}: table cells, phase 'main' round 1 is marked complete but holds 8 of its 9 planned "
         "cells (missing: '100/0 0.5KiB'). The run's stored results were changed after it wrote them; nothing is "
         "shown from them." in said
     ), said
-    assert [rows(run / "results.db", q) for q in KEPT] == stored
     assert not list(run.glob("raw/interrupted-*"))
