@@ -441,7 +441,8 @@ def test_several_targets_on_an_ssh_host_are_told_apart_where_it_opens_them(scrat
             r = iolab(*args, "-t", small, "-t", alias, timeout=300)
             said = " ".join(r.stderr.split())
             assert r.returncode == 2 and f"--target {small} and --target {alias} are one drive" in said, said
-            assert f"(major:minor) on 127.0.0.1, where host 127.0.0.1:{port} opens it" in said, said
+            on = f"on {host.dest} over SSH with {host.config}"  # the machine, not the address label
+            assert f"(major:minor) {on}, where host 127.0.0.1:{port} opens it" in said, said
             assert not (scratch / "runs").exists()
             # Two drives there: each run starts and is checked on the host, where each drive's
             # partition table refuses it (two runs through one host's fio port are not what is tested)
