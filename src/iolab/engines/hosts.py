@@ -415,7 +415,7 @@ def check_versions(
     b = budget(concurrent=len(hosts))
     with ThreadPoolExecutor(max_workers=max(1, len(hosts))) as pool:
         futures = [
-            pool.submit(remote_version, servers.endpoints[h.name], fio, b, partial(servers.forward_refused, h))
+            pool.submit(remote_version, servers.endpoints[h.name], fio, b, refused=partial(servers.forward_refused, h))
             for h in hosts
         ]
         probes = [f.result() for f in futures]  # the first host's error first, as when probed in turn
