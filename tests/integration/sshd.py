@@ -53,11 +53,12 @@ def _start(cmd: list[str], log: Path) -> subprocess.Popen:
 
 
 @contextmanager
-def ssh_host(binds: tuple[tuple[str, str], ...] = (), env: dict[str, str] | None = None):
+def ssh_host(binds: tuple[tuple[str, str], ...] = (), env: dict[str, str] | None = None, config: str = ""):
     """`binds`: (source, node) pairs bind-mounted in a mount namespace of the sshd's own, so the
     host's sessions see `source` at `node` where this machine has its own `node`: a host whose
     /dev/NAME is another device than this machine's /dev/NAME. `env`: variables every session
-    on the host has (sshd's SetEnv), such as the lock directory a local run there uses."""
+    on the host has (sshd's SetEnv), such as the lock directory a local run there uses. `config`:
+    more sshd_config lines (a host configured against what iolab needs)."""
     d = Path(tempfile.mkdtemp(prefix="iolab-sshd-"))
     proc = None
     try:
@@ -72,6 +73,7 @@ def ssh_host(binds: tuple[tuple[str, str], ...] = (), env: dict[str, str] | None
             f"AuthorizedKeysFile {d}/authorized_keys\nStrictModes no\nPasswordAuthentication no\n"
             "KbdInteractiveAuthentication no\nPermitRootLogin prohibit-password\nUsePAM no\n"
             + "".join(f'SetEnv {k}="{v}"\n' for k, v in (env or {}).items())
+            + config
         )
         for name, key in (("ssh_config", "id"), ("wrong_ssh_config", "wrong_id")):
             (d / name).write_text(

@@ -295,3 +295,21 @@ def test_the_round_limit_names_its_source_and_is_not_shown_where_no_phase_uses_i
     assert {t["max_rounds_from"] for t in doc["tests"]} == {
         next((v for k, v in wanted.items() if said.endswith(k)), "not used")
     }
+
+
+def test_a_hosts_run_s_file_target_is_given_its_room_or_said_unchecked(scratch):
+    """Before: a hosts run's file target got no free-space check (a local run's gets one as it
+    starts), so plan described, and run started, a 10 TiB file on a smaller filesystem; and plan of
+    a host reached through fio's server only said nothing of it, nor of the 'purge failed (none)'
+    the run records for another machine's target."""
+    big = f"file:{scratch}/h.img?size=10TiB"
+    p = iolab("plan", "latency", "--quick", "-t", big, "--hosts", "127.0.0.1")  # this machine's fio server
+    said = " ".join(p.stderr.split())
+    assert p.returncode == 2 and f"not enough space for {scratch}/h.img: it needs " in said, said
+    assert not (scratch / "h.img").exists()
+    args = ("plan", "latency", "--quick", "-t", f"file:{scratch}/h.img?size=16MiB", "--hosts", "192.0.2.1")
+    p = iolab(*args, "--allow-unsafe-target", "--json")  # another machine, reached through fio's server only
+    assert p.returncode == 0, p.stderr
+    planned = json.loads(p.stdout)["plan"]
+    assert f"the free space for {scratch}/h.img on 192.0.2.1:8765 is not checked before the run" in planned["split"]
+    assert "purge failed (none): not from FOB" in planned["tests"][0]["noncompliance"]

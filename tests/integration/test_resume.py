@@ -209,8 +209,9 @@ def test_resume_refuses_another_file_at_the_same_path(scratch):
     target = scratch / "target.img"
     target.rename(scratch / "moved-away.img")  # kept, so its inode cannot be reused at once
     target.write_bytes((scratch / "moved-away.img").read_bytes())  # same path and size, another inode
-    # the claim file the killed run left is its dead writer's, not the run's: resume takes it over and drops it
-    before = sorted(p.name for p in run.rglob("*") if p.name != WRITER_FILE)
+    # the claim file the killed run left (its dead writer's) is put back as it was by the refusing resume
+    assert (run / WRITER_FILE).is_file()
+    before = sorted(p.name for p in run.rglob("*"))
     res = iolab("resume", str(run), "--no-report", timeout=900)
     assert res.returncode == 2 and "Traceback" not in res.stderr
     assert "not the one the run wrote" in res.stderr and "inode" in res.stderr and "Start a new run" in res.stderr
@@ -400,3 +401,30 @@ def test_a_test_with_typed_parameters_killed_midway_resumes(scratch):
     finally:
         con.close()
     assert dict(rounds) == {"write rounds": 5, "read rounds": 5}, rounds
+
+
+def test_a_kill_in_preconditioning_resumes_saying_no_cell_was_stored(scratch):
+    """Before: a run stopped in its WIPC (no measured cell) resumed saying 'cannot continue from
+    round 0: ... what was measured before is kept (cells marked 'interrupted', 2 raw files ...)',
+    when nothing had been measured or stored and no cell was marked."""
+    runs = scratch / "runs"
+    run = (
+        "latency",
+        "--cell-time",
+        "200ms",
+        "--max-rounds",
+        "1",
+        "-t",
+        f"file:{scratch}/target.img?size=64MiB",
+    )
+    stopped = run_and_kill(scratch, runs, "main-r00-c00", run)
+    assert measure_cells(stopped / "results.db") == []
+    res = iolab("resume", str(stopped), "--no-report", timeout=900)
+    assert res.returncode == 0, res.stderr + res.stdout
+    said = " ".join(res.stdout.split())
+    assert (
+        "main: cannot continue: it stopped during preconditioning, which must run whole. Instead it runs again "
+        "from its purge; no cell of it had been stored; the unfinished step's output is kept in "
+        "raw/interrupted-*/ (" in said
+    ), said
+    assert "marked 'interrupted'" not in said and "round 0" not in said

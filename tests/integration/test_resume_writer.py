@@ -18,7 +18,7 @@ from iolab.api.runlist import list_runs
 from iolab.run.runner import cell_tag
 from iolab.store.writer import WRITER_FILE
 
-from .conftest import IOLAB, default_signals, iolab
+from .conftest import IOLAB, SMALL_SIM, default_signals, iolab, killed_at
 
 # Runs `iolab ARGS` once the test lets it start (fd GO), and stops it where it would begin measuring
 # (Runner.run) until the test releases it (fd RELEASE), after saying so on fd ARRIVED: a barrier that
@@ -206,3 +206,28 @@ def test_a_claim_file_that_is_a_hard_link_to_another_file_is_refused_and_that_fi
     (r.path / WRITER_FILE).unlink()  # as the refusal says: the run is written again once it is gone
     assert iolab("audit", "--store", str(r.path)).returncode == 0
     assert precious.read_text() == "precious data line\n"
+
+
+def as_found(run: Path) -> dict[str, tuple[bytes, int]]:
+    return {str(p.relative_to(run)): (p.read_bytes(), p.stat().st_mtime_ns) for p in run.rglob("*") if p.is_file()}
+
+
+def test_a_refusing_writer_leaves_a_killed_run_s_claim_file_as_it_found_it(scratch):
+    """A run killed with kill -9 leaves its writer.lock (the kernel drops only its flock). Before:
+    `iolab report RUN` (and resume, audit --store) of such a run that it then refused took the
+    stale claim over and deleted the file on the way out; now every file of the run is as it was."""
+    runs = scratch / "runs"
+    args = ["run", "latency", "--quick", "-t", SMALL_SIM, "--no-report", "--runs-dir", str(runs)]
+    killed_at(args, runs, "*/raw/main-r03-c03*")
+    [r] = list_runs(runs)
+    assert (r.path / WRITER_FILE).is_file()  # the killed run's claim file
+    con = sqlite3.connect(r.path / "results.db")
+    with con:  # a tampered round: every command refuses the run
+        con.execute("DELETE FROM cells WHERE kind='measure' AND round=1 AND ordinal=2")
+    con.close()
+    before = as_found(r.path)
+    for cmd in (("report", str(r.path)), ("resume", str(r.path), "--no-report"), ("audit", "--store", str(r.path))):
+        res = iolab(*cmd, timeout=300)
+        said = " ".join(res.stderr.split())
+        assert res.returncode == 2 and "marked complete but holds 8 of its 9" in said, (cmd, said)
+        assert as_found(r.path) == before, cmd

@@ -153,7 +153,8 @@ def test_a_fleets_drives_on_ssh_hosts_are_told_apart_where_each_host_opens_them(
         said = " ".join(r.stderr.split())
         rdev = os.stat(loop_device).st_rdev
         assert r.returncode == 2 and "drives 'dev' and 'alias' are one drive" in said, r.stdout + r.stderr
-        assert f"(block device {os.major(rdev)}:{os.minor(rdev)} (major:minor) on 127.0.0.1)" in said, said
+        on = f"on {a.dest} over SSH with {a.config}"  # the machine its ssh reaches, not the address label
+        assert f"(block device {os.major(rdev)}:{os.minor(rdev)} (major:minor) {on})" in said, said
         assert not (scratch / "runs").exists()
         # one node name on two hosts, two drives: host b's `alias` is the small loop device
         host_b = _host(b.dest, b.config, free_port()).replace('"127.0.0.1"', '"127.0.0.2"')

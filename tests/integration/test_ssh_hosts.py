@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import stat
@@ -53,29 +54,18 @@ def _hosts_file(tmp: Path, dest: str, config: Path, port: int) -> Path:
     return f
 
 
+def _one_round(scratch: Path, hosts_file: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    """One round of a quick latency run, unpurged, over the hosts file's host (its own target)."""
+    quick = ("--quick", "--cell-time", "200ms", "--max-rounds", "1", "--no-report", "--purge", "none")
+    target = ("--target", f"file:{scratch}/local.img?size=16MiB", "--hosts-file", str(hosts_file))
+    return iolab("run", "latency", *quick, *target, "--runs-dir", str(scratch / "runs"), timeout=300, env=env)
+
+
 def test_ssh_mode_starts_the_server_over_ssh_runs_through_the_tunnel_and_stops_it(scratch):
     port = _free_port()
     with ssh_host() as host:
         f = _hosts_file(scratch, host.dest, host.config, port)
-        r = iolab(
-            "run",
-            "latency",
-            "--quick",
-            "--cell-time",
-            "200ms",
-            "--max-rounds",
-            "1",
-            "--no-report",
-            "--purge",
-            "none",
-            "--target",
-            f"file:{scratch}/local.img?size=16MiB",
-            "--hosts-file",
-            str(f),
-            "--runs-dir",
-            str(scratch / "runs"),
-            timeout=300,
-        )
+        r = _one_round(scratch, f)
         assert r.returncode == 0, r.stdout + r.stderr
         # the server ran on the "remote" host (no port of its own there), and is gone with its directory
         assert not _servers_on(port) and not answers("127.0.0.1", port)
@@ -127,6 +117,24 @@ def test_a_key_the_host_refuses_fails_clearly_before_any_io(scratch):
     assert f"host 127.0.0.1:{port}: checking its target over SSH as {host.dest} failed" in err, r.stderr
     assert "Permission denied (publickey)" in err and "BatchMode=yes" in err and "Traceback" not in r.stderr
     assert not _servers_on(port) and not (scratch / "remote.img").exists()
+
+
+def test_an_sshd_that_forbids_unix_socket_forwarding_is_named_with_the_setting_to_change(scratch):
+    """Before: with `AllowStreamLocalForwarding no` on the host the tunnel came up, every probe
+    connection through it was dropped, and the run failed only when the probe budget ran out
+    (145 s on a loaded machine) with 'fio server 127.0.0.1:PORT did not report its version (last
+    attempt exit 1: ... disconnected)'. ssh's own error on the forward now names the setting."""
+    port = _free_port()
+    with ssh_host(config="AllowStreamLocalForwarding no\n") as host:
+        f = _hosts_file(scratch, host.dest, host.config, port)
+        r = _one_round(scratch, f, {"IOLAB_FIO_PROBE_TIMEOUT": "120"})  # before, it ended when this was spent
+    err = " ".join(r.stderr.split())
+    assert r.returncode == 4 and "Traceback" not in r.stderr, r.stderr
+    assert f"host 127.0.0.1:{port}: the sshd of {host.dest} refuses the SSH tunnel" in err, err
+    assert "open failed" in err and "`AllowStreamLocalForwarding yes`" in err and "sshd_config" in err, err
+    assert "did not report its version" not in err and "\n\n" not in r.stderr.strip()
+    socket_dir = re.search(r"socket (/tmp/iolab-fio-server-\w+)/fio.sock is there", err)
+    assert socket_dir and not Path(socket_dir.group(1)).exists()  # the server was stopped
 
 
 def test_a_device_on_an_ssh_host_is_identified_and_its_counters_read_there(scratch, loop_device):
@@ -433,7 +441,8 @@ def test_several_targets_on_an_ssh_host_are_told_apart_where_it_opens_them(scrat
             r = iolab(*args, "-t", small, "-t", alias, timeout=300)
             said = " ".join(r.stderr.split())
             assert r.returncode == 2 and f"--target {small} and --target {alias} are one drive" in said, said
-            assert f"(major:minor) on 127.0.0.1, where host 127.0.0.1:{port} opens it" in said, said
+            on = f"on {host.dest} over SSH with {host.config}"  # the machine, not the address label
+            assert f"(major:minor) {on}, where host 127.0.0.1:{port} opens it" in said, said
             assert not (scratch / "runs").exists()
             # Two drives there: each run starts and is checked on the host, where each drive's
             # partition table refuses it (two runs through one host's fio port are not what is tested)
@@ -448,3 +457,49 @@ def test_several_targets_on_an_ssh_host_are_told_apart_where_it_opens_them(scrat
                 assert f"[{spec}] iolab: Refusing to write to {dev} on host 127.0.0.1:{port}" in said, said
     finally:
         os.unlink(alias)
+
+
+def test_two_ssh_hosts_of_one_address_are_two_machines_for_a_fleet(scratch, loop_device):
+    """Two SSH hosts given one address (127.0.0.1, as two port forwards to two machines would be)
+    and one device path: before, the fleet refused them as 'the same drive (… on 127.0.0.1:PORT)',
+    since a drive's key named the host by its address, which for an SSH host is only a label.
+    Here one host's `node` is another device than the other's (a bind mount in its sshd)."""
+    with small_loop(scratch) as node, ssh_host(binds=((loop_device, node),)) as one, ssh_host() as two:
+        f = scratch / "fleet.toml"
+        f.write_text(
+            "".join(
+                f'[[host]]\naddress = "127.0.0.1"\nport = {_free_port()}\nssh = "{h.dest}"\nssh_config = "{h.config}"\n'
+                f'[[host.drive]]\ntarget = "{node}"\nname = "{name}"\n'
+                for name, h in (("a", one), ("b", two))
+            )
+        )
+        args = ("--quick", "--cell-time", "100ms", "--max-rounds", "1", "--no-report", "--purge", "none")
+        r = iolab("run", "latency", *args, "--fleet", str(f), "--runs-dir", str(scratch / "runs"), timeout=600)
+    said = " ".join((r.stdout + r.stderr).split())
+    assert "same drive" not in said and "one drive" not in said, said
+    assert r.returncode in (0, 7) and "Traceback" not in said, said
+    d = Path(next(ln for ln in r.stdout.splitlines() if ln.startswith("fleet directory: ")).split(": ", 1)[1])
+    rows = json.loads((d / "report.json").read_text())["drives"]
+    assert sorted((row["name"], row["state"]) for row in rows) == [("a", "complete"), ("b", "complete")], rows
+
+
+def test_plan_of_an_ssh_host_says_what_the_run_records_and_refuses_a_file_without_room(scratch):
+    """Before: plan listed no 'purge failed (none)', which the run records for another machine's
+    target it does not purge; and a file target larger than the host's free space passed plan and
+    run alike (the host made it sparse, and fio would have met a full disk mid-run)."""
+    port = _free_port()
+    with ssh_host() as host:
+        f = _hosts_file(scratch, host.dest, host.config, port)
+        common = ("latency", "--quick", "--cell-time", "200ms", "--max-rounds", "1", "--hosts-file", str(f))
+        big = iolab("plan", *common, "-t", f"file:{scratch}/local.img?size=10TiB")
+        said = " ".join(big.stderr.split())
+        assert big.returncode == 2 and "Traceback" not in said, said
+        assert f"not enough space for {scratch}/remote.img on host 127.0.0.1:{port} ({host.dest}, its df)" in said
+        small = ("-t", f"file:{scratch}/local.img?size=16MiB")
+        p = iolab("plan", *common, *small, "--json")
+        assert p.returncode == 0, p.stderr
+        planned = json.loads(p.stdout)["plan"]["tests"][0]["noncompliance"]
+        r = iolab("run", *common, *small, "--no-report", "--runs-dir", str(scratch / "runs"), timeout=300)
+        assert r.returncode == 0, r.stdout + r.stderr
+    [m] = (scratch / "runs").glob("*/manifest.json")
+    assert "purge failed (none): not from FOB" in planned and json.loads(m.read_text())["noncompliance"] == planned

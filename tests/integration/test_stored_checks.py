@@ -9,6 +9,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from .conftest import SMALL_SIM, iolab, killed_at, quick_sim_run
 from .test_resume import run_and_kill
 from .test_tampered_runs import every_command_refuses
@@ -53,6 +55,17 @@ def rows(db: Path, sql: str) -> list[tuple]:
 KEPT = ("SELECT * FROM cells WHERE round<=2 ORDER BY id", "SELECT * FROM steady", "SELECT kind FROM cells")
 
 
+def resume_refused(run: Path) -> str:
+    """`iolab resume RUN`, which must refuse (exit 2, no traceback) with the rows it keeps as they
+    were; what it said, on one line."""
+    stored = [rows(run / "results.db", q) for q in KEPT]
+    p = iolab("resume", str(run), "--no-report", timeout=300)
+    said = " ".join((p.stderr + p.stdout).split())
+    assert p.returncode == 2 and "Traceback" not in said, said
+    assert [rows(run / "results.db", q) for q in KEPT] == stored
+    return said
+
+
 def test_resume_refuses_a_tracked_cell_without_its_value_and_sets_nothing_aside(scratch):
     """The same builder as the audit's: resume refuses to rebuild the window over it, before it
     sets the unfinished round aside or stores a verdict."""
@@ -62,15 +75,11 @@ def test_resume_refuses_a_tracked_cell_without_its_value_and_sets_nothing_aside(
         run / "results.db",
         f"UPDATE cells SET lat_mean_us=NULL WHERE kind='measure' AND round=2 AND cell_key='{TRACKED}'",
     )
-    stored = [rows(run / "results.db", q) for q in KEPT]
-    p = iolab("resume", str(run), "--no-report", timeout=300)
-    said = " ".join((p.stderr + p.stdout).split())
-    assert p.returncode == 2 and "Traceback" not in said, said
+    said = resume_refused(run)
     assert (
         f"main round 2: tracking metric lat_mean_us was not measured in cell {TRACKED} (no IOs in that "
         "direction?), so steady state cannot be evaluated on resume." in said
     ), said
-    assert [rows(run / "results.db", q) for q in KEPT] == stored
 
 
 def test_the_first_steady_state_verdict_deleted_whole_is_refused(scratch):
@@ -107,8 +116,6 @@ def test_per_second_rows_deleted_from_an_interrupted_run_are_refused(scratch):
     for command in ("show", "audit"):  # whole, it reads as any interrupted run
         p = iolab(command, "bad", "--runs-dir", str(runs), timeout=120)
         assert p.returncode in (0, 6, 8) and "Traceback" not in p.stderr, p.stderr
-    # the killed run's claim (its flock went with it): `report` into the run takes it over and removes it
-    (runs / "bad" / "writer.lock").unlink(missing_ok=True)
     edit(
         runs / "bad" / "results.db",
         "DELETE FROM series WHERE cell_id=(SELECT id FROM cells WHERE kind='measure' AND round=2 AND ordinal=4)",
@@ -136,3 +143,22 @@ def test_show_marks_per_second_rows_edited_after_the_run_s_audit(scratch):
     assert p.returncode in (0, 6) and "Traceback" not in p.stdout + p.stderr, p.stderr
     assert "FAILED: series-totals" in text, text
     assert "FAIL series-totals: main round 2 100/0 4KiB: the per-second rows add up to" in text, text
+
+
+@pytest.mark.parametrize("kind", ["sim", "file"])
+def test_resume_refuses_a_complete_round_that_lost_a_cell_on_either_engine(scratch, kind):
+    """Before: resume of a simulated drive's run never read its stored rows through the store's
+    checks: with a cell deleted from its complete round 1 it set the phase aside as 'interrupted'
+    and ran it again (exit 0), where a fio run's resume refuses it. Both now refuse alike, with
+    nothing set aside."""
+    runs = scratch / "runs"
+    sim = ("latency", "--cell-time", "200ms", "-t", SMALL_SIM)
+    run = run_and_kill(scratch, runs, "main-r03-c03", sim if kind == "sim" else ())
+    edit(run / "results.db", "DELETE FROM cells WHERE kind='measure' AND round=1 AND ordinal=2")
+    said = resume_refused(run)
+    assert (
+        f"{run / 'results.db'}: table cells, phase 'main' round 1 is marked complete but holds 8 of its 9 planned "
+        "cells (missing: '100/0 0.5KiB'). The run's stored results were changed after it wrote them; nothing is "
+        "shown from them." in said
+    ), said
+    assert not list(run.glob("raw/interrupted-*"))

@@ -181,7 +181,9 @@ def test_a_server_of_another_fio_version_is_refused_naming_the_host(monkeypatch)
     monkeypatch.setattr(
         hosts,
         "remote_version",
-        lambda endpoint, fio="fio", b=None: Probe("fio-3.35" if endpoint[0] == "b" else "fio-3.33", 1.0, 1),
+        lambda endpoint, fio="fio", b=None, refused=None: Probe(
+            "fio-3.35" if endpoint[0] == "b" else "fio-3.33", 1.0, 1
+        ),
     )
     servers = hosts.Servers(endpoints={"a:8765": ("a", 8765), "b:8765": ("b", 8765)})
     with pytest.raises(IolabError, match="host b:8765 runs fio-3.35, this machine runs fio-3.33"):

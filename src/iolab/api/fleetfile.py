@@ -238,7 +238,7 @@ def _unique(drives: list[FleetDrive], what: str) -> None:
             raise IolabError(f"{what}: two drives are named {d.name!r}; give each drive its own name.")
         names.add(d.name)
         tgt = drive_target(d.target, d.host)
-        key = (d.host.address if d.host else "local", tgt.path if tgt.kind != "sim" else sim_key(tgt))
+        key = (d.host.machine if d.host else "local", tgt.path if tgt.kind != "sim" else sim_key(tgt))
         if key in places:
             raise IolabError(
                 f"{what}: drives {places[key]!r} and {d.name!r} are the same drive ({d.target} on {d.where}); "

@@ -84,16 +84,16 @@ def on_host(spec: str, h: Host) -> str | None:
 
         ends = nbd_endpoints(t.path, endpoint_view(h, t.path))
         # the host's own servers and sockets are that host's; another address is every host's
-        mine = [e + (f" of {h.address}" if e.startswith(("nbd://localhost:", "nbd+unix:")) else "") for e in ends]
+        mine = [e + (f" of {h.machine}" if e.startswith(("nbd://localhost:", "nbd+unix:")) else "") for e in ends]
         return f"NBD export {' or '.join(mine)}"
     from iolab.engines.hosts import read_identity_over_ssh, ssh_runner
 
     ident = read_identity_over_ssh(h, t.path)
-    key = identity_key(ident, h.address)
+    key = identity_key(ident, h.machine)
     if key is not None or ident.get("kind") != "block":
         return key
     r = ssh_runner(h)(["stat", "-L", "-c", "%t:%T", t.path], timeout=30)
     major, _, minor = r.text.strip().partition(":")
     if not r.ok or not major or not minor:
         return None
-    return f"block device {int(major, 16)}:{int(minor, 16)} (major:minor) on {h.address}"
+    return f"block device {int(major, 16)}:{int(minor, 16)} (major:minor) on {h.machine}"

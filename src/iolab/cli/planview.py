@@ -63,6 +63,9 @@ def plan(
     given = run_target(args.target[0] if args.target else f"sim:{DEFAULT_PRESET}", args.hosts, args.hosts_file)
     legs = legs_for_run(given, args.paths, args.hosts, args.hosts_file)
     split = f"the outstanding IO split over {counted(len(legs[0]), 'leg')} ({legs[1]})" if legs else None
+    unchecked = _room_unchecked(legs[0]) if legs else None
+    if split and unchecked:
+        split += f"; {unchecked}"
     d = planinfo.describe(
         test,
         args.make_profile(),
@@ -79,6 +82,26 @@ def plan(
         emit("plan", 0, plan=document(test, given.spec, d))
         return
     show(test, given.spec, d)
+
+
+def _room_unchecked(legs: list) -> str | None:
+    """The file targets whose filesystem's free space nothing can ask before the run (a host
+    reached through fio's server alone: a host over SSH is asked with df, a host of this machine's
+    address here), in words; None: every one is asked."""
+    from iolab.engines.hosttargets import target_place
+
+    blind = [
+        f"{leg.target.path} on {leg.host.name}"
+        for leg in legs
+        if getattr(leg, "host", None) and not leg.host.ssh and target_place(leg.host) is not None
+        if leg.target.kind == "file"
+    ]
+    if not blind:
+        return None
+    return (
+        f"the free space for {', '.join(blind)} is not checked before the run (a host reached through fio's "
+        "server only cannot be asked; a full filesystem there fails the run when fio meets it)"
+    )
 
 
 def _not_purged(legs: list) -> str | None:

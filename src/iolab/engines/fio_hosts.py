@@ -56,6 +56,8 @@ class Leg:
 
 # What a hosts run with a host of another machine does for a purge (and `iolab plan` says it will).
 NOT_PURGED = "the targets are on other hosts; iolab does not purge them (purge each host's target before the run)"
+# the purge's outcome then: no method, not ok (the run records "purge failed (none)", and plan says so)
+NOT_PURGED_OUTCOME = PurgeOutcome("none", False, NOT_PURGED)
 
 
 def path_legs(target: Target, paths: list[Target]) -> list[Leg]:
@@ -310,7 +312,7 @@ class SplitFioEngine:
 
     def purge(self, target: Target, method: str) -> PurgeOutcome:
         if self._elsewhere() and method != "none":
-            return PurgeOutcome("none", False, NOT_PURGED)
+            return NOT_PURGED_OUTCOME
         here = self._here()
         got = [self.single.purge(t, method) for t in here]
         if len(got) == 1:

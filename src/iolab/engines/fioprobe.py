@@ -24,6 +24,7 @@ import re
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -138,8 +139,12 @@ def server_clock(stdout: str) -> str | None:
     return _FIO_CLOCKS.get(chosen[-1]) if chosen and len(set(chosen)) == 1 else None
 
 
-def probe(endpoint: tuple[str, int], fio: str, b: Budget, sleep=time.sleep) -> Probe:
-    """The server's fio version, attempts repeated until `b` is spent (EngineError then)."""
+def probe(
+    endpoint: tuple[str, int], fio: str, b: Budget, sleep=time.sleep, refused: Callable[[], str | None] = lambda: None
+) -> Probe:
+    """The server's fio version, attempts repeated until `b` is spent (EngineError then).
+    `refused()`: why the way to the server is refused for good (an SSH tunnel's forward its sshd
+    does not allow), asked after each failed attempt: no later attempt can pass, so none waits."""
     t0 = time.monotonic()
     deadline = t0 + b.seconds
     pause, attempts, said = FIRST_PAUSE_S, 0, ""
@@ -148,6 +153,9 @@ def probe(endpoint: tuple[str, int], fio: str, b: Budget, sleep=time.sleep) -> P
         version, said, clock = _attempt(endpoint, fio, max(0.1, deadline - time.monotonic()))
         if version:
             return Probe(version, time.monotonic() - t0, attempts, clock)
+        why = refused()
+        if why:
+            raise EngineError(why)
         left = deadline - time.monotonic()
         if said == "timeout" or left <= pause:
             break

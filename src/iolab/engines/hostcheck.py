@@ -22,7 +22,7 @@ import urllib.parse
 from dataclasses import replace
 
 from iolab import targets
-from iolab.core.errors import EngineError, RefusedError
+from iolab.core.errors import EngineError, IolabError, RefusedError
 from iolab.engines.hostholds import LOCKED, refuse_held_nbd  # LOCKED: the check tests the lock a run holds
 from iolab.engines.hostlist import Host
 from iolab.engines.hosts import (
@@ -35,16 +35,18 @@ from iolab.engines.hosts import (
     ssh_runner,
 )
 from iolab.targets import ALLOW_SYSTEM_DISK, ALLOW_UNSAFE, Problem, Target
+from iolab.targets.files import check_space, no_space
 from iolab.targets.lock import TargetClaim
 from iolab.targets.safety import judge, nbd_problems
 
-# $1 mode (check|create), $2 path, $3 size in bytes (create). Prints `real PATH`, `kind
-# block|file|missing|other`, one `problem<TAB>CHECK<TAB>EVIDENCE` per failed check, then `done`.
+# $1 mode (check|create), $2 path, $3 size in bytes. Prints `real PATH`, `kind
+# block|file|missing|other`, one `problem<TAB>CHECK<TAB>EVIDENCE` per failed check, for a file
+# `space<TAB>BYTES IT STILL NEEDS<TAB>BYTES FREE ON ITS FILESYSTEM` (df), then `done`.
 SCRIPT = (
     LOCKED
     + r"""
 set -u
-mode=$1; p=$2
+mode=$1; p=$2; size=${3:-}
 real=$(readlink -f -- "$p" 2>/dev/null); [ -n "$real" ] || real=$p
 printf 'real\t%s\n' "$real"
 prob() { printf 'problem\t%s\t%s\n' "$1" "$2"; }
@@ -64,6 +66,12 @@ opened() {
 }
 side=$real.iolab
 foreign_side() { [ -L "$side" ] || { [ -e "$side" ] && ! grep -qs '^iolab target file, inode ' "$side"; }; }
+room() {  # $1: the file, or its directory when it is to be made
+  [ -n "$size" ] || return 0
+  have=0; [ -f "$real" ] && have=$(( $(stat -c %b "$real") * $(stat -c %B "$real") ))
+  free=$(df -P -k -- "$1" 2>/dev/null | awk 'NR==2 {print $4}')
+  [ -n "$free" ] && printf 'space\t%s\t%s\n' "$((size - have))" "$((free * 1024))"
+}
 if [ "$mode" = create ]; then
   [ -e "$real" ] && { echo done; exit 0; }
   foreign_side && { echo "$side exists and is not an iolab mark" >&2; exit 1; }
@@ -123,10 +131,12 @@ elif [ -e "$real" ]; then
     [ -n "$loops" ] && prob 'loop backing' "$real backs $loops"
     grep -q "^$real " /proc/swaps 2>/dev/null && prob mounted "$real is active swap on the host"
     opened "$real"
+    room "$real"
   fi
 else
   echo 'kind	missing'
   [ -w "$(dirname "$real")" ] || prob read-only "$real cannot be created on the host: its directory is not writable"
+  room "$(dirname "$real")"
   foreign_side && prob sidecar "$side exists and is not an iolab mark, and iolab records there that it made $real"
 fi
 echo done
@@ -192,6 +202,8 @@ def check_host_legs(
                     f"{leg.name} (this machine): {o}"
                     for o in targets.check_safe_to_write(t, allow_unsafe, allow_system_disk)
                 ]
+                if t.kind == "file":  # room for it, as a local run's file target (runstart.admit)
+                    check_space(t)
                 local[leg.name] = t
                 how.append(f"{leg.name}: an address of this machine; its target {t.path} was checked and locked here")
             else:
@@ -237,7 +249,7 @@ def local_target(t: Target) -> Target:
 def check_over_ssh(h: Host, t: Target, allow_unsafe: bool, allow_system_disk: bool) -> list[str]:
     """Run the check script on the host; refuse as check_safe_to_write does. Returns the
     problems overridden."""
-    out = _script(h, "check", t.path)
+    out = _script(h, "check", t.path, str(t.capacity))
     lines = out.stdout.splitlines()
     said = " ".join((out.stdout + " " + out.stderr).split())[-300:] or "(nothing)"
     if out.returncode == 255:  # ssh's own failure: no host to check, and none to run on either
@@ -249,6 +261,7 @@ def check_over_ssh(h: Host, t: Target, allow_unsafe: bool, allow_system_disk: bo
         problems = [Problem("cannot check", f"the check on {h.ssh} did not finish (exit {out.returncode}): {said}")]
     else:
         fields = [ln.split("\t") for ln in lines]
+        _refuse_no_room(h, t, fields)
         problems = [
             Problem(f[1], f[2], _OVERRIDE.get(f[1], ALLOW_UNSAFE)) for f in fields if f[0] == "problem" and len(f) == 3
         ]
@@ -260,6 +273,17 @@ def check_over_ssh(h: Host, t: Target, allow_unsafe: bool, allow_system_disk: bo
         f"on {t.path} on that host",
         " on that host",
     )
+
+
+def _refuse_no_room(h: Host, t: Target, fields: list[list[str]]) -> None:
+    """A file target the host's filesystem has no room for is refused there as a local run's is
+    here (targets/files.check_space): before, it was made sparse (truncate, where fallocate
+    failed) and the run found out only when fio met a full disk."""
+    for f in fields:
+        said = f[0] == "space" and len(f) == 3 and f[1].lstrip("-").isdigit() and f[2].isdigit()
+        if said and int(f[1]) > int(f[2]):
+            where = f"{t.path} on host {h.name} ({h.ssh}, its df)"
+            raise IolabError(f"{no_space(t.spec, where, t.capacity, int(f[2]))} Nothing was run or written.")
 
 
 def check_nbd_over_ssh(h: Host, t: Target, allow_unsafe: bool, allow_system_disk: bool) -> list[str]:

@@ -43,6 +43,15 @@ class Host:
     def name(self) -> str:
         return f"{self.address}:{self.port}"
 
+    @property
+    def machine(self) -> str:
+        """The machine the host's drives are on, as a drive's key names it: a host reached over
+        SSH is the machine its SSH destination (with its ssh_config) reaches, whose `address` is
+        only a label (two port forwards to 127.0.0.1 are two machines); another host, its address."""
+        if self.ssh:
+            return f"{self.ssh} over SSH" + (f" with {self.ssh_config}" if self.ssh_config else "")
+        return self.address
+
 
 def parse_hosts(text: str) -> list[Host]:
     """`--hosts h1,h2:8766,[fd00::1]`: equal shares, the run's target path on each."""

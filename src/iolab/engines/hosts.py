@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import os
 import re
 import shlex
 import socket
@@ -23,6 +24,7 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from iolab.core.errors import EngineError, IolabError
@@ -38,6 +40,8 @@ START_TIMEOUT_S = 10.0
 PROBE_TIMEOUT_S = 20.0
 # Made by the remote start command; checked before iolab sends it back in a stop command.
 _REMOTE_DIR_RE = re.compile(r"^/tmp/iolab-fio-server-[A-Za-z0-9]{6,}$")
+# ssh's words for a connection through a forward that the far end did not open
+_OPEN_FAILED_RE = re.compile(r"channel \d+: open failed: [^\r\n]*")
 
 
 # ---------------------------------------------------------------------------------------
@@ -188,6 +192,47 @@ class Servers:
     _local: list[tuple[subprocess.Popen, Path]] = field(default_factory=list)  # (server, its pid file)
     _tunnels: list[subprocess.Popen] = field(default_factory=list)
     _remote: list[tuple[Host, str]] = field(default_factory=list)  # (host, pid file directory there)
+    _tunnel_of: dict[str, subprocess.Popen] = field(default_factory=dict)  # host name -> its tunnel's ssh
+    _heard: dict[str, bytes] = field(default_factory=dict)  # what each tunnel's ssh said so far
+    _asked: set[str] = field(default_factory=set)  # hosts whose socket forward_refused looked for
+
+    def forward_refused(self, h: Host) -> str | None:
+        """Why the host's sshd refuses the tunnel's forward, or None. sshd takes the tunnel's session
+        and refuses only each connection through it, so the tunnel seems up and every probe of the
+        server is dropped as it connects: before, the run waited for the whole probe budget and
+        blamed the server. ssh says 'channel N: open failed: connect failed: open failed' on its
+        standard error both for a forward sshd does not allow and for a socket that is not there,
+        so the socket is looked for on the host once: there, the forward is what sshd refused."""
+        proc = self._tunnel_of.get(h.name)
+        if proc is None or proc.stderr is None or h.name in self._asked:
+            return None
+        os.set_blocking(proc.stderr.fileno(), False)  # what ssh said so far, never a wait for more
+        try:
+            got = proc.stderr.read()
+        except OSError:
+            got = None
+        heard = self._heard[h.name] = self._heard.get(h.name, b"") + (got or b"")
+        failed = _OPEN_FAILED_RE.search(heard.decode(errors="replace"))
+        remote_dir = next((d for host, d in self._remote if host.name == h.name), None)
+        if failed is None or remote_dir is None:
+            return None
+        self._asked.add(h.name)
+        there = subprocess.run(
+            ssh_command(h, f"test -S {remote_dir}/{SOCKET}"),
+            capture_output=True,
+            timeout=PROBE_TIMEOUT_S,
+            stdin=subprocess.DEVNULL,
+        )
+        if there.returncode != 0:
+            return None  # not there (the server ended): the probe says what it found
+        return (
+            f"host {h.name}: the sshd of {h.ssh} refuses the SSH tunnel to the fio server iolab started there: "
+            f"ssh said '{failed.group(0).strip()}' for the probe's connection through it, though the server's socket "
+            f"{remote_dir}/{SOCKET} is there. iolab reaches that server through a forward of its Unix socket (ssh -L "
+            "PORT:SOCKET), which sshd allows only with `AllowStreamLocalForwarding yes` (its default) or `local` or "
+            "`all`, and not under `DisableForwarding yes`: set that in the host's sshd_config (or in the Match block "
+            "that applies to this user), reload sshd, and run again. The server was stopped; nothing was measured."
+        )
 
     def note_run(self, run_dir: Path) -> None:
         """Name the run in each local server's pid file (what `iolab runs` shows of a leftover)."""
@@ -348,15 +393,16 @@ def _start_ssh(h: Host, servers: Servers) -> None:
         preexec_fn=die_with_parent(),
     )
     servers._tunnels.append(proc)
+    servers._tunnel_of[h.name] = proc
     servers.started.append(f"SSH tunnel 127.0.0.1:{local_port} -> {h.ssh}:{remote_dir}/{SOCKET}")
     _wait_answer("127.0.0.1", local_port, f"SSH tunnel to {h.ssh}", servers, proc)
     servers.endpoints[h.name] = ("127.0.0.1", local_port)
 
 
-def remote_version(endpoint: tuple[str, int], fio: str = "fio", b: Budget | None = None) -> Probe:
+def remote_version(endpoint: tuple[str, int], fio: str = "fio", b: Budget | None = None, refused=lambda: None) -> Probe:
     """The fio version a server reports when a client connects (a 4 KiB null job), tried
-    again until the probe budget is spent (fioprobe.py)."""
-    return probe(endpoint, fio, b or budget())
+    again until the probe budget is spent, or until `refused()` says why it cannot pass (fioprobe.py)."""
+    return probe(endpoint, fio, b or budget(), refused=refused)
 
 
 def check_versions(
@@ -368,7 +414,10 @@ def check_versions(
     host's server chose itself (host name -> 'cpu' or None; fioprobe.server_clock)."""
     b = budget(concurrent=len(hosts))
     with ThreadPoolExecutor(max_workers=max(1, len(hosts))) as pool:
-        futures = [pool.submit(remote_version, servers.endpoints[h.name], fio, b) for h in hosts]
+        futures = [
+            pool.submit(remote_version, servers.endpoints[h.name], fio, b, refused=partial(servers.forward_refused, h))
+            for h in hosts
+        ]
         probes = [f.result() for f in futures]  # the first host's error first, as when probed in turn
     for h, p in zip(hosts, probes):
         if p.version != local:

@@ -14,7 +14,6 @@ stopped run left working in raw/ (an fio its death did not stop) are ended first
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -32,10 +31,11 @@ from iolab.engines.fio_job import async_ioengine
 from iolab.engines.hosttargets import stored_target
 from iolab.figures.phaseend import Spent, after_round, record_ending, settle, written_since_purge
 from iolab.run.budget import is_partial, next_round_s, stored_drains, stored_intervals, within_budget
-from iolab.run.identity import check_identity, check_legs, host_differences, last_modified, target_identity
+from iolab.run.identity import check_identity, check_legs, host_differences
 from iolab.run.leftovers import end_leftovers
 from iolab.run.runner import Runner, StartAt, build_deferred, cell_tag, here_legs, workload_record
 from iolab.run.runstart import RunOptions, engine_versions, same_plan
+from iolab.run.statelost import state_lost
 from iolab.store.manifest import Manifest, manifest_of
 from iolab.store.runstore import RunStore
 from iolab.targets import Target
@@ -78,17 +78,14 @@ def prepare(
     (nothing changed) when it cannot be resumed at all. `engine_for` and `build_plan` come from the api, so that
     resume needs neither the engines' list nor the test registry. `ioengine` (fio's; None: the run's)."""
     store: RunStore | None = None  # the caller claimed the run before this reads it; an open store holds it too
-    probe = RunStore.open(ref)  # read-only first: refusing must not touch the run
-    m = manifest_of(probe)
-    probe.close()
-    _refuse_finished(m)
+    run_dir, m = _look(ref)
     target = stored_target(m.target["spec"], m.split)  # a hosts run's as its hosts reach it
     # A split run goes on over the paths or hosts it stored (never on the target alone); hosts'
     # targets are checked and claimed by split_engine, as in a new run (then _check_hosts compares them).
     sim_split = bool(m.split) and target.kind == "sim"  # ports of one simulated drive, not fio legs
     legs = legs_from_manifest(target, m.split) if m.split and not sim_split else None
     hosts = bool(legs and legs[0].host)
-    workload = probe.dir / INPUTS_DIR if (probe.dir / INPUTS_DIR).is_dir() else None
+    workload = run_dir / INPUTS_DIR if (run_dir / INPUTS_DIR).is_dir() else None
     plan = build_plan(m.test, _stored_profile(m), target, workload)
     stored = _check_same_run(m, plan, target, hosts)
     ran_with, ioengine = _ioengines(m, target, hosts, ioengine)
@@ -98,7 +95,7 @@ def prepare(
     try:
         # Nothing of the stopped run may still write into raw/ or onto the target when resume
         # reads or moves its files, or when the safety checks ask whether the target is in use.
-        ended = end_leftovers(probe.raw_dir, m.run_id)
+        ended = end_leftovers(run_dir / "raw", m.run_id)
         if not hosts:
             targets.check_safe_to_write(target, allow_unsafe, allow_system_disk)
         engine = (
@@ -124,7 +121,7 @@ def prepare(
             allow_system_disk=allow_system_disk,
             tested_by=m.platform.get("tested_by", ""),
         )
-        store = RunStore.open(probe.dir, writable=True)
+        store = RunStore.open(run_dir, writable=True)
         notes: list[str] = [ended] if ended else []
         now = engine_versions(engine, target).get("ioengine")
         if ran_with and now != ran_with:  # the manifest names the engine of the rounds to come; the note, the change
@@ -142,8 +139,25 @@ def prepare(
             if opened is not None:
                 opened.close()
         raise
-    claim.note_run(m.run_id, probe.dir)
+    claim.note_run(m.run_id, run_dir)
     return Resumption(store, plan, target, options, start, notes), engine
+
+
+def _look(ref: str | Path) -> tuple[Path, Manifest]:
+    """The run's directory and manifest, read-only first: refusing must not touch the run. Its
+    stored cells are read through the store's checks (rowcheck.py, each value's type), as every
+    reader reads them, before resume decides anything: a round deleted in part would otherwise be
+    set aside and measured again (a simulated drive's phase always runs again) where a report
+    refuses the run."""
+    probe = RunStore.open(ref)
+    try:
+        m = manifest_of(probe)
+        _refuse_finished(m)
+        for kind in ("measure", "precondition"):
+            probe.cells(kind=kind)
+    finally:
+        probe.close()
+    return probe.dir, m
 
 
 def _refuse_finished(m: Manifest) -> None:
@@ -257,7 +271,7 @@ def _within(
     store: RunStore, plan: TestPlan, i: int, ph: Phase, target: targets.Target, caps: Capabilities, notes: list[str]
 ) -> StartAt:
     done = _recover(store, plan, ph, target, caps, notes)
-    lost = _state_lost(store, ph, target, caps)
+    lost = state_lost(store, ph, target, caps)
     why = lost or _rounds_missing(ph, done)
     if why:
         # A phase that does not purge goes on from the drive state the phases before it left;
@@ -266,6 +280,9 @@ def _within(
         while lost and first > 0 and not _begun(plan.phases[first]).purge:
             first -= 1
         again = [_begun(p) for p in plan.phases[first : i + 1]]
+        stored = sum(
+            len(store.cells(p.name, k, complete_only=False)) for p in again for k in ("measure", "precondition")
+        )
         moved = sum(store.set_aside(p.name, 0, _prefixes(p, 0, plan)) for p in again)
         _supersede_decisions(store, {p.name for p in plan.phases[first:]}, notes)
         redo = (
@@ -274,12 +291,7 @@ def _within(
             else f"it goes on from the state the phases before it left, so {', '.join(p.name for p in again)} run "
             f"again from the purge of {plan.phases[first].name}"
         )
-        notes.append(
-            f"{ph.name}: cannot continue from round {done + 1}: {why}. Instead {redo}; what was measured "
-            "before is kept (cells marked 'interrupted'"
-            + (f", {moved} raw files in raw/interrupted-*/" if moved else "")
-            + ")."
-        )
+        notes.append(f"{ph.name}: cannot continue{_from(done)}: {why}. Instead {redo}; {_kept(stored, moved)}.")
         return StartAt(first, 0)
     cells = store.cells(ph.name)
     history = _history(ph, cells)
@@ -312,6 +324,21 @@ def _within(
     )
     samples = tuple(sample_of_row(c) for c in cells) if ph.stop_rule is not None else ()
     return StartAt(i, done + 1, written, elapsed, history, samples, stored_intervals(cells))
+
+
+def _from(done: int) -> str:
+    """Where the phase would have gone on: its preconditioning (done -1) has no round to name."""
+    return f" from round {done + 1}" if done >= 0 else ""
+
+
+def _kept(cells: int, files: int) -> str:
+    """What of the phases run again is kept, as it is: a stop in the first preconditioning step
+    (WIPC) stored no cell, and its step's raw files alone are kept."""
+    if not cells:
+        kept = f"; the unfinished step's output is kept in raw/interrupted-*/ ({counted(files, 'file')})"
+        return "no cell of it had been stored" + (kept if files else "")
+    aside = f", {counted(files, 'raw file')} in raw/interrupted-*/" if files else ""
+    return f"what was measured before is kept ({counted(cells, 'cell')} marked 'interrupted'{aside})"
 
 
 def _begun(ph: Phase | Deferred) -> Phase:
@@ -424,56 +451,6 @@ def _rounds_missing(ph: Phase, done: int) -> str | None:
     if done == 0 and not ph.precondition:
         return "no round had finished"
     return None
-
-
-def _state_lost(store: RunStore, ph: Phase, target: targets.Target, caps: Capabilities) -> str | None:
-    """Why the drive no longer holds the state the run left, if it does not."""
-    if not caps.keeps_state:
-        return (
-            "a simulated drive's state (its mapping, wear, garbage collection) ended with the process that ran "
-            "it, so its next round would not follow the last"
-        )
-    m = manifest_of(store)
-    if m.target.get("identity") is None:
-        return "the run does not record which target it wrote (stored by an older iolab)"
-    last = store.last_activity()
-    # each path a host of this machine wrote too (a hosts file may give each host its own)
-    idents = (target_identity(target), *m.target.get("leg_identities", {}).values())
-    modified = max((t for t in map(last_modified, idents) if t is not None), default=None)
-    # The cell in flight when the run stopped wrote for at most one cell time after the last
-    # stored activity (plus fio's start and stop).
-    window = float(m.profile.get("cell_seconds", 60.0)) * 1.5 + 30.0
-    if modified is not None and last is not None and modified > last + window:
-        return (
-            f"the target was written after the run stopped (modified {modified - last:,.0f} s after the run's "
-            "last stored activity), so its state is no longer the run's (purged or used since?)"
-        )
-    if target.kind == "block" and ph.precondition:
-        zeros = _zero_blocks(target.path, manifest_of(store).target.get("tested_capacity") or target.capacity)
-        if zeros is not None and zeros >= 0.75:
-            return (
-                f"{zeros:.0%} of 64 sampled blocks read as zeros although preconditioning wrote every block: "
-                "the device was purged or trimmed since"
-            )
-    return None
-
-
-def _zero_blocks(path: str, capacity: int, samples: int = 64, size: int = 4096) -> float | None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        zero = 0
-        for k in range(samples):
-            off = (capacity - size) * k // max(samples - 1, 1) // size * size
-            if os.pread(fd, size, off).count(0) == size:
-                zero += 1
-        return zero / samples
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 def _prefixes(ph: Phase, from_round: int, plan: TestPlan) -> list[str]:

@@ -19,6 +19,7 @@ from iolab.core.decide import rule_record
 from iolab.core.errors import IolabError
 from iolab.core.plan import Deferred, Phase, TestPlan
 from iolab.engines import Engine, purge_methods
+from iolab.engines.fio_hosts import NOT_PURGED_OUTCOME
 from iolab.figures.phaseend import range_label, range_share, rule_text
 from iolab.run.stopsignals import Interrupted
 from iolab.store.manifest import Manifest, manifest_of, now_iso
@@ -89,6 +90,8 @@ def noncompliance_of(plan: TestPlan, target: Target, options: RunOptions, purged
     # a purge the target cannot have fails as the run reaches it: said before the run starts
     purges = any(isinstance(ph, Phase) and ph.purge for ph in plan.phases)
     failed = impossible_purge(target, options.purge_method) if purged and purges else None
+    if purges and not purged and options.purge_method != "none":
+        failed = NOT_PURGED_OUTCOME  # the engine's outcome of every purge it is asked for (fio_hosts.purge)
     if failed is not None:
         noncompliance.append(purge_failed(failed.method))
     return noncompliance

@@ -8,7 +8,8 @@ happening on a file; a simulated drive has no such lock, and the run directory i
 two writers share whatever the target.
 
 The claim is an flock on RUN/writer.lock, which the kernel drops when its process ends however
-it ends, so the claim of a killed process is taken over by the next writer. The file says who
+it ends, so the claim of a killed process is taken over by the next writer (one that then
+refuses the run, or fails, puts the dead writer's file back as it found it). The file says who
 holds it (pid, the process's start time, the boot, its command line), so a second writer is
 refused naming the first. On a filesystem without flock (some NFS) that record is the claim: a
 writer that names a process still alive (the same pid, start time and boot, core/procs.py) is
@@ -47,15 +48,23 @@ class RunClaim:
     run_dir: Path
     fd: int
     holders: int = 1
+    # a dead writer's claim file as this claim found it (its record, access and modification
+    # times); None: there was none
+    found: tuple[bytes, int, int] | None = None
 
-    def release(self) -> None:
+    def release(self, failed: bool = False) -> None:
+        """Drop the claim. `failed`: the command refused or failed, and a dead writer's claim file
+        it took over is put back as it was (a refusing command leaves the run as it found it)."""
         self.holders -= 1
         if self.holders > 0:
             return
         _HELD.pop(str(self.run_dir), None)
         own_run(self.run_dir, False)
-        try:  # removed while still held: a writer that opened the old file retries (claim_run)
-            os.unlink(self.run_dir / WRITER_FILE)
+        try:
+            if failed and self.found is not None:
+                _put_back(self.fd, *self.found)
+            else:  # removed while still held: a writer that opened the old file retries (claim_run)
+                os.unlink(self.run_dir / WRITER_FILE)
         except OSError:
             pass
         os.close(self.fd)
@@ -63,8 +72,14 @@ class RunClaim:
     def __enter__(self) -> RunClaim:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.release()
+    def __exit__(self, kind: object, *exc: object) -> None:
+        self.release(failed=kind is not None)
+
+
+def _put_back(fd: int, record: bytes, atime_ns: int, mtime_ns: int) -> None:
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, record, 0)
+    os.utime(fd, ns=(atime_ns, mtime_ns))
 
 
 _HELD: dict[str, RunClaim] = {}
@@ -77,7 +92,7 @@ def released_on_error(claim: RunClaim | None) -> Iterator[None]:
         yield
     except BaseException:
         if claim is not None:
-            claim.release()
+            claim.release(failed=True)
         raise
 
 
@@ -93,6 +108,7 @@ def claim_run(run_dir: Path, instead: str = "") -> RunClaim:
         return got
     path = Path(key) / WRITER_FILE
     while True:
+        existed = os.path.lexists(path)  # a dead writer's claim: put back if this command refuses
         fd = _open(path, instead)
         try:
             if _lock(fd):
@@ -109,7 +125,7 @@ def claim_run(run_dir: Path, instead: str = "") -> RunClaim:
             raise
         os.close(fd)
         raise RefusedError(_in_use(Path(key), holder))
-    got = RunClaim(Path(key), fd)
+    got = RunClaim(Path(key), fd, found=_as_found(fd) if existed else None)
     record = {
         "pid": os.getpid(),
         "pid_start": process_start(os.getpid()),
@@ -135,6 +151,14 @@ def claim_if_inside(run_dir: Path, out: Path, instead: str) -> AbstractContextMa
     nothing to claim when it goes elsewhere."""
     d, o = Path(run_dir).resolve(), Path(out).resolve()
     return claim_run(d, instead) if d == o or d in o.parents else nullcontext()
+
+
+def _as_found(fd: int) -> tuple[bytes, int, int] | None:
+    try:
+        st = os.fstat(fd)
+        return os.pread(fd, min(st.st_size, 64 * 1024), 0), st.st_atime_ns, st.st_mtime_ns
+    except OSError:
+        return None
 
 
 def _open(path: Path, instead: str) -> int:

@@ -123,10 +123,11 @@ def check_space(target: Target) -> None:
         return  # a directory that cannot be read: the target's own checks say so
     free = fs.f_bavail * fs.f_frsize
     if need > free:
-        raise IolabError(f"{_no_space(target.spec, path, size, free)} Nothing was run or written.")
+        raise IolabError(f"{no_space(target.spec, path, size, free)} Nothing was run or written.")
 
 
-def _no_space(spec: str, path: str, size: int, free: int) -> str:
+def no_space(spec: str, path: str, size: int, free: int) -> str:
+    """Why a file target of `size` bytes does not fit where it goes (`path`, with its host if not here)."""
     return (
         f"target {spec!r}: not enough space for {path}: it needs {human_bytes(size)}, the "
         f"filesystem has {human_bytes(free)} free. Give a smaller size= or another directory."
@@ -142,7 +143,7 @@ def allocate(fd: int, path: str, size: int, spec: str) -> None:
         os.posix_fallocate(fd, 0, size)
     except OSError as e:
         if e.errno == errno.ENOSPC:
-            raise IolabError(_no_space(spec, path, size, free)) from None
+            raise IolabError(no_space(spec, path, size, free)) from None
         if e.errno not in (errno.EOPNOTSUPP, errno.EINVAL):
             raise IolabError(f"target {spec!r}: cannot allocate {path}: {e.strerror}.") from None
         if os.fstat(fd).st_size < size:
