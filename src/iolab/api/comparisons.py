@@ -73,6 +73,7 @@ def _compare(paths: list[Path], out_dir: Path, force: bool, labels: Sequence[str
             test.overlays if test else None,
             test.report_heading if test else None,
             labels,
+            test.params if test else (),
         )
     return write_comparison(
         paths,
