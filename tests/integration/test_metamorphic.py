@@ -108,7 +108,7 @@ SELF_AUDITS = [(t, p) for i, t in enumerate(TESTS) for p in (SSDS[0], MADE_FOR.g
 
 
 @pytest.mark.parametrize(("test", "preset"), SELF_AUDITS)
-def test_every_test_passes_its_self_audit_on_every_ssd_preset(test, preset, workload, tmp_path):  # noqa: F811
+def test_every_test_passes_its_self_audit_on_the_reference_preset_and_another(test, preset, workload, tmp_path):  # noqa: F811
     given = ("--workload", str(workload / "wl")) if registry.get(test).needs_workload else ()
     p = iolab(
         "run", test, *given, "--quick", "--cell-time", "100ms", "--max-rounds", "6", "--wsat-max-time", "5s",
