@@ -89,6 +89,29 @@ def test_runs_dir_finds_a_run_by_its_id(tmp_path):
     assert any(out.iterdir())
 
 
+def test_install_completion_installs_the_named_shells_script_and_refuses_an_unknown_one(tmp_path):
+    # `--install-completion zsh` installed the bash script into ~/.bashrc, exit 0
+    home = {"HOME": str(tmp_path), "PATH": os.environ["PATH"]}
+    zsh = iolab("--install-completion", "zsh", env=home)
+    assert zsh.returncode == 0, zsh.stderr
+    assert zsh.stdout.startswith(f"zsh completion installed in {tmp_path / '.zfunc' / '_iolab'}")
+    assert (tmp_path / ".zfunc" / "_iolab").read_text().strip() == iolab("--show-completion", "zsh").stdout.strip()
+    assert "compinit" in (tmp_path / ".zshrc").read_text()
+    fish = iolab("--install-completion=fish", env=home)
+    assert fish.returncode == 0 and "complete_fish" in (tmp_path / ".config/fish/completions/iolab.fish").read_text()
+    assert not (tmp_path / ".bashrc").exists()
+    before = sorted(str(f.relative_to(tmp_path)) for f in tmp_path.rglob("*"))
+    bad = iolab("--install-completion", "nosh", env=home)
+    assert bad.returncode == 2 and bad.stdout == ""
+    assert " ".join(bad.stderr.split()).startswith("iolab: --install-completion nosh: not a shell")
+    assert "Nothing was installed." in " ".join(bad.stderr.split())
+    # PowerShell is asked where its profile is: without it on PATH, a paragraph, not a traceback
+    nopwsh = iolab("--install-completion", "pwsh", env={"HOME": str(tmp_path), "PATH": str(tmp_path / "bin")})
+    assert nopwsh.returncode == 2 and "no 'pwsh' program on PATH" in " ".join(nopwsh.stderr.split())
+    assert "Traceback" not in bad.stderr + nopwsh.stderr
+    assert sorted(str(f.relative_to(tmp_path)) for f in tmp_path.rglob("*")) == before
+
+
 def test_shell_completion_is_offered():
     # Typer finds the shell among the command's parent processes, which a suite started from a
     # background job or a CI runner may not show ("Shell  not supported."); its own switch takes

@@ -4,6 +4,7 @@ validator Typer would import pydantic for."""
 
 import os
 import re
+import shutil
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -59,9 +60,9 @@ def tidy_help(command) -> None:
         cmd.format_help = _fitting_help(cmd.format_help)
         # the help option is made on first use: made here, with the names the app gives it
         cmd.get_help_option(SimpleNamespace(help_option_names=HELP_NAMES))
-        for p in cmd.params:  # the top level's: it takes SHELL (show_completion), as the README says
-            if "--show-completion" in p.opts:
-                p.help = SHOW_COMPLETION_HELP
+        for p in cmd.params:  # the top level's: they take SHELL (completion()), as the README says
+            for name in set(p.opts) & set(COMPLETION_HELP):
+                p.help = COMPLETION_HELP[name]
         if cmd.help:  # a docstring's line breaks are not the help's: Rich wraps it to the width
             cmd.help = re.sub(r"(?<!\n)\n(?!\n)", " ", cmd.help)
         for p in [*cmd.params, *([cmd._help_option] if cmd._help_option else [])]:
@@ -163,32 +164,46 @@ def _commands(command):
 
 # The shells Typer writes a completion script for (pwsh: PowerShell's other name)
 COMPLETION_SHELLS = ("bash", "zsh", "fish", "powershell", "pwsh")
-SHOW_COMPLETION_HELP = (
-    "Print the completion script for SHELL (bash, zsh, fish, powershell) or, with none named, for the "
-    "current shell, to copy it or customize the installation."
-)
+COMPLETION_HELP = {
+    "--show-completion": "Print the completion script for SHELL (bash, zsh, fish, powershell) or, with none "
+    "named, for the current shell, to copy it or customize the installation.",
+    "--install-completion": "Install completion for SHELL (bash, zsh, fish, powershell) or, with none named, "
+    "for the current shell (it adds a line to that shell's start-up file).",
+}
 
 
-def show_completion(args: list[str]) -> None:
-    """`iolab --show-completion SHELL`: Typer's option is a flag, so it printed the current
-    shell's script and dropped SHELL (a zsh user got the bash script, an unknown name too).
-    Prints the named shell's script, or refuses a name that is not a shell (exit 2)."""
+def completion(args: list[str]) -> None:
+    """`iolab --show-completion SHELL` and `iolab --install-completion SHELL`: Typer's options are
+    flags, so they printed or installed the current shell's script and dropped SHELL (a zsh user
+    got the bash script, an unknown name too; `--install-completion zsh` wrote ~/.bashrc).
+    Prints or installs the named shell's script, or refuses a name that is not a shell (exit 2)."""
     first, _, given = (args[0] if args else "").partition("=")
-    if first != "--show-completion":
+    if first not in COMPLETION_HELP:
         return
     shell = given or (args[1] if len(args) > 1 and not args[1].startswith("-") else "")
     if not shell:
         return  # Typer's own: the current shell's
+    from iolab.core.errors import IolabError
+
     if shell not in COMPLETION_SHELLS:
-        from iolab.core.errors import IolabError
-
         raise IolabError(
-            f"--show-completion {shell}: not a shell iolab writes completion for; name one of "
-            f"{', '.join(COMPLETION_SHELLS[:-1])} (or pwsh), or none for the current shell's. Nothing was printed."
+            f"{first} {shell}: not a shell iolab writes completion for; name one of "
+            f"{', '.join(COMPLETION_SHELLS[:-1])} (or pwsh), or none for the current shell's. "
+            f"Nothing was {'printed' if first == '--show-completion' else 'installed'}."
         )
-    from typer._completion_shared import get_completion_script
+    # PowerShell's profile is wherever PowerShell says: installing asks the program itself
+    if first == "--install-completion" and shell in ("powershell", "pwsh") and not shutil.which(shell):
+        raise IolabError(
+            f"--install-completion {shell}: there is no '{shell}' program on PATH to ask where its profile is; "
+            f"`iolab --show-completion {shell}` prints the script to add to your profile. Nothing was installed."
+        )
+    from typer._completion_shared import get_completion_script, install
 
-    print(get_completion_script(prog_name="iolab", complete_var="_IOLAB_COMPLETE", shell=shell))
+    if first == "--show-completion":
+        print(get_completion_script(prog_name="iolab", complete_var="_IOLAB_COMPLETE", shell=shell))
+    else:
+        _, path = install(shell=shell, prog_name="iolab", complete_var="_IOLAB_COMPLETE")
+        print(f"{shell} completion installed in {path}\nCompletion will take effect once you restart the terminal")
     raise SystemExit(0)
 
 
@@ -196,7 +211,7 @@ def run(app: typer.Typer) -> None:
     """The `iolab` command line: `app` with -h beside --help and the help tidied."""
     check_argv(sys.argv[1:])
     check_env(os.environ)
-    show_completion(sys.argv[1:])
+    completion(sys.argv[1:])
     command = typer.main.get_command(app)
     tidy_help(command)
     command(prog_name="iolab")
