@@ -30,6 +30,12 @@ def test_a_five_nines_latency_from_too_few_ios_is_not_measurable_everywhere(tmp_
     with open(tmp_path / "export" / "window.csv") as f:
         window = list(csv.DictReader(f))
     assert window and all(r["p99_999_us"] == "" and 0 < int(r["latency_ios"]) < 1_000_000 for r in window)
+    # the key figures' "—" say why, with the measurement window's IOs (they said only "—")
+    ios = {(r["mix"], r["block_size"]): int(r["latency_ios"]) for r in window}
+    for out in (p.stdout, shown):
+        for mix in ("100/0", "0/100"):
+            said = f"— 99.999 % RND 4KiB R/W {mix}: not measured, its {ios[(mix, '4096')]:,} IOs are too few for a"
+            assert said in out, out
 
 
 def _histogram_tables(html: str) -> list[tuple[int, str, dict[str, str]]]:

@@ -154,12 +154,19 @@ def render_figures(metrics, phases: list[PhaseSummary], console: Console, audit:
     marks = [audit.marks(kinds_of(k.name, k.unit)) if audit else () for k in metrics]
     if any(marks):
         t.add_column("audit", justify="left", style="red")
+    unmeasured = []
     for k, mk in zip(metrics, marks):
-        t.add_row(
-            esc(k.name), k.fmt(k.get(phases)), esc(k.unit), k.direction, *([esc(marker(mk))] if any(marks) else [])
-        )
+        value = k.get(phases)
+        t.add_row(esc(k.name), k.fmt(value), esc(k.unit), k.direction, *([esc(marker(mk))] if any(marks) else []))
+        # a "—" says why where the figure's getter knows (a percentile of too few IOs), as the
+        # stored record and a spec sheet's verdict do
+        why = getattr(k.get, "unmeasured", None)
+        if value is None and why is not None and why(phases):
+            unmeasured.append(f"— {k.name}: not measured, {why(phases)}")
     console.print()
     console.print(t)
+    for line in unmeasured:
+        console.print(esc(line), soft_wrap=True)
 
 
 def render_ranking(st, console: Console, report: bool = True) -> None:
