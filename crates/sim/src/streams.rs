@@ -301,21 +301,35 @@ impl Walk {
     /// the walk); one too large for the clock is refused.
     fn check_steps(&self, c: &Chunk) -> Result<(), String> {
         let (step, max) = (self.rule.step_ns, self.rule.max_steps);
+        // 2^62 ns is 146 years: past any table's times, and far from overflowing the walk's
+        // integer sum of issue time and response time
+        const CLOCK: i64 = 1 << 62;
         let mut last = c.time_ns.iter().copied().max().unwrap_or(0);
         if self.rule.has_latency {
-            for (&t, &l) in c.time_ns.iter().zip(c.lat) {
+            // one branch-free pass the compiler vectorises (a latency that is not a number, or
+            // negative, is none; `as` saturates, so a huge one reads as past the clock), then
+            // the IO to blame is looked for only when there is one
+            let ends = c.time_ns.iter().zip(c.lat).map(|(&t, &l)| {
+                let comp = (t as f64 + l * 1000.0 + 0.5) as i64;
                 if l >= 0.0 {
-                    let comp = t as f64 + l * 1000.0 + 0.5;
-                    // 2^62 ns is 146 years: past any table's times, and far from overflowing
-                    // the walk's integer sum of issue time and response time
-                    if comp >= (1i64 << 62) as f64 {
-                        return Err(format!(
-                            "stream walk: an IO issued at {t} ns has a response time of {l} µs, past the clock's range"
-                        ));
-                    }
-                    last = last.max(comp as i64);
+                    comp
+                } else {
+                    0
                 }
+            });
+            let latest = ends.fold(0i64, i64::max);
+            if latest >= CLOCK {
+                let (t, l) = c
+                    .time_ns
+                    .iter()
+                    .zip(c.lat)
+                    .find(|&(&t, &l)| l >= 0.0 && t as f64 + l * 1000.0 + 0.5 >= CLOCK as f64)
+                    .map_or((0, 0.0), |(&t, &l)| (t, l));
+                return Err(format!(
+                    "stream walk: an IO issued at {t} ns has a response time of {l} µs, past the clock's range"
+                ));
             }
+            last = last.max(latest);
         }
         if last.div_euclid(step) >= max {
             return Err(format!(
