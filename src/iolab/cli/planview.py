@@ -165,7 +165,7 @@ def _show_test(t: PlannedTest, i: int, n: int) -> None:
     out = console.print
     of = f"test {i + 1}/{n}: " if n > 1 else ""
     out(f"[bold]{esc(of + t.title)}[/] ({esc(t.test)}; {esc(t.spec)})")
-    copy = f" (a copy of {t.copy_of}, scaled for --quick)" if t.copy_of else ""
+    copy = f" (a copy of {t.copy_of}, scaled down by {' and '.join(t.scaled_by)})" if t.copy_of else ""
     tracked = any(ph.tracking for ph in t.phases)
     # the round limit bounds only phases that track steady state; the others (searches, ramps,
     # bisections) and a test whose plan is the same at any limit (WSAT, XSR: planinfo probes it)
