@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 
 import pytest
 
-from .conftest import iolab
+from .conftest import SMALL_SIM, iolab
 
 pytestmark = pytest.mark.integration
 
@@ -53,3 +54,38 @@ def test_a_range_cut_by_a_limit_names_the_option_that_cut_it_as_given(given, sou
     said = flat(p.stdout)
     assert f"limited to 0.537 GB ({source})" in said, said
     assert f"tested capacity limited to 0.537 GB of 2.147 GB by {source})" in said, said
+
+
+def test_a_figure_not_measured_carries_only_why_not_a_caveat_on_a_value_it_does_not_have(tmp_path):
+    """Two quick latency runs cut below the steady-state window: the ranking marked their
+    99.999 % "— [a]", [a] being STEADY STATE NOT EVALUATED, a caveat on a value neither has."""
+    runs = tmp_path / "runs"
+    for _ in range(2):
+        p = iolab("run", "latency", "--quick", "--max-rounds", "3", "-t", SMALL_SIM, "--no-report", "--runs-dir", str(runs))
+        assert p.returncode == 0, p.stdout + p.stderr
+    first, second = sorted(runs.iterdir())
+    c = iolab("compare", str(first), str(second), "--out", str(tmp_path / "cmp"))
+    assert c.returncode == 0, c.stdout + c.stderr
+    keys = dict(re.findall(r"^\[(\w)\] (.*)$", c.stdout, re.M))
+    steady = [k for k, text in keys.items() if text == "STEADY STATE NOT EVALUATED"]
+    assert steady and re.search(rf"\d \(#\d\) \[{steady[0]}\]", c.stdout), c.stdout
+    dashes = re.findall(r"— \[(\w)\]", c.stdout)
+    assert dashes and all(keys[k].startswith("not measured: its ") and "IOs are too few" in keys[k] for k in dashes)
+    # a run whose percentiles fail the self-audit (a p99 above its largest sample, planted): show
+    # marked the "—" of its unmeasured 99.999 % "⚠ audit: percentile-samples failed"
+    db = sqlite3.connect(second / "results.db")
+    db.execute("UPDATE cells SET p99 = lat_max_us * 3 WHERE id = (SELECT MIN(id) FROM cells WHERE round = 1)")
+    db.commit()
+    db.close()
+    m = json.loads((second / "manifest.json").read_text())
+    m["audit"] = {}  # the stored audit was of the run as it was
+    (second / "manifest.json").write_text(json.dumps(m))
+    shown = iolab("show", str(second))
+    assert "FAILED: percentile-samples" in shown.stdout, shown.stdout
+    rows = [line for line in shown.stdout.splitlines() if "│" in line and " — " in line]
+    assert rows and not any("audit" in row for row in rows), shown.stdout
+    assert "— 99.999 % RND 4KiB R/W 100/0: not measured, its " in flat(shown.stdout), shown.stdout
+    c = iolab("compare", str(first), str(second), "--out", str(tmp_path / "cmp2"))
+    keys = dict(re.findall(r"^\[(\w)\] (.*)$", c.stdout, re.M))
+    dashes = re.findall(r"— \[(\w)\]", c.stdout)
+    assert dashes and all(keys[k].startswith("not measured: its ") for k in dashes), c.stdout

@@ -63,6 +63,12 @@ class KeyMetric(Generic[Drive]):
     # maximum latency, a minimum interval); `iolab check` judges each kind by its own rule
     kind: str = "value"
 
+    def unmeasured(self, drive: Drive) -> str:
+        """Why the figure has no value for `drive`, "its 40,000 IOs are too few for a 99.999 % …";
+        "" when its getter cannot say (only a percentile's knows: too few IOs)."""
+        why = getattr(self.get, "unmeasured", None)
+        return why(drive) if callable(why) else ""
+
     @property
     def direction(self) -> str:
         return "higher is better" if self.higher_is_better else "lower is better"
