@@ -89,3 +89,27 @@ def test_a_figure_not_measured_carries_only_why_not_a_caveat_on_a_value_it_does_
     keys = dict(re.findall(r"^\[(\w)\] (.*)$", c.stdout, re.M))
     dashes = re.findall(r"— \[(\w)\]", c.stdout)
     assert dashes and all(keys[k].startswith("not measured: its ") for k in dashes), c.stdout
+
+
+def test_a_fleet_verdict_says_why_a_figure_of_its_test_was_not_measured_and_did_you_mean_only_for_a_typo(tmp_path):
+    """A fleet's spec-sheet verdict on a 99.999 % its quick runs' IOs could not measure said "did
+    you mean 'ART …'?", as for a misspelt name; the key figures say why it has no value."""
+    fleet = tmp_path / "fleet.toml"
+    fleet.write_text(f'[fleet]\nname = "lat"\n[[drive]]\ntarget = "{SMALL_SIM}&seed={{i}}"\ncount = 2\nname = "d{{i}}"\n')
+    runs = tmp_path / "runs"
+    quick = ("--quick", "--cell-time", "100ms", "--max-rounds", "2", "--no-report")
+    r = iolab("run", "latency", *quick, "--fleet", str(fleet), "--runs-dir", str(runs))
+    assert r.returncode == 0, r.stdout + r.stderr
+    [name] = [p.name for p in (runs / "fleets").iterdir()]
+    sheet = tmp_path / "sheet.toml"
+    sheet.write_text(
+        '[[criterion]]\nfigure = "99.999 % RND 4KiB R/W 100/0"\nmax = 5\nunit = "ms"\n'
+        '[[criterion]]\nfigure = "ART RND 4KiB R/W 10/0"\nmax = 5\nunit = "ms"\n'
+    )
+    p = iolab("fleet", name, "--runs-dir", str(runs), "--spec-sheet", str(sheet), "--json")
+    whys = [v["why"] for d in json.loads(p.stdout)["drives"] for v in d["verdicts"]]
+    pct = [w for w in whys if w.startswith("99.999 %")]
+    typo = [w for w in whys if w.startswith("ART RND 4KiB R/W 10/0")]
+    assert len(pct) == 2 and all(re.search(r"not measured by this run: .*its [\d,]+ IOs are too few", w) for w in pct)
+    assert not any("did you mean" in w for w in pct), pct
+    assert len(typo) == 2 and all("did you mean 'ART RND 4KiB R/W 100/0'" in w for w in typo), typo
