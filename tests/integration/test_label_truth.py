@@ -113,3 +113,25 @@ def test_a_fleet_verdict_says_why_a_figure_of_its_test_was_not_measured_and_did_
     assert len(pct) == 2 and all(re.search(r"not measured by this run: .*its [\d,]+ IOs are too few", w) for w in pct)
     assert not any("did you mean" in w for w in pct), pct
     assert len(typo) == 2 and all("did you mean 'ART RND 4KiB R/W 100/0'" in w for w in typo), typo
+
+
+def test_a_forced_comparison_lists_the_settings_that_differ_by_meaning_in_one_unit(tmp_path):
+    """A run stored before the share rule keeps 10 % as '0.1', one since as '10%': a forced
+    comparison listed every setting of both runs in their stored text ('0.1' vs '10%' read as a
+    difference beside the real one, '0.05' vs '20%' in two units)."""
+    runs = tmp_path / "runs"
+    for settle in ("10", "15"):
+        p = iolab("run", "xsr", "--quick", "-t", SMALL_SIM, "--set", "recovery_tolerance=20", "--set",
+                  f"settle_tolerance={settle}", "--no-report", "--runs-dir", str(runs))  # fmt: skip
+        assert p.returncode == 0, p.stdout + p.stderr
+    old, new = sorted(runs.iterdir())
+    m = json.loads((old / "manifest.json").read_text())
+    m["profile"]["settings"] = [["recovery_tolerance", "0.05"], ["settle_tolerance", "0.15"]]  # as stored before the rule
+    m["plan"].pop("values", None)
+    (old / "manifest.json").write_text(json.dumps(m))
+    forced = iolab("compare", "--force", str(old), str(new), "--out", str(tmp_path / "cmp"))
+    assert forced.returncode == 0, forced.stdout + forced.stderr
+    checked = iolab("check", str(new), "--baseline", str(old))
+    for said in (flat(forced.stdout + forced.stderr), flat(checked.stdout + checked.stderr)):
+        assert re.search(r"setting recovery_tolerance: .* 5 % vs .* 20 %", said), said
+        assert "settle_tolerance" not in said and "'0.05'" not in said and "[[" not in said, said
