@@ -135,3 +135,30 @@ def test_a_forced_comparison_lists_the_settings_that_differ_by_meaning_in_one_un
     for said in (flat(forced.stdout + forced.stderr), flat(checked.stdout + checked.stderr)):
         assert re.search(r"setting recovery_tolerance: .* 5 % vs .* 20 %", said), said
         assert "settle_tolerance" not in said and "'0.05'" not in said and "[[" not in said, said
+
+
+def test_the_power_log_s_pace_is_printed_with_the_gap_limit_it_used_on_screen_and_in_the_report(scratch):
+    """`iolab power` and the report's Power Consumption page gave the median interval (10 ms
+    here) alone: a reader could not tell the 1 s steady readings held, nor from what limit."""
+    import random
+    import sqlite3
+
+    runs = scratch / "runs"
+    target, one = f"file:{scratch}/drive.img?size=64MiB", ("--max-rounds", "1", "--no-report")
+    p = iolab("run", "latency", "-t", target, "--quick", "--cell-time", "1s", *one, "--runs-dir", str(runs))
+    assert p.returncode in (0, 6), p.stdout + p.stderr
+    [run] = list(runs.iterdir())
+    db = sqlite3.connect(f"file:{run / 'results.db'}?mode=ro", uri=True)
+    first, last = db.execute("SELECT MIN(started), MAX(ended) FROM cells").fetchone()
+    rnd, rows, t = random.Random(3), [], first - 11
+    while t < last + 15:  # one reading that holds 1 s, then 1 s of readings every 10 ms
+        rows += [(t, 5.0)] + [(t + 1 + k * 0.01, 5.0 + rnd.random()) for k in range(100)]
+        t += 2
+    meter = scratch / "meter.csv"
+    meter.write_text("time,watts\n" + "".join(f"{a:.3f},{w:.3f}\n" for a, w in rows))
+    said = "readings every 0.01 s (median); gap limit 5 s (5 x the 99.5th-percentile interval, 1 s)"
+    p = iolab("power", str(run), str(meter))
+    assert p.returncode == 0 and said in flat(p.stdout), p.stdout + p.stderr
+    assert iolab("report", str(run)).returncode == 0
+    html = flat(re.sub(r"<[^>]+>", " ", (run / "report" / f"{run.name}.html").read_text()))
+    assert said in html, html[:2000]
