@@ -162,3 +162,19 @@ def test_the_power_log_s_pace_is_printed_with_the_gap_limit_it_used_on_screen_an
     assert iolab("report", str(run)).returncode == 0
     html = flat(re.sub(r"<[^>]+>", " ", (run / "report" / f"{run.name}.html").read_text()))
     assert said in html, html[:2000]
+
+
+def test_a_declared_spread_is_printed_as_given(tmp_path):
+    """`iolab check` printed a declared spread with :g: "0.00001%" as "1e-05 %", "99.99999%" as "100 %"."""
+    runs = tmp_path / "runs"
+    for _ in range(2):
+        p = iolab("run", "latency", "--quick", "--max-rounds", "3", "-t", SMALL_SIM, "--no-report", "--runs-dir", str(runs))
+        assert p.returncode == 0, p.stdout + p.stderr
+    base, cand = sorted(runs.iterdir())
+    tol = tmp_path / "tol.toml"
+    tol.write_text('[spread]\n"ART RND 4KiB R/W 100/0" = "0.00001%"\n"ART RND 4KiB R/W 0/100" = "99.99999%"\n')
+    p = iolab("check", str(cand), "--baseline", str(base), "--tolerances", str(tol))
+    said = flat(p.stdout + p.stderr)
+    for given in ("0.00001 %", "99.99999 %"):
+        assert f"from the declared run-to-run spread ({given} of the value per run" in said, said
+    assert "1e-05" not in said and "(100 % of the value" not in said
