@@ -178,3 +178,16 @@ def test_a_declared_spread_is_printed_as_given(tmp_path):
     for given in ("0.00001 %", "99.99999 %"):
         assert f"from the declared run-to-run spread ({given} of the value per run" in said, said
     assert "1e-05" not in said and "(100 % of the value" not in said
+
+
+@pytest.mark.parametrize("test", ["wsat", "xsr"])
+def test_plan_says_once_that_the_round_limit_is_not_used_where_the_phases_run_to_their_budgets(test):
+    """`iolab plan wsat --max-rounds 3` said "--max-rounds 3 is not used" on the round limit's line
+    and "ignored --max-rounds (the plan is the same at 10)" two lines below it."""
+    p = iolab("plan", test, "--quick", "--max-rounds", "3", "--precondition-factor", "3", "-t", SMALL_SIM)
+    assert p.returncode == 0, p.stdout + p.stderr
+    block = [line for line in p.stdout.splitlines() if line.startswith("  ")]
+    said = [line for line in block if "--max-rounds" in line]
+    assert len(said) == 1 and "--max-rounds 3 is not used (each phase's own, below)" in said[0], block
+    # another ignored option is still listed as ignored
+    assert any(re.match(r"\s+ignored\s+--precondition-factor", line) for line in block), block

@@ -185,8 +185,10 @@ def _show_test(t: PlannedTest, i: int, n: int) -> None:
         ("timed steps", _span(t.earliest_s, t.latest_s) + " (fills by bytes at the drive's speed come on top)"),
         ("compliant", "yes" if t.compliant else "no: " + "; ".join(t.noncompliance)),
     ]
-    if t.ignored_options:
-        rows.append(("ignored", ", ".join(f"{k} (the plan is the same at {v})" for k, v in t.ignored_options.items())))
+    # the round limit's line has said whether --max-rounds is used: not said again as "ignored"
+    others = {k: v for k, v in t.ignored_options.items() if k != "--max-rounds"}
+    if others:
+        rows.append(("ignored", ", ".join(f"{k} (the plan is the same at {v})" for k, v in others.items())))
     rows += [("parameter", f"{k}: {v}") for k, v in t.parameters.items()]
     rows += [("note", note) for note in t.notes]
     for name, text in rows:
