@@ -61,7 +61,9 @@ def test_a_figure_not_measured_carries_only_why_not_a_caveat_on_a_value_it_does_
     99.999 % "— [a]", [a] being STEADY STATE NOT EVALUATED, a caveat on a value neither has."""
     runs = tmp_path / "runs"
     for _ in range(2):
-        p = iolab("run", "latency", "--quick", "--max-rounds", "3", "-t", SMALL_SIM, "--no-report", "--runs-dir", str(runs))
+        p = iolab(
+            "run", "latency", "--quick", "--max-rounds", "3", "-t", SMALL_SIM, "--no-report", "--runs-dir", str(runs)
+        )
         assert p.returncode == 0, p.stdout + p.stderr
     first, second = sorted(runs.iterdir())
     c = iolab("compare", str(first), str(second), "--out", str(tmp_path / "cmp"))
@@ -95,7 +97,9 @@ def test_a_fleet_verdict_says_why_a_figure_of_its_test_was_not_measured_and_did_
     """A fleet's spec-sheet verdict on a 99.999 % its quick runs' IOs could not measure said "did
     you mean 'ART …'?", as for a misspelt name; the key figures say why it has no value."""
     fleet = tmp_path / "fleet.toml"
-    fleet.write_text(f'[fleet]\nname = "lat"\n[[drive]]\ntarget = "{SMALL_SIM}&seed={{i}}"\ncount = 2\nname = "d{{i}}"\n')
+    fleet.write_text(
+        f'[fleet]\nname = "lat"\n[[drive]]\ntarget = "{SMALL_SIM}&seed={{i}}"\ncount = 2\nname = "d{{i}}"\n'
+    )
     runs = tmp_path / "runs"
     quick = ("--quick", "--cell-time", "100ms", "--max-rounds", "2", "--no-report")
     r = iolab("run", "latency", *quick, "--fleet", str(fleet), "--runs-dir", str(runs))
@@ -126,7 +130,10 @@ def test_a_forced_comparison_lists_the_settings_that_differ_by_meaning_in_one_un
         assert p.returncode == 0, p.stdout + p.stderr
     old, new = sorted(runs.iterdir())
     m = json.loads((old / "manifest.json").read_text())
-    m["profile"]["settings"] = [["recovery_tolerance", "0.05"], ["settle_tolerance", "0.15"]]  # as stored before the rule
+    m["profile"]["settings"] = [
+        ["recovery_tolerance", "0.05"],
+        ["settle_tolerance", "0.15"],
+    ]  # as stored before the rule
     m["plan"].pop("values", None)
     (old / "manifest.json").write_text(json.dumps(m))
     forced = iolab("compare", "--force", str(old), str(new), "--out", str(tmp_path / "cmp"))
@@ -168,7 +175,9 @@ def test_a_declared_spread_is_printed_as_given(tmp_path):
     """`iolab check` printed a declared spread with :g: "0.00001%" as "1e-05 %", "99.99999%" as "100 %"."""
     runs = tmp_path / "runs"
     for _ in range(2):
-        p = iolab("run", "latency", "--quick", "--max-rounds", "3", "-t", SMALL_SIM, "--no-report", "--runs-dir", str(runs))
+        p = iolab(
+            "run", "latency", "--quick", "--max-rounds", "3", "-t", SMALL_SIM, "--no-report", "--runs-dir", str(runs)
+        )
         assert p.returncode == 0, p.stdout + p.stderr
     base, cand = sorted(runs.iterdir())
     tol = tmp_path / "tol.toml"

@@ -208,8 +208,8 @@ def power(
     """Keep a power meter's log with a run: average and maximum mW per cell, phase and run, in the run's
     power.json (the report's Power Consumption pages read it) and the log itself beside it."""
     from iolab.api.power import attach
-    from iolab.figures.power import timing_text
     from iolab.cli.auto import emit, want_json
+    from iolab.figures.power import timing_text
     from iolab.store.manifest import resolve_run
 
     want_json("power", console, json_out)
