@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+from pathlib import Path
 
 import pytest
 
@@ -17,6 +18,16 @@ pytestmark = pytest.mark.integration
 
 def flat(text: str) -> str:
     return " ".join(text.split())
+
+
+def two_short_runs(runs: Path) -> list[Path]:
+    """Two quick latency runs of 3 rounds, fewer than the steady-state window (a few seconds)."""
+    for _ in range(2):
+        p = iolab(
+            "run", "latency", "--quick", "--max-rounds", "3", "-t", SMALL_SIM, "--no-report", "--runs-dir", str(runs)
+        )
+        assert p.returncode == 0, p.stdout + p.stderr
+    return sorted(runs.iterdir())
 
 
 def test_a_quick_run_with_a_capacity_limit_names_both_on_screen_in_show_and_in_the_report(tmp_path):
@@ -59,13 +70,7 @@ def test_a_range_cut_by_a_limit_names_the_option_that_cut_it_as_given(given, sou
 def test_a_figure_not_measured_carries_only_why_not_a_caveat_on_a_value_it_does_not_have(tmp_path):
     """Two quick latency runs cut below the steady-state window: the ranking marked their
     99.999 % "— [a]", [a] being STEADY STATE NOT EVALUATED, a caveat on a value neither has."""
-    runs = tmp_path / "runs"
-    for _ in range(2):
-        p = iolab(
-            "run", "latency", "--quick", "--max-rounds", "3", "-t", SMALL_SIM, "--no-report", "--runs-dir", str(runs)
-        )
-        assert p.returncode == 0, p.stdout + p.stderr
-    first, second = sorted(runs.iterdir())
+    first, second = two_short_runs(tmp_path / "runs")
     c = iolab("compare", str(first), str(second), "--out", str(tmp_path / "cmp"))
     assert c.returncode == 0, c.stdout + c.stderr
     keys = dict(re.findall(r"^\[(\w)\] (.*)$", c.stdout, re.M))
@@ -144,42 +149,9 @@ def test_a_forced_comparison_lists_the_settings_that_differ_by_meaning_in_one_un
         assert "settle_tolerance" not in said and "'0.05'" not in said and "[[" not in said, said
 
 
-def test_the_power_log_s_pace_is_printed_with_the_gap_limit_it_used_on_screen_and_in_the_report(scratch):
-    """`iolab power` and the report's Power Consumption page gave the median interval (10 ms
-    here) alone: a reader could not tell the 1 s steady readings held, nor from what limit."""
-    import random
-    import sqlite3
-
-    runs = scratch / "runs"
-    target, one = f"file:{scratch}/drive.img?size=64MiB", ("--max-rounds", "1", "--no-report")
-    p = iolab("run", "latency", "-t", target, "--quick", "--cell-time", "1s", *one, "--runs-dir", str(runs))
-    assert p.returncode in (0, 6), p.stdout + p.stderr
-    [run] = list(runs.iterdir())
-    db = sqlite3.connect(f"file:{run / 'results.db'}?mode=ro", uri=True)
-    first, last = db.execute("SELECT MIN(started), MAX(ended) FROM cells").fetchone()
-    rnd, rows, t = random.Random(3), [], first - 11
-    while t < last + 15:  # one reading that holds 1 s, then 1 s of readings every 10 ms
-        rows += [(t, 5.0)] + [(t + 1 + k * 0.01, 5.0 + rnd.random()) for k in range(100)]
-        t += 2
-    meter = scratch / "meter.csv"
-    meter.write_text("time,watts\n" + "".join(f"{a:.3f},{w:.3f}\n" for a, w in rows))
-    said = "readings every 0.01 s (median); gap limit 5 s (5 x the 99.5th-percentile interval, 1 s)"
-    p = iolab("power", str(run), str(meter))
-    assert p.returncode == 0 and said in flat(p.stdout), p.stdout + p.stderr
-    assert iolab("report", str(run)).returncode == 0
-    html = flat(re.sub(r"<[^>]+>", " ", (run / "report" / f"{run.name}.html").read_text()))
-    assert said in html, html[:2000]
-
-
 def test_a_declared_spread_is_printed_as_given(tmp_path):
     """`iolab check` printed a declared spread with :g: "0.00001%" as "1e-05 %", "99.99999%" as "100 %"."""
-    runs = tmp_path / "runs"
-    for _ in range(2):
-        p = iolab(
-            "run", "latency", "--quick", "--max-rounds", "3", "-t", SMALL_SIM, "--no-report", "--runs-dir", str(runs)
-        )
-        assert p.returncode == 0, p.stdout + p.stderr
-    base, cand = sorted(runs.iterdir())
+    base, cand = two_short_runs(tmp_path / "runs")
     tol = tmp_path / "tol.toml"
     tol.write_text('[spread]\n"ART RND 4KiB R/W 100/0" = "0.00001%"\n"ART RND 4KiB R/W 0/100" = "99.99999%"\n')
     p = iolab("check", str(cand), "--baseline", str(base), "--tolerances", str(tol))
