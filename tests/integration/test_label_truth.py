@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -80,13 +79,10 @@ def test_a_figure_not_measured_carries_only_why_not_a_caveat_on_a_value_it_does_
     assert dashes and all(keys[k].startswith("not measured: its ") and "IOs are too few" in keys[k] for k in dashes)
     # a run whose percentiles fail the self-audit (a p99 above its largest sample, planted): show
     # marked the "—" of its unmeasured 99.999 % "⚠ audit: percentile-samples failed"
-    db = sqlite3.connect(second / "results.db")
-    db.execute("UPDATE cells SET p99 = lat_max_us * 3 WHERE id = (SELECT MIN(id) FROM cells WHERE round = 1)")
-    db.commit()
-    db.close()
-    m = json.loads((second / "manifest.json").read_text())
-    m["audit"] = {}  # the stored audit was of the run as it was
-    (second / "manifest.json").write_text(json.dumps(m))
+    from tests.unit.test_audit import planted
+
+    sql = "UPDATE cells SET p99 = lat_max_us * 3 WHERE id = (SELECT MIN(id) FROM cells WHERE round = 1)"
+    second = planted(second, tmp_path, sql, manifest=lambda m: None)
     shown = iolab("show", str(second))
     assert "FAILED: percentile-samples" in shown.stdout, shown.stdout
     rows = [line for line in shown.stdout.splitlines() if "│" in line and " — " in line]
