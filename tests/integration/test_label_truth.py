@@ -48,6 +48,12 @@ def test_a_quick_run_with_a_capacity_limit_names_both_on_screen_in_show_and_in_t
     html = flat((run / "report" / f"{run.name}.html").read_text())
     banners = re.findall(r'<div class="banner[^"]*">(.*?)</div>', html)
     assert banners and all("--capacity-limit 256MiB" in b for b in banners if "non-compliant" in b), banners
+    # a sequence's summary said "Scaled down (--quick): yes"
+    seq = iolab("report", "--sequence", str(run))
+    assert seq.returncode == 0, seq.stdout + seq.stderr
+    [page] = (runs / "sequences").glob("*.html")
+    summary = flat(re.sub(r"<[^>]+>", " ", page.read_text()))
+    assert "Scaled down yes, by --quick and --capacity-limit 256MiB: non-compliant" in summary, summary[:3000]
 
 
 @pytest.mark.parametrize(
