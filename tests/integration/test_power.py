@@ -5,6 +5,7 @@ power.json, the JSON document, the report's Power Consumption page and the run's
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sqlite3
 
@@ -229,3 +230,11 @@ def test_an_irregular_meter_is_weighed_by_time_not_refused(scratch):
     doc = json.loads(p.stdout)["power"]
     assert doc["gap_s"] == pytest.approx(5.0) and doc["run"]["measured"] == doc["run"]["cells"]
     assert 5150 < doc["run"]["avg_mw"] < 5350  # half the time 5.0 W, half 5.0-6.0 W
+    # the median interval (10 ms) alone did not say the 1 s readings hold: the gap limit used is
+    # printed beside it, by `iolab power` and on the report's Power Consumption page
+    said = "readings every 0.01 s (median); gap limit 5 s (5 x the 99.5th-percentile interval, 1 s)"
+    p = iolab("power", str(run), str(meter))
+    assert p.returncode == 0 and said in " ".join(p.stdout.split()), p.stdout + p.stderr
+    assert iolab("report", str(run)).returncode == 0
+    html = (run / "report" / f"{run.name}.html").read_text()
+    assert said in " ".join(re.sub(r"<[^>]+>", " ", html).split())

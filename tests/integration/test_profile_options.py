@@ -174,14 +174,14 @@ def test_runs_that_differ_only_in_an_option_their_test_ignores_compare_without_f
     "size,args,says",
     [
         # cut by --capacity-limit on a run without --quick: was "limited to 0.017 GB (quick)"
-        ("64MiB", ("--capacity-limit", "16MiB"), "Active range: 100 %, limited to 0.017 GB (--capacity-limit)"),
+        ("64MiB", ("--capacity-limit", "16MiB"), "Active range: 100 %, limited to 0.017 GB (--capacity-limit 16MiB)"),
         # a 64 MiB file under --quick's 512 MiB is tested whole: was "limited to 0.067 GB (quick)"
         ("64MiB", ("--quick",), "Active range: 100 %, tested whole (0.067 GB): within the 0.537 GB limit of --quick"),
         ("1GiB", ("--quick",), "Active range: 100 %, limited to 0.537 GB (--quick)"),
         (
             "1GiB",
             ("--quick", "--capacity-limit", "16MiB"),
-            "Active range: 100 %, limited to 0.017 GB (--capacity-limit)",
+            "Active range: 100 %, limited to 0.017 GB (--capacity-limit 16MiB)",
         ),
     ],
 )

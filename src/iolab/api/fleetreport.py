@@ -15,7 +15,7 @@ from iolab.api.fleet import FleetState, Member, load_state, write_fleet_file
 from iolab.core.errors import Exit, IolabError
 from iolab.core.runfiles import FLEET_FILE
 from iolab.core.safefile import read_json
-from iolab.figures.specmatch import run_reasons
+from iolab.figures.specmatch import run_reasons, unmeasured_figures
 from iolab.figures.specsheet import judge, load_spec_sheet
 from iolab.store.durable import room_for
 
@@ -99,7 +99,10 @@ def report(
         for d in drives:
             if d.state == "complete":
                 units = {n: meta["unit"] for n, meta in d.meta.items()}
-                verdicts[d.name] = judge(d.name, d.figures, units, sheet, reasons=run_reasons(recs.get(d.name) or {}))
+                rec = recs.get(d.name) or {}
+                verdicts[d.name] = judge(
+                    d.name, d.figures, units, sheet, reasons=run_reasons(rec), unmeasured=unmeasured_figures(rec)
+                )
     fleet = {
         "dir": str(state.dir),
         "name": state.name,

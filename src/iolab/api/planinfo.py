@@ -83,6 +83,7 @@ class PlannedTest:
     spec: str
     target: str  # what the test runs on: a quick run's copy of a simulated drive, else the target given
     copy_of: str | None  # the simulated drive the copy stands for
+    scaled_by: tuple[str, ...]  # the options that scaled the run down, as given (Profile.scaled_by)
     target_capacity_bytes: int
     tested_capacity_bytes: int
     active_range: float
@@ -179,6 +180,7 @@ def _test(
         spec=plan.spec,
         target=tgt.spec,
         copy_of=tgt.copy_of or None,
+        scaled_by=tuple(prof.scaled_by()),
         target_capacity_bytes=tgt.capacity,
         tested_capacity_bytes=plan.capacity,
         active_range=prof.active_range,

@@ -55,7 +55,7 @@ def differences(baseline: Sequence[dict], candidate: Sequence[dict]) -> list[str
     for r in [*baseline[1:], *candidate]:
         pairs = (first["profile"], first.get("ignored_options") or {}, r["profile"], r.get("ignored_options") or {})
         for k, a, b in profile_differences(*pairs, test.params if test else ()):
-            out.append(f"{k}: {first['run_id']} {a!r} vs {r['run_id']} {b!r}")
+            out.append(f"{k}: {first['run_id']} {a} vs {r['run_id']} {b}")
     return out
 
 

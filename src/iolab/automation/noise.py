@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from iolab.automation.tstat import geometric_mean, t_quantile
-from iolab.core.units import counted, given
+from iolab.core.units import counted, given, share_text
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ def noise(base: Side, cand: Side, spread: float | None, confidence: float, log: 
         half = t_quantile(p, 1e9) * spread * abs(base.value or 0) * math.sqrt(1 / nb + 1 / nc)
         return Noise(
             half,
-            f"normal interval, {given(100 * confidence)}%, from the declared run-to-run spread ({100 * spread:g} % of the "
+            f"normal interval, {given(100 * confidence)}%, from the declared run-to-run spread ({share_text(spread)} of the "
             f"value per run; {nb} baseline and {counted(nc, 'candidate run')})",
         )
     xb, xc = ([math.log(v) for v in s.samples] if log else s.samples for s in (base, cand))

@@ -267,6 +267,8 @@ class RunArgs:
             cell_seconds=_maybe(parse_duration, self.cell_seconds, "--cell-time"),
             max_rounds=self.max_rounds,
             capacity_limit=_maybe(parse_size, self.capacity_limit, "--capacity-limit"),
+            # as given, so the run names what scaled it in the user's words ("512MiB", not --quick's)
+            capacity_limit_given=" ".join(self.capacity_limit.split()) if self.capacity_limit else None,
             precondition_factor=self.precondition_factor,
             strict_steady=self.strict_steady or None,
             wsat_capacity_multiple=self.wsat_capacity_multiple,

@@ -165,7 +165,7 @@ def _show_test(t: PlannedTest, i: int, n: int) -> None:
     out = console.print
     of = f"test {i + 1}/{n}: " if n > 1 else ""
     out(f"[bold]{esc(of + t.title)}[/] ({esc(t.test)}; {esc(t.spec)})")
-    copy = f" (a copy of {t.copy_of}, scaled for --quick)" if t.copy_of else ""
+    copy = f" (a copy of {t.copy_of}, scaled down by {' and '.join(t.scaled_by)})" if t.copy_of else ""
     tracked = any(ph.tracking for ph in t.phases)
     # the round limit bounds only phases that track steady state; the others (searches, ramps,
     # bisections) and a test whose plan is the same at any limit (WSAT, XSR: planinfo probes it)
@@ -185,8 +185,10 @@ def _show_test(t: PlannedTest, i: int, n: int) -> None:
         ("timed steps", _span(t.earliest_s, t.latest_s) + " (fills by bytes at the drive's speed come on top)"),
         ("compliant", "yes" if t.compliant else "no: " + "; ".join(t.noncompliance)),
     ]
-    if t.ignored_options:
-        rows.append(("ignored", ", ".join(f"{k} (the plan is the same at {v})" for k, v in t.ignored_options.items())))
+    # the round limit's line has said whether --max-rounds is used: not said again as "ignored"
+    others = {k: v for k, v in t.ignored_options.items() if k != "--max-rounds"}
+    if others:
+        rows.append(("ignored", ", ".join(f"{k} (the plan is the same at {v})" for k, v in others.items())))
     rows += [("parameter", f"{k}: {v}") for k, v in t.parameters.items()]
     rows += [("note", note) for note in t.notes]
     for name, text in rows:

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 from iolab.core.decide import Decision, Sample, StopRule
 from iolab.core.errors import IolabError
 from iolab.core.steady import SteadyRule
-from iolab.core.units import given, share_text
+from iolab.core.units import given, share_text, size_option
 from iolab.core.workload import Workload
 
 Metric = Literal["iops", "mbps", "read_mbps", "write_mbps", "lat_mean_us", "lat_max_us"]
@@ -140,6 +140,9 @@ class Profile:
     cell_seconds: float = 60.0
     precondition_factor: float = 2.0  # × user capacity (of the active range) for WIPC
     capacity_limit: int | None = None  # quick: test only this many bytes of the target
+    # --capacity-limit as the user gave it ("512MiB"), "" when none was: the run names what scaled
+    # it down in the user's words, and tells a limit the user gave from --quick's own 512 MiB
+    capacity_limit_given: str = ""
     quick: bool = False
     max_rounds: int = 25
     strict_steady: bool = False
@@ -158,6 +161,9 @@ class Profile:
     def __post_init__(self) -> None:
         # Stored as JSON lists in the manifest; a resumed run reads them back as tuples.
         object.__setattr__(self, "settings", tuple(sorted((str(k), str(v)) for k, v in (self.settings or ()))))
+        if self.capacity_limit is not None and not self.quick and not self.capacity_limit_given:
+            # a limit without --quick is always the user's (a Python caller's): named by its size
+            object.__setattr__(self, "capacity_limit_given", size_option(int(self.capacity_limit)))
         # Every option is checked here, so a bad value fails before a run directory exists,
         # whether it came from the command line or a Python caller.
         if not _finite(self.cell_seconds) or not MIN_CELL_SECONDS <= self.cell_seconds <= MAX_CELL_SECONDS:
@@ -242,10 +248,42 @@ class Profile:
     def own_settings(self) -> list[tuple[str, str, str]]:
         return profile_settings(self.name, self.write_cache, self.active_range)
 
+    def scaled_by(self) -> list[str]:
+        return scaled_by(asdict(self))
+
+    def limit_source(self) -> str:
+        return limit_source(asdict(self))
+
     def rule(self) -> SteadyRule:
         return SteadyRule(
             max_rounds=self.max_rounds, strict=self.strict_steady, min_write_multiple=self.steady_min_write_multiple
         )
+
+
+def limit_source(profile: Mapping[str, Any]) -> str:
+    """What set a profile's (or a stored one's) capacity limit, as the user gave it:
+    "--capacity-limit 512MiB", "--quick" (its own limit, or the larger copy a test's --quick
+    takes); "" when there is none."""
+    limit = profile.get("capacity_limit")
+    if limit is None:
+        return ""
+    if profile.get("capacity_limit_given"):
+        return f"--capacity-limit {profile['capacity_limit_given']}"
+    # a quick run stored before the text was kept: its limit was --quick's unless the user's,
+    # which the run did not record
+    return "--quick" if profile.get("quick") else f"--capacity-limit {size_option(int(limit))}"
+
+
+def scaled_by(profile: Mapping[str, Any]) -> list[str]:
+    """Each option that scaled a run down, as the user gave it: ["--quick", "--capacity-limit
+    512MiB"] (a profile as a manifest stores it); empty for a run at full scale."""
+    source = limit_source(profile)
+    return (["--quick"] if profile.get("quick") else []) + ([source] if source and source != "--quick" else [])
+
+
+def scaled_text(profile: Mapping[str, Any]) -> str:
+    """'--quick and --capacity-limit 512MiB' ('' for a run at full scale)."""
+    return " and ".join(scaled_by(profile))
 
 
 def profile_settings(name: str, write_cache: bool, active_range: float) -> list[tuple[str, str, str]]:
@@ -386,7 +424,8 @@ def _check_workload(w: Workload, capacity: int, where: str) -> None:
 
 # The profile's own name, PTS revision and quick scaling decide its defaults (suites.make_profile):
 # they are what an option is compared with, never an option a plan is probed without.
-_DEFINING = ("name", "spec", "quick")
+# The text of --capacity-limit names the option; the limit itself is what a plan is probed without.
+_DEFINING = ("name", "spec", "quick", "capacity_limit_given")
 
 
 def ignored_options(

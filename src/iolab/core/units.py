@@ -83,6 +83,15 @@ def parse_percent(text: str, what: str = "percentage") -> float:
     return float(m.group(1)) / 100
 
 
+def size_option(n: int) -> str:
+    """A size as --capacity-limit takes it, in the unit that writes it shortest and exactly:
+    536870912 -> '512MiB', 4000000000 -> '4GB', 1023 -> '1023B' (a size stored without the text
+    the user gave)."""
+    units = (("TiB", TiB), ("GiB", GiB), ("MiB", MiB), ("KiB", KiB), ("TB", TB), ("GB", GB), ("MB", MB), ("KB", KB))
+    exact = [f"{n // u}{name}" for name, u in units if n >= u and n % u == 0]
+    return min(exact, key=len) if exact else f"{n}B"
+
+
 def kib_label(block_size: int) -> str:
     """4096 -> '4KiB', 512 -> '0.5KiB' (the PTS writes block sizes in KiB)."""
     k = block_size / KiB

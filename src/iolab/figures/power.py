@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from iolab.core.cellschema import CellRow
 from iolab.core.errors import IolabError
 from iolab.core.safefile import read_bytes
-from iolab.core.units import counted
+from iolab.core.units import counted, num
 
 if TYPE_CHECKING:
     import numpy as np
@@ -259,6 +259,19 @@ def summarise(name: str, cells: Sequence[CellPower]) -> PowerSummary:
     avg = sum(c.energy_mj for c in measured) / covered if covered > 0 else None
     mx = max((c.max_mw for c in measured if c.max_mw is not None), default=None)
     return PowerSummary(name, len(cells), len(measured), avg, mx)
+
+
+def timing_text(interval_s: float, gap_s: float | None) -> str:
+    """The log's pace as `iolab power` and the report print it: the median interval between
+    readings and, beside it, the gap limit the figures used (GAP_FACTOR x the slow interval)."""
+    every = f"readings every {num(interval_s, trim=True)} s (median)"
+    if gap_s is None:  # power.json written before the limit was kept
+        return f"{every}; the gap limit used was not recorded"
+    slow = gap_s / GAP_FACTOR  # the limit is GAP_FACTOR x max(slow, median): the slow one, never below the median
+    return (
+        f"{every}; gap limit {num(gap_s, trim=True)} s ({GAP_FACTOR:g} x the {SLOW_PCT:g}th-percentile interval, "
+        f"{num(slow, trim=True)} s): no reading holds across a longer silence"
+    )
 
 
 def _utc(t: float) -> str:

@@ -117,15 +117,6 @@ def _judged(c: Criterion, m: Measured, v: float) -> tuple[str, str]:
     return "meets", f"{c.name}: meets the {c.bounds_text() or '-'} spec ({num(v)}{u}){_claim(c)}"
 
 
-def _unmeasured_hint(figure: str, unmeasured: Mapping[str, str], measured: list[str]) -> str:
-    """What follows "not measured by this run": a figure of the run's own test is no typo, so
-    it is told why it has no value and offered nothing else; any other name, the run's figures
-    named most like it."""
-    if figure in unmeasured:
-        return f": {figure} is this test's figure, but {unmeasured[figure] or 'the run could not compute it'}"
-    return not_measured_hint(figure, measured)
-
-
 def match(
     sheet: SpecSheet, figures: Sequence[Measured], reasons: Sequence[str], unmeasured: Mapping[str, str] | None = None
 ) -> list[SpecLine]:
@@ -143,7 +134,7 @@ def match(
     for c, v in zip(sheet.criteria, verdicts):
         m = by_name.get(c.figure)
         if m is None:
-            hint = _unmeasured_hint(c.figure, unmeasured, list(by_name))
+            hint = not_measured_hint(c.figure, list(by_name), unmeasured)
             out.append(SpecLine(c, None, None, "not-measured", f"{c.name}: not measured by this run{hint}"))
             continue
         if v.value is None:  # judge could not convert the figure to the criterion's unit

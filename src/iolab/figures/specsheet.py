@@ -21,7 +21,7 @@ from __future__ import annotations
 import csv
 import difflib
 import io
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -161,9 +161,13 @@ def in_unit(value: float, have: str, want: str | None) -> float | None:
     return value * a[1] / b[1]
 
 
-def not_measured_hint(figure: str, measured: list[str]) -> str:
-    """What a not-measured verdict adds: the run's figures named most like `figure` (a typo in
-    the sheet is then seen at once), else a few of its figures; '' for a run with none."""
+def not_measured_hint(figure: str, measured: list[str], unmeasured: Mapping[str, str] | None = None) -> str:
+    """What a not-measured verdict adds. A figure of the run's own test that it has no value for
+    (`unmeasured`: figure -> why, specmatch.unmeasured_figures) is no typo: why it has none, the
+    reason the key-figure table gives. Any other name: the run's figures named most like `figure`
+    (a typo in the sheet is then seen at once), else a few of its figures; '' for a run with none."""
+    if unmeasured and figure in unmeasured:
+        return f": {figure} is this test's figure, but {unmeasured[figure] or 'the run could not compute it'}"
     if not measured:
         return ""
     close = difflib.get_close_matches(figure, measured, n=3, cutoff=0.6)
@@ -207,17 +211,19 @@ def judge(
     sheet: SpecSheet,
     strict_units: bool = True,
     reasons: Sequence[str] = (),
+    unmeasured: Mapping[str, str] | None = None,
 ) -> list[Verdict]:
     """Each criterion's verdict on one drive (`figures`: its measured key figures; `units`: theirs).
     A criterion whose unit does not apply to its figure is refused (IolabError) unless not
     `strict_units`, when its verdict is "fail" with no value (the front page says "not judged").
     `reasons` (specmatch.run_reasons: a quick run, steady state not reached, an audit failed)
     make every measured figure "not-judged": it was measured, but not as the drive's, so it
-    neither passes nor fails the sheet (the fleet's rule and a single run's front page are one)."""
+    neither passes nor fails the sheet (the fleet's rule and a single run's front page are one).
+    `unmeasured` (specmatch.unmeasured_figures): the test's figures the run has no value for, and why."""
     out = []
     for c in sheet.criteria:
         if c.figure not in figures:
-            hint = not_measured_hint(c.figure, list(figures))
+            hint = not_measured_hint(c.figure, list(figures), unmeasured)
             out.append(Verdict(drive, c, "not-measured", None, f"{c.figure}: not measured by this run{hint}"))
             continue
         v = in_unit(figures[c.figure], units[c.figure], c.unit)

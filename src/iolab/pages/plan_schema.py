@@ -71,6 +71,7 @@ PLAN = obj(
                     "spec": t("string"),
                     "target": t("string"),
                     "copy_of": STR_OR_NULL,
+                    "scaled_by": arr(t("string")),
                     "target_capacity_bytes": t("integer"),
                     "tested_capacity_bytes": t("integer"),
                     "active_range": NUM,

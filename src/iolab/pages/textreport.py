@@ -140,8 +140,8 @@ def render_endurance(e: Endurance, console: Console, audit: Audit | None = None)
 
 
 def render_figures(metrics, phases: list[PhaseSummary], console: Console, audit: Audit | None = None) -> None:
-    """The figures `iolab compare` ranks drives by, for this run alone; each marked with the
-    failed audit invariants that touch it."""
+    """The figures `iolab compare` ranks drives by, for this run alone; each value marked with the
+    failed audit invariants that touch it, and a figure without one with why it has none."""
     t = Table(title="key figures", title_justify="left")
     columns: tuple[tuple[str, JustifyMethod], ...] = (
         ("figure", "left"),
@@ -151,18 +151,19 @@ def render_figures(metrics, phases: list[PhaseSummary], console: Console, audit:
     )
     for col, justify in columns:
         t.add_column(col, justify=justify)
-    marks = [audit.marks(kinds_of(k.name, k.unit)) if audit else () for k in metrics]
+    values = [k.get(phases) for k in metrics]
+    # a failed invariant marks a value: a figure without one ("—") carries only why it has none,
+    # said below the table where its getter knows (a percentile of too few IOs), as the stored
+    # record and a spec sheet's verdict do
+    marks = [audit.marks(kinds_of(k.name, k.unit)) if audit and v is not None else () for k, v in zip(metrics, values)]
     if any(marks):
         t.add_column("audit", justify="left", style="red")
     unmeasured = []
-    for k, mk in zip(metrics, marks):
-        value = k.get(phases)
-        t.add_row(esc(k.name), k.fmt(value), esc(k.unit), k.direction, *([esc(marker(mk))] if any(marks) else []))
-        # a "—" says why where the figure's getter knows (a percentile of too few IOs), as the
-        # stored record and a spec sheet's verdict do
-        why = getattr(k.get, "unmeasured", None)
-        if value is None and why is not None and why(phases):
-            unmeasured.append(f"— {k.name}: not measured, {why(phases)}")
+    for k, v, mk in zip(metrics, values, marks):
+        t.add_row(esc(k.name), k.fmt(v), esc(k.unit), k.direction, *([esc(marker(mk))] if any(marks) else []))
+        why = k.unmeasured(phases) if v is None else ""
+        if why:
+            unmeasured.append(f"— {k.name}: not measured, {why}")
     console.print()
     console.print(t)
     for line in unmeasured:

@@ -80,11 +80,16 @@ def noncompliance_of(plan: TestPlan, target: Target, options: RunOptions, purged
     profile = plan.profile
     noncompliance = profile.noncompliance()
     share = range_share(plan.capacity, target.capacity, profile.active_range)
+    source = profile.limit_source()
     if share is not None:
         noncompliance.append(
             f"{range_label(share)} (tested capacity limited to {plan.capacity / 1e9:.3f} GB of "
-            f"{target.capacity / 1e9:.3f} GB)"
+            f"{target.capacity / 1e9:.3f} GB by {source})"
         )
+    elif target.copy_of and source != "--quick":
+        # a quick copy of a simulated drive at the user's size: said beside "quick profile", so
+        # no line credits the size to --quick
+        noncompliance.append(f"a {plan.capacity / 1e9:.3f} GB copy of {target.copy_of}, its size set by {source}")
     if options.purge_method == "none":
         noncompliance.append("no purge (--purge none)")
     # a purge the target cannot have fails as the run reaches it: said before the run starts

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from iolab.core.errors import IolabError
 from iolab.core.plan import PROFILE_SETTINGS, Profile, TestPlan, cache_text, percent_text
-from iolab.core.units import KiB, MiB
+from iolab.core.units import KiB, MiB, size_option
 from iolab.core.workload import Stream, Workload
 from iolab.suites.testdef import TestDef
 from iolab.targets import Target, kind_of, parse_target
@@ -50,6 +50,9 @@ def make_profile(name: str = "enterprise", *, quick: bool = False, spec: str = "
             p, quick=True, cell_seconds=QUICK_CELL_SECONDS, capacity_limit=QUICK_CAPACITY, max_rounds=QUICK_MAX_ROUNDS
         )
     overrides = {k: v for k, v in overrides.items() if v is not None}
+    if overrides.get("capacity_limit") is not None and not overrides.get("capacity_limit_given"):
+        # a caller's own limit, even at --quick's size, is named as its own (Profile.limit_source)
+        overrides["capacity_limit_given"] = size_option(int(overrides["capacity_limit"]))
     return replace(p, **overrides)
 
 
@@ -69,10 +72,15 @@ def quick_setup(profile: Profile, given: Target, test: TestDef) -> tuple[Profile
     tests a whole copy of it (quick_target); a test that needs a larger copy
     (`TestDef.quick_sim_gb`) gets that size, unless the user chose the limit with
     --capacity-limit."""
-    if test.quick_sim_gb is not None and profile.quick and copies(given) and profile.capacity_limit == QUICK_CAPACITY:
+    if test.quick_sim_gb is not None and profile.quick and copies(given) and quick_limit(profile):
         profile = replace(profile, capacity_limit=round(test.quick_sim_gb * 1e9))
     run = quick_target(profile, given, test.quick_keeps_cache)
     return profile, run, quick_notes(profile, given, run, test.quick_keeps_cache)
+
+
+def quick_limit(profile: Profile) -> bool:
+    """The capacity limit is --quick's own: no --capacity-limit was given, even one of its size."""
+    return profile.quick and profile.capacity_limit == QUICK_CAPACITY and not profile.capacity_limit_given
 
 
 def quick_target(profile: Profile, target: Target, keep_cache: bool = False) -> Target:
@@ -109,10 +117,14 @@ def quick_notes(profile: Profile, given: Target, run: Target, keep_cache: bool =
     kept = f"; its SLC cache kept at the drive's {cache} GB" if cache else ""
     size = given_size(given)
     sized = f" (its size as the target gives it: {', '.join(f'{k}={v}' for k, v in size.items())})" if size else ""
+    source = profile.limit_source()
+    # the copy's size named by the option the user gave; that option offered only when not given
+    by = "" if source == "--quick" else f" (the size of {source})"
+    hint = "; --capacity-limit SIZE chooses a larger copy" if source == "--quick" else ""
     return (
-        f"--quick simulated a {run.capacity / 1e9:.3f} GB copy of {given.spec}{sized}, with the drive's geometry "
+        f"--quick simulated a {run.capacity / 1e9:.3f} GB copy{by} of {given.spec}{sized}, with the drive's geometry "
         f"ratios and over-provisioning{kept}, and tested it whole, so the copy leaves fresh-out-of-box as the "
-        "drive would; --capacity-limit SIZE chooses a larger copy",
+        f"drive would{hint}",
     )
 
 
@@ -148,11 +160,11 @@ def limit_text(profile: Profile, target: Target) -> str:
         return ""
     tested = tested_capacity(profile, target)
     whole = untested_capacity(profile, target) == 0
+    source = profile.limit_source()
     if whole and target.copy_of:
         # the limit sized the copy (quick_setup may have replaced --quick's for a larger one)
-        return f", tested whole ({tested / 1e9:.3f} GB): --quick simulated a copy of the drive at this size"
-    # --quick sets exactly QUICK_CAPACITY; any other limit is the user's --capacity-limit
-    source = "--quick" if profile.quick and limit == QUICK_CAPACITY else "--capacity-limit"
+        of = "" if source == "--quick" else f", the size of {source}"
+        return f", tested whole ({tested / 1e9:.3f} GB): --quick simulated a copy of the drive at this size{of}"
     if whole:
         return f", tested whole ({tested / 1e9:.3f} GB): within the {limit / 1e9:.3f} GB limit of {source}"
     return f", limited to {tested / 1e9:.3f} GB ({source})"

@@ -63,6 +63,12 @@ class KeyMetric(Generic[Drive]):
     # maximum latency, a minimum interval); `iolab check` judges each kind by its own rule
     kind: str = "value"
 
+    def unmeasured(self, drive: Drive) -> str:
+        """Why the figure has no value for `drive`, "its 40,000 IOs are too few for a 99.999 % …";
+        "" when its getter cannot say (only a percentile's knows: too few IOs)."""
+        why = getattr(self.get, "unmeasured", None)
+        return why(drive) if callable(why) else ""
+
     @property
     def direction(self) -> str:
         return "higher is better" if self.higher_is_better else "lower is better"
@@ -241,21 +247,51 @@ def profile_differences(
     params: Sequence[Param] = (),
 ) -> list[tuple[str, Any, Any]]:
     """The compared settings two runs (profiles with their recorded ignored options) differ in,
-    each with the two values as given. A run stored before the record counts every option as given;
-    two runs given the same value never differ in it (an old run and a new one that recorded the
-    option as ignored count it at different values, but ran under the same one). The test's
-    settings (--set) are compared by what they mean to its `params`: a run stored before the share
-    rule holds 20 % as '0.2', one since as '20%'."""
+    each with the two values as text: a profile option's as stored (repr), a test's setting (--set)
+    one row each, "setting NAME", by what it means to the test's `params` and printed as the test
+    shows it, so both sides are in one unit. A run stored before the record counts every option as
+    given; two runs given the same value never differ in it (an old run and a new one that recorded
+    the option as ignored count it at different values, but ran under the same one). A run stored
+    before the share rule holds 20 % as '0.2', one since as '20%': one setting, not two."""
 
     def meant(profile: Mapping[str, Any], k: str) -> Any:
         value = _profile_value(profile, k)
         return settings_meaning(params, value) if k == "settings" else value
 
+    out: list[tuple[str, str, str]] = []
+    for k in COMPARED_PROFILE_KEYS:
+        if meant(a, k) == meant(b, k) or _counted(a, a_ignored, k) == _counted(b, b_ignored, k):
+            continue
+        if k == "settings":
+            out += setting_differences(dict(meant(a, k)), dict(meant(b, k)), params)
+        else:
+            out.append((k, repr(_profile_value(a, k)), repr(_profile_value(b, k))))
+    return out
+
+
+def setting_differences(
+    a: Mapping[str, Any], b: Mapping[str, Any], params: Sequence[Param]
+) -> list[tuple[str, str, str]]:
+    """("setting NAME", a's, b's) for each test setting whose meaning differs (settings_meaning's),
+    each printed as its parameter shows values; one a run left at its default says so."""
+    declared = {p.name: p for p in params}
+
+    def text(values: Mapping[str, Any], name: str) -> str:
+        p = declared.get(name)
+        if name not in values:
+            return f"{p.show(p.default)} (default)" if p else "not set"
+        v = values[name]
+        # text where the parameter reads another type is a value that no longer reads: its text
+        return p.show(v) if p and (isinstance(p.default, str) or not isinstance(v, str)) else repr(v)
+
     return [
-        (k, _profile_value(a, k), _profile_value(b, k))
-        for k in COMPARED_PROFILE_KEYS
-        if meant(a, k) != meant(b, k) and _counted(a, a_ignored, k) != _counted(b, b_ignored, k)
+        (f"setting {name}", text(a, name), text(b, name))
+        for name in sorted(set(a) | set(b))
+        if a.get(name, _UNSET) != b.get(name, _UNSET)
     ]
+
+
+_UNSET = object()  # a setting one run does not hold
 
 
 def differences(runs: Sequence[RunFacts]) -> list[str]:
@@ -268,7 +304,7 @@ def differences(runs: Sequence[RunFacts]) -> list[str]:
             out.append(f"{r.label} ran test {r.test!r}, {first.label} ran {first.test!r}")
             continue
         for k, a, b in profile_differences(first.profile, first.ignored, r.profile, r.ignored, first.params):
-            out.append(f"{k}: {first.label} {a!r} vs {r.label} {b!r}")
+            out.append(f"{k}: {first.label} {a} vs {r.label} {b}")
         if r.workload != first.workload:
             out.append(
                 f"workload: {first.label} ran workload {first.workload or '?'}, {r.label} ran {r.workload or '?'} "

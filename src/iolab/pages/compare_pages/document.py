@@ -256,12 +256,18 @@ def measure_caveats(measured: Sequence[tuple[str, RunData]]) -> list[tuple[str, 
 def figure_marks(runs: Sequence[RunData], metrics: Sequence[KeyMetric]) -> tuple[tuple[str, ...], ...]:
     """What each drive's figure carries into the terminal's ranking ([drive][figure], "" for
     none): its run's steady-state caveat (every figure of the run is from a window that is no
-    steady state) and the failed invariants that touch that figure, as `show` marks them."""
+    steady state) and the failed invariants that touch that figure, as `show` marks them. A figure
+    the run has no value for ("—") carries only why it is not measured, where its getter knows
+    (too few IOs for a percentile), else nothing: a caveat on a value is none on its absence."""
     out = []
     for r in runs:
         steady = [c.head for c in header.measure_caveats(r) if c.head != header.AUDIT_FAILED]
         row = []
         for m in metrics:
+            if m.get(r.phases) is None:
+                why = m.unmeasured(r.phases)
+                row.append(f"not measured: {why}" if why else "")
+                continue
             failed = r.audit.marks(kinds_of(m.name, m.unit)) if r.audit is not None else ()
             row.append("; ".join([*steady, *([marker(failed)] if failed else [])]))
         out.append(tuple(row))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from iolab.figures.power import CellPower, summarise
+from iolab.figures.power import CellPower, summarise, timing_text
 from iolab.pages.report.model import Page, Table
 from iolab.pages.report.rundata import RunData
 from iolab.pages.report.sections import table_pages
@@ -45,7 +45,8 @@ def power_pages(run: RunData) -> list[Page]:
         return []
     if p.get("model"):
         return _model_pages(p)
-    src = f"{p['source_copy']} ({p['readings']:,} readings, every {p['interval_s']:g} s; meter clock {p['offset_s']:+g} s)"
+    timing = timing_text(p["interval_s"], p.get("gap_s"))
+    src = f"{p['source_copy']} ({p['readings']:,} readings; {timing}; meter clock {p['offset_s']:+g} s)"
     summary = Table(
         "Power Consumption: average and maximum while the cells ran",
         ("scope", "cells measured", "average mW", "maximum mW"),

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from iolab import __version__
 from iolab.core.errors import IolabError
+from iolab.core.plan import scaled_text
 from iolab.core.units import counted
 from iolab.figures.compare import KeyMetric
 from iolab.figures.summary import PhaseSummary
@@ -168,7 +169,8 @@ def _columns(members: Sequence[SequenceMember]) -> tuple[HeaderColumn, ...]:
     profile = [
         ("Profile", str(prof.get("name", header.NOT_REPORTED))),
         ("Spec", str(prof.get("spec") or "—")),
-        ("Scaled down (--quick)", "yes: non-compliant" if first.quick else "no"),
+        # each option that scaled the runs down, as given (a --capacity-limit is not --quick's)
+        ("Scaled down", f"yes, by {scaled_text(prof)}: non-compliant" if scaled_text(prof) else "no"),
         ("Runs", str(len(members))),
         ("Run directory", str(first.dir.parent)),
     ]
