@@ -179,7 +179,7 @@ def resume(
     from iolab.api import reports as api_reports
     from iolab.api import runs as api
     from iolab.cli.progress import RichProgress
-    from iolab.cli.runview import kept_run, report_paths, stopped_when_complete
+    from iolab.cli.runview import error_once_begun, report_paths, stopped_when_complete
     from iolab.run.stopsignals import Interrupted, exit_code, stop_on_signals
     from iolab.store.manifest import manifest_of
 
@@ -235,7 +235,7 @@ def resume(
     except IolabError as e:
         if not current:
             raise  # it could not be resumed: nothing changed; main() prints why
-        err.print(f"[red]{esc(str(e))}[/]\n({kept_run(current[0])})")
+        err.print(error_once_begun(e, current[0]))
         ended_early("resume", json_out, records, current[0], e.exit_code, str(e))
     finish("resume", json_out, require_steady, records)
 
