@@ -85,12 +85,17 @@ def test_report_on_a_full_results_disk_exits_5_naming_the_run_and_leaves_no_file
 
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])
 def test_export_on_a_full_disk_exits_5_and_keeps_no_partial_table(full_run: Path, fmt: str):
-    """Parquet before: a traceback (DuckDB's IOException) and exit 1."""
-    out = full_run.parent / "exp"
+    """Parquet before: a traceback (DuckDB's IOException) and exit 1. The directories the export
+    made (-o new/exp) are removed again (before: both were left, empty); one the user had stays."""
+    out = full_run.parent / "new" / "exp"
     said = one_paragraph(iolab("export", str(full_run), "-f", fmt, "-o", str(out), timeout=300))
     assert said.startswith(f"iolab: results disk full at {full_run}: no room for its export in {out}"), said
     assert f"`iolab export {full_run} --format {fmt} -o {out}`" in said
-    assert left(out) == []  # before: a 0-byte cells.csv
+    assert not (full_run.parent / "new").exists()  # before: new/exp, empty (and a 0-byte cells.csv before that)
+    had = full_run.parent / "had"
+    had.mkdir()
+    one_paragraph(iolab("export", str(full_run), "-f", fmt, "-o", str(had / "exp"), timeout=300))
+    assert left(had) == []
 
 
 def test_an_export_that_finds_no_room_leaves_an_earlier_export_whole(a_run: Path, small_fs: Path):
