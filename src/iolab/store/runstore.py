@@ -173,11 +173,10 @@ class RunStore:
         m = store.manifest
         if m.state == "running" and not store.writer_alive():
             # The process that wrote this run is gone without closing it (kill -9, power loss).
-            # Readers only say so; the next writer (resume) stores it.
+            # Readers only say so; so does a writer until it writes: a resume that then refuses
+            # leaves manifest.json as it was (its first write, RunStore.claim, says it runs).
             m.state = "interrupted"
             m.error = m.error or "the iolab process ended without finishing the run"
-            if writable:
-                store.write_manifest()
         return store
 
     def _read_manifest(self) -> Manifest:
