@@ -9,14 +9,13 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from iolab.api.runlist import list_runs
 
-from .conftest import IOLAB, SMALL_SIM, default_signals, iolab
+from .conftest import SMALL_SIM, iolab, killed_at
 from .test_resume import run_and_kill
 
 QUICK_SIM = ["run", "latency", "--quick", "-t", SMALL_SIM, "--no-report"]
@@ -42,16 +41,7 @@ def test_a_resumed_simulated_run_says_its_purge_once(scratch):
     """A simulated drive's phase runs again from its purge on resume: the run records two purges
     of one phase, which the results printed as the same line twice."""
     runs = scratch / "runs"
-    cmd = [*IOLAB, *QUICK_SIM, "--runs-dir", str(runs)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=default_signals)
-    try:
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline and proc.poll() is None and not any(runs.glob("*/raw/main-r02-*")):
-            time.sleep(0.02)
-        assert proc.poll() is None, "the run ended before round 2"
-        proc.send_signal(signal.SIGINT)  # round 1 is stored
-    finally:
-        proc.wait(timeout=300)
+    killed_at([*QUICK_SIM, "--runs-dir", str(runs)], runs, "*/raw/main-r02-*", signal.SIGINT)  # round 1 is stored
     [r] = list_runs(runs)
     assert r.state == "interrupted"
     for p in (iolab("resume", str(r.path), "--no-report", timeout=300), iolab("show", str(r.path))):
