@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from iolab.api.runlist import list_runs
+from iolab.store.unstarted import NOTHING_STORED
 
 from .conftest import SMALL_SIM, iolab, killed_at
 from .test_resume import run_and_kill
@@ -72,7 +73,8 @@ main()
 
 @pytest.mark.parametrize("point", ["no results.db", "results.db without tables"])
 def test_resume_of_a_run_stopped_before_its_first_round_says_so_and_how_to_start_again(scratch, point):
-    """Before: refused as "not an iolab run directory" or "not an iolab results database"."""
+    """Before: refused as "not an iolab run directory" (an export folder's words) or "not an iolab
+    results database", by resume, show and the other readers, and listed so by `iolab runs`."""
     runs = scratch / "runs"
     p = subprocess.run([sys.executable, "-c", KILLED_AT, point, *QUICK_SIM, "--runs-dir", str(runs)], timeout=300)
     assert p.returncode == -signal.SIGKILL
@@ -84,9 +86,12 @@ def test_resume_of_a_run_stopped_before_its_first_round_says_so_and_how_to_start
     assert "so there is nothing to resume" in text and "not an iolab" not in text, text
     again = shlex.join(["iolab", *QUICK_SIM[:-1], "--runs-dir", str(runs)])
     assert f"Start the run again: {again}." in text, text
+    # a reader says what happened too, not that the directory or database is not iolab's
+    text = refused(iolab("show", str(run)))
+    assert text == f"iolab: run {run.name}: {NOTHING_STORED}, so it holds nothing to read.", text
     assert stored(run) == before
     [r] = list_runs(runs)
-    assert "stopped before its first round was stored" in (r.problem or ""), r
+    assert r.problem == f"{NOTHING_STORED}: nothing to show or resume", r
     if point == "no results.db":  # the command said starts the run
         p = iolab(*shlex.split(again)[1:], "--no-report", timeout=300)
         assert p.returncode == 0, p.stderr

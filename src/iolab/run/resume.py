@@ -24,9 +24,7 @@ from iolab.core.cellschema import CellRow
 from iolab.core.decide import sample_of_row
 from iolab.core.errors import IolabError
 from iolab.core.plan import Cell, Deferred, Phase, Profile, TestPlan
-from iolab.core.procs import same_process_alive
 from iolab.core.runfiles import INPUTS_DIR
-from iolab.core.safefile import read_json
 from iolab.core.steady import UnmeasuredValue, evaluate, stored_history
 from iolab.core.units import counted
 from iolab.engines import Capabilities, Engine, HostsEngine, engine_class, purge_methods
@@ -42,7 +40,7 @@ from iolab.run.runstart import RunOptions, engine_versions, same_plan, start_aga
 from iolab.run.statelost import state_lost
 from iolab.store.manifest import Manifest, manifest_of, resolve_run
 from iolab.store.runstore import RunStore
-from iolab.store.unstarted import NOTHING_STORED, stored_nothing
+from iolab.store.unstarted import NOTHING_STORED, stopped_unstarted
 from iolab.targets import Target
 from iolab.targets.lock import TargetClaim
 
@@ -169,16 +167,14 @@ def _refuse_unstarted(ref: str | Path) -> None:
     happened and how to start it again (else the caller's error, "not an iolab results database")."""
     try:
         run_dir = resolve_run(ref)
-        m = Manifest.from_document(read_json(run_dir / "manifest.json", "run manifest", "manifest"))
-    except (IolabError, OSError, TypeError):
-        return  # not even its manifest: the caller's error says what is wrong
-    alive = m.state == "running" and same_process_alive(m.pid, m.pid_start, m.boot_id)
-    if m.state == "complete" or alive or not stored_nothing(run_dir):
-        return
-    raise IolabError(
-        f"run {m.run_id}: {NOTHING_STORED}, so there is nothing to resume. Start the run again: "
-        f"{start_again(m, run_dir)}. Its directory {run_dir} holds no measurement and can be removed."
-    )
+    except IolabError:
+        return  # no run: the caller's error says so
+    m = stopped_unstarted(run_dir)
+    if m is not None:
+        raise IolabError(
+            f"run {m.run_id}: {NOTHING_STORED}, so there is nothing to resume. Start the run again: "
+            f"{start_again(m, run_dir)}. Its directory {run_dir} holds no measurement and can be removed."
+        )
 
 
 def _refuse_finished(m: Manifest) -> None:

@@ -11,7 +11,10 @@ import sqlite3
 from pathlib import Path
 
 from iolab.core.errors import IolabError
+from iolab.core.procs import same_process_alive
+from iolab.core.safefile import read_json
 from iolab.store.durable import RESERVE_NAME
+from iolab.store.manifest import Manifest
 from iolab.store.resultsdb import open_readonly
 from iolab.store.writer import WRITER_FILE
 
@@ -25,10 +28,23 @@ BEFORE_TABLES = frozenset(
 NOTHING_STORED = "it was stopped before its first round was stored (its results database was never set up)"
 
 
-def stored_nothing(run_dir: Path) -> bool:
-    """True when `run_dir` holds only what a run makes before its results database has tables:
-    an empty raw/ (or none) and no results.db, or one that holds no table. Anything else (a
-    measured file, another file, a database with some tables) is not this, and is read as it is."""
+def stopped_unstarted(run_dir: Path) -> Manifest | None:
+    """The run's manifest when its run was stopped before it stored anything: it is not complete
+    nor written by a live process (one setting the run up now), and its directory holds only what
+    a run makes before its results database has tables (an empty raw/ or none, and no results.db
+    or one with no table). Else None: anything more (a measured file, another file, a database
+    with some tables) is read as it is, and said as what it is."""
+    try:
+        m = Manifest.from_document(read_json(run_dir / "manifest.json", "run manifest", "manifest"))
+    except (OSError, IolabError, TypeError):
+        return None
+    if m.state == "complete" or (m.state == "running" and same_process_alive(m.pid, m.pid_start, m.boot_id)):
+        return None
+    return m if _holds_nothing(run_dir) else None
+
+
+def _holds_nothing(run_dir: Path) -> bool:
+    """Only what RunStore.create makes before the tables, and no table."""
     try:
         if not {p.name for p in run_dir.iterdir()} <= BEFORE_TABLES:
             return False
