@@ -95,7 +95,7 @@ def prepare(
         # What is stored is checked whole before anything is written: a refusal changes nothing
         # (the manifest, results.db, raw/ stay as they were).
         built = _built(probe, plan)
-        _check_tracked(probe, built, target)
+        _check_tracked(probe, built, bool(legs) or engine_class(target).capabilities.keeps_state)  # fio's legs keep it
     ran_with, ioengine = _ioengines(m, target, hosts, ioengine)
     # one run per target, a resumed one too; Runner.run releases it
     claim = TargetClaim(target, None) if hosts else targets.claim(target)
@@ -367,12 +367,12 @@ def _begun(ph: Phase | Deferred) -> Phase:
     return ph
 
 
-def _check_tracked(probe: RunStore, plan: TestPlan, target: Target) -> None:
+def _check_tracked(probe: RunStore, plan: TestPlan, keeps_state: bool) -> None:
     """The tracked values of the phase the run goes on in, read before anything is written: a
     stored cell without one (changed after the run wrote it) refuses the run here, not once
     resume has recovered cells, moved raw files and marked the run interrupted. A simulated
     drive's phase runs again from its purge and reads none (as _within)."""
-    if not engine_class(target).capabilities.keeps_state:
+    if not keeps_state:
         return
     for ph in plan.phases:
         ended = probe.phase_ended(ph.name)
