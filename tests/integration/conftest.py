@@ -237,16 +237,19 @@ def fake_fio(scratch: Path, body: str) -> Path:
     return fake
 
 
-def killed_at(args: list[str], runs: Path, point: str) -> None:
-    """Run `iolab ARGS` and kill -9 it once a file matching `point` (a glob under the runs
-    directory) exists: a run stopped mid-way, for `iolab resume`."""
-    proc = subprocess.Popen([*IOLAB, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+def killed_at(args: list[str], runs: Path, point: str, sig: int = signal.SIGKILL) -> None:
+    """Run `iolab ARGS` and kill -9 it (or send `sig`: SIGINT is Ctrl-C, handled as a shell
+    leaves it) once a file matching `point` (a glob under the runs directory) exists: a run
+    stopped mid-way, for `iolab resume`."""
+    proc = subprocess.Popen(
+        [*IOLAB, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=default_signals
+    )
     try:
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline and proc.poll() is None and not any(runs.glob(point)):
             time.sleep(0.02)
         assert proc.poll() is None, "the run ended before the kill point"
-        proc.kill()
+        proc.send_signal(sig)
     finally:
         proc.wait()
 

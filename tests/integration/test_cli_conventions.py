@@ -417,3 +417,19 @@ def test_show_completion_prints_the_named_shells_script_and_refuses_an_unknown_o
     said = " ".join(p.stderr.split())
     assert said.startswith("iolab: --show-completion nosh: not a shell") and "bash, zsh, fish, powershell" in said
     assert "Traceback" not in p.stderr
+
+
+@pytest.mark.parametrize("command", [*COMMANDS, "power"])
+def test_every_command_that_takes_a_run_says_how_a_run_is_named(command):
+    """A RUN is a run's directory, its id or any part of an id only one run contains (README,
+    "Naming a run"); the help said "Run id or directory" alone. Every command whose usage takes a
+    RUN (and check's --baseline) says it in the same words (store.manifest.RUN_REF)."""
+    from iolab.store.manifest import RUN_REF
+
+    p = cli(*command.split(), "--help")
+    assert p.returncode == 0, p.stderr
+    if not re.search(r"Usage: iolab [\w -]*\[OPTIONS\] .*\{RUN\}", p.stdout):
+        assert command not in ("show", "report", "compare", "export", "resume", "audit", "power", "check"), p.stdout
+        return
+    text = " ".join(p.stdout.replace("│", " ").split())  # Rich's box and wrapping taken out
+    assert text.count(RUN_REF) == (2 if command == "check" else 1), text

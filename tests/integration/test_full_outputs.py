@@ -75,22 +75,27 @@ def test_report_on_a_full_results_disk_exits_5_naming_the_run_and_leaves_no_file
     said = one_paragraph(iolab("report", str(full_run), timeout=300))
     assert said.startswith(f"iolab: results disk full at {full_run}: no room for its report"), said
     assert f"`iolab report {full_run}`" in said
-    assert left(full_run / "report") == []  # no .partial, no HTML without its PDF
+    assert not (full_run / "report").exists()  # no .partial, no HTML without its PDF, no folder it made
     assert not (full_run / "writer.lock").exists()  # the claim that failed is not left behind
     out = full_run.parent / "R"
     said = one_paragraph(iolab("report", str(full_run), "--out", str(out), timeout=300))
     assert f"results disk full at {full_run}" in said and f"`iolab report {full_run} --out {out}`" in said
-    assert left(out) == []
+    assert not out.exists()  # before: an empty R
 
 
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])
 def test_export_on_a_full_disk_exits_5_and_keeps_no_partial_table(full_run: Path, fmt: str):
-    """Parquet before: a traceback (DuckDB's IOException) and exit 1."""
-    out = full_run.parent / "exp"
+    """Parquet before: a traceback (DuckDB's IOException) and exit 1. The directories the export
+    made (-o new/exp) are removed again (before: both were left, empty); one the user had stays."""
+    out = full_run.parent / "new" / "exp"
     said = one_paragraph(iolab("export", str(full_run), "-f", fmt, "-o", str(out), timeout=300))
     assert said.startswith(f"iolab: results disk full at {full_run}: no room for its export in {out}"), said
     assert f"`iolab export {full_run} --format {fmt} -o {out}`" in said
-    assert left(out) == []  # before: a 0-byte cells.csv
+    assert not (full_run.parent / "new").exists()  # before: new/exp, empty (and a 0-byte cells.csv before that)
+    had = full_run.parent / "had"
+    had.mkdir()
+    one_paragraph(iolab("export", str(full_run), "-f", fmt, "-o", str(had / "exp"), timeout=300))
+    assert left(had) == []
 
 
 def test_an_export_that_finds_no_room_leaves_an_earlier_export_whole(a_run: Path, small_fs: Path):
@@ -194,7 +199,8 @@ def test_a_sim_state_save_on_a_full_disk_exits_5_naming_the_state_file(tmp_path:
     target = f"{SMALL_SIM}&save={state}"
     p = iolab("run", "latency", "--quick", "-q", "--no-report", "-t", target, "--runs-dir", str(tmp_path), timeout=300)
     said = one_paragraph(p)
-    assert f"disk full at {state}: no room for the simulator state (save=)" in said, said
+    # said as every other error ("iolab: ..."), then the run it leaves (before: no prefix)
+    assert said.startswith(f"iolab: disk full at {state}: no room for the simulator state (save=)"), said
     assert "the run is stored" in said and "bad input" not in said
     assert not state.exists() and not list(small_fs.glob(".state.bin*"))
 

@@ -11,14 +11,13 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from iolab.api.runlist import list_runs
 from iolab.run.runner import cell_tag
 from iolab.store.writer import WRITER_FILE
 
-from .conftest import IOLAB, SMALL_SIM, default_signals, iolab, killed_at
+from .conftest import SMALL_SIM, iolab, killed_at
 
 # Runs `iolab ARGS` once the test lets it start (fd GO), and stops it where it would begin measuring
 # (Runner.run) until the test releases it (fd RELEASE), after saying so on fd ARRIVED: a barrier that
@@ -42,16 +41,9 @@ main()
 
 def interrupted_after_round_3(runs: Path) -> Path:
     """`iolab run iops --quick` on its simulated drive, stopped with SIGINT once round 4 began."""
-    cmd = [*IOLAB, "run", "iops", "--quick", "--runs-dir", str(runs), "--no-report"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=default_signals)
-    try:
-        deadline = time.monotonic() + 600
-        while time.monotonic() < deadline and proc.poll() is None and not any(runs.glob("*/raw/main-r04-*")):
-            time.sleep(0.02)
-        assert proc.poll() is None, "the run ended before round 4"
-        proc.send_signal(signal.SIGINT)
-    finally:
-        proc.wait(timeout=600)
+    killed_at(
+        ["run", "iops", "--quick", "--runs-dir", str(runs), "--no-report"], runs, "*/raw/main-r04-*", signal.SIGINT
+    )
     [r] = list_runs(runs)
     assert r.state == "interrupted"
     return r.path

@@ -13,6 +13,7 @@ from iolab.core.units import counted
 from iolab.store.manifest import Manifest, runs_root, unknown_parts
 from iolab.store.resultsdb import unknown_schema
 from iolab.store.runstore import RunStore
+from iolab.store.unstarted import NOTHING_STORED, stopped_unstarted
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,7 @@ def summarise_run(d: Path) -> RunSummary:
             m.started,
             m.compliant,
             tuple(m.noncompliance),
-            str(e),
+            _why(d, e),
         )
     m = s.manifest
     if m is None:
@@ -97,10 +98,16 @@ def summarise_run(d: Path) -> RunSummary:
             m.started,
             m.compliant,
             tuple(m.noncompliance),
-            str(e),
+            _why(d, e),
         )
     finally:
         s.close()
+
+
+def _why(d: Path, e: IolabError) -> str:
+    """Why a run cannot be read: a run stopped before it stored anything says so, not that its
+    results database is not iolab's."""
+    return f"{NOTHING_STORED}: nothing to show or resume" if stopped_unstarted(d) else str(e)
 
 
 def _manifest_or_none(d: Path) -> Manifest | None:

@@ -18,6 +18,7 @@ from iolab.cli.console import Console, write_out
 from iolab.core.errors import Exit, IolabError
 from iolab.core.streams import note_line
 from iolab.core.units import given, num, percent
+from iolab.store.manifest import RUN_REF
 
 # Runs, their records and checks are imported by the functions that read them: `iolab --help`
 # mounts these commands without loading the store, the reports or the statistics.
@@ -188,13 +189,13 @@ def render_check(result: dict, console: Console) -> None:
 
 def check(
     candidates: list[str] = typer.Argument(
-        ..., metavar="RUN", help="The candidate: one run, or several runs of it (repeats)."
+        ..., metavar="RUN", help=f"The candidate: one run, or several runs of it (repeats), each by {RUN_REF}."
     ),
     baseline: list[str] = typer.Option(
         ...,
         "--baseline",
         "-b",
-        help="A baseline run (repeat for several runs), or a "
+        help=f"A baseline run, by {RUN_REF} (repeat for several runs), or a "
         "saved `--json` document (FILE.json) whose runs are the baseline.",
     ),
     max_regression: str = typer.Option(

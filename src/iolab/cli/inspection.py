@@ -11,6 +11,7 @@ from rich.markup import escape as esc
 from iolab.cli.console import Console
 from iolab.cli.options import TEST_HELP, RunArgs, with_run_args
 from iolab.core.errors import Exit, IolabError
+from iolab.store.manifest import RUN_REF
 
 SCRATCH_FILE = "file:/var/tmp/iolab-scratch.img?size=1GiB"
 console = Console()
@@ -113,7 +114,7 @@ def fio_job(test: str = typer.Argument(..., metavar="TEST", help=TEST_HELP), *, 
 
 
 def audit(
-    run_refs: list[str] = typer.Argument(..., metavar="RUN", help="Run ids or directories."),
+    run_refs: list[str] = typer.Argument(..., metavar="RUN", help=f"The runs, each by {RUN_REF}."),
     json_out: bool = typer.Option(
         False, "--json", help="Print one JSON document on standard output (docs/automation.md)."
     ),
@@ -189,7 +190,7 @@ def audit(
 
 
 def power(
-    run_ref: str = typer.Argument(..., metavar="RUN", help="Run id or directory (a run on a real drive, ended)."),
+    run_ref: str = typer.Argument(..., metavar="RUN", help=f"The run, on a real drive and ended: {RUN_REF}."),
     log: Path = typer.Argument(
         ...,
         metavar="LOG",

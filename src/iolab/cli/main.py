@@ -34,6 +34,7 @@ from iolab.cli.options import (
 )
 from iolab.core.errors import IolabError
 from iolab.core.streams import delivering, open_closed_standard_streams, stdout_refused, watch_stdout
+from iolab.store.manifest import RUN_REF
 
 if TYPE_CHECKING:
     from iolab.api.runs import RunPlan
@@ -171,7 +172,7 @@ def run_engine(tgt, stall_s: float | None, args: RunArgs):
 @app.command()
 @with_run_args(*opts.RESUME_OPTIONS)
 def resume(
-    run_ref: str = typer.Argument(..., metavar="RUN", help="Run id or directory of an interrupted or failed run."),
+    run_ref: str = typer.Argument(..., metavar="RUN", help=f"The interrupted or failed run: {RUN_REF}."),
     *,
     args: RunArgs,
 ):
@@ -179,7 +180,7 @@ def resume(
     from iolab.api import reports as api_reports
     from iolab.api import runs as api
     from iolab.cli.progress import RichProgress
-    from iolab.cli.runview import kept_run, report_paths, stopped_when_complete
+    from iolab.cli.runview import error_once_begun, report_paths, stopped_when_complete
     from iolab.run.stopsignals import Interrupted, exit_code, stop_on_signals
     from iolab.store.manifest import manifest_of
 
@@ -235,7 +236,7 @@ def resume(
     except IolabError as e:
         if not current:
             raise  # it could not be resumed: nothing changed; main() prints why
-        err.print(f"[red]{esc(str(e))}[/]\n({kept_run(current[0])})")
+        err.print(error_once_begun(e, current[0]))
         ended_early("resume", json_out, records, current[0], e.exit_code, str(e))
     finish("resume", json_out, require_steady, records)
 
@@ -332,7 +333,7 @@ def runs(runs_dir: Optional[Path] = RunsDirOpt, json_out: bool = typer.Option(Fa
 
 @app.command()
 def show(
-    run_ref: str = typer.Argument(..., metavar="RUN", help="Run id or directory."),
+    run_ref: str = typer.Argument(..., metavar="RUN", help=f"The run: {RUN_REF}."),
     json_out: bool = opts.SHOW_JSON,
     require_steady: bool = typer.Option(False, "--require-steady", help=STEADY_HELP),
     runs_dir: Optional[Path] = RunsDirOpt,
@@ -354,7 +355,7 @@ def show(
 
 @app.command()
 def report(
-    run_refs: list[str] = typer.Argument(..., metavar="RUN", help="Run ids or directories."),
+    run_refs: list[str] = typer.Argument(..., metavar="RUN", help=f"The runs, each by {RUN_REF}."),
     out: Optional[Path] = opts.REPORT_OUT,
     sequence: bool = opts.SEQUENCE,
     spec_sheet: Optional[Path] = opts.SPEC_SHEET_PAGE,
@@ -400,7 +401,7 @@ def compare(
     run_refs: list[str] = typer.Argument(
         ...,
         metavar="RUN",
-        help="Two or more runs of the same test (one per drive); a FILE.csv of published figures (drive, figure, value, unit[, direction]) ranks those drives beside them.",
+        help=f"Two or more runs of the same test (one per drive), each by {RUN_REF}; a FILE.csv of published figures (drive, figure, value, unit[, direction]) ranks those drives beside them.",
     ),
     out: Optional[Path] = opts.COMPARE_OUT,
     force: bool = opts.COMPARE_FORCE,
@@ -435,7 +436,7 @@ def compare(
 
 @app.command()
 def export(
-    run_ref: str = typer.Argument(..., metavar="RUN", help="Run id or directory."),
+    run_ref: str = typer.Argument(..., metavar="RUN", help=f"The run: {RUN_REF}."),
     fmt: str = typer.Option("csv", "--format", "-f", help="csv, json or parquet."),
     out: Optional[Path] = opts.EXPORT_OUT,
     runs_dir: Optional[Path] = RunsDirOpt,

@@ -66,13 +66,16 @@ def stopped_when_complete(by: str, store: RunStore, since: float = 0.0) -> str:
     )
 
 
-def kept_run(store: RunStore) -> str:
-    """What an error once a run began leaves (escaped): a complete run whose report found no room is whole."""
+def error_once_begun(e: IolabError, store: RunStore) -> str:
+    """An error once a run began (`iolab run`, `iolab resume`), as Rich markup: said as every
+    other error is ("iolab: ..."; a simulated drive's save= on a full disk lacked it), then what
+    it leaves: a complete run (its report or save= state found no room) is whole."""
     from iolab.store.manifest import manifest_of
 
-    if manifest_of(store).state == "complete":
-        return f"the run is complete and stored in {esc(str(store.dir))}"
-    return f"the run so far is kept in {esc(str(store.dir))}"
+    where = esc(str(store.dir))
+    complete = manifest_of(store).state == "complete"
+    kept = f"the run is complete and stored in {where}" if complete else f"the run so far is kept in {where}"
+    return f"[red]iolab: {esc(str(e))}[/]\n({kept})"
 
 
 class RunView:
@@ -173,5 +176,5 @@ class RunView:
         state = manifest_of(self.current[0]).state if self.current else None
         if state != "failed" and not (state == "complete" and isinstance(e, ResultsDiskFull)):
             raise e
-        self.err.print(f"[red]{esc(str(e))}[/]\n({kept_run(self.current[0])})")
+        self.err.print(error_once_begun(e, self.current[0]))
         ended_early("run", self.args.json_out, self.records, self.current[0], e.exit_code, str(e))

@@ -16,6 +16,7 @@ from iolab.cli.options import with_runs_dir
 from iolab.cli.traceout import kept_whole, step_table
 from iolab.core.errors import IolabError
 from iolab.core.units import counted, given, parse_duration, parse_size
+from iolab.store.manifest import RUN_REF
 from iolab.traces import formats as trace_formats
 
 sim_app = typer.Typer(help="The built-in simulated drives.", no_args_is_help=True)
@@ -390,7 +391,7 @@ def sim_calibrate(
     runs: list[str] = typer.Argument(
         ...,
         metavar="RUN",
-        help="Stored PTS runs of the drive to copy: its IOPS run, and optionally its WSAT and latency runs.",
+        help=f"Stored PTS runs of the drive to copy, each by {RUN_REF}: its IOPS run, and optionally its WSAT and latency runs.",
     ),
     base: str = typer.Option(
         "enterprise-sas",

@@ -35,7 +35,7 @@ from iolab.store.durable import room_for
 from iolab.store.manifest import manifest_of
 from iolab.store.runstore import RunStore
 from iolab.store.writer import claim_if_inside
-from iolab.targets.writepolicy import check_file, dir_problems, mark_written, output_dir, refusal
+from iolab.targets.writepolicy import check_file, dir_problems, made_for, mark_written, refusal
 from iolab.traces.sqltext import sql_str
 
 FORMATS = ("csv", "json", "parquet")
@@ -309,21 +309,26 @@ def export_run(store: RunStore, fmt: str, out_dir: Path) -> list[Path]:
         for path in paths:
             check_file(path, "export file")
         tables = collect(store)
-        output_dir(out_dir, "export directory")
-        parts = {path: path.with_name(f".{path.name}.partial") for path in paths}
-        for part in parts.values():  # a killed export's (unlinked: a planted symlink is not written through)
-            part.unlink(missing_ok=True)
-        try:
-            for table in tables:
-                WRITERS[fmt](table, parts[out_dir / f"{table.name}.{fmt}"])
-            shutil.copyfile(store.dir / "manifest.json", parts[paths[-1]])
-            for path, part in parts.items():
-                os.replace(part, path)
-                mark_written(path)
-        finally:
-            for part in parts.values():
-                part.unlink(missing_ok=True)
+        with made_for(out_dir, "export directory"):  # a failed export leaves no folder it made
+            _write_all(store, tables, fmt, paths)
     return paths
+
+
+def _write_all(store: RunStore, tables: list[ExportTable], fmt: str, paths: list[Path]) -> None:
+    """Each table and the manifest written aside, then all put in place."""
+    parts = {path: path.with_name(f".{path.name}.partial") for path in paths}
+    for part in parts.values():  # a killed export's (unlinked: a planted symlink is not written through)
+        part.unlink(missing_ok=True)
+    try:
+        for table in tables:
+            WRITERS[fmt](table, parts[paths[0].with_name(f"{table.name}.{fmt}")])
+        shutil.copyfile(store.dir / "manifest.json", parts[paths[-1]])
+        for path, part in parts.items():
+            os.replace(part, path)
+            mark_written(path)
+    finally:
+        for part in parts.values():
+            part.unlink(missing_ok=True)
 
 
 def _refuse_a_run_directory(store: RunStore, out_dir: Path) -> None:

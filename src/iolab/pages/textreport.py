@@ -63,12 +63,8 @@ def render(store: RunStore, console: Console, view: PhaseView | None = None, fig
         console.print(f"[red]{esc(m.error)}[/]")
     if not m.compliant:
         console.print(f"[yellow]NON-COMPLIANT: {esc('; '.join(m.noncompliance))}[/]")
-    for p in m.purges:
-        # a failed purge says why and a fallback says from what, not only in manifest.json
-        said = f": {p['detail']}" if not p["ok"] or p["detail"].startswith("auto:") else ""
-        console.print(
-            esc(f"purge ({p['phase']}): {p['method']} — {'ok' if p['ok'] else 'FAILED'}{said}"), soft_wrap=True
-        )
+    for line in purge_lines(m.purges):
+        console.print(esc(line), soft_wrap=True)
     console.print(esc(f"steady-state rule: {m.steady_rule}"))
     for note in m.notes:
         console.print(esc(f"note: {note}"))
@@ -92,6 +88,20 @@ def render(store: RunStore, console: Console, view: PhaseView | None = None, fig
     if measures_endurance(m) and phases:  # the tests whose report has an Endurance page
         render_endurance(endurance(m, phases, store.cells(kind="precondition")), console, audit)
     render_power(stored_power(store.dir), console)
+
+
+def purge_lines(purges: list[dict]) -> list[str]:
+    """One line per purge as the run recorded it; the same purge of a phase again (a resumed run
+    that ran the phase again from its purge: a simulated drive's always) is one line that says
+    how many times, not the same line twice."""
+    lines: dict[str, int] = {}
+    for p in purges:
+        # a failed purge says why and a fallback says from what, not only in manifest.json
+        said = f": {p['detail']}" if not p["ok"] or p["detail"].startswith("auto:") else ""
+        line = f"purge ({p['phase']}): {p['method']} — {'ok' if p['ok'] else 'FAILED'}{said}"
+        lines[line] = lines.get(line, 0) + 1
+    again = "the phase ran again from its purge when the run was resumed"
+    return [line + (f" ({n} times: {again})" if n > 1 else "") for line, n in lines.items()]
 
 
 def render_power(doc: dict | None, console: Console) -> None:

@@ -14,6 +14,8 @@ stopped run left working in raw/ (an fio its death did not stop) are ended first
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -34,10 +36,11 @@ from iolab.run.budget import is_partial, next_round_s, stored_drains, stored_int
 from iolab.run.identity import check_identity, check_legs, host_differences
 from iolab.run.leftovers import end_leftovers
 from iolab.run.runner import Runner, StartAt, build_deferred, cell_tag, here_legs, workload_record
-from iolab.run.runstart import RunOptions, engine_versions, same_plan
+from iolab.run.runstart import RunOptions, engine_versions, same_plan, start_again
 from iolab.run.statelost import state_lost
-from iolab.store.manifest import Manifest, manifest_of
+from iolab.store.manifest import Manifest, manifest_of, resolve_run
 from iolab.store.runstore import RunStore
+from iolab.store.unstarted import NOTHING_STORED, stopped_unstarted
 from iolab.targets import Target
 from iolab.targets.lock import TargetClaim
 
@@ -78,16 +81,21 @@ def prepare(
     (nothing changed) when it cannot be resumed at all. `engine_for` and `build_plan` come from the api, so that
     resume needs neither the engines' list nor the test registry. `ioengine` (fio's; None: the run's)."""
     store: RunStore | None = None  # the caller claimed the run before this reads it; an open store holds it too
-    run_dir, m = _look(ref)
-    target = stored_target(m.target["spec"], m.split)  # a hosts run's as its hosts reach it
-    # A split run goes on over the paths or hosts it stored (never on the target alone); hosts'
-    # targets are checked and claimed by split_engine, as in a new run (then _check_hosts compares them).
-    sim_split = bool(m.split) and target.kind == "sim"  # ports of one simulated drive, not fio legs
-    legs = legs_from_manifest(target, m.split) if m.split and not sim_split else None
-    hosts = bool(legs and legs[0].host)
-    workload = run_dir / INPUTS_DIR if (run_dir / INPUTS_DIR).is_dir() else None
-    plan = build_plan(m.test, _stored_profile(m), target, workload)
-    stored = _check_same_run(m, plan, target, hosts)
+    with _looking(ref) as probe:
+        run_dir, m = probe.dir, manifest_of(probe)
+        target = stored_target(m.target["spec"], m.split)  # a hosts run's as its hosts reach it
+        # A split run goes on over the paths or hosts it stored (never on the target alone); hosts'
+        # targets are checked and claimed by split_engine, as in a new run (then _check_hosts compares them).
+        sim_split = bool(m.split) and target.kind == "sim"  # ports of one simulated drive, not fio legs
+        legs = legs_from_manifest(target, m.split) if m.split and not sim_split else None
+        hosts = bool(legs and legs[0].host)
+        workload = run_dir / INPUTS_DIR if (run_dir / INPUTS_DIR).is_dir() else None
+        plan = build_plan(m.test, _stored_profile(m), target, workload)
+        stored = _check_same_run(m, plan, target, hosts)
+        # What is stored is checked whole before anything is written: a refusal changes nothing
+        # (the manifest, results.db, raw/ stay as they were).
+        built = _built(probe, plan)
+        _check_tracked(probe, built, bool(legs) or engine_class(target).capabilities.keeps_state)  # fio's legs keep it
     ran_with, ioengine = _ioengines(m, target, hosts, ioengine)
     # one run per target, a resumed one too; Runner.run releases it
     claim = TargetClaim(target, None) if hosts else targets.claim(target)
@@ -99,15 +107,7 @@ def prepare(
         if not hosts:
             targets.check_safe_to_write(target, allow_unsafe, allow_system_disk)
         engine = (
-            split_engine(
-                target,
-                legs,
-                None,
-                allow_unsafe,
-                allow_system_disk,
-                listen_any,
-                ioengine or "auto",
-            )
+            split_engine(target, legs, None, allow_unsafe, allow_system_disk, listen_any, ioengine or "auto")
             if legs
             else _sim_paths(m.split)
             if sim_split
@@ -127,7 +127,6 @@ def prepare(
         if ran_with and now != ran_with:  # the manifest names the engine of the rounds to come; the note, the change
             notes.append(f"fio ioengine {now} from here on (the rounds before used {ran_with}).")
             manifest_of(store).versions["ioengine"] = now
-        built = _built(store, plan)
         start = _where(store, built, target, caps, notes)
         # phases after the one it starts at are built again from what it measures now
         plan = replace(built, phases=built.phases[: start.phase + 1] + plan.phases[start.phase + 1 :])
@@ -143,21 +142,39 @@ def prepare(
     return Resumption(store, plan, target, options, start, notes), engine
 
 
-def _look(ref: str | Path) -> tuple[Path, Manifest]:
-    """The run's directory and manifest, read-only first: refusing must not touch the run. Its
-    stored cells are read through the store's checks (rowcheck.py, each value's type), as every
-    reader reads them, before resume decides anything: a round deleted in part would otherwise be
-    set aside and measured again (a simulated drive's phase always runs again) where a report
-    refuses the run."""
-    probe = RunStore.open(ref)
+@contextmanager
+def _looking(ref: str | Path) -> Iterator[RunStore]:
+    """The run, read-only: refusing must not touch the run. Its stored cells are read through the
+    store's checks (rowcheck.py, each value's type), as every reader reads them, before resume
+    decides anything: a round deleted in part would otherwise be set aside and measured again (a
+    simulated drive's phase always runs again) where a report refuses the run."""
     try:
-        m = manifest_of(probe)
-        _refuse_finished(m)
+        probe = RunStore.open(ref)
+    except IolabError:
+        _refuse_unstarted(ref)
+        raise
+    try:
+        _refuse_finished(manifest_of(probe))
         for kind in ("measure", "precondition"):
             probe.cells(kind=kind)
+        yield probe
     finally:
         probe.close()
-    return probe.dir, m
+
+
+def _refuse_unstarted(ref: str | Path) -> None:
+    """A run stopped before its results database had its tables is not a damaged one: say what
+    happened and how to start it again (else the caller's error, "not an iolab results database")."""
+    try:
+        run_dir = resolve_run(ref)
+    except IolabError:
+        return  # no run: the caller's error says so
+    m = stopped_unstarted(run_dir)
+    if m is not None:
+        raise IolabError(
+            f"run {m.run_id}: {NOTHING_STORED}, so there is nothing to resume. Start the run again: "
+            f"{start_again(m, run_dir)}. Its directory {run_dir} holds no measurement and can be removed."
+        )
 
 
 def _refuse_finished(m: Manifest) -> None:
@@ -348,6 +365,22 @@ def _begun(ph: Phase | Deferred) -> Phase:
             f"{ph.name}: the run began this phase but it could not be built again from the stored results."
         )
     return ph
+
+
+def _check_tracked(probe: RunStore, plan: TestPlan, keeps_state: bool) -> None:
+    """The tracked values of the phase the run goes on in, read before anything is written: a
+    stored cell without one (changed after the run wrote it) refuses the run here, not once
+    resume has recovered cells, moved raw files and marked the run interrupted. A simulated
+    drive's phase runs again from its purge and reads none (as _within)."""
+    if not keeps_state:
+        return
+    for ph in plan.phases:
+        ended = probe.phase_ended(ph.name)
+        if ended is None:
+            return  # not begun: it runs from its purge
+        if not ended:
+            _history(_begun(ph), probe.cells(ph.name))
+            return
 
 
 def _history(ph: Phase, cells: list[CellRow]) -> dict[str, list[tuple[int, float]]]:

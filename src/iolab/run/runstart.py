@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import shlex
 import socket
 import uuid
 from collections.abc import Callable
@@ -22,7 +23,7 @@ from iolab.engines import Engine, purge_methods
 from iolab.engines.fio_hosts import NOT_PURGED_OUTCOME
 from iolab.figures.phaseend import range_label, range_share, rule_text
 from iolab.run.stopsignals import Interrupted
-from iolab.store.manifest import Manifest, manifest_of, now_iso
+from iolab.store.manifest import Manifest, manifest_of, now_iso, runs_root
 from iolab.store.runstore import RunStore
 from iolab.targets import DeviceFacts, Target
 from iolab.targets.files import check_space
@@ -299,3 +300,17 @@ def stopped_before_its_rounds(store: RunStore, target: Target, e: BaseException)
         by = f"by {e.signal_name}" if isinstance(e, Interrupted) else "by the user (Ctrl-C)"
         store.finish("interrupted", f"stopped {by} as it started; nothing was measured")
     targets.release(target)
+
+
+def start_again(m: Manifest, run_dir: Path) -> str:
+    """The `iolab run` command of a stored run as far as its manifest says it: the test, the
+    target as given (the drive a --quick run simulated a copy of), --quick, a profile other than
+    the default, and the runs directory; a split run's paths or hosts stand as '...'."""
+    quick = bool(m.profile.get("quick"))
+    words = ["iolab", "run", m.test, *(["--quick"] if quick else [])]
+    if m.profile.get("name") not in (None, "enterprise"):
+        words += ["--profile", str(m.profile["name"])]
+    words += ["-t", str((m.target.get("copy_of") if quick else None) or m.target.get("spec"))]
+    if run_dir.parent.resolve() != runs_root():
+        words += ["--runs-dir", str(run_dir.parent)]
+    return shlex.join(words) + (" ..." if m.split else "")

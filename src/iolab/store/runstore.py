@@ -45,6 +45,7 @@ from iolab.store.durable import (
 from iolab.store.manifest import Manifest, manifest_bytes, manifest_of, now_iso, resolve_run, stamp_writer
 from iolab.store.rawaside import aside_plan, carry_out, finish_moves, named_files, raw_files, strays_aside, take_out
 from iolab.store.resultsdb import check_tables, open_for_writing, open_readonly, read_rows, steady_verdicts
+from iolab.store.unstarted import NOTHING_STORED, stopped_unstarted
 from iolab.store.writer import RunClaim, claim_run, released_on_error
 from iolab.targets.writepolicy import output_dir
 
@@ -165,19 +166,26 @@ class RunStore:
     @classmethod
     def open(cls, ref: str | Path, writable: bool = False) -> RunStore:
         path = resolve_run(ref)
-        store = cls(path, writable=writable)
+        store = None
+        try:
+            store = cls(path, writable=writable)
+            if store.manifest is not None and not writable:
+                store.check()  # a run being created has its database before its tables
+        except IolabError:
+            if store is not None:
+                store.close()
+            if stopped_unstarted(path):  # not a damaged run: one that never stored anything
+                raise IolabError(f"run {path.name}: {NOTHING_STORED}, so it holds nothing to read.") from None
+            raise
         if store.manifest is None:
             raise IolabError(f"{path}: not an iolab run directory (no manifest.json).")
-        if not writable:
-            store.check()  # a run being created has its database before its tables
         m = store.manifest
         if m.state == "running" and not store.writer_alive():
             # The process that wrote this run is gone without closing it (kill -9, power loss).
-            # Readers only say so; the next writer (resume) stores it.
+            # Readers only say so; so does a writer until it writes: a resume that then refuses
+            # leaves manifest.json as it was (its first write, RunStore.claim, says it runs).
             m.state = "interrupted"
             m.error = m.error or "the iolab process ended without finishing the run"
-            if writable:
-                store.write_manifest()
         return store
 
     def _read_manifest(self) -> Manifest:

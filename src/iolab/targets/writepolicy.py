@@ -249,6 +249,29 @@ def output_dir(path: str | Path, what: str) -> Path:
     return p
 
 
+@contextmanager
+def made_for(path: str | Path, what: str) -> Iterator[Path]:
+    """`output_dir` for a writer that may fail: the directories this makes (`path` and its
+    missing parents) are removed again when the writer raises, deepest first and only while
+    empty. A directory that existed before is never removed, so a failed write leaves the
+    filesystem as it found it, not an empty folder the user never had."""
+    missing = []
+    d = Path(os.path.abspath(path))
+    while not os.path.lexists(d) and d != d.parent:
+        missing.append(d)
+        d = d.parent
+    made = output_dir(path, what)
+    try:
+        yield made
+    except BaseException:
+        for d in missing:
+            try:
+                d.rmdir()
+            except OSError:  # something is in it (not the writer's: it removes its own), or it is gone
+                break
+        raise
+
+
 def mark_written(path: str | Path) -> None:
     """Mark a file iolab has just written as its own, so writing it again is allowed."""
     if os.path.isfile(path):

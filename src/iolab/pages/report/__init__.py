@@ -80,32 +80,32 @@ def write_document(
     """Write `stem`.html and `stem`.pdf into out_dir (several documents: one file of all their
     pages in order, a sequence's report); returns both paths."""
     from iolab.pages.report.html import render  # jinja2: only where a report is written, not for every command
-    from iolab.targets.writepolicy import check_file, mark_written, output_dir
+    from iolab.targets.writepolicy import check_file, made_for, mark_written
 
     if (why := name_problem(stem)) is not None:  # a stem from what a run stores (its id, its test)
         raise IolabError(f"report name {stem!r} is not a plain file name ({why}); nothing was written in {out_dir}.")
     docs = [doc] if isinstance(doc, Document) else list(doc)
     n = sum(len(d.pages) for d in docs)
     html_path, pdf_path = out_dir / f"{stem}.html", out_dir / f"{stem}.pdf"
-    output_dir(out_dir, "report directory")
-    check_file(html_path, "report file")
-    check_file(pdf_path, "report file")
-    # Both are written aside, then each put in place whole: the PDF first, then the HTML, the
-    # report's index (what a run's output and `iolab watch` link). Two renames are never one, so
-    # the order is what a reader can rely on: whoever finds the HTML finds its PDF. A stop
-    # between them leaves the PDF alone, which the stop's message names (cli/runview.kept_report).
-    html_part, pdf_part = (p.with_name(f".{p.name}.partial") for p in (html_path, pdf_path))
-    say = Progress(f"writing report {stem}")
-    try:
-        html_part.write_text(render(docs, title=title), encoding="utf-8")
-        pages = write_pdf(docs, pdf_part, title or docs[0].title, say)
-        os.replace(pdf_part, pdf_path)
-        os.replace(html_part, html_path)
-        mark_written(pdf_path)
-        mark_written(html_path)
-    finally:
-        html_part.unlink(missing_ok=True)
-        pdf_part.unlink(missing_ok=True)
+    with made_for(out_dir, "report directory"):  # a failed report leaves no folder it made
+        check_file(html_path, "report file")
+        check_file(pdf_path, "report file")
+        # Both are written aside, then each put in place whole: the PDF first, then the HTML, the
+        # report's index (what a run's output and `iolab watch` link). Two renames are never one, so
+        # the order is what a reader can rely on: whoever finds the HTML finds its PDF. A stop
+        # between them leaves the PDF alone, which the stop's message names (cli/runview.kept_report).
+        html_part, pdf_part = (p.with_name(f".{p.name}.partial") for p in (html_path, pdf_path))
+        say = Progress(f"writing report {stem}")
+        try:
+            html_part.write_text(render(docs, title=title), encoding="utf-8")
+            pages = write_pdf(docs, pdf_part, title or docs[0].title, say)
+            os.replace(pdf_part, pdf_path)
+            os.replace(html_part, html_path)
+            mark_written(pdf_path)
+            mark_written(html_path)
+        finally:
+            html_part.unlink(missing_ok=True)
+            pdf_part.unlink(missing_ok=True)
     if pages != n:
         note_line(
             f"iolab: note: {pdf_path.name} has {pages} sheets for {n} report pages "

@@ -1,0 +1,113 @@
+"""What `iolab resume` says and leaves: a resumed simulated run's purge said once, a run stopped
+before it stored anything said as such (with the command that starts it again), and a refused
+resume that changes nothing stored."""
+
+from __future__ import annotations
+
+import shlex
+import signal
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from iolab.api.runlist import list_runs
+from iolab.store.unstarted import NOTHING_STORED
+
+from .conftest import SMALL_SIM, iolab, killed_at
+from .test_resume import run_and_kill
+
+QUICK_SIM = ["run", "latency", "--quick", "-t", SMALL_SIM, "--no-report"]
+
+
+def said(p: subprocess.CompletedProcess) -> str:
+    return " ".join(p.stderr.split())  # Rich wraps long lines
+
+
+def refused(p: subprocess.CompletedProcess) -> str:
+    """A refusal: exit 2, one paragraph, no traceback; its text on one line."""
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "Traceback" not in p.stderr and "\n\n" not in p.stderr.strip(), p.stderr
+    return said(p)
+
+
+def stored(run: Path) -> dict[str, bytes]:
+    """Every file of the run directory, as its bytes."""
+    return {str(f.relative_to(run)): f.read_bytes() for f in sorted(run.rglob("*")) if f.is_file()}
+
+
+def test_a_resumed_simulated_run_says_its_purge_once(scratch):
+    """A simulated drive's phase runs again from its purge on resume: the run records two purges
+    of one phase, which the results printed as the same line twice."""
+    runs = scratch / "runs"
+    killed_at([*QUICK_SIM, "--runs-dir", str(runs)], runs, "*/raw/main-r02-*", signal.SIGINT)  # round 1 is stored
+    [r] = list_runs(runs)
+    assert r.state == "interrupted"
+    for p in (iolab("resume", str(r.path), "--no-report", timeout=300), iolab("show", str(r.path))):
+        assert p.returncode == 0, p.stderr
+        lines = [ln for ln in p.stdout.splitlines() if ln.startswith("purge (")]
+        again = "(2 times: the phase ran again from its purge when the run was resumed)"
+        assert len(lines) == 1 and " ".join(p.stdout.split()).count(f"sim-purge — ok {again}") == 1, p.stdout
+
+
+# Runs `iolab run` and kills it (SIGKILL, as kill -9 or a power loss) where RunStore.create makes
+# results.db: before the file exists, or once it exists in WAL mode but before its tables.
+KILLED_AT = """
+import os, signal, sys
+from iolab.store import dbidentity, runstore
+
+def killed(*a, **k):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+if sys.argv[1] == "no results.db":
+    runstore.open_for_writing = killed
+else:
+    dbidentity.naming = killed  # the tables' transaction is built after the journal mode is set
+sys.argv = ["iolab", *sys.argv[2:]]
+from iolab.cli.main import main
+main()
+"""
+
+
+@pytest.mark.parametrize("point", ["no results.db", "results.db without tables"])
+def test_resume_of_a_run_stopped_before_its_first_round_says_so_and_how_to_start_again(scratch, point):
+    """Before: refused as "not an iolab run directory" (an export folder's words) or "not an iolab
+    results database", by resume, show and the other readers, and listed so by `iolab runs`."""
+    runs = scratch / "runs"
+    p = subprocess.run([sys.executable, "-c", KILLED_AT, point, *QUICK_SIM, "--runs-dir", str(runs)], timeout=300)
+    assert p.returncode == -signal.SIGKILL
+    [run] = list(runs.iterdir())
+    assert (run / "results.db").exists() == (point != "no results.db")
+    before = stored(run)
+    text = refused(iolab("resume", str(run), "--no-report", timeout=300))
+    assert text.startswith(f"iolab: run {run.name}: it was stopped before its first round was stored"), text
+    assert "so there is nothing to resume" in text and "not an iolab" not in text, text
+    again = shlex.join(["iolab", *QUICK_SIM[:-1], "--runs-dir", str(runs)])
+    assert f"Start the run again: {again}." in text, text
+    # a reader says what happened too, not that the directory or database is not iolab's
+    text = refused(iolab("show", str(run)))
+    assert text == f"iolab: run {run.name}: {NOTHING_STORED}, so it holds nothing to read.", text
+    assert stored(run) == before
+    [r] = list_runs(runs)
+    assert r.problem == f"{NOTHING_STORED}: nothing to show or resume", r
+    if point == "no results.db":  # the command said starts the run
+        p = iolab(*shlex.split(again)[1:], "--no-report", timeout=300)
+        assert p.returncode == 0, p.stderr
+        assert len(list(runs.iterdir())) == 2
+
+
+def test_a_refused_resume_changes_nothing_stored(scratch):
+    """A run killed (kill -9: its manifest still says running) whose stored round 1 lost its tracked
+    values: resume refuses it. Before, the refusal came once the run was opened for writing, whose
+    manifest.json it had rewritten from running to interrupted."""
+    run = run_and_kill(scratch, scratch / "runs", "main-r02-c01")
+    with sqlite3.connect(run / "results.db") as db:
+        db.execute("UPDATE cells SET lat_mean_us = NULL, read_lat_mean_us = NULL, write_lat_mean_us = NULL")
+    db.close()
+    before = stored(run)
+    assert b'"state": "running"' in before["manifest.json"]
+    text = refused(iolab("resume", str(run), "--no-report", timeout=300))
+    assert "tracking metric lat_mean_us was not measured" in text and "cannot be evaluated on resume" in text, text
+    assert stored(run) == before
