@@ -362,7 +362,7 @@ def watch(
     ),
     port: int = typer.Option(8737, "--port", help="TCP port (0: any free port)."),
 ):
-    """Serve a live web page of running and finished runs (read-only; Ctrl-C stops it)."""
+    """Serve a live web page of running and finished runs (read-only; Ctrl-C stops it, exit status 130 as for every command)."""
     from iolab.api.watch import serve
     from iolab.core.streams import write_text
     from iolab.store.manifest import runs_root
@@ -373,9 +373,10 @@ def watch(
     # own console ended the command with exit status 1 on the broken pipe
     url_host = f"[{host}]" if ":" in host else host  # an IPv6 address in a URL (RFC 3986)
     write_text(f"iolab watch: http://{url_host}:{bound}/ (Ctrl-C stops)\n", sys.stdout)
+    # Ctrl-C ends the server as it ends every command (docs/automation.md: exit status 130): the
+    # KeyboardInterrupt goes on to Typer, which exits 130 with nothing said. It was swallowed here
+    # (exit 0), against the one documented rule.
     try:
         server.serve_forever(poll_interval=0.5)
-    except KeyboardInterrupt:
-        pass
     finally:
         server.server_close()

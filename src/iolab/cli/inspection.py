@@ -22,11 +22,10 @@ def info(
         ..., metavar="TARGET...", help="Target specs (read-only inspection; never writes): each is shown in turn."
     ),
 ):
-    """Show what each target reports about itself (model, serial, firmware, capacity, sectors, interface).
-    A target that cannot be read is named with the reason, the others are still shown, and the
-    command exits with the first failure's status."""
-    from dataclasses import asdict
-
+    """Show what each target reports about itself (model, serial, firmware, capacity, sectors, interface);
+    of a file, what a run does with it (creates it, grows it to size=) or why a run refuses it. A target
+    that cannot be read, or that a run refuses, is named with the reason, the others are still shown,
+    and the command exits with the first failure's status."""
     from iolab import targets
 
     first: IolabError | None = None
@@ -39,14 +38,43 @@ def info(
             Console(stderr=True).print(f"[red]iolab: {esc(str(e))}[/]")
             first = first or e
             continue
+        refused = _show_target(tgt)
+        first = first or refused
+    if first is not None:
+        raise typer.Exit(first.exit_code)
+
+
+def _show_target(tgt) -> IolabError | None:
+    """One target's lines; of a local file, the capacity a run would test and what it does to the
+    file first, or the refusal a run would meet (the same check, targets.check_safe_to_write: a
+    file on /proc passed `info` with a capacity while `run` refused it). The refusal is returned."""
+    from dataclasses import asdict
+
+    from iolab.targets.files import held, sizing
+    from iolab.targets.safety import check_safe_to_write
+
+    facts = asdict(tgt.facts)
+    refusal = None
+    if tgt.kind == "file":
+        facts.pop("capacity_bytes")  # the file's own size, which `file` says beside what a run makes of it
+        try:
+            check_safe_to_write(tgt)
+        except IolabError as e:
+            refusal = e
+    if refusal is None:
         console.print(
             f"[bold]{esc(tgt.spec)}[/] ({tgt.kind})  capacity {tgt.capacity:,} B = {tgt.capacity / 1e9:.3f} GB"
         )
-        for k, v in asdict(tgt.facts).items():
-            if v not in (None, (), ""):
-                console.print(f"  {k:16} {esc(', '.join(map(str, v)) if isinstance(v, (list, tuple)) else str(v))}")
-    if first is not None:
-        raise typer.Exit(first.exit_code)
+        if tgt.kind == "file":
+            console.print(f"  {'file':16} {esc(sizing(tgt))}")
+    else:
+        console.print(f"[bold]{esc(tgt.spec)}[/] ({tgt.kind})  [red]a run refuses it[/]")
+        console.print(f"  {'refused':16} [red]{esc(str(refusal))}[/]")
+        console.print(f"  {'file':16} {esc(held(tgt))}")
+    for k, v in facts.items():
+        if v not in (None, (), ""):
+            console.print(f"  {k:16} {esc(', '.join(map(str, v)) if isinstance(v, (list, tuple)) else str(v))}")
+    return refusal
 
 
 @with_run_args(

@@ -318,7 +318,10 @@ def runs(runs_dir: Optional[Path] = RunsDirOpt, json_out: bool = typer.Option(Fa
     found = list_runs(runs_dir)
     for r in found:
         state = f"[red]broken: {esc(r.problem)}[/]" if r.problem else esc(r.state)
-        t.add_row(esc(r.run_id), esc(r.test), esc(r.target), state, esc(r.started), esc(compliance_text(r)))
+        # a renamed or copied run directory keeps its manifest's id: its name is shown too, the
+        # reference that names it alone when a copy beside it holds the same id
+        name = r.run_id if r.path.name == r.run_id else f"{r.run_id}\n(directory {r.path.name})"
+        t.add_row(esc(name), esc(r.test), esc(r.target), state, esc(r.started), esc(compliance_text(r)))
     console.print(t)
     for r in found:
         if unknown := unknown_text(r.unknown):

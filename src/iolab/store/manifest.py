@@ -18,6 +18,7 @@ from iolab.core.decide import stored_decision
 from iolab.core.errors import IolabError
 from iolab.core.procs import boot_id, process_start
 from iolab.core.runfiles import FLEET_FILE
+from iolab.core.safefile import read_json
 from iolab.core.usertext import name_problem
 
 
@@ -236,18 +237,24 @@ RUN_REF = "its directory, its id, or any part of the id unique to it"
 
 
 def resolve_run(ref: str | Path) -> Path:
-    """A run is named by its directory path or by its id under the runs root."""
+    """A run is named by its directory path, by its directory's name under the runs root, or by
+    its run id (the manifest's, which a renamed or copied directory keeps: `iolab runs` lists
+    it), else by a part of a directory name or run id that one run alone there contains."""
     p = Path(ref)
     if (p / "manifest.json").exists():
         return p.resolve()
     q = runs_root() / str(ref)
     if (q / "manifest.json").exists():
         return q
-    matches = runs_containing(str(ref))
+    matches = runs_named(str(ref))
     if len(matches) == 1:
         return matches[0]
     if len(matches) > 1:
-        raise IolabError(f"run {ref!r} is ambiguous: {', '.join(m.name for m in matches[:5])}.")
+        raise IolabError(
+            f"run {ref!r} is ambiguous: {len(matches)} run directories under {runs_root()} match it (by directory "
+            f"name or run id): {', '.join(m.name for m in matches[:5])}{', …' if len(matches) > 5 else ''}. "
+            "Name one by its directory (`iolab runs` shows each run's directory where it differs from its id)."
+        )
     fleet = fleet_dir(ref)
     if fleet is not None:
         raise IolabError(
@@ -261,8 +268,8 @@ def resolve_run(ref: str | Path) -> Path:
             f"manifest, results.db and raw/ iolab wrote). `iolab runs` lists the runs under {runs_root()}."
         )
     raise IolabError(
-        f"run {ref!r}: no such run directory (looked in {p} and {runs_root()}, and for a run id there "
-        f"containing {str(ref)!r}){_AS_TEXT if any(c in str(ref) for c in '*?[') else ''}. `iolab runs` lists runs."
+        f"run {ref!r}: no such run directory (looked in {p} and {runs_root()}, and for a run there whose "
+        f"directory name or run id contains {str(ref)!r}){_AS_TEXT if any(c in str(ref) for c in '*?[') else ''}. `iolab runs` lists runs."
     )
 
 
@@ -271,11 +278,14 @@ def resolve_run(ref: str | Path) -> Path:
 _AS_TEXT = "; a run reference is text, not a pattern: `*`, `?` and `[` are characters of a run id to iolab"
 
 
-def runs_containing(text: str) -> list[Path]:
-    """The runs under the runs root whose id contains `text` as it is written (README: "Naming a
-    run"). Plain text, never a glob pattern: the user's `*` or `**` went into Path.glob before,
-    which raised ValueError ('**' can only be an entire path component) as a traceback, and a
-    `?` or `[` matched ids that do not contain it."""
+def runs_named(text: str) -> list[Path]:
+    """The runs under the runs root that `text` names, as it is written (README: "Where results
+    go"): those whose run id is `text` (two copies of one run both, which the caller refuses as
+    ambiguous); else those whose directory name or run id contains it. Plain text, never a glob
+    pattern: the user's `*` or `**` went into Path.glob before, which raised ValueError ('**' can
+    only be an entire path component) as a traceback, and a `?` or `[` matched ids that do not
+    contain it. The run id is read from each manifest: a directory renamed or copied (an archived
+    baseline) keeps its id, which `iolab runs` prints, and lookup by it said there was no such run."""
     root = runs_root()
     if not text or "/" in text:  # an id is one name; empty text is in every id and names no run
         return []
@@ -283,4 +293,17 @@ def runs_containing(text: str) -> list[Path]:
         names = sorted(d.name for d in root.iterdir()) if root.is_dir() else []
     except OSError:  # an unreadable runs root holds no run this command can open
         return []
-    return [root / n for n in names if text in n and (root / n / "manifest.json").exists()]
+    runs = [(root / n, _run_id(root / n)) for n in names if (root / n / "manifest.json").exists()]
+    exact = [d for d, run_id in runs if run_id == text]
+    return exact or [d for d, run_id in runs if text in d.name or text in (run_id or "")]
+
+
+def _run_id(run_dir: Path) -> str | None:
+    """The run id a run directory's manifest holds (None when it cannot be read: its directory
+    name still names it)."""
+    try:
+        doc = read_json(run_dir / "manifest.json", "run manifest", "manifest")
+    except (OSError, IolabError):
+        return None
+    run_id = doc.get("run_id") if isinstance(doc, dict) else None
+    return run_id if isinstance(run_id, str) else None

@@ -110,6 +110,26 @@ def prepare_file(target: Target) -> str:
     return f"extended {path} from {before} to {size} bytes" if before < size else f"{path} already {before} bytes"
 
 
+def held(target: Target) -> str:
+    """A local file target's own size, as it is now."""
+    st = host.stat_or_none(target.path)
+    return "absent" if st is None else f"holds {st.st_size:,} B"
+
+
+def sizing(target: Target) -> str:
+    """What a run does with a local file target's size (prepare_file does it), for `iolab info`
+    to say beside the capacity the test uses: the file's own size is another number."""
+    st = host.stat_or_none(target.path)
+    size = target.capacity
+    if st is None:
+        return f"absent: a run creates it, {size:,} B, with its space allocated"
+    if st.st_size < size:
+        return f"holds {st.st_size:,} B now: a run grows it to {size:,} B first, with its space allocated"
+    if st.st_size > size:
+        return f"holds {st.st_size:,} B: a run tests its first {size:,} B (size=)"
+    return f"holds {size:,} B"
+
+
 def check_space(target: Target) -> None:
     """Refuse a file target its filesystem has no room for, before anything is written (the
     run's directory included): what `allocate` would find only once the run had started. A

@@ -98,7 +98,7 @@ def write_document(
         say = Progress(f"writing report {stem}")
         try:
             html_part.write_text(render(docs, title=title), encoding="utf-8")
-            pages = write_pdf(docs, pdf_part, title or docs[0].title, say)
+            pages, missing = write_pdf(docs, pdf_part, title or docs[0].title, say)
             os.replace(pdf_part, pdf_path)
             os.replace(html_part, html_path)
             mark_written(pdf_path)
@@ -111,7 +111,27 @@ def write_document(
             f"iolab: note: {pdf_path.name} has {pages} sheets for {n} report pages "
             "(a page overflowed); sheet numbers are printed instead of page numbers."
         )
+    if missing:
+        note_line(unprintable(pdf_path.name, missing))
     return [html_path, pdf_path]
+
+
+def unprintable(pdf_name: str, missing: str) -> str:
+    """The warning for characters the PDF could not print (a --tested-by name in a script no
+    installed font has): which, and what to install where the fallback font is not there."""
+    from iolab.pages.report import ttf
+
+    which = ", ".join(f"{c} (U+{ord(c):04X})" for c in missing[:12]) + (", …" if len(missing) > 12 else "")
+    install = (
+        f" {ttf.FALLBACK} (Debian's {ttf.FALLBACK_PACKAGE}, which scripts/setup installs) prints Chinese, "
+        "Japanese and Korean and is not installed here."
+        if ttf.fallback() is None
+        else ""
+    )
+    return (
+        f"iolab: warning: {pdf_name} cannot print {which}: no font it embeds has them, so it prints "
+        f"{ttf.MISSING} in their place (the HTML holds them as written).{install}"
+    )
 
 
 __all__ = ["build_document", "write_document"]

@@ -16,10 +16,12 @@ from iolab.pages.report.model import CONTENT_MM, CONTENT_WIDTH_MM, Block, Docume
 if TYPE_CHECKING:
     from markupsafe import Markup
 
+# The font stack is the PDF's (pdfdoc.py): DejaVu Sans, and for what it lacks (Chinese, Japanese,
+# Korean) the fallback font scripts/setup installs (ttf.FALLBACK_FAMILY).
 CSS = """
 @page { size: A4 portrait; margin: 8mm 10mm; }
 * { box-sizing: border-box; }
-body { font-family: "DejaVu Sans", "Helvetica", sans-serif; font-size: 7.2pt; color: #111; margin: 0; }
+body { font-family: "DejaVu Sans", "Helvetica", "WenQuanYi Micro Hei", sans-serif; font-size: 7.2pt; color: #111; margin: 0; }
 .page { width: __W__mm; break-after: page; position: relative; }
 .page:last-child { break-after: auto; }
 .head { border-bottom: 1.4pt solid #1f4e79; padding-bottom: 1mm; height: 15mm; }

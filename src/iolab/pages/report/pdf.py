@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from iolab.pages.report import pdfvector
 from iolab.pages.report.model import Document
@@ -19,14 +20,19 @@ from iolab.pages.report.pdfdoc import Canvas, PdfFile
 from iolab.pages.report.pdflayout import lay_out
 
 
+class Printed(NamedTuple):
+    sheets: int  # the sheets written
+    missing: str  # the characters no font has, in order, each printed as ttf.MISSING
+
+
 def write_pdf(
     docs: Sequence[Document],
     path: Path,
     title: str,
     say: Callable[[str, bool], None] = lambda step, last: None,
-) -> int:
-    """Print the documents' pages, in order and numbered through, to `path`; returns the number
-    of sheets written. `say`: progress lines ("page 3 of 13")."""
+) -> Printed:
+    """Print the documents' pages, in order and numbered through, to `path`. `say`: progress
+    lines ("page 3 of 13")."""
     sheets = lay_out(docs)
     pdf = PdfFile()
     for n, sheet in enumerate(sheets, 1):
@@ -36,7 +42,7 @@ def write_pdf(
         say(f"page {n} of {len(sheets)}", n == len(sheets))
     pdf.save(path, title)
     say("PDF file", True)
-    return len(sheets)
+    return Printed(len(sheets), "".join(sorted(pdf.missing)))
 
 
 def paint(canvas: Canvas, sheet: Sheet) -> None:

@@ -1,5 +1,6 @@
 """A PDF file written by iolab itself: pages of drawing operators, the two DejaVu Sans fonts
-embedded as subset TrueType CID fonts; the plots are vector operators (pdfvector.py).
+(and the fallback for what they lack, ttf.FALLBACK) embedded as subset TrueType CID fonts; the
+plots are vector operators (pdfvector.py).
 
 Text is shown as glyph numbers (/Identity-H) with each font's /W widths and a /ToUnicode map,
 so a viewer prints exactly the glyphs the layout measured (textwidth.py) and copying or
@@ -49,7 +50,8 @@ class PdfFile:
 
     objects: list[bytes | None] = field(default_factory=lambda: [None])  # number 0 is free
     pages: list[int] = field(default_factory=list)
-    fonts: dict[bool, _FontUse] = field(default_factory=dict)  # by bold
+    fonts: dict[str, _FontUse] = field(default_factory=dict)  # by resource name: F1, F2 (bold), F3 (fallback)
+    missing: set[str] = field(default_factory=set)  # characters no font has: printed as ttf.MISSING
     alphas: dict[float, str] = field(default_factory=dict)  # opacity -> ExtGState name
 
     def __post_init__(self) -> None:
@@ -70,20 +72,31 @@ class PdfFile:
             data, entries = zlib.compress(data, 6), entries + " /Filter /FlateDecode"
         return self.put(f"<< {entries} /Length {len(data)} >>\nstream\n".encode() + data + b"\nendstream")
 
-    def font(self, bold: bool) -> tuple[str, _FontUse]:
-        if bold not in self.fonts:
-            self.fonts[bold] = _FontUse(ttf.load(bold), self.reserve())
-        return ("F2" if bold else "F1"), self.fonts[bold]
+    def font(self, name: str, font: ttf.Font) -> _FontUse:
+        if name not in self.fonts:
+            self.fonts[name] = _FontUse(font, self.reserve())
+        return self.fonts[name]
 
-    def glyphs(self, text: str, bold: bool) -> str:
-        """`text` as the hex string of its glyph numbers in the font (recorded for the subset)."""
-        _, use = self.font(bold)
-        out = []
+    def runs(self, text: str, bold: bool) -> list[tuple[str, str]]:
+        """`text` as (font resource name, hex string of its glyph numbers) runs, each character in
+        the font that has it (ttf.printer; recorded for the subsets). A character no font has is
+        printed as ttf.MISSING and kept in `missing`, for the report command to name: it was
+        glyph 0, an empty box, and extracted as the character before it."""
+        out: list[tuple[str, str]] = []
         for c in text:
-            g = use.font.glyph(c)
+            font = ttf.printer(c, bold)
+            if font is None:
+                self.missing.add(c)
+                c, font = ttf.MISSING, ttf.load(bold)
+            name = "F3" if font is ttf.fallback() else "F2" if bold else "F1"
+            use = self.font(name, font)
+            g = font.glyph(c)
             use.used.setdefault(g, c)
-            out.append(f"{g:04X}")
-        return "<" + "".join(out) + ">"
+            if out and out[-1][0] == name:
+                out[-1] = (name, out[-1][1] + f"{g:04X}")
+            else:
+                out.append((name, f"{g:04X}"))
+        return out or [("F2" if bold else "F1", "")]
 
     def alpha(self, opacity: float) -> str:
         if opacity not in self.alphas:
@@ -94,7 +107,7 @@ class PdfFile:
         """A page of these operators; `used`: the fonts and graphics states they name (a page's
         resources list only its own)."""
         body = self.stream("", content)
-        fonts = " ".join(f"/{'F2' if b else 'F1'} {u.ref} 0 R" for b, u in self.fonts.items() if ("F2" if b else "F1") in used)  # fmt: skip
+        fonts = " ".join(f"/{name} {u.ref} 0 R" for name, u in self.fonts.items() if name in used)
         alphas = " ".join(f"/{name} << /ca {_n(a)} /CA {_n(a)} >>" for a, name in self.alphas.items() if name in used)
         resources = f"<< /Font << {fonts} >> /ExtGState << {alphas} >> >>"
         self.pages.append(
@@ -105,8 +118,8 @@ class PdfFile:
         )
 
     def save(self, path: Path, title: str) -> None:
-        for bold, use in self.fonts.items():
-            _embed(self, use, bold)
+        for name, use in self.fonts.items():
+            _embed(self, use, name == "F2")
         kids = " ".join(f"{p} 0 R" for p in self.pages)
         self.put(f"<< /Type /Pages /Kids [{kids}] /Count {len(self.pages)} >>".encode(), self.page_tree)
         catalog = self.put(f"<< /Type /Catalog /Pages {self.page_tree} 0 R >>".encode())
@@ -220,15 +233,17 @@ class Canvas:
 
     def text(self, x: float, y: float, text: str, size_pt: float, color: str, bold: bool = False, rotate: float = 0.0) -> None:  # fmt: skip
         """`text` with its baseline's start at (x, y); `rotate`: degrees counter-clockwise."""
-        name, _ = self.pdf.font(bold)
-        self.used.add(name)
+        runs = self.pdf.runs(text, bold)
+        self.used.update(name for name, _ in runs)
         if rotate:
             c, s = math.cos(math.radians(rotate)), math.sin(math.radians(rotate))
             matrix = f"{_n(c)} {_n(s)} {_n(-s)} {_n(c)} {self.xy(x, y)}"
         else:
             matrix = f"1 0 0 1 {self.xy(x, y)}"
         self.fill(color)
-        self.op(f"BT /{name} {_n(size_pt)} Tf {matrix} Tm {self.pdf.glyphs(text, bold)} Tj ET")
+        # one text object: each run's font, then its glyphs, from where the last run ended
+        shown = [f"/{name} {_n(size_pt)} Tf" + (f" {matrix} Tm" if i == 0 else "") + f" <{glyphs}> Tj" for i, (name, glyphs) in enumerate(runs)]  # fmt: skip
+        self.op(f"BT {' '.join(shown)} ET")
 
     def content(self) -> bytes:
         return "\n".join(self.ops).encode()

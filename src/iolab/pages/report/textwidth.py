@@ -1,5 +1,6 @@
 """How many lines a text takes in a table cell of the printed report: the advance widths of
-DejaVu Sans, the font the report prints in (ttf.py reads the copy in fonts/), and the wrapping
+DejaVu Sans, the font the report prints in (ttf.py reads the copy in fonts/; a character it
+lacks, in the font that prints it: ttf.printer), and the wrapping
 (below) the PDF's layout (pdflayout.py) and the plots' legends and notes (vtext.py) print with:
 the lines the page builders count are the lines printed. Kerning is left out (the PDF prints
 without it). tests/unit/test_header_geometry.py holds the header columns to the PDF's layout.
@@ -27,7 +28,6 @@ BREAK_AFTER = re.compile(r"([_&?])(?=\S)")
 # browser's measure (hinted, kerned) fitted "precondition" into a header key cell that the
 # advance widths miss by 0.017 mm. The geometry check allows the same (layoutcheck.TOLERANCE_MM).
 SLACK_MM = 0.05
-UNKNOWN_EM = 1.0  # a character the font lacks (another font prints it): as wide as the widest letters
 
 
 @lru_cache(maxsize=2)
@@ -45,7 +45,17 @@ def width_mm(text: str, size_pt: float, bold: bool = False) -> float:
 def _ems(text: str, bold: bool) -> float:
     """The advance of `text` in em (cached: the layout measures the same words over and over)."""
     em = _advances(bold)
-    return sum(em.get(c, UNKNOWN_EM) for c in text)
+    return sum(em[c] if c in em else _other_em(c, bold) for c in text)
+
+
+@lru_cache(maxsize=1 << 12)
+def _other_em(c: str, bold: bool) -> float:
+    """The advance of a character DejaVu Sans lacks, as the PDF prints it (pdfdoc.runs): in the
+    fallback font, or as ttf.MISSING when no font has it."""
+    font = ttf.printer(c, bold)
+    if font is None:
+        font, c = ttf.load(bold), ttf.MISSING
+    return font.advances[font.glyph(c)] / font.units
 
 
 def lines(text: str, cell_mm: float, size_pt: float, bold: bool = False) -> int:

@@ -1,5 +1,6 @@
 """The two fonts the report prints in (DejaVu Sans and DejaVu Sans Bold, shipped in fonts/:
-matplotlib's copies, which the plots were measured in when matplotlib drew them),
+matplotlib's copies, which the plots were measured in when matplotlib drew them), and the
+installed font that prints what they lack (Chinese, Japanese, Korean: `FALLBACK`),
 read with struct: the character map, advance widths and vertical metrics the layout measures
 with (textwidth.py), and a subset of the font file for the PDF (pdfdoc.py).
 
@@ -49,13 +50,50 @@ def font_path(bold: bool) -> Path:
     return Path(__file__).parent / "fonts" / ("DejaVuSans-Bold.ttf" if bold else "DejaVuSans.ttf")
 
 
+# What DejaVu Sans lacks (Chinese, Japanese, Korean: a tester's name "Zoë 测试" printed .notdef
+# boxes and extracted as "Zoë 测测") is printed in WenQuanYi Micro Hei, where Debian's
+# fonts-wqy-microhei puts it (scripts/setup installs it: 1.6 MB, where Noto CJK is 57 MB). It has
+# no bold: bold text prints those characters in its one weight. A character neither font has is
+# printed as U+FFFD (a visible mark, not an empty box) and the report command names it.
+FALLBACK = Path("/usr/share/fonts/truetype/wqy/wqy-microhei.ttc")
+FALLBACK_PACKAGE = "fonts-wqy-microhei"
+FALLBACK_FAMILY = "WenQuanYi Micro Hei"
+MISSING = "\ufffd"
+
+
 @lru_cache(maxsize=2)
 def load(bold: bool) -> Font:
-    data = font_path(bold).read_bytes()
-    count = struct.unpack(">H", data[4:6])[0]
+    return _parse(font_path(bold).read_bytes(), "DejaVuSans-Bold" if bold else "DejaVuSans")
+
+
+@lru_cache(maxsize=1)
+def fallback() -> Font | None:
+    """The font for what DejaVu Sans lacks; None where it is not installed."""
+    try:
+        return _parse(FALLBACK.read_bytes(), "WenQuanYiMicroHei")
+    except (OSError, struct.error, KeyError):  # not installed, or not the file the package ships
+        return None
+
+
+def printer(c: str, bold: bool) -> Font | None:
+    """The font that prints `c`: DejaVu Sans (bold or not) where it has it, else the fallback;
+    None when neither has it."""
+    main = load(bold)
+    if ord(c) in main.cmap:
+        return main
+    other = fallback()
+    return other if other is not None and ord(c) in other.cmap else None
+
+
+def _parse(data: bytes, name: str) -> Font:
+    """A TrueType font file, or the first font of a collection (.ttc: its tables' offsets are
+    from the start of the file, as a single font's are)."""
+    base = struct.unpack(">I", data[12:16])[0] if data[:4] == b"ttcf" else 0
+    count = struct.unpack(">H", data[base + 4 : base + 6])[0]
     tables = {}
     for i in range(count):
-        tag, _, off, n = struct.unpack(">4sIII", data[12 + 16 * i : 28 + 16 * i])
+        at = base + 12 + 16 * i
+        tag, _, off, n = struct.unpack(">4sIII", data[at : at + 16])
         tables[tag] = (off, n)
     head_at, hhea_at = tables[b"head"][0], tables[b"hhea"][0]
     units = struct.unpack(">H", data[head_at + 18 : head_at + 20])[0]
@@ -67,7 +105,7 @@ def load(bold: bool) -> Font:
     widths = struct.unpack(f">{2 * metrics}H", data[hmtx : hmtx + 4 * metrics])[0::2]
     advances = tuple(widths) + (widths[-1],) * (glyphs - metrics)
     return Font(
-        "DejaVuSans-Bold" if bold else "DejaVuSans",
+        name,
         data,
         tables,
         units,

@@ -102,7 +102,7 @@ def svg(d: Drawing) -> str:
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" class="plot" width="{d.width_mm:g}mm" height="{d.height_mm:g}mm" '
         f'viewBox="0 0 {d.width_mm:g} {d.height_mm:g}" role="img" aria-label="{_e(d.alt)}" '
-        f'font-family="DejaVu Sans, sans-serif">{body}</svg>'
+        f'font-family="DejaVu Sans, WenQuanYi Micro Hei, sans-serif">{body}</svg>'
     )
 
 

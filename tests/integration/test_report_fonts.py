@@ -1,0 +1,58 @@
+"""Text outside DejaVu Sans in the PDF report: `--tested-by "Zoë 测试"` printed the CJK characters
+as glyph 0 (an empty box) and extracted as "Zoë 测测". They are printed in the fallback font
+scripts/setup installs (fonts-wqy-microhei), and a character no font has is printed as U+FFFD,
+never an empty box, with a warning that names it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pypdf
+
+from iolab.pages.report import ttf
+
+from .conftest import iolab
+
+NAME = "Zoë 测试 <b>x</b> 한글 かな 𐀀"  # 𐀀 (U+10000, Linear B): in no font iolab prints with
+
+
+def _pdf(run_dir: Path) -> pypdf.PdfReader:
+    (pdf,) = (run_dir / "report").glob("*.pdf")
+    return pypdf.PdfReader(str(pdf))
+
+
+def test_a_name_in_another_script_is_printed_and_one_no_font_has_is_named(tmp_path):
+    assert ttf.FALLBACK.is_file(), f"{ttf.FALLBACK} is missing: scripts/setup installs {ttf.FALLBACK_PACKAGE}"
+    runs = tmp_path / "runs"
+    p = iolab("run", "latency", "--quick", "--tested-by", NAME, "--runs-dir", str(runs), timeout=600)
+    assert p.returncode == 0, p.stderr
+    (run_dir,) = runs.iterdir()
+    said = " ".join(p.stderr.split())
+    assert "cannot print 𐀀 (U+10000)" in said and "prints � in their place" in said, said
+    assert "测" not in said.split("cannot print")[1], said  # the fallback prints it: not named
+    reader = _pdf(run_dir)
+    text = " ".join(reader.pages[0].extract_text().split())
+    assert "Tested by: Zoë 测试 <b>x</b> 한글 かな �" in text, text
+    fonts = {f.get_object()["/BaseFont"].split("+")[1] for f in reader.pages[0]["/Resources"]["/Font"].values()}
+    assert fonts == {"DejaVuSans", "DejaVuSans-Bold", "WenQuanYiMicroHei"}, fonts
+    # `iolab report` writes it again, and says the same
+    again = iolab("report", str(run_dir), timeout=600)
+    assert again.returncode == 0 and "cannot print 𐀀 (U+10000)" in " ".join(again.stderr.split()), again.stderr
+
+
+def test_without_the_fallback_font_the_warning_names_the_characters_and_the_package(tmp_path, monkeypatch, capsys):
+    from iolab.pages.report import textwidth, write_document
+    from iolab.pages.report.model import Document, Page, Text
+
+    monkeypatch.setattr(ttf, "FALLBACK", tmp_path / "none.ttc")
+    for cached in (ttf.fallback, textwidth._other_em, textwidth._ems):
+        cached.cache_clear()
+    try:
+        doc = Document("t", "spec", "Test", "s", "e", "dev", "Zoë 测试", (), (), (Page("p", (Text(("x",)),)),), "f")
+        _, pdf = write_document(doc, tmp_path, "r")
+    finally:
+        for cached in (ttf.fallback, textwidth._other_em, textwidth._ems):
+            cached.cache_clear()
+    said = " ".join(capsys.readouterr().err.split())
+    assert "r.pdf cannot print 测 (U+6D4B), 试 (U+8BD5)" in said and ttf.FALLBACK_PACKAGE in said, said
+    assert "Zoë ��" in " ".join(pypdf.PdfReader(str(pdf)).pages[0].extract_text().split())
