@@ -27,6 +27,7 @@ from iolab.api.watchpage import list_page, run_page
 from iolab.api.watchrun import run_detail
 from iolab.core.errors import IolabError
 from iolab.core.safefile import read_json
+from iolab.core.steady import phase_verdict
 from iolab.engines.merge import breakdown
 from iolab.run.live import read as read_live
 from iolab.store.manifest import manifest_of
@@ -218,7 +219,9 @@ def _progress(run_dir: Path) -> dict:
                 "evaluated": bool(verdicts),
                 "passing": sum(v.range_ok and v.slope_ok for v in verdicts),
                 "variables": len(verdicts),
-                "reached": ph.steady,
+                # the verdict every page gives the phase (core/steady.phase_verdict): false for one
+                # whose windows were judged and none accepted yet, null only while none was judged
+                "reached": phase_verdict(ph.steady, bool(verdicts)),
             },
             # Measurement time only (purges and setup not counted): a bound to the round limit.
             "eta_s": None if mean_s is None or not running else left * mean_s,

@@ -59,6 +59,18 @@ STEADY_STATES: tuple[SteadyState, ...] = (
 STEADY_NOT_SHOWN: frozenset[SteadyState] = frozenset((STEADY_NOT_REACHED, STEADY_NOT_EVALUATED))
 
 
+def phase_verdict(stored: bool | None, judged: bool) -> bool | None:
+    """A phase's verdict from its stored end (`stored`: None until the phase ends) and whether
+    any of its windows was judged (steady-state rows stored after a round). A phase still open,
+    in a run stopped or still running, whose windows were judged has not reached steady state,
+    at least not yet: its windows were judged and none was accepted (an accepted one ends the
+    phase). None only when nothing was judged: "not evaluated" says no window was ever full,
+    which a run stopped after its seventh round must not claim (it said so on every page)."""
+    if stored is None and judged:
+        return False
+    return stored
+
+
 def phase_steady_state(steady: bool | None, tracks: bool) -> SteadyState:
     """A phase's state from its stored verdict (None: none stored) and whether its plan gave it
     tracking variables: a phase without a verdict that tracks steady state was not evaluated,

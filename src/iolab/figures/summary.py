@@ -11,7 +11,7 @@ from weakref import WeakKeyDictionary
 
 from iolab.core.cellschema import AVERAGED, CellRow, fold
 from iolab.core.results import Histogram
-from iolab.core.steady import SteadyState, VariableVerdict, phase_steady_state
+from iolab.core.steady import SteadyState, VariableVerdict, phase_steady_state, phase_verdict
 from iolab.core.units import counted
 from iolab.store import bulk as storebulk
 from iolab.store.runstore import PhaseRow, RunStore
@@ -194,11 +194,12 @@ def summarise_phase(
     plan_phases = store.manifest.plan.get("phases", ()) if store.manifest else ()
     planned: dict[str, Any] = next((p for p in plan_phases if p.get("name") == phase.name), {})
     shown_only = frozenset(t["name"] for t in planned.get("tracking", ()) if t.get("decides") is False)
+    steady = phase_verdict(phase.steady, bool(verdicts))
     return PhaseSummary(
         phase,
         rounds,
         window,
-        phase.steady,
+        steady,
         verdicts,
         cells,
         mixes,
@@ -208,7 +209,7 @@ def summarise_phase(
         values,
         store.dir,
         shown_only,
-        bool(planned.get("tracking")) or phase.steady is not None,
+        bool(planned.get("tracking")) or steady is not None,
         bool(planned.get("tracking")) and planned.get("stop_on_steady") is False,
     )
 
