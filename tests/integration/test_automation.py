@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -107,6 +108,22 @@ def test_compare_json_ranking_carries_the_caveats_the_terminal_marks(tmp_path):
     assert with_pub["caveats"] == rank["caveats"] and with_pub["comparison_caveats"] == said
     assert [f["caveats"] for f in with_pub["figures"]] == [[*f["caveats"], None] for f in rank["figures"]]
     assert "[a] STEADY STATE NOT ACHIEVED" in pub.stderr and "STEADY STATE NOT ACHIEVED (D1 main" in pub.stderr
+    # one measured run beside the published drive: its figures keep the same marks and caveats
+    # (they were ranked bare: "70.11 (#1)" beside the datasheet, caveats [] in --json)
+    one = iolab("compare", slow, str(csv_file), "--json")
+    assert one.returncode == 0, one.stderr
+    alone = doc(one)["ranking"]
+    text, alone_text = ({c["key"]: c["text"] for c in r["caveats"]} for r in (rank, alone))
+    assert alone["caveats"][0] == rank["caveats"][0] and len(alone["figures"]) == len(rank["figures"])
+    for a, f in zip(alone["figures"], rank["figures"]):  # D1's own marks, by their text
+        assert [alone_text.get(a["caveats"][0]), a["caveats"][1]] == [text.get(f["caveats"][0]), None], (a, f)
+    assert alone["comparison_caveats"] == [
+        "non-compliant (quick profile): D1 — quick profile; 1 s per cell instead of 60 s",
+        next(x for x in said if x.startswith("STEADY STATE NOT ACHIEVED (D1 main: rounds")),
+    ]
+    terminal = " ".join(iolab("compare", slow, str(csv_file)).stdout.split())
+    assert "[a] STEADY STATE NOT ACHIEVED" in terminal and "STEADY STATE NOT ACHIEVED (D1 main: rounds" in terminal
+    assert re.search(r"ART RND 4KiB R/W 65/35 \(µs; ↓\) │ [\d.,]+ \(#\d\) \[a\] │ 90\.00 \(#\d\)", terminal), terminal
 
 
 def test_a_run_without_steady_state_exits_0_or_with_require_steady_6(tmp_path):

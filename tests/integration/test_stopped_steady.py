@@ -60,6 +60,12 @@ def test_a_run_stopped_after_its_windows_failed_is_not_reached_everywhere_never_
     c = iolab("compare", str(steady), str(run), "-o", str(tmp_path / "cmp"))
     assert f"STEADY STATE NOT ACHIEVED (D2 main: {window})" in flat(c.stdout + c.stderr), c.stderr
     assert "NOT EVALUATED" not in c.stdout + c.stderr
+    # ranked alone beside a datasheet, it carries the same caveats as beside another run
+    sheet = tmp_path / "datasheets.csv"
+    sheet.write_text("drive,figure,value,unit\nVendor X1,ART RND 4KiB R/W 65/35,80,µs\n")
+    alone = flat(iolab("compare", str(run), str(sheet)).stdout)
+    for said in ("INCOMPLETE RUN(S): D1 (interrupted)", f"STEADY STATE NOT ACHIEVED (D1 main: {window})", "[a]"):
+        assert said in alone, alone
 
     # `iolab watch` gives the phase the same verdict: judged, not reached
     port = free_port()

@@ -87,6 +87,18 @@ def _compare(paths: list[Path], out_dir: Path, force: bool, labels: Sequence[str
     )
 
 
+def rank(run_ref: str | Path, out_dir: Path, labels: Sequence[str] = ()) -> Comparison:
+    """One run's ranking with the caveats its figures carry in any comparison (incomplete,
+    non-compliant, steady state, audit), writing no report: for published figures ranked
+    beside it, as `compare` gives two or more runs'."""
+    from iolab.figures.compare import open_runs
+    from iolab.pages.compare_pages.document import rank_runs
+
+    paths = open_runs([run_ref])
+    test = _test_of(paths[0])
+    return rank_runs(paths, Path(out_dir), lambda runs: key_metrics(test, runs), labels)
+
+
 def mixed_key_metrics(tests: Sequence[str], runs: Sequence[list[PhaseSummary]]) -> tuple[KeyMetric, ...]:
     """A forced comparison of runs of different tests: each test's key figures, in the order the
     tests first come, each read only from the runs of that test and not measured ("—") for the

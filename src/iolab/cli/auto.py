@@ -333,10 +333,8 @@ def compare_published(
     measured runs' comparison (its report when there are two or more runs) with the published
     drives ranked beside them. False when no argument is such a file."""
     from iolab.api import comparisons as api
-    from iolab.api.results import open_run
     from iolab.automation.published import is_published, known_figures, read_published
     from iolab.automation.published import ranking as published_ranking
-    from iolab.figures.compare import KeyMetric, SummaryTable
     from iolab.pages.textreport import render_ranking
 
     files, run_refs = [Path(r) for r in refs if is_published(r)], [r for r in refs if not is_published(r)]
@@ -360,15 +358,10 @@ def compare_published(
             raise IolabError("published figures rank beside runs of one test; these runs are a sequence's.")
         measured, paths, caveats = done.summary, list(done.paths), done.caveats
     elif run_refs:
-        with open_run(run_refs[0]) as run:
-            figs = run.figures()
-            label = labels[0] if labels else run.target.model or run.target.spec
-        measured = SummaryTable(
-            (label,),
-            tuple(KeyMetric(f.name, f.unit, f.higher_is_better, lambda _: None) for f in figs),
-            (tuple(f.value for f in figs),),
-            ((),),
-        )
+        # one run's figures carry the caveats two runs' do (they were ranked bare: no [a], none
+        # of the incomplete, non-compliant or steady-state lines)
+        done = api.rank(run_refs[0], out, labels)
+        measured, caveats = done.summary, done.caveats
     table, notes = published_ranking(measured, published)
     for caveat in caveats:
         console.print(f"[bold red]{esc(caveat)}[/]")

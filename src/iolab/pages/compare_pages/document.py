@@ -73,11 +73,26 @@ def write_comparison(
     metrics = figures([r.phases for r in runs])
     doc = build_comparison(runs, labels, diffs, metrics, overlays, heading)
     paths = write_document(doc, out_dir, comparison_stem(runs[0].manifest.test, [r.manifest.run_id for r in runs]))
-    # the terminal's ranking carries the caveats every page does (forced, non-compliant, incomplete,
-    # steady state, audit), and beside each figure those of its run
+    return ranked(runs, labels, diffs, metrics, paths)
+
+
+def rank_runs(refs: list, out_dir: Path, figures: Figures, names: Sequence[str] = ()) -> Comparison:
+    """The ranking of runs of one test with the caveats a comparison carries, writing no report:
+    one run ranked beside published figures (a report needs two), whose figures carry every
+    caveat two runs' would (it lost them all: no [a], no incomplete or non-compliant line)."""
+    runs = [RunData.load(r, Path(out_dir).resolve()) for r in refs]
+    metrics = figures([r.phases for r in runs])
+    return ranked(runs, run_labels(runs, names), [], metrics)
+
+
+def ranked(
+    runs: list[RunData], labels: list[str], diffs: list[str], metrics: tuple[KeyMetric, ...], paths: Sequence[Path] = ()
+) -> Comparison:
+    """The terminal's ranking carries the caveats every page does (forced, non-compliant,
+    incomplete, steady state, audit), and beside each figure those of its run."""
     caveats = tuple(full for full, _, _ in comparison_caveats(runs, labels, diffs))
     st = replace(summary_table(labels, [r.phases for r in runs], metrics), marks=figure_marks(runs, metrics))
-    return Comparison(paths, st, caveats)
+    return Comparison(list(paths), st, caveats)
 
 
 def run_labels(runs: list[RunData], names: Sequence[str] = ()) -> list[str]:
