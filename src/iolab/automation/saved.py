@@ -56,15 +56,20 @@ def _where(r: dict, i: int, f: dict, j: int, field: str) -> str:
 
 
 def definition_problem(runs: Sequence[dict]) -> str | None:
-    """The first figure whose unit, direction or kind differs from its test's definition, where
-    it is and what the test says; None when all agree. A figure named after what the run measured
-    (a stream's, a wait state's) has no definition without the run's phases: check holds it to
-    the other runs' (check._meta)."""
+    """The first figure that differs from its test's definition (its name, unit, direction or
+    kind, or the figures the test defines left out or one given twice), where it is and what
+    the test says; None when all agree. A figure renamed by hand ('ART RND 4KiB R/W 50/50') was
+    judged "missing" from the candidate and failed the check (exit 7) while the candidate's own
+    figure of that name dropped out. A test whose figures are named after what the run measured
+    (TestDef.figures_named_by_runs: a stream's, a wait state's) defines only its others without
+    the run's phases: check holds the rest to the other runs' (check._meta)."""
     for i, r in enumerate(runs):
         t = registry.find(r["test"])
         if t is None or t.key_figures is None:
             return f"run {r['run_id']}'s test {r['test']!r} is no registered test with key figures."
         defined = {m.name: m for m in t.key_figures(())}
+        if problem := _names_problem(r, i, list(defined), t.figures_named_by_runs):
+            return problem
         for j, f in enumerate(r["figures"]):
             m = defined.get(f["name"])
             if m is None:
@@ -81,11 +86,37 @@ def definition_problem(runs: Sequence[dict]) -> str | None:
     return None
 
 
+def _names_problem(r: dict, i: int, defined: list[str], named_by_runs: bool) -> str | None:
+    """A figure given twice in one run, and where every name is the test's own: one it does not
+    define, or one it defines left out (a run's record lists every one, measured or not)."""
+    seen: set[str] = set()
+    for j, f in enumerate(r["figures"]):
+        if f["name"] in seen:
+            return f"{_where(r, i, f, j, 'name')} is given twice; a run has each figure once."
+        seen.add(f["name"])
+        if not named_by_runs and f["name"] not in defined:
+            return (
+                f"{_where(r, i, f, j, 'name')} is no figure of test {r['test']!r}; it defines "
+                + ", ".join(map(repr, defined))
+                + "."
+            )
+    left_out = [n for n in defined if n not in seen] if not named_by_runs else []
+    if left_out:
+        return (
+            f"run {r['run_id']}'s figures (runs[{i}].figures) leave out {', '.join(map(repr, left_out))}, "
+            f"which test {r['test']!r} defines; a run's record lists every one, measured or not."
+        )
+    return None
+
+
 def figure_value_problem(runs: Sequence[dict]) -> str | None:
     """The first figure value no drive can have (plausible.py: the rule `compare` applies to
-    published figures), where it is and why; None when every one can be."""
+    published figures), its value or one of its window rounds' alone, where it is and why; None
+    when every one can be (round_values [1e308, -5] were taken as they were)."""
     for i, r in enumerate(runs):
         for j, f in enumerate(r["figures"]):
-            if f["value"] is not None and (why := implausible(f["value"], f["unit"], magnitude=True)):
-                return f"{_where(r, i, f, j, 'value')}: {why}"
+            values = [("value", f["value"])] + [(f"round_values[{k}]", v) for k, v in enumerate(f["round_values"])]
+            for field, v in values:
+                if v is not None and (why := implausible(v, f["unit"], magnitude=True)):
+                    return f"{_where(r, i, f, j, field)}: {why}"
     return None

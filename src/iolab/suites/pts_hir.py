@@ -214,6 +214,7 @@ TEST = TestDef(
     optional=True,
     heading=SPEC_HEADINGS["PTS"],
     key_figures=key_figures,
+    figures_named_by_runs=True,  # one burst figure per wait state the run measured
     pages=hir_pages,
     overlays=hir_overlays,
     view=render_hir,

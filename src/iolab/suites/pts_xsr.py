@@ -181,6 +181,7 @@ TEST = TestDef(
     optional=True,
     heading=SPEC_HEADINGS["PTS"],
     key_figures=key_figures,
+    figures_named_by_runs=True,  # the recovery figure names the run's own tolerance
     pages=xsr_pages,
     overlays=xsr_overlays,
     view=render_intervals,

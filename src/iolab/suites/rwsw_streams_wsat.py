@@ -91,6 +91,7 @@ TEST = TestDef(
     sequence="rwsw",
     heading=SPEC_HEADINGS["RWSW"],
     key_figures=key_figures,
+    figures_named_by_runs=True,  # one figure per stream the run measured
     pages=with_selftest(streams_pages),
     overlays=None,
     short_title="Individual Streams",

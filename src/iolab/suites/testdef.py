@@ -56,6 +56,11 @@ class TestDef:
     optional: bool = False  # in its sequence, run only by `iolab run SEQUENCE --all`
     heading: str = ""  # the report's page-header line before the plan's spec; default: family
     key_figures: KeyFigures | None = None  # None: compare refuses (no figures to rank)
+    # Some key figures are named after what each run measured or set (a stream, a wait state, its
+    # own recovery tolerance): `key_figures(())` then names only the others, and a saved baseline's
+    # figure outside them is held to the other runs' (automation/saved.py). False: it names them
+    # all, and a saved figure it does not name, or one of them left out, is refused.
+    figures_named_by_runs: bool = False
     pages: PageBuilder | None = None  # None: the generic per-cell pages
     overlays: OverlayBuilder | None = None  # comparison pages after the summary
     view: PhaseView | None = None  # None: grid when cells form mix × block size, else per cell
