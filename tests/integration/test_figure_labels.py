@@ -168,3 +168,29 @@ def test_a_sequence_summary_words_a_budget_run_s_steady_state_for_information(tm
     assert re.search(r"main: rounds \d+–\d+ \(for information: steady\)", summary), summary
     assert re.search(r"main: rounds \d+–\d+ \(steady state reached\)", summary), summary  # latency's
     assert "(steady)" not in summary
+
+
+def test_a_sequence_of_one_test_run_twice_says_two_runs_of_one_test_and_tells_them_apart(tmp_path):
+    """`iolab report --sequence LAT1 LAT2`, two runs in two runs directories: it was titled "pts
+    sequence (2 tests)" listing "Latency, Latency", its pages and figures told neither run from
+    the other, and its Run directory was the first run's alone."""
+    dirs = []
+    for n in (1, 2):
+        runs = tmp_path / f"runs{n}"
+        p = iolab("run", "latency", *SIM, *QUICK, "--max-rounds", "3", "--no-report", "--runs-dir", str(runs))
+        assert p.returncode == 0, p.stderr
+        dirs += [str(d) for d in runs.iterdir()]
+    p = iolab("report", "--sequence", *dirs, "-o", str(tmp_path / "seq"))
+    assert p.returncode == 0, p.stderr
+    [report] = (tmp_path / "seq").glob("*.html")
+    assert report.name.startswith("sequence-pts-2runs-1test-")
+    pages = _page_texts(report)
+    assert "pts sequence (2 runs of 1 test) — Sequence Summary" in pages[0] and "(2 tests)" not in pages[0]
+    assert "Tests in this report Latency (run 1) complete, non-compliant Latency (run 2) complete" in pages[0]
+    assert f"Run directory {tmp_path}/runs1; {tmp_path}/runs2" in pages[0].replace("_ ", "_")
+    ids = [Path(d).name for d in dirs]
+    assert f"Latency (run 1) {ids[0]} complete" in pages[0] and f"Latency (run 2) {ids[1]} complete" in pages[0]
+    # each run's own pages say which run they are
+    assert "Latency (run 1) — Tabular Results" in " ".join(pages) and "Latency (run 2) — Tabular Results" in " ".join(
+        pages
+    )

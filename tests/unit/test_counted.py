@@ -11,7 +11,7 @@ from iolab.cli.progress import sequence_eta
 from iolab.core.decide import DemandShortfall, NoGain
 from iolab.core.steady import SteadyRule
 from iolab.core.units import counted
-from iolab.pages.report.sequence import sequence_stem
+from iolab.pages.report.sequence import runs_of_tests, sequence_stem
 
 from .test_progress import qos_plan
 
@@ -39,6 +39,11 @@ def test_a_sequence_of_one_test_is_one_test():
     assert sequence_stem("characterise", ["a"]).startswith("sequence-characterise-1test-")
     # the names of sequences of several tests are as before (the same hash of the run ids)
     assert sequence_stem("characterise", ["a", "b"]) == "sequence-characterise-2tests-fcd127ff"
+    assert sequence_stem("characterise", ["a", "b"], ["qos", "entropy"]) == "sequence-characterise-2tests-fcd127ff"
+    # one test run twice is two runs of one test, never "2tests"
+    assert sequence_stem("pts", ["a", "b"], ["latency", "latency"]) == "sequence-pts-2runs-1test-fcd127ff"
+    assert runs_of_tests(["iops", "latency", "iops"]) == "3 runs of 2 tests"
+    assert runs_of_tests(["iops", "latency"]) == "2 tests"
 
 
 # an f-string's count followed by a noun with "(s)": "{n} cell(s)"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import ExitStack
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -121,7 +122,7 @@ def write_sequence_report(run_refs: Sequence[str | Path], out_dir: Path | None =
     run's own pages in the order they ran), in out_dir (default: `sequences/` beside the first
     run's directory); returns the paths written."""
     from iolab.pages.report.rundata import RunData
-    from iolab.pages.report.sequence import SequenceMember, order_runs
+    from iolab.pages.report.sequence import SequenceMember, order_runs, repeat_marks
     from iolab.pages.report.sequence import write_sequence_report as _write_sequence_report
 
     dirs = [resolve_run(r) for r in run_refs]
@@ -132,15 +133,23 @@ def write_sequence_report(run_refs: Sequence[str | Path], out_dir: Path | None =
     tests = [registry.find(r.manifest.test) for r in runs]
     seqs = {t.sequence if t else None for t in tests}
     name = (seqs.pop() if len(seqs) == 1 else None) or ""
+    # a test given more than once: each run named "Latency (run 2)" on the summary and its pages
+    marks = repeat_marks([r.manifest.test for r in runs])
     members = [
         SequenceMember(
             r,
-            t.label if t else r.manifest.test,
+            (t.label if t else r.manifest.test) + mark,
             tuple(t.key_figures([r.phases])) if t and t.key_figures else (),
-            build_document(r),
+            _marked(build_document(r), mark),
         )
-        for r, t in zip(runs, tests)
+        for r, t, mark in zip(runs, tests, marks)
     ]
     again = f"iolab report --sequence {' '.join(str(d) for d in dirs)}" + ("" if out_dir is None else f" --out {out}")
     with room_for("their sequence report", out, f"`{again}`", dirs[0]):
         return _write_sequence_report(name, tests[0].report_heading if tests[0] else None, members, out)
+
+
+def _marked(doc: Document, mark: str) -> Document:
+    """A run's document in a sequence report, its test's name followed by what tells it from
+    another run of the test there (' (run 2)'; '' for a test run once)."""
+    return replace(doc, test_name=doc.test_name + mark) if mark else doc

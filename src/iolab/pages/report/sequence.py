@@ -92,17 +92,37 @@ def write_sequence_report(
     """`name`: the sequence ("" for runs of no one sequence); `heading`: its page-header line.
     Writes one HTML and one PDF; returns both paths."""
     cover = summary_document(name, heading, members)
-    stem = sequence_stem(name, [m.run.manifest.run_id for m in members])
+    stem = sequence_stem(name, [m.run.manifest.run_id for m in members], [m.run.manifest.test for m in members])
     return write_document(
         [cover, *selftest_once(members)], Path(out_dir), stem, title=f"{cover.test_name} — {cover.device}"
     )
 
 
-def sequence_stem(name: str, run_ids: Sequence[str]) -> str:
+def sequence_stem(name: str, run_ids: Sequence[str], tests: Sequence[str] = ()) -> str:
     """The report's file name: 'sequence-characterise-7tests-<hash of the run ids>' ("1test" for
-    one: the count and its noun without a space, as these names have always been)."""
+    one: the count and its noun without a space, as these names have always been); runs of a
+    test given more than once (`tests`, each run's) 'sequence-pts-2runs-1test-<hash>'."""
     digest = hashlib.sha1("\n".join(run_ids).encode()).hexdigest()[:8]
-    return f"sequence-{name or 'runs'}-{counted(len(run_ids), 'test').replace(' ', '')}-{digest}"
+    count = runs_of_tests(tests or run_ids).replace(" of ", "-").replace(" ", "")
+    return f"sequence-{name or 'runs'}-{count}-{digest}"
+
+
+def runs_of_tests(tests: Sequence[str]) -> str:
+    """How many runs of how many tests (each run's test): '2 tests' for two runs of two, '2 runs
+    of 1 test' for the same test twice (a title of '2 tests' listing 'Latency, Latency')."""
+    n, distinct = len(tests), len(set(tests))
+    return counted(n, "test") if n == distinct else f"{counted(n, 'run')} of {counted(distinct, 'test')}"
+
+
+def repeat_marks(tests: Sequence[str]) -> list[str]:
+    """What tells the runs of a test given more than once apart, by the order they ran: ' (run 1)',
+    ' (run 2)' after its name; '' for a test run once."""
+    seen: dict[str, int] = {}
+    out = []
+    for t in tests:
+        seen[t] = seen.get(t, 0) + 1
+        out.append(f" (run {seen[t]})" if tests.count(t) > 1 else "")
+    return out
 
 
 def selftest_once(members: Sequence[SequenceMember]) -> list[Document]:
@@ -145,7 +165,7 @@ def summary_document(name: str, heading: str | None, members: Sequence[SequenceM
     return Document(
         title=f"{name or 'runs'} sequence — {first.label}",
         spec=header.spec_line(first, heading),
-        test_name=f"{name} sequence ({counted(len(runs), 'test')})"
+        test_name=f"{name} sequence ({runs_of_tests([r.manifest.test for r in runs])})"
         if name
         else f"Sequence of {counted(len(runs), 'run')}",
         started=min(r.manifest.started for r in runs),
@@ -172,7 +192,8 @@ def _columns(members: Sequence[SequenceMember]) -> tuple[HeaderColumn, ...]:
         # each option that scaled the runs down, as given (a --capacity-limit is not --quick's)
         ("Scaled down", f"yes, by {scaled_text(prof)}: non-compliant" if scaled_text(prof) else "no"),
         ("Runs", str(len(members))),
-        ("Run directory", str(first.dir.parent)),
+        # each runs directory the runs are in, not the first run's alone
+        ("Run directory", "; ".join(dict.fromkeys(str(m.run.dir.parent) for m in members))),
     ]
     return tuple(
         header.fit_column(title, items, SUMMARY)
