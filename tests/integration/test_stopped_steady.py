@@ -43,6 +43,11 @@ def test_a_run_stopped_after_its_windows_failed_is_not_reached_everywhere_never_
     assert not any(t["steady"] for t in phase["tracking"])
     assert (record["steady_state"], phase["steady"]) == ("not-reached", False)
 
+    # the export's phase row and window rows say the same
+    exported = json.loads(iolab("export", str(run), "--format", "json", "--out", "-").stdout)
+    assert [p["steady"] for p in exported["phases"]] == [False]
+    assert {w["phase_steady"] for w in exported["window"]} == {False}
+
     shown = flat(iolab("show", str(run)).stdout)
     assert f"main: {phase['rounds']} complete rounds; steady state NOT reached; unfinished" in shown
     assert "not evaluated" not in shown

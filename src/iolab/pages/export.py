@@ -153,7 +153,7 @@ def _phase_row(run_id: str, s: PhaseSummary) -> tuple:
         ph.purge_method,
         ph.purge_ok,
         ph.purge_detail,
-        ph.steady,
+        s.steady,  # the verdict every page gives (core/steady.phase_verdict), as the window rows'
         ph.rounds,
         ph.stop_reason,
         list(s.window),
