@@ -174,7 +174,7 @@ class RunArgs:
         metavar="X",
         help="Accept steady state only "
         "after this × the tested capacity (plus the drive outside a range cut to the "
-        "quick limit) is written since the purge (default 2).",
+        "quick limit) is written since the purge (default 2; at most 1,000).",
     )
     sets: Optional[list[str]] = _opt(
         None,

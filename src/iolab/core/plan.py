@@ -204,12 +204,12 @@ class Profile:
                 f"give a finite duration of at least one cell ({self.cell_seconds:g} s; the PTS uses 24 h)",
                 " s",
             )
-        if not _finite(self.steady_min_write_multiple) or self.steady_min_write_multiple < 0:
+        if not _finite(self.steady_min_write_multiple) or not 0 <= self.steady_min_write_multiple <= MAX_MULTIPLE:
             raise _bad(
                 "steady-state minimum writes",
                 "--steady-min-writes",
                 self.steady_min_write_multiple,
-                "give a finite number, at least 0 (× the tested capacity; default 2)",
+                f"give a number from 0 to {MAX_MULTIPLE:,} (× the tested capacity; default 2)",
             )
         if self.capacity_limit is not None and (not _whole(self.capacity_limit) or self.capacity_limit < 1):
             raise _bad("capacity limit", "--capacity-limit", self.capacity_limit, "give a size greater than 0")
