@@ -64,3 +64,38 @@ def test_a_stored_run_with_an_extreme_bound_still_gets_its_report(tmp_path):
     p = iolab("report", str(run))
     assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
     assert (run / "report" / f"{run.name}.pdf").stat().st_size > 0
+
+
+HUGE = "99999999999999999999999999h"  # finite as a float (3.6e29 s), past every clock
+
+
+@pytest.mark.parametrize(
+    ("test", "setting", "says"),
+    [
+        # OverflowError in char_slc.build (int of 1e300 × capacity)
+        ("slc-cache", "writes=1e300", "give a number greater than 0 and at most 1,000 (× the tested capacity)."),
+        # the sustain phase is built during the run: a run was stored, then refused as a workload
+        ("latency-bound", f"sustain={HUGE}", "give a duration greater than 0 and at most 24 h"),
+        # the run's ETA raised OverflowError (timestamp out of range) after the run was stored
+        ("max-iops", f"round_time={HUGE}", "give a duration greater than 0 and at most 24 h"),
+        # taken, and called "workload '': warm-up must be 0 to 24 h" by the plan's check
+        ("qos", f"warmup={HUGE}", "give a duration greater than 0 and at most 24 h"),
+    ],
+)
+def test_a_tests_own_number_past_its_limit_is_refused_at_set(test, setting, says, tmp_path):
+    runs = tmp_path / "runs"
+    p = iolab("run", test, "--quick", "-q", "--no-report", "-t", SMALL_SIM, "--set", setting, "--runs-dir", str(runs))
+    said = refused(p, runs)
+    name, _, value = setting.partition("=")
+    assert f"--set {name}='{value}' (test {test}): {says}" in said, said
+
+
+def test_a_write_saturation_time_limit_past_its_limit_is_refused(tmp_path):
+    """The run started and its ETA raised OverflowError (timestamp out of range), exit 1."""
+    runs = tmp_path / "runs"
+    p = iolab(
+        "run", "wsat", "--quick", "--no-report", "-t", SMALL_SIM, "--wsat-max-time", HUGE, "--runs-dir", str(runs)
+    )
+    said = refused(p, runs)
+    assert "Write Saturation time limit (--wsat-max-time): 3.6e+29 s is not allowed" in said, said
+    assert "at most 1,000 days (the PTS uses 24 h)" in said, said

@@ -159,7 +159,7 @@ class RunArgs:
         help="Write Saturation stops after this × capacity written (spec: 4).",
     )
     wsat_max_time: Optional[str] = _opt(
-        None, "--wsat-max-time", metavar="DURATION", help="Write Saturation time limit (spec: 24h)."
+        None, "--wsat-max-time", metavar="DURATION", help="Write Saturation time limit (spec: 24h; at most 1000d)."
     )
     rwsw_min_writes: Optional[float] = _opt(
         None,
