@@ -61,7 +61,9 @@ def check_argv(args: list[str]) -> None:
     into the current directory) and control characters in any argument before parsing."""
     for i, a in enumerate(args):
         name, eq, value = a.partition("=") if a.startswith("--") and "=" in a else ("", "", a)
-        opt = name if eq else args[i - 1] if i and args[i - 1].startswith("-") else f"argument {i + 1}"
+        # the option before a value names it; '--' (the end of options) and '-' (standard output) are none
+        before = args[i - 1] if i else ""
+        opt = name if eq else before if before.startswith("-") and before not in ("-", "--") else f"argument {i + 1}"
         if not value:
             raise IolabError(
                 f"{opt}: the value is empty; give a value or leave the option out. Nothing was run or written."
