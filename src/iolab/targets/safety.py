@@ -47,9 +47,8 @@ from iolab.targets.usage import (
     swap_file,
     system_use,
 )
-from iolab.targets.writepolicy import directory_problem
+from iolab.targets.writepolicy import directory_problem, no_write_bits, pseudo_filesystem
 from iolab.targets.writepolicy import file_problems as output_problems
-from iolab.targets.writepolicy import no_write_bits, pseudo_filesystem
 
 
 def check_safe_to_write(target: Target, allow_unsafe: bool = False, allow_system_disk: bool = False) -> list[str]:
