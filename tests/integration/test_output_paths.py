@@ -1,5 +1,6 @@
-"""Paths that are not what an option needs, through the installed `iolab` command: refused before
-the work, naming the option and what the path is (or is not), with nothing written."""
+"""Paths and sizes that are not what an option needs, through the installed `iolab` command:
+refused before the work, naming the option given and what the path is (or is not), with nothing
+written."""
 
 from __future__ import annotations
 
@@ -77,3 +78,29 @@ def test_a_refused_run_saves_no_simulator_state(tmp_path):
     )
     assert "Nothing was run or written." in said(p)
     assert not state.exists() and not runs.exists()
+
+
+@pytest.mark.parametrize("runs_dir", ["/etc/passwd", "/dev/null"])
+def test_watch_on_a_file_says_it_is_not_a_directory(runs_dir):
+    """`iolab watch /etc/passwd` said "runs directory /etc/passwd does not exist"."""
+    p = iolab("watch", runs_dir, "--port", "0", timeout=30)
+    assert said(p).startswith(f"iolab: runs directory {runs_dir} is not a directory; give the directory"), p.stderr
+
+
+@pytest.mark.parametrize(("path", "kind"), [("/etc/shadow", "a file"), ("/dev/null", "a character device")])
+def test_a_run_named_by_a_file_says_what_it_is(two_runs, path, kind):
+    """`iolab check X --baseline /etc/shadow` said "no such run directory" of a file that exists."""
+    first, _ = two_runs
+    for args in (("check", str(first), "--baseline", path), ("show", path)):
+        text = said(iolab(*args))
+        assert f"run '{path}': {path} is {kind}, not a run directory" in text, text
+        assert "no such run directory" not in text
+
+
+@pytest.mark.parametrize(("capacity", "shown"), [("100TiB", "100 TiB"), ("1B", "1 B")])
+def test_a_calibration_copy_the_simulator_cannot_build_blames_capacity(two_runs, capacity, shown):
+    """It blamed the preset: "--base enterprise-sas: … give a smaller user_gb"."""
+    first, _ = two_runs
+    text = said(iolab("sim", "calibrate", str(first), "--capacity", capacity, "--budget", "1"))
+    assert text.startswith(f"iolab: --capacity {shown}: the simulator cannot build a copy of enterprise-sas"), text
+    assert "--base" not in text, text
