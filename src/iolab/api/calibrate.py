@@ -301,7 +301,7 @@ def _render(k: Knob, x: float) -> str:
     return str(int(round(v))) if k.integer else f"{v:.4g}"
 
 
-def _start(base: str, sim_capacity: int, given: bool) -> dict[str, float]:
+def _start(base: str, sim_capacity: int, given: bool = False) -> dict[str, float]:
     """The fit's starting point: `base`'s parameters on a copy of `sim_capacity` bytes (`given`:
     the user's --capacity, else the runs' tested capacity)."""
     try:
