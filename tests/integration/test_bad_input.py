@@ -342,7 +342,7 @@ def test_a_results_db_that_is_a_fifo_is_called_so(tmp_path):
     [
         ("hir", "bursts=99999999", "give a whole number from 1 to 3,600"),
         ("hir", "pc_round_intervals=99999999", "give a whole number from 1 to 3,600"),
-        ("hir", "baseline_time=100000s", "is 100,000 cells of one phase; at most 3,600"),
+        ("hir", "baseline_time=24h", "is 86,400 cells of one phase; at most 3,600"),  # 24 h: the longest it takes
         ("latency-demand", "demand=1:1:2000000000", "2,000,000,000 values; at most 1,000"),
         ("latency-bound", "steps=1:1:2000000000", "2,000,000,000 values; at most 1,000"),
     ],

@@ -13,6 +13,7 @@ import pytest
 
 from iolab.engines.sim import list_presets
 
+from .conftest import IOLAB as INSTALLED
 from .conftest import iolab
 
 IOLAB = [sys.executable, "-c", "from iolab.cli.main import main; main()"]
@@ -371,6 +372,22 @@ def test_closed_standard_streams_are_treated_as_readers_that_went_away(tmp_path)
     # nothing iolab wrote reached a run file that took the free descriptor: the run reads back whole
     r = subprocess.run([*IOLAB, "show", str(d), "--json"], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0 and '"state": "complete"' in r.stdout, r.stderr
+
+
+@pytest.mark.parametrize(
+    "args", [("fio-job", "iops", "--quick"), ("--version",), ("run", "-h"), ("tests",), ("plan", "latency", "--quick")]
+)
+def test_a_reader_gone_before_the_first_line_is_no_error(args):
+    """`iolab fio-job iops --quick | true`, `iolab --version | true` and `iolab run -h | true`
+    exited 1 with no message (click's and Rich's answer to EPIPE), where tests, show and plan
+    exited 0. The pipe's reader is closed before iolab writes, as `| true` may leave it."""
+    r, w = os.pipe()
+    os.close(r)
+    try:
+        p = subprocess.run([*INSTALLED, *args], stdout=w, stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(w)
+    assert p.returncode == 0 and not p.stderr.strip(), p.stderr
 
 
 def test_data_on_standard_output_ends_quietly_when_its_reader_goes_away(tmp_path):

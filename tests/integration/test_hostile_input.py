@@ -147,6 +147,8 @@ BAD = [
     ("run iops --paths '' -t file:{d}/h.img?size=16MiB", "--paths: the value is empty"),
     ("run iops --runs-dir ''", "--runs-dir: the value is empty"),
     ("run iops --capacity-limit ''", "--capacity-limit: the value is empty"),
+    ("tests ''", "argument 2: the value is empty"),  # the one command said to list everything for it
+    ("tests -- ''", "argument 3: the value is empty"),  # it was named after '--', as if an option
     # the same path twice is one port, not two (the legs shared a name, and a file, before)
     (
         "run iops --paths file:{d}/h.img?size=16MiB,file:{d}/h.img?size=16MiB -t file:{d}/h.img?size=16MiB",

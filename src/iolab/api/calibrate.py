@@ -301,16 +301,32 @@ def _render(k: Knob, x: float) -> str:
     return str(int(round(v))) if k.integer else f"{v:.4g}"
 
 
-def _start(base: str, sim_capacity: int) -> dict[str, float]:
+def _start(base: str, sim_capacity: int, given: bool = False) -> dict[str, float]:
+    """The fit's starting point: `base`'s parameters on a copy of `sim_capacity` bytes (`given`:
+    the user's --capacity, else the runs' tested capacity)."""
     try:
         if json.loads(_sim.describe(base, []))["kind"] != "ssd":
             raise IolabError(
                 f"--base {base} is a simulated HDD; calibration fits the SSD model (give an SSD preset; "
                 "`iolab sim presets` lists them)."
             )
-        info = json.loads(_sim.describe(base, [("user_gb", f"{sim_capacity / 1e9:.9g}")]))
     except ValueError as e:
         raise IolabError(f"--base {base}: {e}") from None
+    try:
+        info = json.loads(_sim.describe(base, [("user_gb", f"{sim_capacity / 1e9:.9g}")]))
+    except ValueError as e:
+        # the preset is one the simulator builds (above): it is the copy's size that it cannot,
+        # and that size is --capacity's when given (user_gb is the copy's size in GB)
+        size = _binary(sim_capacity)
+        if given:
+            raise IolabError(
+                f"--capacity {size}: the simulator cannot build a copy of {base} that size ({e}); give a "
+                f"--capacity it can, or leave it out (the runs' tested capacity, at most {_binary(MAX_SIM_CAPACITY)})."
+            ) from None
+        raise IolabError(
+            f"the runs' tested capacity, {size}: the simulator cannot build a copy of {base} that size ({e}); "
+            "give --capacity."
+        ) from None
     values = dict(info["params"]) | {"op": str(info["op"]), "link_mbps": str(info["link_mbps"])}
     if info["compression"]:
         values["op"] = str((1 + info["op"]) / float(values["compress_ceiling"]) - 1)
@@ -322,6 +338,14 @@ def _start(base: str, sim_capacity: int) -> dict[str, float]:
         for k in KNOBS
         if info["compression"] or k.name != "compress_ceiling"
     }
+
+
+def _binary(n: int) -> str:
+    """A size as --capacity takes it: 100 TiB, 1.5 GiB, 512 B."""
+    for unit, scale in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.6g} {unit}"
+    return f"{n} B"
 
 
 def fit(
@@ -343,7 +367,7 @@ def fit(
     scenarios = [s for s, _ in loaded]
     drive_cap = loaded[0][1]
     fixed = {"user_gb": f"{cap / 1e9:.9g}"}
-    x = _start(base, cap)
+    x = _start(base, cap, sim_capacity is not None)
     cache: dict[tuple, tuple[list[float] | None, dict]] = {}
 
     knobs = [k for k in KNOBS if k.name in x]

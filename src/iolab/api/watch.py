@@ -342,8 +342,9 @@ def _report_file(root: Path, s: RunSummary, name: str) -> bytes | None:
 
 
 def serve(root: Path, bind: str = DEFAULT_BIND, port: int = DEFAULT_PORT) -> ThreadingHTTPServer:
-    if not Path(root).is_dir():
-        raise IolabError(f"runs directory {root} does not exist; give the directory `iolab run --runs-dir` wrote to.")
+    if not Path(root).is_dir():  # a file is there, not nothing: said as `iolab runs` says it (runlist.checked_root)
+        what = "is not a directory" if Path(root).exists() else "does not exist"
+        raise IolabError(f"runs directory {root} {what}; give the directory `iolab run --runs-dir` wrote to.")
     if not 0 <= port <= 65535:  # the socket layer's OverflowError, a traceback, before
         raise IolabError(f"`iolab watch`: --port {port} is not a TCP port; give 1 to 65535, or 0 for any free port.")
     address = bind[1:-1] if bind.startswith("[") and bind.endswith("]") else bind  # "[::1]" as a URL writes it

@@ -5,7 +5,8 @@ The file: a header line naming the columns `drive`, `figure`, `value` and `unit`
 optionally `direction` (`higher-is-better` or `lower-is-better`; without it the figure's own
 definition decides, so `figure` must then be one of a test's key figures as `iolab show`
 prints them), then one line per figure of a drive. Anything else is refused with the file,
-line and field: a missing column, an unknown one, an empty field, a value that is not a finite
+line and field: a missing column, an unknown one, an empty field, a field holding a control
+character (an argument holding one is refused too), a value that is not a finite
 number, a direction that is neither, a unit or direction other than the figure's own, the same
 figure twice for a drive, and a value no drive can have (plausible.py, the rule `check` applies to a
 saved document too: a negative magnitude, a rate or latency of 0, a value above any drive's in
@@ -15,7 +16,7 @@ its unit: a typo, or a figure in another unit, would otherwise rank first).
 from __future__ import annotations
 
 import csv
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from iolab.api import registry
 from iolab.automation.plausible import implausible
 from iolab.core.errors import IolabError
 from iolab.core.safefile import read_bytes
+from iolab.core.usertext import control_problem
 from iolab.figures.compare import KeyMetric, SummaryTable, competition_ranks
 
 REQUIRED = ("drive", "figure", "value", "unit")
@@ -74,6 +76,20 @@ def _problem(path: Path, line: int, field: str | None, text: str) -> IolabError:
     )
 
 
+def _plain(path: Path, rows: Iterator[list[str]]) -> Iterator[list[str]]:
+    """The CSV's rows, each refused (file, line, field) where a field holds a control character: a
+    drive's name is printed in the comparison's table, where an escape sequence would recolour or
+    rewrite the terminal, as an argument holding one is refused (usertext.check_argv)."""
+    names: list[str] = []  # the header's, which name a line's fields
+    for line, row in enumerate(rows, start=1):
+        for i, cell in enumerate(row):
+            if problem := control_problem(cell):
+                field = names[i] if i < len(names) else f"column {i + 1}"
+                raise _problem(path, line, field, f"{cell!r} {problem}; a field may not hold control characters.")
+        names = names or [h.strip().lower() for h in row]
+        yield row
+
+
 def read_published(path: Path, known: dict[str, KeyMetric]) -> list[PublishedFigure]:
     """The figures in one CSV file; `known`: the key figures a figure without a direction
     column takes its direction from (and whose unit it must have)."""
@@ -83,7 +99,7 @@ def read_published(path: Path, known: dict[str, KeyMetric]) -> list[PublishedFig
         raise IolabError(f"{path}: cannot read the published-figures file ({e.strerror}).") from None
     except UnicodeDecodeError as e:
         raise IolabError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start}); save the CSV as UTF-8.") from None
-    rows = csv.reader(text.splitlines())
+    rows = _plain(path, csv.reader(text.splitlines()))
     header = [h.strip().lower() for h in next(rows, [])]
     missing = [c for c in REQUIRED if c not in header]
     if missing:

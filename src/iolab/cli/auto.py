@@ -229,7 +229,7 @@ def check(
     from iolab.automation.check_junit import junit_xml
     from iolab.automation.tolerances import load_tolerances, parse_pct
     from iolab.store.durable import replace_file, room_for
-    from iolab.targets.writepolicy import check_file
+    from iolab.targets.writepolicy import check_file_in_dir
 
     console = Console()
     want_json("check", console, json_out)
@@ -241,7 +241,7 @@ def check(
         raise IolabError(f"--confidence {confidence}: give a level from 50% to below 100%, e.g. 95%.")
     tol = load_tolerances(parse_pct(max_regression, "--max-regression"), tolerances)
     if junit is not None:
-        check_file(junit, "JUnit file")  # refused before the runs are read, not after
+        check_file_in_dir(junit, "JUnit file", "--junit")  # refused before the runs are read, not after
     base = _side(baseline, "baseline", force)
     cand = _side(candidates, "candidate", force)
     result = check_runs(base, cand, tol, conf, force, require_steady)
@@ -284,12 +284,12 @@ def history(
     from iolab.automation.history import history as collect
     from iolab.automation.historychart import write_html
     from iolab.store.manifest import runs_root
-    from iolab.targets.writepolicy import check_file
+    from iolab.targets.writepolicy import check_file_in_dir
 
     console = Console()
     want_json("history", console, json_out)
     if html is not None:
-        check_file(html, "history chart")  # refused before the runs are read, not after
+        check_file_in_dir(html, "history chart", "--html")  # refused before the runs are read, not after
     h = collect(figure, runs_dir or runs_root(), test, target)
     t = Table(
         title=esc(f"{h.figure} ({h.unit}; {'higher' if h.direction == 'higher-is-better' else 'lower'} is better)"),

@@ -159,7 +159,7 @@ class RunArgs:
         help="Write Saturation stops after this × capacity written (spec: 4).",
     )
     wsat_max_time: Optional[str] = _opt(
-        None, "--wsat-max-time", metavar="DURATION", help="Write Saturation time limit (spec: 24h)."
+        None, "--wsat-max-time", metavar="DURATION", help="Write Saturation time limit (spec: 24h; at most 1000d)."
     )
     rwsw_min_writes: Optional[float] = _opt(
         None,
@@ -174,7 +174,7 @@ class RunArgs:
         metavar="X",
         help="Accept steady state only "
         "after this × the tested capacity (plus the drive outside a range cut to the "
-        "quick limit) is written since the purge (default 2).",
+        "quick limit) is written since the purge (default 2; at most 1,000).",
     )
     sets: Optional[list[str]] = _opt(
         None,

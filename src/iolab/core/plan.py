@@ -25,6 +25,9 @@ MIN_CELL_SECONDS = 0.001
 MAX_CELL_SECONDS = 24 * 3600.0
 # Forty times the PTS's 25: a larger limit is a slip of the keyboard, not a plan.
 MAX_ROUNDS = 1000
+# Write Saturation's time limit: a thousand times the PTS's 24 h, as the round and write limits are
+# a thousand-odd times theirs; past it the run's ETA is no date a clock can print (it crashed).
+MAX_WSAT_SECONDS = 1000 * 24 * 3600.0
 # × capacity written: beyond it byte counts overflow, and no test writes a drive that often.
 MAX_MULTIPLE = 1000
 # What each profile sets (the PTS's common parameters); --write-cache and --active-range replace the first two.
@@ -202,20 +205,21 @@ class Profile:
                 self.rwsw_min_write_multiple,
                 f"give a number from 0 to {MAX_MULTIPLE:,} (× the tested capacity; default 1)",
             )
-        if not _finite(self.wsat_max_seconds) or self.wsat_max_seconds < self.cell_seconds:
+        if not _finite(self.wsat_max_seconds) or not self.cell_seconds <= self.wsat_max_seconds <= MAX_WSAT_SECONDS:
             raise _bad(
                 "Write Saturation time limit",
                 "--wsat-max-time",
                 self.wsat_max_seconds,
-                f"give a finite duration of at least one cell ({self.cell_seconds:g} s; the PTS uses 24 h)",
+                f"give a duration of at least one cell ({self.cell_seconds:g} s) and at most "
+                f"{MAX_WSAT_SECONDS / 86400:,g} days (the PTS uses 24 h)",
                 " s",
             )
-        if not _finite(self.steady_min_write_multiple) or self.steady_min_write_multiple < 0:
+        if not _finite(self.steady_min_write_multiple) or not 0 <= self.steady_min_write_multiple <= MAX_MULTIPLE:
             raise _bad(
                 "steady-state minimum writes",
                 "--steady-min-writes",
                 self.steady_min_write_multiple,
-                "give a finite number, at least 0 (× the tested capacity; default 2)",
+                f"give a number from 0 to {MAX_MULTIPLE:,} (× the tested capacity; default 2)",
             )
         if self.capacity_limit is not None and (not _whole(self.capacity_limit) or self.capacity_limit < 1):
             raise _bad("capacity limit", "--capacity-limit", self.capacity_limit, "give a size greater than 0")

@@ -129,14 +129,20 @@ class _WatchedStdout:
     def _watch(self, do, *args):
         try:
             return do(*args)
-        except BrokenPipeError:  # a reader that went away: not an error (Console, delivering)
-            raise
+        except BrokenPipeError:
+            # A reader that went away (`| head -1`, `| true`) took what it wanted: not an error
+            # (docs/automation.md). Dropped here, where every writer of standard output meets it
+            # (click's --version, the help, print, Rich): click and Rich end the command with
+            # exit 1 on it, which no command's own handling could then undo.
+            drop_output(self._stream)
+            return None
         except OSError as e:
             self.failed = e
             raise
 
     def write(self, text: str) -> int:
-        return self._watch(self._stream.write, text)
+        written = self._watch(self._stream.write, text)
+        return len(text) if written is None else written
 
     def flush(self) -> None:
         self._watch(self._stream.flush)

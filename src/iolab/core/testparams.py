@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from iolab.core.errors import IolabError
-from iolab.core.plan import MAX_ROUNDS
+from iolab.core.plan import MAX_CELL_SECONDS, MAX_MULTIPLE, MAX_ROUNDS
 from iolab.core.units import duration, parse_duration, parse_size, share_text
 from iolab.core.usertext import check_text
 from iolab.core.workload import MAX_QUEUE_DEPTH, MAX_THREADS
@@ -165,6 +165,18 @@ def positive_float(text: str) -> float:
     return v
 
 
+def capacity_multiple(text: str) -> float:
+    """A volume to write, × the tested capacity: bounded as --precondition-factor is
+    (plan.MAX_MULTIPLE), for the same reason (1e300 × capacity is no byte count)."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise ValueError("give a number") from None
+    if not math.isfinite(v) or not 0 < v <= MAX_MULTIPLE:  # one range said for 0, inf and 1e300 alike
+        raise ValueError(f"give a number greater than 0 and at most {MAX_MULTIPLE:,} (× the tested capacity)")
+    return v
+
+
 # A share (a tolerance, a gain, a cliff) is written as every iolab option and fio's rwmixread
 # write one: a bare number is a percentage, '5' and '5%' alike are 5 %. Runs stored before this
 # rule kept the text given, where a bare number was a fraction: `legacy_shares` reads those.
@@ -248,9 +260,14 @@ def settings_meaning(params: Iterable[Param], settings: Iterable[Iterable[str]])
 
 
 def seconds(text: str) -> float:
+    """A test's duration: each becomes a workload's time, a warm-up or an idle, which the plan holds
+    to 24 h (plan.MAX_CELL_SECONDS); refused here, naming the parameter, rather than by the plan's
+    check of a workload it built from it (or, for a phase built during the run, after a run was stored)."""
     v = parse_duration(text, "duration")
-    if not math.isfinite(v) or v <= 0:
-        raise ValueError("give a duration greater than 0 (e.g. 500ms, 60s, 2h)")
+    if not math.isfinite(v) or not 0 < v <= MAX_CELL_SECONDS:
+        raise ValueError(
+            f"give a duration greater than 0 and at most {MAX_CELL_SECONDS / 3600:g} h (e.g. 500ms, 60s, 2h)"
+        )
     return v
 
 

@@ -26,14 +26,21 @@ def _control(text: str) -> int | None:
     return None
 
 
+def control_problem(text: str) -> str | None:
+    """Which control character `text` holds and where ("holds a control character ('\\x1b' at
+    position 2)"), or None: the one wording for an argument and for a field of a file iolab reads,
+    whose text reaches the terminal (an escape sequence there recolours or rewrites it)."""
+    i = _control(text)
+    return None if i is None else f"holds a control character ({text[i]!r} at position {i + 1})"
+
+
 def check_text(text: str, what: str) -> str:
     """`text` unchanged, or IolabError when it holds a control character (newline, tab, NUL, ...)."""
-    i = _control(text)
-    if i is not None:
+    problem = control_problem(text)
+    if problem is not None:
         raise IolabError(
-            f"{what} {text!r}: holds a control character ({text[i]!r} at position {i + 1}); "
-            "names, paths and values may not contain newlines, tabs or other control "
-            "characters. Nothing was run or written."
+            f"{what} {text!r}: {problem}; names, paths and values may not contain newlines, tabs or other "
+            "control characters. Nothing was run or written."
         )
     return text
 
@@ -61,7 +68,9 @@ def check_argv(args: list[str]) -> None:
     into the current directory) and control characters in any argument before parsing."""
     for i, a in enumerate(args):
         name, eq, value = a.partition("=") if a.startswith("--") and "=" in a else ("", "", a)
-        opt = name if eq else args[i - 1] if i and args[i - 1].startswith("-") else f"argument {i + 1}"
+        # the option before a value names it; '--' (the end of options) and '-' (standard output) are none
+        before = args[i - 1] if i else ""
+        opt = name if eq else before if before.startswith("-") and before not in ("-", "--") else f"argument {i + 1}"
         if not value:
             raise IolabError(
                 f"{opt}: the value is empty; give a value or leave the option out. Nothing was run or written."

@@ -309,6 +309,10 @@ class SimEngine:
     def __init__(self) -> None:
         self._drives: dict[str, _sim.Drive] = {}
         self._targets: dict[str, Target] = {}
+        # the drives a purge, round, replay, idle or trim changed: only those save their state
+        # (save=) at close; a drive built for a run that was then refused (its safety checks, a
+        # save= directory that does not exist) wrote nothing, so its refusal writes nothing either
+        self._used: set[str] = set()
 
     def version(self) -> str:
         return f"iolab-sim-{_sim.__version__}"
@@ -339,6 +343,11 @@ class SimEngine:
         self.prepare(target)
         return self._drives[target.spec]
 
+    def _changed(self, target: Target) -> _sim.Drive:
+        """The target's drive, for an operation that changes its state (saved at close)."""
+        self._used.add(target.spec)
+        return self.drive(target)
+
     def purge(self, target: Target, method: str) -> PurgeOutcome:
         if method == "none":
             return PurgeOutcome("none", False, "purge skipped on request: the simulated drive keeps its state")
@@ -347,7 +356,7 @@ class SimEngine:
                 f"purge method {method!r}: a simulated drive is purged with 'auto' (the simulator's secure "
                 "erase, 'sim-purge') or skipped with 'none'."
             )
-        drive = self.drive(target)
+        drive = self._changed(target)
         t0 = time.monotonic()
         virtual = drive.purge()
         kind = json.loads(drive.describe())["kind"]
@@ -391,7 +400,7 @@ class SimEngine:
         progress: Callable[[float, float], None] | None = None,
     ) -> RoundResult:
         """Run one round in virtual time; the raw result goes to raw_dir/<tag>.json."""
-        drive = self.drive(target)
+        drive = self._changed(target)
         path = _new_raw_path(raw_dir, tag)
         w = _seeded(workload, dict(target.options))
         paths = self._path_io(w)
@@ -426,7 +435,7 @@ class SimEngine:
         progress: Callable[[float, float], None] | None = None,
     ) -> RoundResult:
         """Replay IOs at their timestamps (seconds, open loop, at most `queue_depth` outstanding)."""
-        drive = self.drive(target)
+        drive = self._changed(target)
         path = _new_raw_path(raw_dir, tag)
         try:
             text = drive.replay(list(times_s), list(writes), list(offsets), list(sizes), queue_depth, entropy, progress)
@@ -439,11 +448,11 @@ class SimEngine:
         what a wait state of Host Idle Recovery needs."""
         if seconds < 0:
             raise IolabError(f"idle time {seconds} s must not be negative")
-        self.drive(target).idle(seconds)
+        self._changed(target).idle(seconds)
 
     def trim(self, target: Target, offset: int, length: int) -> None:
         try:
-            self.drive(target).trim(offset, length)
+            self._changed(target).trim(offset, length)
         except ValueError as e:
             raise IolabError(f"target {target.spec}: {e}") from None
 
@@ -474,8 +483,9 @@ class SimEngine:
         try:
             for spec in self._drives:
                 save = self._targets[spec].option("save")
-                if save:
+                if save and spec in self._used:
                     self.save_state(self._targets[spec], save)
         finally:
             self._drives.clear()
             self._targets.clear()
+            self._used.clear()

@@ -99,6 +99,8 @@ def load_spec_sheet(path: Path) -> SpecSheet:
         if not isinstance(sheet, dict) or set(sheet) - {"model"}:
             raise IolabError(f"{what}, [sheet]: the only field is 'model'.")
         model = sheet.get("model")
+        if model is not None:  # printed on the report's front page and the fleet's, as the criteria's names are
+            check_text(str(model), f"{what}, [sheet]: field 'model'")
         rows = [(f"[[criterion]] #{i + 1}", t) for i, t in enumerate(data["criterion"])]
     crits = [_criterion(row, f"{what}, {where}") for where, row in rows]
     if not crits:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
@@ -262,6 +263,12 @@ def resolve_run(ref: str | Path) -> Path:
             "its groups), `iolab show` and `iolab report` take it as it is, and its drives' runs, which this "
             "command takes, are listed in its report (run_dir)."
         )
+    if p.exists() and not p.is_dir():  # there, but a file: say what it is not, not that nothing is there
+        raise IolabError(
+            f"run {ref!r}: {p} is {_node_kind(p)}, not a run directory (a run is "
+            f"the directory `iolab run` stored, holding manifest.json, results.db and raw/). `iolab runs` lists "
+            f"the runs under {runs_root()}."
+        )
     if p.is_dir():  # there, but no run: say so, not that nothing is there
         raise IolabError(
             f"{ref!r} is a directory but not a run (it has no manifest.json; a run directory holds the "
@@ -271,6 +278,19 @@ def resolve_run(ref: str | Path) -> Path:
         f"run {ref!r}: no such run directory (looked in {p} and {runs_root()}, and for a run there whose "
         f"directory name or run id contains {str(ref)!r}){_AS_TEXT if any(c in str(ref) for c in '*?[') else ''}. `iolab runs` lists runs."
     )
+
+
+def _node_kind(p: Path) -> str:
+    """What the non-directory at `p` is, in a few words."""
+    mode = p.stat().st_mode
+    for test, name in (
+        (stat.S_ISREG, "a file"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    ):
+        if test(mode):
+            return name
+    return "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "not a directory"
 
 
 # A shell passes a pattern that matched no file on as it is (`iolab report *` in an empty

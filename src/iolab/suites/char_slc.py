@@ -34,7 +34,7 @@ PARAMS = (
         "writes",
         1.0,
         "how much the fill writes, × the tested capacity (a reviewer fills the whole drive)",
-        tp.positive_float,
+        tp.capacity_multiple,
         lambda v: f"{v:g} × the tested capacity",
         source="published reviews",
     ),

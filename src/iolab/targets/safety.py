@@ -47,8 +47,8 @@ from iolab.targets.usage import (
     swap_file,
     system_use,
 )
+from iolab.targets.writepolicy import directory_problem, no_write_bits, pseudo_filesystem
 from iolab.targets.writepolicy import file_problems as output_problems
-from iolab.targets.writepolicy import no_write_bits, pseudo_filesystem
 
 
 def check_safe_to_write(target: Target, allow_unsafe: bool = False, allow_system_disk: bool = False) -> list[str]:
@@ -342,4 +342,9 @@ def sim_problems(target: Target) -> list[Problem]:
     """A simulated drive holds no one's data; the file it saves its state to (save=) passes
     the write policy of every file iolab writes."""
     save = target.option("save")
-    return [Problem("save=", p, None) for p in output_problems(save)] if save else []
+    if not save:
+        return []
+    # the state is written at the run's end, into no directory it makes: a missing one is said
+    # before the run measures anything, not once it has (the run was stored, then failed to save)
+    missing = directory_problem(save)
+    return [Problem("save=", p, None) for p in ([f"{save}: {missing}"] if missing else output_problems(save))]

@@ -239,6 +239,28 @@ def check_file(path: str | Path, what: str) -> Path:
     return Path(path)
 
 
+def directory_problem(path: str | Path) -> str | None:
+    """Why the directory the file `path` names cannot hold it (a clause), or None: it is missing,
+    or is a file (`/etc/passwd/j.xml`)."""
+    parent = Path(os.path.abspath(path)).parent
+    if parent.is_dir():
+        return None
+    return f"{parent} is not a directory" if parent.exists() else f"the directory {parent} does not exist"
+
+
+def check_file_in_dir(path: str | Path, what: str, option: str) -> Path:
+    """check_file for a file whose writer makes no directory (a JUnit file, a chart): refused,
+    naming the option, before the work whose result it holds; else the temporary file written
+    beside it failed at the end, naming itself (`No such file or directory: /nodir/j.xml.tmp`)."""
+    problem = directory_problem(path)
+    if problem is not None:
+        raise IolabError(
+            f"{option} {path}: {problem}, so the {what} cannot be written there; create the directory or give a "
+            "file in one that exists. Nothing was read or written."
+        )
+    return check_file(path, what)
+
+
 def output_dir(path: str | Path, what: str) -> Path:
     """Check the directory `path` against the policy and create it (with its parents)."""
     problems = dir_problems(path)

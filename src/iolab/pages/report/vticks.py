@@ -8,6 +8,7 @@ an axis alike; geometry.MIN_TICKS is the fewest labelled ticks an axis of number
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -55,12 +56,22 @@ def autoscale(values: Sequence[float], log: bool, margin: float = MARGIN) -> tup
         if b - a < 1e-12:
             a, b = a - 0.5, b + 0.5
         pad = (b - a) * margin
-        return 10 ** (a - pad), 10 ** (b + pad)
+        # a stored value near the float range (a run's bound of 1e300 µs) must still get its plot:
+        # its margin stops at the largest and smallest decades a float holds, not past them
+        return 10 ** max(a - pad, -_DECADES), 10 ** min(b + pad, _DECADES)
     if hi - lo < 1e-12 * max(1.0, abs(hi)):
         d = 0.05 * abs(hi) if hi else 0.05
-        return lo - d, hi + d
-    pad = (hi - lo) * margin
-    return lo - pad, hi + pad
+        return _held(lo - d), _held(hi + d)
+    pad = (hi / 2 - lo / 2) * 2 * margin  # halves first: hi - lo of two huge values overflows
+    return _held(lo - pad), _held(hi + pad)
+
+
+_DECADES = math.floor(math.log10(sys.float_info.max))  # 308: 10 ** 309 is past a float
+
+
+def _held(v: float) -> float:
+    """`v` held within the finite floats (a margin past the largest one is the largest one)."""
+    return max(-sys.float_info.max, min(sys.float_info.max, v))
 
 
 def label(v: float) -> str:

@@ -1,0 +1,101 @@
+"""Numbers past any meaning, through the installed `iolab` command: refused with one paragraph
+naming the option and its range (exit 2) before a run directory exists, never a traceback; and a
+run stored before a limit existed, with such a number in it, still gets its report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from .conftest import SMALL_SIM, iolab
+
+
+def refused(p, runs: Path) -> str:
+    said = " ".join(p.stderr.split())
+    assert p.returncode == 2 and "Traceback" not in p.stdout + p.stderr, p.stdout + p.stderr
+    assert p.stderr.startswith("iolab: ") and "\n\n" not in p.stderr.strip(), p.stderr
+    assert not runs.exists() or not any(runs.iterdir()), "a run directory was stored for refused input"
+    return said
+
+
+@pytest.mark.parametrize("value", ["1e300", "1e9", "1001", "inf", "nan", "-1"])
+@pytest.mark.parametrize("command", [["plan"], ["plan", "--json"], ["run", "-q", "--no-report"]])
+def test_steady_min_writes_out_of_range_is_refused_as_precondition_factor_is(value, command, tmp_path):
+    """1e300 raised OverflowError in steady.min_write_bytes (exit 1; `run` first stored a failed
+    run); 1e9 was taken ("1e+09× the tested capacity … 536,871 TB")."""
+    runs = tmp_path / "runs"
+    given = ["--quick", *command[1:], "-t", SMALL_SIM, "--runs-dir", str(runs), "--steady-min-writes", value]
+    p = iolab(command[0], "latency", *given)
+    said = refused(p, runs)
+    assert "steady-state minimum writes (--steady-min-writes)" in said, said
+    assert "give a number from 0 to 1,000 (× the tested capacity; default 2)" in said, said
+
+
+def test_steady_min_writes_at_its_limit_is_taken(tmp_path):
+    p = iolab("plan", "latency", "--quick", "-t", SMALL_SIM, "--steady-min-writes", "1000")
+    said = " ".join(p.stdout.split())
+    assert p.returncode == 0 and "after 1000× the tested capacity is written" in said, p.stdout + p.stderr
+
+
+@pytest.mark.parametrize("bound", ["1e300us", "10.5s", "10000001", "infms", "0us"])
+def test_a_latency_bound_past_what_fio_measures_is_refused_at_set(bound, tmp_path):
+    """bound=1e300us stored a complete run whose report then raised OverflowError."""
+    runs = tmp_path / "runs"
+    p = iolab("run", "latency-bound", "--quick", "-q", "--set", f"bound={bound}", "--runs-dir", str(runs))
+    said = refused(p, runs)
+    assert f"--set bound='{bound}' (test latency-bound): give a latency greater than 0 and at most 10 s." in said
+
+
+def test_a_stored_run_with_an_extreme_bound_still_gets_its_report(tmp_path):
+    """A run stored before the limit (its bound 1e300 µs) drew its ramp's latency axis out to
+    10 ** 315 (OverflowError in vticks.autoscale), every time its report was asked for."""
+    runs = tmp_path / "runs"
+    p = iolab("run", "latency-bound", "--quick", "-q", "--no-report", "--set", "bound=10s", "--runs-dir", str(runs))
+    assert p.returncode == 0, p.stderr
+    (run,) = runs.iterdir()
+    manifest = run / "manifest.json"
+    # the run as iolab stored it before the limit: the bound in its settings, plan and decisions
+    text = manifest.read_text().replace('"10s"', '"1e300us"').replace("10000000.0", "1e+300")
+    assert text.count("1e+300") >= 3
+    manifest.write_text(text)
+    assert json.loads(text)["plan"]["values"]["bound"] == 1e300
+    p = iolab("report", str(run))
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    assert (run / "report" / f"{run.name}.pdf").stat().st_size > 0
+
+
+HUGE = "99999999999999999999999999h"  # finite as a float (3.6e29 s), past every clock
+
+
+@pytest.mark.parametrize(
+    ("test", "setting", "says"),
+    [
+        # OverflowError in char_slc.build (int of 1e300 × capacity)
+        ("slc-cache", "writes=1e300", "give a number greater than 0 and at most 1,000 (× the tested capacity)."),
+        # the sustain phase is built during the run: a run was stored, then refused as a workload
+        ("latency-bound", f"sustain={HUGE}", "give a duration greater than 0 and at most 24 h"),
+        # the run's ETA raised OverflowError (timestamp out of range) after the run was stored
+        ("max-iops", f"round_time={HUGE}", "give a duration greater than 0 and at most 24 h"),
+        # taken, and called "workload '': warm-up must be 0 to 24 h" by the plan's check
+        ("qos", f"warmup={HUGE}", "give a duration greater than 0 and at most 24 h"),
+    ],
+)
+def test_a_tests_own_number_past_its_limit_is_refused_at_set(test, setting, says, tmp_path):
+    runs = tmp_path / "runs"
+    p = iolab("run", test, "--quick", "-q", "--no-report", "-t", SMALL_SIM, "--set", setting, "--runs-dir", str(runs))
+    said = refused(p, runs)
+    name, _, value = setting.partition("=")
+    assert f"--set {name}='{value}' (test {test}): {says}" in said, said
+
+
+def test_a_write_saturation_time_limit_past_its_limit_is_refused(tmp_path):
+    """The run started and its ETA raised OverflowError (timestamp out of range), exit 1."""
+    runs = tmp_path / "runs"
+    p = iolab(
+        "run", "wsat", "--quick", "--no-report", "-t", SMALL_SIM, "--wsat-max-time", HUGE, "--runs-dir", str(runs)
+    )
+    said = refused(p, runs)
+    assert "Write Saturation time limit (--wsat-max-time): 3.6e+29 s is not allowed" in said, said
+    assert "at most 1,000 days (the PTS uses 24 h)" in said, said

@@ -1,0 +1,106 @@
+"""Paths and sizes that are not what an option needs, through the installed `iolab` command:
+refused before the work, naming the option given and what the path is (or is not), with nothing
+written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .conftest import SMALL_SIM, iolab, quick_sim_run
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory) -> tuple[Path, Path]:
+    runs = tmp_path_factory.mktemp("output-paths") / "runs"
+    return quick_sim_run(runs), quick_sim_run(runs)
+
+
+def said(p, code: int = 2) -> str:
+    text = p.stdout + p.stderr
+    assert p.returncode == code and "Traceback" not in text, text
+    assert p.stderr.startswith("iolab: ") and "\n\n" not in p.stderr.strip(), p.stderr
+    return " ".join(p.stderr.split())
+
+
+@pytest.mark.parametrize(
+    ("where", "says"),
+    [
+        ("{d}/nodir/out", "the directory {d}/nodir does not exist"),
+        ("/etc/passwd/out", "/etc/passwd is not a directory"),
+    ],
+)
+def test_a_file_option_into_no_directory_is_refused_before_the_work(two_runs, tmp_path, where, says):
+    """`check --junit /nodir/j.xml` and `history --html /nodir/h.html` printed their whole table,
+    then "No such file or directory: /nodir/j.xml.tmp" (an internal file, no option named)."""
+    first, second = two_runs
+    path, says = where.format(d=tmp_path), says.format(d=tmp_path)
+    p = iolab("check", str(second), "--baseline", str(first), "--junit", f"{path}.xml")
+    text = said(p)
+    assert text.startswith(f"iolab: --junit {path}.xml: {says}, so the JUnit file cannot be written there"), text
+    assert not p.stdout.strip(), "the check's table was printed before the refusal"
+    figure = "ART RND 4KiB R/W 0/100"
+    p = iolab("history", figure, "--runs-dir", str(first.parent), "--html", f"{path}.html")
+    text = said(p)
+    assert text.startswith(f"iolab: --html {path}.html: {says}, so the history chart cannot be written"), text
+    assert not p.stdout.strip()
+    assert not (tmp_path / "nodir").exists()
+
+
+def test_a_simulator_state_into_no_directory_is_refused_before_the_run(tmp_path):
+    """The run measured everything, was stored complete, then failed to save its state ("sim
+    state file /nodir/.s.state.123.tmp: cannot create it"), exit 2."""
+    runs = tmp_path / "runs"
+    state = tmp_path / "nodir" / "s.state"
+    p = iolab("run", "latency", "--quick", "-q", "-t", f"{SMALL_SIM}&save={state}", "--runs-dir", str(runs))
+    text = said(p, 3)
+    assert f"save=: {state}: the directory {state.parent} does not exist" in text, text
+    assert not runs.exists() and not state.parent.exists()
+
+
+def test_a_refused_run_saves_no_simulator_state(tmp_path):
+    """`--purge nvme-format` on a simulated drive said "Nothing was run or written" and wrote the
+    drive's state to save= all the same (the engine saved every drive it had built as it closed)."""
+    state = tmp_path / "s.state"
+    runs = tmp_path / "runs"
+    p = iolab(
+        "run",
+        "latency",
+        "--quick",
+        "-q",
+        "--purge",
+        "nvme-format",
+        "-t",
+        f"{SMALL_SIM}&save={state}",
+        "--runs-dir",
+        str(runs),
+    )
+    assert "Nothing was run or written." in said(p)
+    assert not state.exists() and not runs.exists()
+
+
+@pytest.mark.parametrize("runs_dir", ["/etc/passwd", "/dev/null"])
+def test_watch_on_a_file_says_it_is_not_a_directory(runs_dir):
+    """`iolab watch /etc/passwd` said "runs directory /etc/passwd does not exist"."""
+    p = iolab("watch", runs_dir, "--port", "0", timeout=30)
+    assert said(p).startswith(f"iolab: runs directory {runs_dir} is not a directory; give the directory"), p.stderr
+
+
+@pytest.mark.parametrize(("path", "kind"), [("/etc/shadow", "a file"), ("/dev/null", "a character device")])
+def test_a_run_named_by_a_file_says_what_it_is(two_runs, path, kind):
+    """`iolab check X --baseline /etc/shadow` said "no such run directory" of a file that exists."""
+    first, _ = two_runs
+    for args in (("check", str(first), "--baseline", path), ("show", path)):
+        text = said(iolab(*args))
+        assert f"run '{path}': {path} is {kind}, not a run directory" in text, text
+        assert "no such run directory" not in text
+
+
+@pytest.mark.parametrize(("capacity", "shown"), [("100TiB", "100 TiB"), ("1B", "1 B")])
+def test_a_calibration_copy_the_simulator_cannot_build_blames_capacity(two_runs, capacity, shown):
+    """It blamed the preset: "--base enterprise-sas: … give a smaller user_gb"."""
+    first, _ = two_runs
+    text = said(iolab("sim", "calibrate", str(first), "--capacity", capacity, "--budget", "1"))
+    assert text.startswith(f"iolab: --capacity {shown}: the simulator cannot build a copy of enterprise-sas"), text
+    assert "--base" not in text, text
