@@ -384,9 +384,12 @@ def _lock_records(held: set[tuple[int, int, int]], is_held: bool) -> Iterator[tu
 
 
 def _flocked() -> set[tuple[int, int, int]] | None:
-    """(major, minor, inode) of every file some process holds an flock on."""
-    text = host.read(Path("/proc/locks"))
-    if text is None:
+    """(major, minor, inode) of every file some process holds an flock on; None without
+    /proc/locks. An empty /proc/locks is no lock held anywhere (host.read says None for
+    empty): with no lock held on the machine, no stale lock file was ever listed."""
+    try:
+        text = Path("/proc/locks").read_text(errors="replace")
+    except OSError:
         return None
     held = set()
     for line in text.splitlines():
