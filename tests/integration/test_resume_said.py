@@ -50,6 +50,12 @@ def test_a_resumed_simulated_run_says_its_purge_once(scratch):
         lines = [ln for ln in p.stdout.splitlines() if ln.startswith("purge (")]
         again = "(2 times: the phase ran again from its purge when the run was resumed)"
         assert len(lines) == 1 and " ".join(p.stdout.split()).count(f"sim-purge — ok {again}") == 1, p.stdout
+    # the report's Run Details the same: one row, not the same purge twice
+    rep = iolab("report", str(r.path), "--out", str(scratch / "rep"))
+    assert rep.returncode == 0, rep.stderr
+    [html] = (scratch / "rep").glob("*.html")
+    text = html.read_text()
+    assert text.count(">Purge (main)<") == 1 and text.count(again) == 1, text.count(">Purge (main)<")
 
 
 # Runs `iolab run` and kills it (SIGKILL, as kill -9 or a power loss) where RunStore.create makes

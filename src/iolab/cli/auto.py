@@ -195,6 +195,7 @@ def check(
         ...,
         "--baseline",
         "-b",
+        metavar="RUN|FILE.json",
         help=f"A baseline run, by {RUN_REF} (repeat for several runs), or a "
         "saved `--json` document (FILE.json) whose runs are the baseline.",
     ),

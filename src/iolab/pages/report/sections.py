@@ -458,8 +458,14 @@ def details_pages(run: RunData) -> list[Page]:
         rows.append((f"Decision {i}", decision_text(d)))
     if run.audit is not None:
         rows.append(("Audit", header.audit_detail(run.audit)))
+    # the same purge of a phase again (a resumed run that ran the phase again from its purge, as
+    # a simulated drive's always does) is one row that says how many times, as `iolab show` says
+    purges: dict[tuple[str, str], int] = {}
     for p in m.purges:
-        rows.append((f"Purge ({p['phase']})", f"{p['method']}: {'ok' if p['ok'] else 'FAILED'} — {p['detail']}"))
+        row = (f"Purge ({p['phase']})", f"{p['method']}: {'ok' if p['ok'] else 'FAILED'} — {p['detail']}")
+        purges[row] = purges.get(row, 0) + 1
+    again = "the phase ran again from its purge when the run was resumed"
+    rows += [(k, v + (f" ({n} times: {again})" if n > 1 else "")) for (k, v), n in purges.items()]
     for o in m.safety_overrides:
         rows.append(("Safety override", o))
     for k, v in m.versions.items():
