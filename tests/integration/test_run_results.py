@@ -433,6 +433,11 @@ def test_run_repeat_gives_each_figure_an_interval_and_check_takes_the_repeats_as
     assert art["kind"] == "value"
     [row] = [line for line in p.stderr.splitlines() if line.lstrip().startswith("MRT RND 4KiB R/W 0/100")]
     assert "none: an extreme" in row, p.stderr
+    # a figure no repeat measured says why below the table, as each run's own key figures do
+    nines = next(f for f in rep["figures"] if f["name"] == "99.999 % RND 4KiB R/W 100/0")
+    said = [next(f.get("unmeasured") for f in r["figures"] if f["name"] == nines["name"]) for r in base["runs"]]
+    assert nines["n"] == 0 and all(said) and nines["unmeasured"] == list(dict.fromkeys(said))
+    assert f"— {nines['name']}: not measured in any run: {said[0]}" in " ".join(p.stderr.split()), p.stderr
     (tmp_path / "base.json").write_text(p.stdout)
 
     p, cand = repeated("sim:enterprise-sas?user_gb=4&t_prog_us=2300")  # twice the program time

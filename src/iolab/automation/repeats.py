@@ -106,6 +106,7 @@ def summary(records: Sequence[dict]) -> dict:
     for test, name in dict.fromkeys((r["test"], f["name"]) for r in done for f in r["figures"]):
         mine = [f for r in done if r["test"] == test for f in r["figures"] if f["name"] == name]
         values = [f["value"] for f in mine if f["value"] is not None]
+        why = list(dict.fromkeys(f["unmeasured"] for f in mine if f["value"] is None and f.get("unmeasured")))
         kind = mine[0].get("kind", "value")
         spread = interval(values, mine[0]["unit"]) if values else {"n": 0, "mean": None, "stdev": None}
         if kind == "extreme":
@@ -121,6 +122,7 @@ def summary(records: Sequence[dict]) -> dict:
                 "kind": kind,
                 "values": values,
                 **(NO_INTERVAL | spread),
+                **({"unmeasured": why} if why else {}),
             }
         )
     return {

@@ -427,6 +427,12 @@ def run_repeats(
             ", ".join(num(v) for v in f["values"]),
         )
     console.print(t)
+    for f in rep["figures"]:  # a "—" or a short n says why, as a run's own key figures do
+        if f.get("unmeasured"):
+            where = f"{f['test']}: " if several else ""
+            said = "; ".join(f["unmeasured"])
+            runs = "any run" if not f["n"] else "every run"
+            console.print(esc(f"— {where}{f['name']}: not measured in {runs}: {said}"), soft_wrap=True)
     console.print(esc(f"interval: {rep['method']}"), soft_wrap=True)
     for r in records:
         console.print(f"run: {esc(r['run_id'])} ({esc(r['state'])})", soft_wrap=True)

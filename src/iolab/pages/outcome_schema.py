@@ -295,6 +295,8 @@ DEFS = {
                         "interval": {"enum": ["t", "t, clipped at 0", "geometric", "none"]},
                         "geometric_mean": NUM_OR_NULL,
                         "factor": NUM_OR_NULL,
+                        # why the runs without a value have none, each once (a percentile of too few IOs)
+                        "unmeasured": _arr(_t("string")),
                     },
                 )
             ),
