@@ -163,14 +163,29 @@ def test_a_declared_spread_is_printed_as_given(tmp_path):
     assert "1e-05" not in said and "(100 % of the value" not in said
 
 
+def test_plan_prints_an_ignored_option_s_value_as_its_flag_takes_it():
+    """`iolab plan iops --wsat-max-time 2h` listed "--wsat-max-time (the plan is the same at
+    86400.0)": the stored seconds, not a value the option takes."""
+    p = iolab("plan", "iops", "--quick", "--wsat-max-time", "2h", "--active-range", "50%", "-t", SMALL_SIM)
+    assert p.returncode == 0, p.stdout + p.stderr
+    [row] = [line for line in p.stdout.splitlines() if re.match(r"\s+ignored\s", line)]
+    assert row.split(None, 1)[1] == "--wsat-max-time (the plan is the same at 24h)", row
+    assert "86400" not in p.stdout
+
+
 @pytest.mark.parametrize("test", ["wsat", "xsr"])
 def test_plan_says_once_that_the_round_limit_is_not_used_where_the_phases_run_to_their_budgets(test):
     """`iolab plan wsat --max-rounds 3` said "--max-rounds 3 is not used" on the round limit's line
-    and "ignored --max-rounds (the plan is the same at 10)" two lines below it."""
+    and "ignored --max-rounds (the plan is the same at 10)" two lines below it, and then the
+    round limit's line repeated the note above the test."""
     p = iolab("plan", test, "--quick", "--max-rounds", "3", "--precondition-factor", "3", "-t", SMALL_SIM)
     assert p.returncode == 0, p.stdout + p.stderr
     block = [line for line in p.stdout.splitlines() if line.startswith("  ")]
-    said = [line for line in block if "--max-rounds" in line]
-    assert len(said) == 1 and "--max-rounds 3 is not used (each phase's own, below)" in said[0], block
+    # said once, above the test (as `iolab run` says it); the round limit's line says what bounds
+    # the rounds. Before, the test's block said "--max-rounds 3 is not used" under the note.
+    said = [line for line in p.stdout.splitlines() if "--max-rounds" in line]
+    note = f"note: --max-rounds changes nothing in {test} (its plan is the same without it): ignored."
+    assert said == [note], p.stdout
+    assert any("round limit: each phase's own, below" in line for line in block), block
     # another ignored option is still listed as ignored
     assert any(re.match(r"\s+ignored\s+--precondition-factor", line) for line in block), block

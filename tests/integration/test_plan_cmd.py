@@ -276,8 +276,8 @@ def test_a_share_a_stop_rule_takes_below_one_says_that_range_for_every_value_out
     [
         (("iops", "--max-rounds", "7"), "round limit 7 (--max-rounds)"),
         (("iops",), "round limit 25 (profile)"),
-        (("wsat", "--quick", "--max-rounds", "3"), "--max-rounds 3 is not used (each phase's own, below)"),
-        (("xsr", "--quick", "--max-rounds", "3"), "--max-rounds 3 is not used (each phase's own, below)"),
+        (("wsat", "--quick", "--max-rounds", "3"), "round limit: each phase's own, below"),
+        (("xsr", "--quick", "--max-rounds", "3"), "round limit: each phase's own, below"),
         (("wsat", "--quick"), "the profile's round limit is not used (each phase's own, below)"),
     ],
 )

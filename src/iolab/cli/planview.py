@@ -18,7 +18,7 @@ from iolab.cli.console import Console
 from iolab.cli.options import PROFILE_FLAGS, TEST_HELP, RunArgs
 from iolab.core.errors import IolabError
 from iolab.core.plan import percent_text
-from iolab.core.units import counted, duration, eng, kib_label, num
+from iolab.core.units import counted, duration, duration_option, eng, given, kib_label, num, size_option
 
 if TYPE_CHECKING:  # the plans are built only when `iolab plan` runs: --help and the rest start without them
     from iolab.api.planinfo import PlanDescription, PlannedCell, PlannedPhase, PlannedTest, Step
@@ -173,6 +173,8 @@ def _show_test(t: PlannedTest, i: int, n: int) -> None:
     given = t.max_rounds_from == "--max-rounds" or "--max-rounds" in t.ignored_options
     if t.max_rounds_from != "not used" and (tracked or any(ph.stop_on_steady for ph in t.phases)):
         limit = f"round limit {t.max_rounds} ({'--max-rounds' if given else 'profile'})"
+    elif "--max-rounds" in t.ignored_options:  # the note above the tests says --max-rounds is ignored: once
+        limit = "round limit: each phase's own, below"
     else:
         whose = f"--max-rounds {t.max_rounds} is" if given else "the profile's round limit is"
         limit = f"{whose} not used (each phase's own, below)"
@@ -188,13 +190,30 @@ def _show_test(t: PlannedTest, i: int, n: int) -> None:
     # the round limit's line has said whether --max-rounds is used: not said again as "ignored"
     others = {k: v for k, v in t.ignored_options.items() if k != "--max-rounds"}
     if others:
-        rows.append(("ignored", ", ".join(f"{k} (the plan is the same at {v})" for k, v in others.items())))
+        same = ", ".join(f"{k} (the plan is the same at {option_text(k, v)})" for k, v in others.items())
+        rows.append(("ignored", same))
     rows += [("parameter", f"{k}: {v}") for k, v in t.parameters.items()]
     rows += [("note", note) for note in t.notes]
     for name, text in rows:
         out(f"  {name:<13} {esc(text)}", soft_wrap=True)
     for j, ph in enumerate(t.phases):
         _show_phase(ph, j, len(t.phases), t.steady_window)
+
+
+def option_text(flag: str, value: Any) -> str:
+    """A profile option's value as its flag takes it (the plan holds seconds, fractions, bytes):
+    --wsat-max-time 86400.0 is '24h', --active-range 1.0 '100%', --write-cache False 'off'."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if value is None:
+        return "none"
+    if flag in ("--cell-time", "--wsat-max-time"):
+        return duration_option(value)
+    if flag == "--active-range":
+        return f"{given(100 * value)}%"
+    if flag == "--capacity-limit":
+        return size_option(int(value))
+    return given(value) if isinstance(value, (int, float)) else str(value)
 
 
 def _show_phase(ph: PlannedPhase, j: int, n: int, window: int) -> None:

@@ -242,6 +242,16 @@ def duration(seconds: float | None, sig: int = 3) -> str:
     return f"{num(seconds, sig)} s"
 
 
+def duration_option(seconds: float) -> str:
+    """A duration as --cell-time or --wsat-max-time takes it, in the largest unit that writes it
+    whole (at least 2 of it, as one says 90s rather than 1.5min): 86400 -> '24h', 60 -> '60s',
+    0.25 -> '250ms' (a duration stored as seconds, printed as a user gives it)."""
+    for name, unit in (("h", 3600.0), ("min", 60.0), ("s", 1.0)):
+        if seconds >= 2 * unit and float(seconds / unit).is_integer():
+            return f"{seconds / unit:.0f}{name}"
+    return f"{seconds:g}s" if seconds >= 1 else f"{seconds * 1000:g}ms"
+
+
 def human_span(seconds: float) -> str:
     """A duration for people: '136 ms', '2.5 s', '37.9 h (1.6 days)'."""
     if seconds < 1e-3:
