@@ -4,6 +4,7 @@ resume that changes nothing stored."""
 
 from __future__ import annotations
 
+import json
 import shlex
 import signal
 import sqlite3
@@ -117,3 +118,20 @@ def test_a_refused_resume_changes_nothing_stored(scratch):
     text = refused(iolab("resume", str(run), "--no-report", timeout=300))
     assert "tracking metric lat_mean_us was not measured" in text and "cannot be evaluated on resume" in text, text
     assert stored(run) == before
+
+
+def test_a_refused_resume_of_a_quick_run_gives_the_runs_own_command(scratch):
+    """A --quick run's resume refused (here: its stored plan is not the one this iolab builds) said
+    "Start a new run: iolab run latency -t sim:enterprise-sas?user_gb=0.0…&op=…": the stored scaled
+    copy of the drive and no --quick, a command that is not the run's."""
+    runs = scratch / "runs"
+    args = ["run", "latency", "--quick", "-t", "sim:enterprise-sas", "--runs-dir", str(runs)]  # --quick scales it
+    killed_at([*args, "--no-report"], runs, "*/raw/main-r02-*", signal.SIGINT)
+    [r] = list_runs(runs)
+    manifest = r.path / "manifest.json"
+    m = json.loads(manifest.read_text())
+    m["plan"]["phases"][0]["name"] = "another"  # as another iolab version would build it
+    manifest.write_text(json.dumps(m))
+    text = refused(iolab("resume", str(r.path), "--no-report", timeout=300))
+    assert "user_gb=" in m["target"]["spec"]  # the stored copy, which is not the drive given
+    assert "builds a different plan" in text and text.endswith(f"Start a new run: {shlex.join(['iolab', *args])}"), text

@@ -128,16 +128,17 @@ def last_modified(identity: dict) -> float | None:
 # -- what `iolab resume` refuses --------------------------------------------------------------
 
 
-def check_identity(m: Manifest, stored: dict | None, target: Target) -> None:
+def check_identity(m: Manifest, stored: dict | None, target: Target, again: str) -> None:
+    """`again`: the command that starts the run anew (runstart.start_again, built by the caller)."""
     diff = differences(stored, target_identity(target)) if stored else []
     if diff:
         raise IolabError(
             f"run {m.run_id}: the target is not the one the run wrote ({'; '.join(diff)}), so it cannot continue "
-            f"there: a run measures one drive. Start a new run: iolab run {m.test} -t {m.target['spec']}"
+            f"there: a run measures one drive. Start a new run: {again}"
         )
 
 
-def check_legs(m: Manifest, legs: dict[str, Target]) -> None:
+def check_legs(m: Manifest, legs: dict[str, Target], again: str) -> None:
     """Refuse to go on when a host of this machine's path is not the target the run wrote there
     (or the hosts are not the run's). Runs stored before each leg's identity was: -t's alone."""
     stored = m.target.get("leg_identities")
@@ -146,13 +147,13 @@ def check_legs(m: Manifest, legs: dict[str, Target]) -> None:
     if set(stored) != set(legs):
         raise IolabError(
             f"run {m.run_id}: its hosts were {', '.join(sorted(stored))}, now {', '.join(sorted(legs)) or 'none'}; "
-            f"give the run's hosts to continue it, or start a new run: iolab run {m.test} -t {m.target['spec']} ..."
+            f"give the run's hosts to continue it, or start a new run: {again}"
         )
     diff = [f"{name}: {d}" for name in sorted(stored) for d in differences(stored[name], target_identity(legs[name]))]
     if diff:
         raise IolabError(
             f"run {m.run_id}: a host's target is not the one the run wrote ({'; '.join(diff)}), so it cannot "
-            f"continue there: a run measures its drives. Start a new run: iolab run {m.test} -t {m.target['spec']} ..."
+            f"continue there: a run measures its drives. Start a new run: {again}"
         )
 
 

@@ -91,7 +91,8 @@ def prepare(
         hosts = bool(legs and legs[0].host)
         workload = run_dir / INPUTS_DIR if (run_dir / INPUTS_DIR).is_dir() else None
         plan = build_plan(m.test, _stored_profile(m), target, workload)
-        stored = _check_same_run(m, plan, target, hosts)
+        again = start_again(m, run_dir)  # the command each refusal gives: the run's own, --quick and all
+        stored = _check_same_run(m, plan, target, hosts, again)
         # What is stored is checked whole before anything is written: a refusal changes nothing
         # (the manifest, results.db, raw/ stay as they were).
         built = _built(probe, plan)
@@ -113,7 +114,7 @@ def prepare(
             if sim_split
             else engine_for(target, ioengine=ioengine)
         )
-        elsewhere = hosts and _check_hosts(m, stored, target, engine)
+        elsewhere = hosts and _check_hosts(m, stored, target, engine, again)
         caps = engine.capabilities if legs else engine_class(target).capabilities
         options = RunOptions(
             purge_method=_purge_of(m, target, caps),
@@ -194,18 +195,18 @@ def _stored_profile(m: Manifest) -> Profile:
         ) from None
 
 
-def _check_same_run(m: Manifest, plan: TestPlan, target: Target, hosts: bool) -> dict | None:
+def _check_same_run(m: Manifest, plan: TestPlan, target: Target, hosts: bool, again: str) -> dict | None:
     """Refuse to go on with another plan or on another drive than the run's (a hosts run's drives:
     _check_hosts, once its engine is made); returns the target's identity as the run stored it."""
     if not same_plan(plan, m.plan):
         raise IolabError(
             f"run {m.run_id}: this iolab builds a different plan for its test than the stored one "
             "(another iolab version, or the target's size changed), so it cannot continue it. "
-            f"Start a new run: iolab run {m.test} -t {m.target['spec']}"
+            f"Start a new run: {again}"
         )
     stored = m.target.get("identity")
     if not hosts:
-        check_identity(m, stored, target)
+        check_identity(m, stored, target, again)
     return stored
 
 
@@ -218,18 +219,18 @@ def _ioengines(m: Manifest, target: Target, hosts: bool, asked: str | None) -> t
     return ran_with, asked or (ran_with if ran_with in ("io_uring", "libaio") else None)
 
 
-def _check_hosts(m: Manifest, stored: dict | None, target: Target, engine: Engine) -> bool:
+def _check_hosts(m: Manifest, stored: dict | None, target: Target, engine: Engine, again: str) -> bool:
     """Refuse another target than the run's; True: it is on other machines, whose targets are as read
     there (ssh mode; through fio only, nothing). All this machine's: a local run's identity."""
     if not engine.capabilities.remote_targets:
-        check_identity(m, stored, target)
-        check_legs(m, here_legs(engine))
+        check_identity(m, stored, target, again)
+        check_legs(m, here_legs(engine), again)
         return False
     diff = host_differences(stored, engine.target_identity()) if stored and isinstance(engine, HostsEngine) else []
     if diff:
         raise IolabError(
             f"run {m.run_id}: a host's target is not the one the run wrote ({'; '.join(diff)}), so it "
-            f"cannot continue there. Start a new run: iolab run {m.test} -t {m.target['spec']} ..."
+            f"cannot continue there. Start a new run: {again}"
         )
     return True
 
