@@ -9,6 +9,7 @@ import json
 import re
 import shutil
 import subprocess
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -157,3 +158,29 @@ def test_a_document_that_does_not_reach_standard_output_fails(three, how):
                 p = _closed(*line, stdout=full)
         assert p.returncode == 2 and "standard output" in _said(p) and "not delivered" in _said(p), (line, p.stderr)
         assert "Traceback" not in p.stderr
+
+
+def test_a_candidate_figure_the_baseline_lacks_is_listed_as_not_compared(tmp_path):
+    """HIR names a figure after each wait state its run measured: a baseline without the 10 s
+    one (here a saved document that leaves it out, as a run of other wait states would) had the
+    candidate's figure left out of the check unsaid, on screen, in --json and in JUnit."""
+    runs, docs = tmp_path / "runs", []
+    for seed in (1, 2):
+        p = iolab("run", "hir", "-t", f"{SMALL}&seed={seed}", *QUICK, "--runs-dir", str(runs), "--json")
+        assert p.returncode == 0, p.stderr
+        docs.append(json.loads(p.stdout))
+    base, cand = docs
+    lacks = "Mean burst IOPS after 10 s idle"
+    base["runs"][0]["figures"] = [f for f in base["runs"][0]["figures"] if f["name"] != lacks]
+    (tmp_path / "base.json").write_text(json.dumps(base))
+    xml = tmp_path / "check.xml"
+    line = ("check", cand["runs"][0]["path"], "--baseline", str(tmp_path / "base.json"), "--junit", str(xml))
+    p = iolab(*line)
+    assert p.returncode == 0, p.stdout + p.stderr
+    why = "the baseline has no such figure (its runs measured other ones); give a baseline run that has it"
+    assert f"{lacks}: not compared: {why}" in " ".join(p.stdout.split()), p.stdout
+    assert "how (every figure compared):" in " ".join(p.stdout.split()), p.stdout
+    [row] = [f for f in json.loads(iolab(*line, "--json").stdout)["check"]["figures"] if f["name"] == lacks]
+    assert row["verdict"] == "not-compared" and row["method"] == why and row["candidate"]["value"] > 0, row
+    [case] = [c for c in ET.parse(xml).iter("testcase") if c.get("name") == lacks]
+    assert case.find("skipped").get("message") == f"not compared: {why}"

@@ -77,7 +77,9 @@ def _meta(baseline: Sequence[dict], candidate: Sequence[dict]) -> dict[str, dict
                         f"the runs disagree on {f['name']!r}'s {k}: {first[0]!r} in run {first[1]}, {f[k]!r} in "
                         f"run {r['run_id']}; one figure is judged in one {k}. Nothing was checked."
                     )
-    names = dict.fromkeys(f["name"] for r in baseline for f in r["figures"])
+    # the baseline's figures, then a candidate's no baseline run has (a stream's, named after what
+    # was run): listed as not compared rather than left out unsaid
+    names = dict.fromkeys(f["name"] for r in [*baseline, *candidate] for f in r["figures"])
     return {
         n: {
             "unit": seen[n]["unit"][0],
@@ -123,6 +125,9 @@ def _distinct_runs(baseline: Sequence[dict], candidate: Sequence[dict]) -> None:
         )
 
 
+NO_SUCH_FIGURE = "the baseline has no such figure (its runs measured other ones); give a baseline run that has it"
+
+
 def check(
     baseline: Sequence[dict],
     candidate: Sequence[dict],
@@ -149,7 +154,8 @@ def check(
         )
     meta = _meta(baseline, candidate)
     names = list(meta)
-    if not names:
+    in_baseline = {f["name"] for r in baseline for f in r["figures"]}
+    if not in_baseline:
         raise IolabError(f"test {tests[0]!r}: the baseline has no key figures to check.")
     unknown = sorted(tolerances.named() - set(names))
     if unknown:
@@ -167,7 +173,10 @@ def check(
     for n in names:
         higher = meta[n]["direction"] == "higher-is-better"
         b, c = (side(recs, n, meta[n]["kind"], higher) for recs in (baseline, candidate))
-        figures.append(verdict(n, meta[n], b, c, tolerances, confidence))
+        judged = verdict(n, meta[n], b, c, tolerances, confidence)
+        if n not in in_baseline:
+            judged |= {"verdict": "not-compared", "method": NO_SUCH_FIGURE}
+        figures.append(judged)
     bad = [f["name"] for f in figures if f["verdict"] in FAILING]
     unsteady = not_steady(baseline) + not_steady(candidate)
     warnings = [steady_warning(unsteady, require_steady)] if unsteady else []

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from xml.sax.saxutils import escape, quoteattr
 
-from iolab.automation.verdict import FAILING
+from iolab.automation.verdict import FAILING, UNJUDGED
 from iolab.core.units import given, num, percent
 
 
@@ -19,8 +19,8 @@ def junit_xml(result: dict, suite: str = "iolab check") -> str:
             msg = summary_line(f)
             body = f"<failure message={quoteattr(msg)} type={quoteattr(f['verdict'])}>{escape(f['method'])}</failure>"
             failures += 1
-        elif f["verdict"] == "not-measured":
-            body = f"<skipped message={quoteattr(f['method'])}/>"
+        elif f["verdict"] in UNJUDGED:
+            body = f"<skipped message={quoteattr(f['verdict'].replace('-', ' ') + ': ' + f['method'])}/>"
         cases.append(
             f"    <testcase classname={quoteattr(result['test'])} name={quoteattr(f['name'])}>"
             f"{body}<system-out>{escape(summary_line(f))}</system-out></testcase>"
@@ -32,7 +32,7 @@ def junit_xml(result: dict, suite: str = "iolab check") -> str:
             f'    <testcase classname={quoteattr(result["test"])} name="steady state">'
             f"{body}<system-out>{escape(w)}</system-out></testcase>"
         )
-    skipped = sum(f["verdict"] == "not-measured" for f in result["figures"])
+    skipped = sum(f["verdict"] in UNJUDGED for f in result["figures"])
     return (
         '<?xml version="1.0" encoding="UTF-8"?>\n'
         f'<testsuites name={quoteattr(suite)} tests="{len(cases)}" failures="{failures}">\n'

@@ -19,6 +19,8 @@ interval's half-width (both in % of the baseline):
   info              an extreme without a tolerance of its own: reported, never failing
   missing           the baseline has the figure, the candidate does not (counts as failing)
   not-measured      the baseline has no value for it (nothing to hold the candidate to)
+  not-compared      the baseline has no such figure at all (a figure named after what the
+                    candidate ran: automation/check.py); listed, never failing
 `detectable_pct` is the smallest worsening the check would call a regression: the larger of the
 tolerance and the noise.
 """
@@ -30,6 +32,7 @@ from iolab.automation.tolerances import Tolerances
 from iolab.automation.tstat import on_log_scale
 
 FAILING = ("regression", "missing")  # the verdicts that fail the check
+UNJUDGED = ("not-measured", "not-compared")  # a figure listed without a verdict on it (a skipped JUnit case)
 
 
 def _pct(x: float | None, base: float) -> float | None:

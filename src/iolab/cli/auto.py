@@ -125,6 +125,8 @@ def _side(refs: list[str], what: str, force: bool) -> list[dict]:
 
 
 def render_check(result: dict, console: Console) -> None:
+    from iolab.automation.verdict import UNJUDGED
+
     t = Table(
         title=f"check: {esc(result['test'])} (confidence {given(100 * result['confidence'])}%)",
         title_justify="left",
@@ -169,11 +171,18 @@ def render_check(result: dict, console: Console) -> None:
     if len(allowed) == 1:
         console.print(f"allowed regression: {given(allowed.pop())} % in every figure")
     methods: dict[str, list[str]] = {}
+    unjudged: dict[tuple[str, str], list[str]] = {}  # a figure listed without a verdict: said why, under the table
     for f in result["figures"]:
-        if f["method"] and f["verdict"] not in ("missing", "not-measured"):
+        if f["verdict"] in UNJUDGED:
+            unjudged.setdefault((f["verdict"], f["method"]), []).append(f["name"])
+        elif f["method"] and f["verdict"] != "missing":
             methods.setdefault(f["method"], []).append(f["name"])
+    for (v, m), names in unjudged.items():
+        console.print(esc(f"{', '.join(names)}: {v.replace('-', ' ')}: {m}"), soft_wrap=True)
+    judged = sum(f["verdict"] not in UNJUDGED for f in result["figures"])
     for m, names in methods.items():
-        which = "every figure" if len(names) == len(result["figures"]) else ", ".join(names)
+        every = "every figure" if judged == len(result["figures"]) else "every figure compared"
+        which = every if len(names) == judged else ", ".join(names)
         console.print(esc(f"how ({which}): {m}"), soft_wrap=True)
     for w in result["warnings"]:
         console.print(f"[yellow]warning: {esc(w)}[/]", soft_wrap=True)

@@ -237,6 +237,7 @@ DEFS = {
                     "info",
                     "missing",
                     "not-measured",
+                    "not-compared",
                 ]
             },
             "baseline": _ref("side"),
