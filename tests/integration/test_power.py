@@ -65,8 +65,12 @@ def test_a_meter_log_gives_each_cell_its_power_in_the_document_report_and_run(sc
     assert doc["command"] == "power" and doc["exit_code"] == 0
     got = {(c["phase"], c["round"], c["cell"]): c for c in doc["power"]["cells"]}
     assert set(got) == set(want)
+    # The log's times are written to the µs (cell bounds are finer), so a cell's first and last
+    # reading may sit up to ~1 µs off its bound, weighing that much of the 1 W between cells into
+    # it: about 1e-6 of a 1 s cell (1,999.9978 of 2,000 mW once). A reading too many or too few
+    # (0.1 s) is 5 %.
     for key, mw in want.items():
-        assert got[key]["avg_mw"] == pytest.approx(mw, rel=1e-6) and got[key]["max_mw"] == pytest.approx(mw)
+        assert got[key]["avg_mw"] == pytest.approx(mw, rel=1e-5) and got[key]["max_mw"] == pytest.approx(mw)
         assert got[key]["coverage_pct"] == pytest.approx(100.0)
     assert doc["power"]["run"]["max_mw"] == pytest.approx(max(want.values()))
     assert json.loads((run / "power.json").read_text())["cells"] == doc["power"]["cells"]

@@ -5,6 +5,7 @@ whoever marks an interrupted run) hold a stop signal until they are done."""
 from __future__ import annotations
 
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -57,13 +58,22 @@ def stop_on_signals() -> Iterator[None]:
     watched = [*STOP_SIGNALS] + (
         [signal.SIGINT] if signal.getsignal(signal.SIGINT) is signal.default_int_handler else []
     )
+
+    def unraisable(u: sys.UnraisableHookArgs) -> None:
+        # a stop raised where Python only prints it (see _PENDING) is acted on at the next
+        # cell: printed, it put a traceback on the stop's way out (a SIGTERM during a fork)
+        if not (isinstance(u.exc_value, KeyboardInterrupt) and _PENDING):
+            hook(u)
+
     previous = {s: signal.signal(s, handler) for s in watched}
+    hook, sys.unraisablehook = sys.unraisablehook, unraisable
     _PENDING.clear()
     try:
         yield
     finally:
         for s, h in previous.items():
             signal.signal(s, h)
+        sys.unraisablehook = hook
         _PENDING.clear()
 
 

@@ -169,6 +169,9 @@ TEST = TestDef(
     optional=False,  # in its sequence, run only by `iolab run SEQUENCE --all`
     heading="",  # the report's page-header line; "": the family
     key_figures=key_figures,  # None: `iolab compare` refuses the test
+    # True when some key figures are named after what each run did (a stream, a wait state):
+    # a saved baseline's figure outside key_figures(()) is then held to the other runs' names
+    figures_named_by_runs=False,
     pages=pages,  # None: report/pts.generic_pages
     overlays=None,  # (runs, labels) -> [Page] after the comparison's summary
     view=view,  # None: textreport.generic_view
