@@ -458,14 +458,7 @@ def details_pages(run: RunData) -> list[Page]:
         rows.append((f"Decision {i}", decision_text(d)))
     if run.audit is not None:
         rows.append(("Audit", header.audit_detail(run.audit)))
-    # the same purge of a phase again (a resumed run that ran the phase again from its purge, as
-    # a simulated drive's always does) is one row that says how many times, as `iolab show` says
-    purges: dict[tuple[str, str], int] = {}
-    for p in m.purges:
-        row = (f"Purge ({p['phase']})", f"{p['method']}: {'ok' if p['ok'] else 'FAILED'} — {p['detail']}")
-        purges[row] = purges.get(row, 0) + 1
-    again = "the phase ran again from its purge when the run was resumed"
-    rows += [(k, v + (f" ({n} times: {again})" if n > 1 else "")) for (k, v), n in purges.items()]
+    rows += purge_rows(m.purges)
     for o in m.safety_overrides:
         rows.append(("Safety override", o))
     for k, v in m.versions.items():
@@ -495,3 +488,13 @@ def header_table(run: RunData, caption: str) -> Table:
     """The four header columns of one run, nothing shortened."""
     rows = tuple((f"{title}: {k}", " ".join(str(v).split())) for title, items in header.COLUMNS for k, v in items(run))
     return Table(caption, ("item", "value"), rows, "Source: the run's manifest.json and results.db.", run.store_links())
+
+
+def purge_rows(purges: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """Run Details' purge rows; a purge run again on resume is one row with its count, as in show."""
+    seen: dict[tuple[str, str], int] = {}
+    for p in purges:
+        row = (f"Purge ({p['phase']})", f"{p['method']}: {'ok' if p['ok'] else 'FAILED'} — {p['detail']}")
+        seen[row] = seen.get(row, 0) + 1
+    again = "the phase ran again from its purge when the run was resumed"
+    return [(k, v + (f" ({n} times: {again})" if n > 1 else "")) for (k, v), n in seen.items()]
