@@ -24,7 +24,7 @@ from iolab.core.units import denoise, duration, eng, kib_label, num, pct_text
 from iolab.figures.audit import Audit, kinds_of, marker, stored_audit
 from iolab.figures.endurance import Endurance, endurance, measures_endurance
 from iolab.figures.summary import PhaseSummary, interval_label, rounds_count, summarise
-from iolab.pages.report.header import INFO_STEADY_WORDS
+from iolab.pages.report.header import INFO_STEADY_WORDS, once_each
 from iolab.pages.report.rundata import rounds_text, stored_power
 from iolab.store.manifest import manifest_of, unknown_parts, unknown_text
 from iolab.store.resultsdb import unknown_schema
@@ -94,14 +94,12 @@ def purge_lines(purges: list[dict]) -> list[str]:
     """One line per purge as the run recorded it; the same purge of a phase again (a resumed run
     that ran the phase again from its purge: a simulated drive's always) is one line that says
     how many times, not the same line twice."""
-    lines: dict[str, int] = {}
+    lines = []
     for p in purges:
         # a failed purge says why and a fallback says from what, not only in manifest.json
         said = f": {p['detail']}" if not p["ok"] or p["detail"].startswith("auto:") else ""
-        line = f"purge ({p['phase']}): {p['method']} — {'ok' if p['ok'] else 'FAILED'}{said}"
-        lines[line] = lines.get(line, 0) + 1
-    again = "the phase ran again from its purge when the run was resumed"
-    return [line + (f" ({n} times: {again})" if n > 1 else "") for line, n in lines.items()]
+        lines.append(f"purge ({p['phase']}): {p['method']} — {'ok' if p['ok'] else 'FAILED'}{said}")
+    return [line + more for line, more in once_each(lines)]
 
 
 def render_power(doc: dict | None, console: Console) -> None:

@@ -450,3 +450,14 @@ def _more(n: int, full_on: str) -> tuple[str, str]:
 
 def _cut(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def once_each(rows: Sequence[Any]) -> list[tuple[Any, str]]:
+    """Each row once, in the order first seen, with what to add after it: a resumed run that ran
+    a phase again from its purge (a simulated drive's always does) records the same purge twice,
+    said once with how many times, on screen and in the report alike."""
+    seen: dict[Any, int] = {}
+    for row in rows:
+        seen[row] = seen.get(row, 0) + 1
+    again = "the phase ran again from its purge when the run was resumed"
+    return [(row, f" ({n} times: {again})" if n > 1 else "") for row, n in seen.items()]

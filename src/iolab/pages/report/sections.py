@@ -492,9 +492,7 @@ def header_table(run: RunData, caption: str) -> Table:
 
 def purge_rows(purges: list[dict[str, Any]]) -> list[tuple[str, str]]:
     """Run Details' purge rows; a purge run again on resume is one row with its count, as in show."""
-    seen: dict[tuple[str, str], int] = {}
-    for p in purges:
-        row = (f"Purge ({p['phase']})", f"{p['method']}: {'ok' if p['ok'] else 'FAILED'} — {p['detail']}")
-        seen[row] = seen.get(row, 0) + 1
-    again = "the phase ran again from its purge when the run was resumed"
-    return [(k, v + (f" ({n} times: {again})" if n > 1 else "")) for (k, v), n in seen.items()]
+    rows = [
+        (f"Purge ({p['phase']})", f"{p['method']}: {'ok' if p['ok'] else 'FAILED'} — {p['detail']}") for p in purges
+    ]
+    return [(k, v + more) for (k, v), more in header.once_each(rows)]
