@@ -440,8 +440,8 @@ def test_show_completion_prints_the_named_shells_script_and_refuses_an_unknown_o
 def test_every_command_that_takes_a_run_says_how_a_run_is_named(command):
     """A RUN is a run's directory, its id or any part of an id only one run contains (README,
     "Naming a run"); the help said "Run id or directory" alone. Every command whose usage takes a
-    RUN (and check's --baseline) says it in the same words (store.manifest.RUN_REF)."""
-    from iolab.store.manifest import RUN_REF
+    RUN (and check's --baseline) says it in the same words (core.usertext.RUN_REF)."""
+    from iolab.core.usertext import RUN_REF
 
     p = cli(*command.split(), "--help")
     assert p.returncode == 0, p.stderr

@@ -18,7 +18,7 @@ from iolab.cli.console import Console, write_out
 from iolab.core.errors import Exit, IolabError
 from iolab.core.streams import note_line
 from iolab.core.units import given, num, percent
-from iolab.store.manifest import RUN_REF
+from iolab.core.usertext import RUN_REF
 
 # Runs, their records and checks are imported by the functions that read them: `iolab --help`
 # mounts these commands without loading the store, the reports or the statistics.

@@ -11,7 +11,7 @@ from rich.markup import escape as esc
 from iolab.cli.console import Console
 from iolab.cli.options import TEST_HELP, RunArgs, with_run_args
 from iolab.core.errors import Exit, IolabError
-from iolab.store.manifest import RUN_REF
+from iolab.core.usertext import RUN_REF
 
 SCRATCH_FILE = "file:/var/tmp/iolab-scratch.img?size=1GiB"
 console = Console()

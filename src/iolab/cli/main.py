@@ -34,7 +34,7 @@ from iolab.cli.options import (
 )
 from iolab.core.errors import IolabError
 from iolab.core.streams import delivering, open_closed_standard_streams, stdout_refused, watch_stdout
-from iolab.store.manifest import RUN_REF
+from iolab.core.usertext import RUN_REF
 
 if TYPE_CHECKING:
     from iolab.api.runs import RunPlan

@@ -16,7 +16,7 @@ from iolab.cli.options import with_runs_dir
 from iolab.cli.traceout import kept_whole, step_table
 from iolab.core.errors import IolabError
 from iolab.core.units import counted, given, parse_duration, parse_size
-from iolab.store.manifest import RUN_REF
+from iolab.core.usertext import RUN_REF
 from iolab.traces import formats as trace_formats
 
 sim_app = typer.Typer(help="The built-in simulated drives.", no_args_is_help=True)

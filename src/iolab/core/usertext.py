@@ -111,3 +111,9 @@ def name_problem(name: str) -> str | None:
     if len(name.encode()) > NAME_MAX:
         return f"it is {len(name.encode())} bytes long, more than a name may be ({NAME_MAX})"
     return None
+
+
+# How store.manifest.resolve_run reads a RUN, as every command that takes one says it in its help
+# (README: "Naming a run"): one phrase, so no command's help tells less than another's. Here, not
+# beside resolve_run: the help is built at start-up, which need not load the store for it.
+RUN_REF = "its directory, its id, or any part of the id unique to it"

@@ -232,11 +232,6 @@ def fleet_dir(ref: str | Path, root: Path | None = None) -> Path | None:
     return None
 
 
-# How resolve_run reads a RUN, as every command that takes one says it in its help (README:
-# "Naming a run"): one phrase, so no command's help tells less than another's.
-RUN_REF = "its directory, its id, or any part of the id unique to it"
-
-
 def resolve_run(ref: str | Path) -> Path:
     """A run is named by its directory path, by its directory's name under the runs root, or by
     its run id (the manifest's, which a renamed or copied directory keeps: `iolab runs` lists
