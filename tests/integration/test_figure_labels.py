@@ -10,6 +10,7 @@ import html
 import json
 import os
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -180,6 +181,13 @@ def test_a_sequence_of_one_test_run_twice_says_two_runs_of_one_test_and_tells_th
         p = iolab("run", "latency", *SIM, *QUICK, "--max-rounds", "3", "--no-report", "--runs-dir", str(runs))
         assert p.returncode == 0, p.stderr
         dirs += [str(d) for d in runs.iterdir()]
+    # Two runs started in one second in two runs directories share their id (it is made of the
+    # second, the test and the drive); they are two runs all the same. Give run 2 run 1's id,
+    # as such a start does, so the case is tested whatever the machine's speed.
+    m2 = Path(dirs[1]) / "manifest.json"
+    manifest = json.loads(m2.read_text())
+    manifest["run_id"] = Path(dirs[0]).name
+    m2.write_text(json.dumps(manifest))
     p = iolab("report", "--sequence", *dirs, "-o", str(tmp_path / "seq"))
     assert p.returncode == 0, p.stderr
     [report] = (tmp_path / "seq").glob("*.html")
@@ -188,9 +196,16 @@ def test_a_sequence_of_one_test_run_twice_says_two_runs_of_one_test_and_tells_th
     assert "pts sequence (2 runs of 1 test) — Sequence Summary" in pages[0] and "(2 tests)" not in pages[0]
     assert "Tests in this report Latency (run 1) complete, non-compliant Latency (run 2) complete" in pages[0]
     assert f"Run directory {tmp_path}/runs1; {tmp_path}/runs2" in pages[0].replace("_ ", "_")
-    ids = [Path(d).name for d in dirs]
-    assert f"Latency (run 1) {ids[0]} complete" in pages[0] and f"Latency (run 2) {ids[1]} complete" in pages[0]
+    same_id = Path(dirs[0]).name
+    assert f"Latency (run 1) {same_id} complete" in pages[0] and f"Latency (run 2) {same_id} complete" in pages[0]
     # each run's own pages say which run they are
     assert "Latency (run 1) — Tabular Results" in " ".join(pages) and "Latency (run 2) — Tabular Results" in " ".join(
         pages
     )
+    # a copy of a run's directory is that run: refused, both places named
+    copy = tmp_path / "copy"
+    shutil.copytree(dirs[0], copy)
+    p = iolab("report", "--sequence", dirs[0], str(copy), "-o", str(tmp_path / "seq2"))
+    assert p.returncode != 0 and "Traceback" not in p.stderr
+    assert f"given twice: {same_id} ({dirs[0]} and {copy})" in " ".join(p.stderr.split())
+    assert not (tmp_path / "seq2").exists()

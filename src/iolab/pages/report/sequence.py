@@ -23,6 +23,7 @@ from iolab.pages.report.model import Document, HeaderColumn, Link, Page, Table
 from iolab.pages.report.rundata import RunData, rounds_text
 from iolab.pages.report.rwsw_selftest import capture_key, is_selftest
 from iolab.pages.report.sections import table_pages
+from iolab.store.manifest import manifest_run_key
 
 SUMMARY = "Sequence Summary"
 
@@ -47,10 +48,19 @@ def order_runs(runs: Sequence[RunData]) -> list[RunData]:
             f"a sequence report covers runs on one target, these are on {len(targets)}: {listed}. "
             "Compare drives with `iolab compare` instead."
         )
-    ids = [r.manifest.run_id for r in runs]
-    twice = sorted({i for i in ids if ids.count(i) > 1})
+    # A run is its uid, not its id: runs started in one second in two runs directories share an
+    # id and are two runs; a copy of a run's directory has its uid and is the same run.
+    seen: dict[str, RunData] = {}
+    twice = []
+    for r in runs:
+        first = seen.setdefault(manifest_run_key(r.manifest), r)
+        if first is not r:
+            twice.append(f"{r.manifest.run_id} ({first.dir} and {r.dir})")
     if twice:
-        raise IolabError(f"a sequence report takes each run once; given twice: {', '.join(twice)}.")
+        raise IolabError(
+            f"a sequence report takes each run once; given twice: {'; '.join(twice)}. "
+            "A copy of a run's directory is the same run."
+        )
     return sorted(runs, key=lambda r: r.manifest.started)
 
 
