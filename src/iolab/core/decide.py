@@ -18,7 +18,7 @@ from typing import Any, ClassVar, Protocol
 from iolab.core.cellschema import CellRow
 from iolab.core.errors import IolabError
 from iolab.core.results import RoundResult
-from iolab.core.units import counted, given, num, share_text
+from iolab.core.units import counted, given, measurable, num, percentile_min_ios, share_text
 from iolab.core.workload import Workload
 
 
@@ -34,6 +34,9 @@ class Sample:
     lat_mean_us: float | None = None
     # (percentile, µs) for each of PERCENTILE_COLUMNS, from the cell's (merged) histogram
     percentiles: tuple[tuple[float, float | None], ...] = ()
+    # the IOs completed (read + write): a percentile read off fewer than units.measurable asks is
+    # not one (a 99 % of 500 IOs is their 5th-slowest), so no rule may judge by it; None: not known
+    ios: int | None = None
 
     @classmethod
     def of(cls, rnd: int, key: str, w: Workload, result: RoundResult) -> Sample:
@@ -45,10 +48,16 @@ class Sample:
             w.outstanding,
             result.lat_mean_us,
             tuple((p, result.percentile(p)) for p in PERCENTILE_COLUMNS),
+            result.ios,
         )
 
     def percentile(self, pct: float) -> float | None:
-        return dict(self.percentiles).get(pct)
+        """The pct % latency, None where none was measured or the IOs are too few to measure it."""
+        return dict(self.percentiles).get(pct) if not self.too_few(pct) else None
+
+    def too_few(self, pct: float) -> bool:
+        """Whether IOs completed, but too few to measure the pct % latency from (units.measurable)."""
+        return bool(self.ios) and not measurable(pct, self.ios)
 
     @property
     def demand(self) -> float:
@@ -72,6 +81,7 @@ def sample_of_row(row: CellRow) -> Sample:
         w["threads"] * w["queue_depth"],
         row.lat_mean_us,
         tuple((p, getattr(row, col)) for p, col in PERCENTILE_COLUMNS.items()),
+        row.ios,
     )
 
 
@@ -248,7 +258,10 @@ class NoGain:
 class LatencyBound:
     """A demand ramp ends at the first step whose latency `percentile` (from the step's merged
     histogram) exceeds `bound_us`; the answer is the highest demand whose percentile met it.
-    A step with no latency measured (no IO completed) breaks the bound: nothing shows it met."""
+    A step with no latency measured (no IO completed, or too few IOs to measure the percentile:
+    Sample.too_few) never meets the bound: nothing shows it met. Such a step ends the ramp only
+    when the drive fell short of its demand; one that delivered it (a low demand in a short
+    cell) is passed over, as the steps above it complete more IOs."""
 
     name: ClassVar[str] = "latency-bound"
     percentile: float = 99.0
@@ -272,9 +285,17 @@ class LatencyBound:
         return v is not None and v <= self.bound_us
 
     def check(self, phase: str, samples: Sequence[Sample]) -> Decision | None:
-        if not samples or self.met(samples[-1]):
+        if not samples or self.met(samples[-1]) or self._passed_over(samples[-1]):
             return None
         return self.decide(phase, samples)
+
+    def _passed_over(self, s: Sample) -> bool:
+        """Too few IOs to judge, yet the demand delivered: the cell time's limit, not the drive's."""
+        return s.too_few(self.percentile) and bool(s.demand_iops) and s.iops >= 0.98 * (s.demand_iops or 0.0)
+
+    def _short(self, s: Sample) -> str:
+        need = percentile_min_ios(self.percentile)
+        return f"its {counted(s.ios or 0, 'IO')} are too few to measure a {self.percentile:g} %, which needs {need:,}"
 
     def decide(self, phase: str, samples: Sequence[Sample]) -> Decision:
         """The answer on a finished ramp, broken or not."""
@@ -287,6 +308,11 @@ class LatencyBound:
             head = (
                 f"every step met {p} ≤ {given(self.bound_us)} µs up to the last demand of {num(s.demand_iops)} IOPS "
                 "(the bound did not break; the maximum may be higher)"
+            )
+        elif s.too_few(self.percentile):
+            head = (
+                f"{p} latency not measured at a demand of {num(s.demand_iops)} IOPS (delivered {num(s.iops)}; "
+                f"{self._short(s)}), so it did not show the bound of {given(self.bound_us)} µs met"
             )
         else:
             head = (

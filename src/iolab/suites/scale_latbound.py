@@ -136,7 +136,7 @@ PARAMS = (
 
 
 def _sustain(
-    rule: LatencyBound, cell: Callable[[int], Cell], v: dict[str, Any]
+    rule: LatencyBound, cell: Callable[[int], Cell], v: dict[str, Any], cell_s: float
 ) -> Callable[[Mapping[str, Sequence[Sample]]], tuple[Phase, Decision]]:
     """The sustain phase's builder: the highest demand that met the bound, over the ramp and its
     bisection; `cell(rate)` sustains a rate."""
@@ -150,8 +150,8 @@ def _sustain(
         d = rule.decide(RAMP, sorted(upto, key=lambda x: x.demand_iops or 0.0))
         if not d.chosen:
             raise IolabError(
-                f"latency-bound: {d.outcome}; there is no demand to sustain. The ramp's steps are "
-                "stored; start lower (--set steps=...) or relax --set bound=... ."
+                f"latency-bound: {d.outcome}; there is no demand to sustain. The ramp's steps are stored; "
+                + (_too_short(seen, rule, cell_s) or "start lower (--set steps=...) or relax --set bound=... .")
             )
         rate = int(d.chosen["demand_iops"])
         # one key whatever the rate ("sustained demand"), so runs that chose different rates still compare
@@ -164,6 +164,21 @@ def _sustain(
         )
 
     return build
+
+
+def _too_short(seen: Sequence[Sample], rule: LatencyBound, cell_s: float) -> str:
+    """Why a lower start cannot help, when steps completed too few IOs to measure the percentile:
+    a step of D IOPS completes D × cell time IOs."""
+    short = sorted({int(x.demand_iops or 0) for x in seen if x.too_few(rule.percentile)})
+    if not short:
+        return ""
+    need = percentile_min_ios(rule.percentile)
+    return (
+        f"the steps of {tp.show_list(tuple(short))} IOPS completed fewer than the {need:,} IOs a "
+        f"{rule.percentile:g} % is measured from: in cells of {tp.show_seconds(cell_s)} a step needs at "
+        f"least {math.ceil(need / cell_s):,} IOPS. A longer --cell-time measures lower demands; or relax "
+        "--set bound=... ."
+    )
 
 
 def build(profile: Profile, target: Target) -> TestPlan:
@@ -211,7 +226,9 @@ def build(profile: Profile, target: Target) -> TestPlan:
     halves = bisection.refinements(RAMP, step, rule.met, rule_record(rule), seconds=profile.cell_seconds)
     ramp = replace(cc.first_phase(s, RAMP, cells), stop_rule=rule)
 
-    sustain = _sustain(rule, lambda rate: Cell("sustained demand", rnd(rate, v["sustain"], SUSTAIN), mix, bs), v)
+    sustain = _sustain(
+        rule, lambda rate: Cell("sustained demand", rnd(rate, v["sustain"], SUSTAIN), mix, bs), v, profile.cell_seconds
+    )
 
     rows = s.rows + [
         ("Stimulus", f"RND {kib_label(bs)} R/W {mix}, {v['threads']} jobs × QD {v['qd']} over all hosts/paths"),

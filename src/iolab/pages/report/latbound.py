@@ -33,6 +33,12 @@ def _pct(row: CellRow, p: float) -> float | None:
     return value
 
 
+def _judged(row: CellRow, p: float) -> float | None:
+    """The step's percentile where its IOs measure it (units.measurable), as the ramp's rule
+    judged it: one read off too few IOs is neither plotted nor held against the bound."""
+    return _pct(row, p) if measurable(p, row.ios) else None
+
+
 def _bound(run: RunData) -> tuple[float, float]:
     return float(run.value("percentile", 99.0)), float(run.value("bound", 1000.0))
 
@@ -41,7 +47,7 @@ def _ramp_figure(rows: list[CellRow], pct: float, bound: float, src: str) -> Fig
     """The percentile against its bound (log) over the demand ramp, and the IOPS delivered
     against those demanded, over a shared x axis (a vector drawing: vfigure.py)."""
     demand = [float(r.workload["rate_iops"]) for r in rows]
-    lat = [(d, v) for d, r in zip(demand, rows) if (v := _pct(r, pct))]
+    lat = [(d, v) for d, r in zip(demand, rows) if (v := _judged(r, pct))]
     delivered = [float(r.iops) for r in rows]
     xlim = autoscale(demand, False)
     top = Axes(ylabel="latency (µs, log)", ylog=True, xlim=xlim)
@@ -62,8 +68,8 @@ def _ramp_table(run: RunData, rows: list[CellRow], pct: float, bound: float, src
             f"{r.workload['rate_iops']:,}",
             num(r.iops),
             num(r.lat_mean_us),
-            num(_pct(r, pct)),
-            "yes" if (v := _pct(r, pct)) is not None and v <= bound else "NO",
+            pct_text(_pct(r, pct), r.ios, pct),
+            _within(r, pct, bound),
         )
         for r in rows
     )
@@ -74,6 +80,12 @@ def _ramp_table(run: RunData, rows: list[CellRow], pct: float, bound: float, src
         src,
         run.raw_links(rows) + run.store_links(),
     )
+
+
+def _within(row: CellRow, pct: float, bound: float) -> str:
+    if (v := _judged(row, pct)) is not None:
+        return "yes" if v <= bound else "NO"
+    return "not measured" if row.ios else "NO"  # no IO completed: nothing shows the bound met
 
 
 def _us(v: float | None, ios: int, pct: float) -> str:
