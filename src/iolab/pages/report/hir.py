@@ -105,12 +105,18 @@ def hir_pages(run: RunData) -> list[Page]:
         ("return-to-baseline mean IOPS", [w.baseline_iops for w in res.waits]),
     ]
     png = plots.grouped_bars(cats, groups, "IOPS", "Mean IOPS per wait state (idle before each burst)", height_mm=95)
-    steady = (
-        f"Preconditioning steady-state level: {num(res.steady_iops)} IOPS (window average of the tracking "
-        "variable" + ("" if res.pc is not None and res.pc.steady else "; steady state not reached") + ")."
-        if res.steady_iops is not None
-        else "Preconditioning steady-state level: not measured."
-    )
+    # the window's average is a steady-state level only when the phase reached steady state; a
+    # run that never left fresh-out-of-box (a quick run's few short rounds) has a window mean
+    # alone, and calling it a steady-state level would say what the run did not show
+    if res.steady_iops is None:
+        steady = "Preconditioning steady-state level: not measured."
+    elif res.pc is not None and res.pc.steady:
+        steady = f"Preconditioning steady-state level: {num(res.steady_iops)} IOPS (window average of the tracking variable)."
+    else:
+        steady = (
+            f"Preconditioning window mean: {num(res.steady_iops)} IOPS (window average of the tracking variable; "
+            "steady state NOT reached, so this is no steady-state level, and recovery is measured against it alone)."
+        )
     pages.append(
         Page(
             "Mean IOPS per Wait State",
