@@ -125,6 +125,18 @@ def last_modified(identity: dict) -> float | None:
         return None
 
 
+def measured_spec(m: Manifest) -> str:
+    """The stored target spec with a file's path as the run resolved it when it started: a
+    relative path (file:d.img) or ~ names another file from another directory or user, and
+    `iolab resume` must go on with the file the run measured (from / it was refused, as
+    '/d.img', 'missing'). The spec as given stays the run's name for its target."""
+    spec, path = str(m.target.get("spec")), m.target.get("path")
+    if m.split or m.target.get("kind") != "file" or not path or not spec.startswith("file:"):
+        return spec
+    raw, sep, query = spec[len("file:") :].partition("?")
+    return spec if os.path.isabs(raw) else f"file:{path}{sep}{query}"
+
+
 # -- what `iolab resume` refuses --------------------------------------------------------------
 
 

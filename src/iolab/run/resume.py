@@ -33,7 +33,7 @@ from iolab.engines.fio_job import async_ioengine
 from iolab.engines.hosttargets import stored_target
 from iolab.figures.phaseend import Spent, after_round, record_ending, settle, written_since_purge
 from iolab.run.budget import is_partial, next_round_s, stored_drains, stored_intervals, within_budget
-from iolab.run.identity import check_identity, check_legs, host_differences
+from iolab.run.identity import check_identity, check_legs, host_differences, measured_spec
 from iolab.run.leftovers import end_leftovers
 from iolab.run.runner import Runner, StartAt, build_deferred, cell_tag, here_legs, workload_record
 from iolab.run.runstart import RunOptions, engine_versions, same_plan, start_again
@@ -83,7 +83,7 @@ def prepare(
     store: RunStore | None = None  # the caller claimed the run before this reads it; an open store holds it too
     with _looking(ref) as probe:
         run_dir, m = probe.dir, manifest_of(probe)
-        target = stored_target(m.target["spec"], m.split)  # a hosts run's as its hosts reach it
+        target = stored_target(measured_spec(m), m.split)  # a hosts run's as its hosts reach it
         # A split run goes on over the paths or hosts it stored (never on the target alone); hosts'
         # targets are checked and claimed by split_engine, as in a new run (then _check_hosts compares them).
         sim_split = bool(m.split) and target.kind == "sim"  # ports of one simulated drive, not fio legs
