@@ -212,7 +212,7 @@ def test_demand_intensity_with_no_point_says_so():
 def test_the_latency_bound_ramp_counts_its_bound_in_the_latency_axis():
     col = PERCENTILE_COLUMNS[99.0]
     rows = [
-        SimpleNamespace(workload={"rate_iops": d}, iops=min(d, 3000.0), **{col: lat})
+        SimpleNamespace(workload={"rate_iops": d}, iops=min(d, 3000.0), ios=int(min(d, 3000.0) * 60), **{col: lat})
         for d, lat in ((1000.0, 120.0), (2000.0, 180.0), (4000.0, 400.0))
     ]
     fig = _ramp_figure(rows, 99.0, 1000.0, "src")  # type: ignore[arg-type]
