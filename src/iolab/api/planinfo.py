@@ -181,7 +181,7 @@ def _test(
         target=tgt.spec,
         copy_of=tgt.copy_of or None,
         scaled_by=tuple(prof.scaled_by()),
-        target_capacity_bytes=tgt.capacity,
+        target_capacity_bytes=tgt.drive_capacity,  # a device's ?size= is its tested part
         tested_capacity_bytes=plan.capacity,
         active_range=prof.active_range,
         purge_method=method,

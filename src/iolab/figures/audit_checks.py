@@ -16,6 +16,7 @@ from typing import Any
 
 from iolab.core.cellschema import CellRow
 from iolab.core.errors import IolabError
+from iolab.core.plan import limit_source
 from iolab.core.steady import SteadyRule
 from iolab.core.units import counted, measurable
 from iolab.figures.audit_series import Shape, findings
@@ -32,8 +33,9 @@ from iolab.figures.phaseend import (
 )
 from iolab.figures.summary import PhaseSummary, summarise
 from iolab.store import bulk as storebulk
-from iolab.store.manifest import manifest_of
+from iolab.store.manifest import Manifest, manifest_of
 from iolab.store.runstore import PhaseRow, RunStore
+from iolab.targets.model import recorded_drive_bytes
 
 # A cell's flash writes lag its host writes by at most what the controller's write buffer holds
 # at the cell's end (the simulator's buffer_bytes); this much of the host writes more covers the
@@ -152,8 +154,11 @@ def _runner_doubt(v: RunView, p: PhaseRow, window: tuple[int, ...], n: dict[str,
     )
     # a run stored before the steady-state minimum existed ran without one (as resume goes on)
     rule = SteadyRule(min_write_multiple=float(v.m.profile.get("steady_min_write_multiple", 0.0)))
-    cap = int(v.m.target.get("capacity") or 0)
-    tested = int(v.m.target.get("tested_capacity") or cap)
+    given = int(v.m.target.get("capacity") or 0)
+    tested = int(v.m.target.get("tested_capacity") or given)
+    # the share of the whole drive, as the runner judged it (Target.drive_capacity)
+    cap = recorded_drive_bytes(v.m.target)
+    cut = _cut_by(v.m, given, tested)
     minimum = write_minimum(rule, tested, tracks_writes)
     since = written_since_purge(v.store, names.index(p.name))
     erased = window_erases(v.store, p.name, window) if tracks_writes and since >= minimum else {}
@@ -170,9 +175,19 @@ def _runner_doubt(v: RunView, p: PhaseRow, window: tuple[int, ...], n: dict[str,
         asked = cap * float(v.m.profile.get("active_range", 1.0))
         why = (
             f"steady on {tested / cap:.0%} of the drive's LBAs (tested {tested / 1e9:.3f} of {asked / 1e9:.3f} GB, "
-            f"the range cut by the quick limit): {why}"
+            f"the range cut by {cut}): {why}"
         )
     return why, evidence
+
+
+def _cut_by(m: Manifest, given: int, tested: int) -> str:
+    """What cut a stored run's tested range below the drive's: its capacity limit, as runstart's
+    non-compliance names it, or the target's own ?size= (a device's first part)."""
+    source = limit_source(m.profile)
+    if source and tested < int(given * float(m.profile.get("active_range", 1.0))):
+        return "the quick limit" if source == "--quick" else source
+    size = urllib.parse.parse_qs(str(m.target.get("spec")).partition("?")[2]).get("size", [""])[0]
+    return f"the target's ?size={size}"
 
 
 def steady_evidence(v: RunView) -> Outcome:

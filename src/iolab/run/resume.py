@@ -321,7 +321,7 @@ def _within(
         if verdict is not None:
             store.add_steady(ph.name, done, verdict.variables)
         upto = next_round_s(ph, stored_drains(cells))
-        ended = Spent(written, elapsed, written_since_purge(store, i), target.capacity, done, upto)
+        ended = Spent(written, elapsed, written_since_purge(store, i), target.drive_capacity, done, upto)
         stop = after_round(store, plan, ph, verdict, ended)
         if stop is not None or done >= ph.max_rounds:
             # It was killed after its last round, before closing the phase (or recording why, as the runner does).

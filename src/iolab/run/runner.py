@@ -264,7 +264,7 @@ class Runner:
         samples = list(at.samples if at else ())
         decision: Decision | None = None
         verdict: SteadyVerdict | None = None
-        capacity = self.target.capacity
+        capacity = self.target.drive_capacity  # what the tested range is a share of (phaseend.range_share)
         stop_reason = f"reached the round limit ({phase.max_rounds}) without steady state"
         rnd = first - 1
         for rnd in range(first, phase.max_rounds + 1):

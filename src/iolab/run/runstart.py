@@ -80,12 +80,16 @@ def noncompliance_of(plan: TestPlan, target: Target, options: RunOptions, purged
     hosts run's other machines: their purge is not this target's)."""
     profile = plan.profile
     noncompliance = profile.noncompliance()
-    share = range_share(plan.capacity, target.capacity, profile.active_range)
+    drive = target.drive_capacity
+    share = range_share(plan.capacity, drive, profile.active_range)
     source = profile.limit_source()
+    if drive > target.capacity and not (source and plan.capacity < int(target.capacity * profile.active_range)):
+        # the target's own ?size= cut it (a limit as well, if any, cuts no further)
+        source = f"the target's ?size={target.option('size')}"
     if share is not None:
         noncompliance.append(
             f"{range_label(share)} (tested capacity limited to {plan.capacity / 1e9:.3f} GB of "
-            f"{target.capacity / 1e9:.3f} GB by {source})"
+            f"{drive / 1e9:.3f} GB by {source})"
         )
     elif target.copy_of and source != "--quick":
         # a quick copy of a simulated drive at the user's size: said beside "quick profile", so

@@ -156,9 +156,13 @@ def limit_text(profile: Profile, target: Target) -> str:
     came from (--quick's own 512 MiB or --capacity-limit), and 'whole' when the range is within
     it, so a reader is not told a cut happened that did not."""
     limit = profile.capacity_limit
+    tested = tested_capacity(profile, target)
+    drive = target.drive_capacity
+    if drive > target.capacity and (limit is None or untested_capacity(profile, target) == 0):
+        # the device's own ?size= cut the range, not the limit: never "tested whole"
+        return f", the device's first {tested / 1e9:.3f} GB of {drive / 1e9:.3f} GB (?size={target.option('size')})"
     if limit is None:
         return ""
-    tested = tested_capacity(profile, target)
     whole = untested_capacity(profile, target) == 0
     source = profile.limit_source()
     if whole and target.copy_of:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,6 +67,18 @@ class EndpointView:
 TargetKind = str
 
 
+def drive_bytes(kind: str, capacity: int, device_bytes: int | None) -> int:
+    """Target.drive_capacity, from a target's kind, its tested capacity and its device's size
+    (a stored run's manifest holds all three)."""
+    return device_bytes if kind == "block" and device_bytes and device_bytes > capacity else capacity
+
+
+def recorded_drive_bytes(target: Mapping[str, Any]) -> int:
+    """drive_bytes of a stored run's target (its manifest's `target` record)."""
+    facts = target.get("facts") or {}
+    return drive_bytes(str(target.get("kind")), int(target.get("capacity") or 0), facts.get("capacity_bytes"))
+
+
 @dataclass(frozen=True)
 class Target:
     kind: TargetKind
@@ -79,6 +91,13 @@ class Target:
 
     def option(self, key: str, default: str | None = None) -> str | None:
         return dict(self.options).get(key, default)
+
+    @property
+    def drive_capacity(self) -> int:
+        """The whole drive's bytes, which a run's share of the drive is measured against: a block
+        device's own size where its ?size= tests only its first part (the rest of the drive,
+        never written, keeps its flash free, as a --capacity-limit's does), else `capacity`."""
+        return drive_bytes(self.kind, self.capacity, self.facts.capacity_bytes)
 
     @property
     def short_name(self) -> str:

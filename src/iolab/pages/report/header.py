@@ -23,6 +23,7 @@ from iolab.figures.summary import PhaseSummary
 from iolab.pages.report import textwidth
 from iolab.pages.report.model import HeaderColumn
 from iolab.pages.report.rundata import RunData, rounds_text
+from iolab.targets.model import recorded_drive_bytes
 
 NOT_REPORTED = "not reported"
 # What one header column holds (html.py: .columns 46 mm high, a quarter of the width). Its table
@@ -118,10 +119,13 @@ def waf_text(run: RunData) -> str:
 
 
 def capacity_text(run: RunData) -> str:
-    cap, tested = run.manifest.target.get("capacity"), run.manifest.target.get("tested_capacity")
+    t = run.manifest.target
+    cap, tested = t.get("capacity"), t.get("tested_capacity")
     if not cap:
         return NOT_REPORTED
-    return eng(cap, "B") + (f" ({eng(tested, 'B')} tested)" if tested and tested != cap else "")
+    # a device tested in its first part (?size=) is still the size it is
+    drive = recorded_drive_bytes(t)
+    return eng(drive, "B") + (f" ({eng(tested, 'B')} tested)" if tested and tested != drive else "")
 
 
 def purge_text(run: RunData) -> str:
