@@ -24,10 +24,16 @@ CELLS = 9  # latency: 3 mixes × 3 block sizes
 
 
 def run_and_kill(
-    scratch: Path, runs: Path, when: str, run: tuple[str, ...] = (), env: dict | None = None, also=lambda raw: True
+    scratch: Path,
+    runs: Path,
+    when: str,
+    run: tuple[str, ...] = (),
+    env: dict | None = None,
+    also=lambda raw: True,
+    cwd: Path | None = None,
 ) -> Path:
-    """Start a quick run (default: latency on a file) and kill -9 it once a raw file name contains
-    `when` and `also(the raw directory)` holds."""
+    """Start a quick run (default: latency on a file) in `cwd` (default: this process's) and kill
+    -9 it once a raw file name contains `when` and `also(the raw directory)` holds."""
     run = run or (
         "latency",
         "--cell-time",
@@ -38,7 +44,7 @@ def run_and_kill(
         f"file:{scratch}/target.img?size=64MiB",
     )
     cmd = [*IOLAB, "run", *run, "--quick", "--runs-dir", str(runs), "--no-report"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=cwd)
     try:
         deadline = time.monotonic() + 600
         while time.monotonic() < deadline and proc.poll() is None:

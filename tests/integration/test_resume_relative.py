@@ -7,36 +7,20 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
-import time
-
-from iolab.api.runlist import list_runs
 
 from .conftest import IOLAB
+from .test_resume import run_and_kill
 
 
 def test_a_run_on_a_relative_file_path_resumes_from_another_directory(scratch):
     here, elsewhere, runs = scratch / "a", scratch / "b", scratch / "runs"
     here.mkdir()
     elsewhere.mkdir()
-    run = ["run", "latency", "--quick", "--cell-time", "200ms", "--max-rounds", "5", "--no-report"]
-    cmd = [*IOLAB, *run, "-t", "file:target.img?size=64MiB", "--runs-dir", str(runs)]
-    proc = subprocess.Popen(cmd, cwd=here, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 600
-        while time.monotonic() < deadline and proc.poll() is None:
-            if any("main-r02-c01" in p.name for p in runs.glob("*/raw/*")):
-                break
-            time.sleep(0.1)
-        assert proc.poll() is None, "the run ended before the kill point"
-        os.kill(proc.pid, signal.SIGKILL)
-    finally:
-        proc.wait()
-    [stopped] = list_runs(runs)
-    assert stopped.state == "interrupted"
+    run = ("latency", "--cell-time", "200ms", "--max-rounds", "5", "-t", "file:target.img?size=64MiB")
+    stopped = run_and_kill(scratch, runs, "main-r02-c01", run, cwd=here)
     res = subprocess.run(
-        [*IOLAB, "resume", str(stopped.path), "--no-report", "-q"],
+        [*IOLAB, "resume", str(stopped), "--no-report", "-q"],
         cwd=elsewhere,
         capture_output=True,
         text=True,
@@ -45,6 +29,6 @@ def test_a_run_on_a_relative_file_path_resumes_from_another_directory(scratch):
     )
     assert res.returncode == 0, res.stdout + res.stderr
     assert list(elsewhere.iterdir()) == []  # no file made where the relative path would point now
-    m = json.loads((stopped.path / "manifest.json").read_text())
+    m = json.loads((stopped / "manifest.json").read_text())
     assert m["state"] == "complete" and m["target"]["spec"] == "file:target.img?size=64MiB"  # named as given
     assert m["target"]["identity"]["path"] == str((here / "target.img").resolve())
