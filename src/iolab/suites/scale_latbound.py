@@ -243,7 +243,9 @@ def build(profile: Profile, target: Target) -> TestPlan:
     notes: tuple[str, ...] = (
         "The percentile of each step is that of the step's latency histogram merged over every host and path "
         "(fio json+ bins summed), never an average of per-host percentiles.",
-        "A step meets the bound on latency alone; the IOPS it delivered is printed beside its demand.",
+        f"A step meets the bound on latency alone, its percentile measured from enough of its IOs "
+        f"({percentile_min_ios(v['percentile']):,} for a {v['percentile']:g} %); the IOPS it delivered is printed "
+        "beside its demand.",
     )
     if profile.quick:
         notes += ("Quick run: short steps and sustain phase; non-compliant.",)
