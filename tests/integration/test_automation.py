@@ -349,7 +349,7 @@ def test_check_refuses_what_it_cannot_compare(tmp_path):
         "--json",
     )
     p = iolab("check", json.loads(q.stdout)["runs"][0]["path"], "--baseline", path)
-    assert p.returncode == 2 and "cell_seconds" in p.stderr and "--force" in p.stderr
+    assert p.returncode == 2 and "--cell-time: " in p.stderr and "--force" in p.stderr
 
 
 def test_the_ci_gate_script_in_docs_passes_a_rerun_and_fails_a_slower_drive(tmp_path):

@@ -106,7 +106,11 @@ def test_a_run_with_other_settings_is_compared_only_with_force(cache_on_half_spa
     refused = iolab("compare", str(run), str(one_run(other)), "-o", str(runs.parent / "cmp"))
     assert refused.returncode == 2, refused.stdout + refused.stderr
     said = " ".join(refused.stderr.split())
-    assert "write_cache: " in said and "active_range: " in said and "--force" in said
+    # named as the user sets them, with the values as the options take them (were the stored
+    # fields: "write_cache: D1 ... True vs D2 ... False; active_range: D1 ... 0.5 vs D2 ... 1.0")
+    assert re.search(r"--active-range: D1 .* 50% vs D2 .* 100%", said), said
+    assert re.search(r"--write-cache: D1 .* on vs D2 .* off", said), said
+    assert "--force" in said and "write_cache" not in said
 
 
 def test_an_option_the_test_does_not_use_is_named_before_it_runs(scratch):
@@ -128,7 +132,7 @@ def test_which_options_each_test_ignores():
     from iolab import suites
     from iolab.api.runs import planned
     from iolab.api.unused import ignored
-    from iolab.cli.options import PROFILE_FLAGS
+    from iolab.core.plan import PROFILE_FLAGS
     from iolab.targets import parse_target
 
     target, defaults = parse_target("sim:enterprise-sas"), suites.make_profile(quick=True)

@@ -115,10 +115,10 @@ def test_a_figure_the_candidate_lacks_fails_and_one_the_baseline_lacks_is_skippe
 def test_runs_of_other_tests_or_settings_are_refused_unless_forced():
     with pytest.raises(IolabError, match="one test"):
         check([record("a", 1.0)], [record("b", 1.0, test="latency")], Tolerances(0.05))
-    with pytest.raises(IolabError, match="cell_seconds.*--force"):
+    with pytest.raises(IolabError, match="--cell-time: .*--force"):
         check([record("a", 1.0, cell_seconds=1)], [record("b", 1.0, cell_seconds=2)], Tolerances(0.05))
     res = check([record("a", 1.0, cell_seconds=1)], [record("b", 1.0, cell_seconds=2)], Tolerances(0.05), force=True)
-    assert res["differences"] == ["cell_seconds: a 1 vs b 2"]
+    assert res["differences"] == ["--cell-time: a 1s vs b 2s"]
 
 
 def test_a_run_is_told_by_its_uid_and_only_a_run_stored_before_uids_by_its_id():

@@ -99,10 +99,10 @@ def test_different_tests_are_refused_with_a_clear_message():
 
 def test_different_parameters_are_refused_unless_forced():
     runs = [facts("A"), facts("B", queue_depth=16, cell_seconds=1.0)]
-    with pytest.raises(IolabError, match=r"queue_depth: A 32 vs B 16"):
+    with pytest.raises(IolabError, match=r"queue depth \(QD\): A 32 vs B 16"):
         check_comparable(runs, force=False)
     diffs = check_comparable(runs, force=True)
-    assert any("queue_depth" in d for d in diffs) and any("cell_seconds" in d for d in diffs)
+    assert any("queue depth (QD)" in d for d in diffs) and any("--cell-time: A 60s vs B 1s" in d for d in diffs)
 
 
 def test_different_cells_are_refused():
@@ -185,13 +185,13 @@ def test_forced_comparison_says_so_on_every_page(tmp_path, wsat_comparison):
         capacity_limit=10_000_000,
         wsat_capacity_multiple=3,
     )
-    with pytest.raises(IolabError, match="wsat_capacity_multiple"):
+    with pytest.raises(IolabError, match="--wsat-capacity-multiple"):
         compare([runs[0], other], tmp_path / "out")
     html_path, pdf_path = compare([runs[0], other], tmp_path / "out", force=True).paths
     html = html_path.read_text()
     assert html.count('<div class="banner">FORCED COMPARISON') == html.count('<section class="page"')
     assert "FORCED COMPARISON: settings that differ between the runs" in html  # listed in full once
-    assert "wsat_capacity_multiple" in html[html.index("settings that differ between the runs") :]
+    assert "--wsat-capacity-multiple" in html[html.index("settings that differ between the runs") :]
 
 
 # -- drives that differ: each one's own facts, and a difference plot that lines them up --------

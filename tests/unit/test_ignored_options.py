@@ -47,11 +47,11 @@ def test_runs_that_differ_only_in_an_option_their_test_ignores_are_comparable():
 
 
 def test_an_option_the_test_uses_still_keeps_runs_apart():
-    with pytest.raises(IolabError, match=r"max_rounds: A 3 vs B 7.*--force"):
+    with pytest.raises(IolabError, match=r"--max-rounds: A 3 vs B 7.*--force"):
         check_comparable([stored("iops", "A", max_rounds=3), stored("iops", "B", max_rounds=7)], force=False)
     # ignored --max-rounds beside a different Write Saturation budget, which WSAT uses
     both = differences([stored("wsat", "A", max_rounds=3), stored("wsat", "B", wsat_capacity_multiple=2.0)])
-    assert both == ["wsat_capacity_multiple: A 4.0 vs B 2.0"]
+    assert both == ["--wsat-capacity-multiple: A 4 vs B 2"]
 
 
 def test_a_run_stored_before_the_record_counts_every_option_as_given():
@@ -59,8 +59,8 @@ def test_a_run_stored_before_the_record_counts_every_option_as_given():
         return replace(facts, ignored={})
 
     three, seven = stored("wsat", "A", max_rounds=3), stored("wsat", "B", max_rounds=7)
-    assert differences([old(three), old(seven)]) == ["max_rounds: A 3 vs B 7"]  # as before the record
-    assert differences([old(three), seven]) == ["max_rounds: A 3 vs B 7"]  # 3 is not what B's plan is the same at
+    assert differences([old(three), old(seven)]) == ["--max-rounds: A 3 vs B 7"]  # as before the record
+    assert differences([old(three), seven]) == ["--max-rounds: A 3 vs B 7"]  # 3 is not what B's plan is the same at
     # B's own record says its plan is that of the round limit the old run had
     assert differences([old(stored("wsat", "C")), seven]) == []
     # the same value given to both: no difference, though only the new run recorded it as ignored
@@ -74,7 +74,7 @@ def test_check_counts_an_ignored_option_as_compare_does():
     wsat = [record(stored("wsat", "A", max_rounds=3)), record(stored("wsat", "B", max_rounds=7))]
     iops = [record(stored("iops", "A", max_rounds=3)), record(stored("iops", "B", max_rounds=7))]
     assert check_differences(wsat[:1], wsat[1:]) == []
-    assert check_differences(iops[:1], iops[1:]) == ["max_rounds: A 3 vs B 7"]
+    assert check_differences(iops[:1], iops[1:]) == ["--max-rounds: A 3 vs B 7"]
     # a --json document saved before the record has no ignored_options: compared as given
     old = [{k: v for k, v in r.items() if k != "ignored_options"} for r in wsat]
-    assert check_differences(old[:1], old[1:]) == ["max_rounds: A 3 vs B 7"]
+    assert check_differences(old[:1], old[1:]) == ["--max-rounds: A 3 vs B 7"]

@@ -302,22 +302,6 @@ class RunArgs:
         refuse_as_run_would(target, split, self.run_options(), self.stall_seconds(), self.ioengine, self.listen_any)
 
 
-# The profile fields the options above set, with their flags (api/unused.py names the ones a test ignores)
-PROFILE_FLAGS = {
-    "write_cache": "--write-cache",
-    "active_range": "--active-range",
-    "cell_seconds": "--cell-time",
-    "max_rounds": "--max-rounds",
-    "capacity_limit": "--capacity-limit",
-    "precondition_factor": "--precondition-factor",
-    "strict_steady": "--strict-steady",
-    "wsat_capacity_multiple": "--wsat-capacity-multiple",
-    "wsat_max_seconds": "--wsat-max-time",
-    "rwsw_min_write_multiple": "--rwsw-min-writes",
-    "steady_min_write_multiple": "--steady-min-writes",
-}
-
-
 def _maybe(parse, text, option):
     return parse(text, option) if text is not None else None
 

@@ -15,10 +15,10 @@ from rich.markup import escape as esc
 
 from iolab.cli.auto import emit, want_json
 from iolab.cli.console import Console
-from iolab.cli.options import PROFILE_FLAGS, TEST_HELP, RunArgs
+from iolab.cli.options import TEST_HELP, RunArgs
 from iolab.core.errors import IolabError
-from iolab.core.plan import percent_text
-from iolab.core.units import counted, duration, duration_option, eng, given, kib_label, num, size_option
+from iolab.core.plan import PROFILE_FLAGS, option_text, percent_text
+from iolab.core.units import counted, duration, eng, kib_label, num
 
 if TYPE_CHECKING:  # the plans are built only when `iolab plan` runs: --help and the rest start without them
     from iolab.api.planinfo import PlanDescription, PlannedCell, PlannedPhase, PlannedTest, Step
@@ -198,22 +198,6 @@ def _show_test(t: PlannedTest, i: int, n: int) -> None:
         out(f"  {name:<13} {esc(text)}", soft_wrap=True)
     for j, ph in enumerate(t.phases):
         _show_phase(ph, j, len(t.phases), t.steady_window)
-
-
-def option_text(flag: str, value: Any) -> str:
-    """A profile option's value as its flag takes it (the plan holds seconds, fractions, bytes):
-    --wsat-max-time 86400.0 is '24h', --active-range 1.0 '100%', --write-cache False 'off'."""
-    if isinstance(value, bool):
-        return "on" if value else "off"
-    if value is None:
-        return "none"
-    if flag in ("--cell-time", "--wsat-max-time"):
-        return duration_option(value)
-    if flag == "--active-range":
-        return f"{given(100 * value)}%"
-    if flag == "--capacity-limit":
-        return size_option(int(value))
-    return given(value) if isinstance(value, (int, float)) else str(value)
 
 
 def _show_phase(ph: PlannedPhase, j: int, n: int, window: int) -> None:

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from iolab.core.decide import Decision, Sample, StopRule
 from iolab.core.errors import IolabError
 from iolab.core.steady import SteadyRule
-from iolab.core.units import given, share_text, size_option
+from iolab.core.units import duration_option, given, share_text, size_option
 from iolab.core.workload import Workload
 
 Metric = Literal["iops", "mbps", "read_mbps", "write_mbps", "lat_mean_us", "lat_max_us"]
@@ -456,3 +456,36 @@ def ignored_options(
         if same:
             out[k] = getattr(defaults, k)
     return out
+
+
+# The profile fields the options above set, with their flags (api/unused.py names the ones a test ignores;
+# a comparison names the settings two runs differ in by them)
+PROFILE_FLAGS = {
+    "write_cache": "--write-cache",
+    "active_range": "--active-range",
+    "cell_seconds": "--cell-time",
+    "max_rounds": "--max-rounds",
+    "capacity_limit": "--capacity-limit",
+    "precondition_factor": "--precondition-factor",
+    "strict_steady": "--strict-steady",
+    "wsat_capacity_multiple": "--wsat-capacity-multiple",
+    "wsat_max_seconds": "--wsat-max-time",
+    "rwsw_min_write_multiple": "--rwsw-min-writes",
+    "steady_min_write_multiple": "--steady-min-writes",
+}
+
+
+def option_text(flag: str, value: Any) -> str:
+    """A profile option's value as its flag takes it (the plan holds seconds, fractions, bytes):
+    --wsat-max-time 86400.0 is '24h', --active-range 1.0 '100%', --write-cache False 'off'."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if value is None:
+        return "none"
+    if flag in ("--cell-time", "--wsat-max-time"):
+        return duration_option(value)
+    if flag == "--active-range":
+        return f"{given(100 * value)}%"
+    if flag == "--capacity-limit":
+        return size_option(int(value))
+    return given(value) if isinstance(value, (int, float)) else str(value)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from iolab.core.errors import IolabError
+from iolab.core.plan import PROFILE_FLAGS, option_text
 from iolab.core.results import Histogram
 from iolab.core.testparams import Param, settings_meaning
 from iolab.core.units import num, printed_value
@@ -45,6 +46,17 @@ COMPARED_PROFILE_KEYS = (
     "wsat_max_seconds",
     "settings",
 )
+
+
+# each compared profile field as the user sets it: its option, or what the profile fixes
+COMPARED_FLAGS = {
+    **PROFILE_FLAGS,
+    "name": "--profile",
+    "spec": "--spec",
+    "quick": "--quick",
+    "threads": "threads (TC)",
+    "queue_depth": "queue depth (QD)",
+}
 
 
 # What a key figure reads of one drive: its phases (a test), or its phases per test (a sequence).
@@ -265,7 +277,10 @@ def profile_differences(
         if k == "settings":
             out += setting_differences(dict(meant(a, k)), dict(meant(b, k)), params)
         else:
-            out.append((k, repr(_profile_value(a, k)), repr(_profile_value(b, k))))
+            # named as a user sets it (the option and its value as the option takes it), not by
+            # the stored field: "cell_seconds: A 0.1 vs B 5.0; capacity_limit: A 536870912 vs B None"
+            flag = COMPARED_FLAGS.get(k, k)
+            out.append((flag, option_text(flag, _profile_value(a, k)), option_text(flag, _profile_value(b, k))))
     return out
 
 
