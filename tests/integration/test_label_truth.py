@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from html import unescape
 from pathlib import Path
 
 import pytest
@@ -202,3 +203,22 @@ def test_hir_calls_its_baseline_a_steady_state_level_only_when_the_preconditioni
     page = flat(re.sub(r"<[^>]+>", " ", (run / "report" / f"{run.name}.html").read_text()))
     assert "Preconditioning steady-state level" not in page, page
     assert re.search(r"Preconditioning window mean: [\d,]+ IOPS .*steady state NOT reached", page), page
+
+
+def test_endurance_of_writes_confined_to_part_of_the_drive_says_so_wherever_tbw_is_printed(tmp_path):
+    # --capacity-limit 1GiB on the 400 GB drive: every write lands in 0.27 % of its range and
+    # garbage collection finds the rest of the flash free, so the WAF is 1.00 and TBW 15,361 TB,
+    # printed beside "incompressible random write" as if it were the drive's
+    runs = tmp_path / "runs"
+    small = ("--set", "precondition_time=10s", "--set", "rounds=2", "--set", "measured=200ms", "--set", "warmup=100ms")
+    p = iolab("run", "qos", "--capacity-limit", "1GiB", *small, "--runs-dir", str(runs))
+    assert p.returncode == 0, p.stdout + p.stderr
+    part = "the writes were confined to 0.27 % of the drive's range (the rest of its flash free)"
+    assert part in flat(p.stdout) and re.search(r"endurance: WAF [\d.]+, basis: .*" + re.escape(part), flat(p.stdout))
+    [run] = list(runs.iterdir())
+    record = json.loads(iolab("show", str(run), "--json").stdout)["runs"][0]["endurance"]
+    assert part in record["basis"] and record["short"] == "incompressible random write, 0.27 % of the drive's range"
+    page = flat(unescape(re.sub(r"<[^>]+>", " ", (run / "report" / f"{run.name}.html").read_text())))
+    assert re.search(
+        r"TBW = flash capacity × P/E ÷ WAF [\d,.]+ TB \(WAF [\d.]+, .*0\.27 % of the drive's range\)", page
+    )

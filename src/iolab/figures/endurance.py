@@ -24,7 +24,7 @@ The basis is printed next to the figure.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from iolab.core.cellschema import CellRow
 from iolab.core.steady import (
@@ -34,9 +34,11 @@ from iolab.core.steady import (
     STEADY_REACHED,
     SteadyState,
 )
+from iolab.figures.phaseend import range_share
 from iolab.figures.summary import PhaseSummary
 from iolab.store.manifest import Manifest
 from iolab.targets import wear
+from iolab.targets.model import recorded_drive_bytes
 
 
 @dataclass(frozen=True)
@@ -225,8 +227,23 @@ def endurance_record(manifest: Manifest, phases: list[PhaseSummary], preconditio
     }
 
 
+def _confined(manifest: Manifest, waf: Waf | None) -> Waf | None:
+    """The WAF, saying so where the run's writes were confined to part of the drive (a capacity
+    limit or a device's ?size=: phaseend.range_share): the rest of its flash stayed free, so
+    garbage collection found blocks all but empty (a QoS run on 1 GiB of a 400 GB drive: WAF
+    1.00, "TBW 15,361 TB"), and TBW and DWPD rest on that range's WAF, not the drive's."""
+    t = manifest.target
+    tested = int(t.get("tested_capacity") or t.get("capacity") or 0)
+    share = range_share(tested, recorded_drive_bytes(t), float(manifest.profile.get("active_range", 1.0)))
+    if waf is None or share is None:
+        return waf
+    part = f"{share * 100:.2g} % of the drive's range"
+    said = f"; the writes were confined to {part} (the rest of its flash free): not the drive's full-span WAF"
+    return replace(waf, basis=waf.basis + said, short=f"{waf.short}, {part}")
+
+
 def endurance(manifest: Manifest, phases: list[PhaseSummary], preconditioning: list[CellRow]) -> Endurance:
-    waf = endurance_waf(manifest, phases, preconditioning)
+    waf = _confined(manifest, endurance_waf(manifest, phases, preconditioning))
     ops = [r.counters["op"] for ph in phases for r in ph.rows if "op" in r.counters]
     user = manifest.target.get("capacity")
     physical = user * (1 + ops[-1]) if ops and user else None
