@@ -215,8 +215,10 @@ def value_names(command, args: list[str]) -> list[str | None]:
     flag (--json), an unknown option or '--', an argument is the command's own (`iolab tests
     --json ''` called the empty test name "--json"'s value). The completion options take a
     shell's name (completion())."""
-    cmd, out, options = command, [], _options(command)
-    pending, ended, place = None, False, 0
+    cmd, options = command, _options(command)
+    out: list[str | None] = []
+    pending: str | None = None
+    ended, place = False, 0
     for a in args:
         if pending is not None:  # the value of the option before it
             out.append(pending)
