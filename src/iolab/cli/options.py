@@ -60,6 +60,8 @@ TEST_HELP = (
     "order); `iolab tests` lists them. Tests that need an input take --workload."
 )
 DESTROYS = " DESTROYS DATA."
+PE_CYCLES_HELP = "Rated P/E cycles of the flash, for TBW (at most 1,000,000; same as --set pe_cycles=N)."
+WARRANTY_HELP = "Warranty in years, for DWPD (at most 100; same as --set warranty_years=Y)."
 
 
 @dataclass(frozen=True)
@@ -184,18 +186,8 @@ class RunArgs:
         "e.g. --set steps=5000:5000:100000; `iolab tests TEST` lists each test's parameters.",
     )
     # text, not numbers: each is a test's parameter (--set), which reads it and names it as typed
-    pe_cycles: Optional[str] = _opt(
-        None,
-        "--pe-cycles",
-        metavar="N",
-        help="Rated P/E cycles of the flash, for TBW (at most 1,000,000; same as --set pe_cycles=N).",
-    )
-    warranty_years: Optional[str] = _opt(
-        None,
-        "--warranty-years",
-        metavar="YEARS",
-        help="Warranty in years, for DWPD (at most 100; same as --set warranty_years=Y).",
-    )
+    pe_cycles: Optional[str] = _opt(None, "--pe-cycles", metavar="N", help=PE_CYCLES_HELP)
+    warranty_years: Optional[str] = _opt(None, "--warranty-years", metavar="YEARS", help=WARRANTY_HELP)
     purge: str = _opt(
         "auto",
         "--purge",
