@@ -99,19 +99,30 @@ def thread_count(text: str) -> int:
     return whole(text, 1, MAX_THREADS)
 
 
+# Rated endurance and warranty, the inputs of TBW and DWPD: SLC flash is rated near 100,000 P/E
+# cycles and drive warranties run 1-5 years; ten and twenty times those are no drive's rating
+# but a slip (1e300 years printed a DWPD of 0 beside a real drive's figures).
+MAX_PE_CYCLES = 1_000_000
+MAX_WARRANTY_YEARS = 100.0
+
+
 def count_or_zero(text: str) -> int:
     """A count where 0 means 'not given' (a flash's rated P/E cycles)."""
-    return whole(text, 0, MAX_WHOLE, zero="not given")
+    return whole(text, 0, MAX_PE_CYCLES, zero="not given")
 
 
 def number_or_zero(text: str) -> float:
-    """A number above 0, or 0 for 'not given' (a warranty in years)."""
-    if text.strip() == "0":
-        return 0.0
+    """A number of years above 0, or 0 for 'not given' (a warranty)."""
+    need = f"give 0 (not given) or a number of years greater than 0 and at most {MAX_WARRANTY_YEARS:g}"
     try:
-        return positive_float(text)
+        v = float(text)
     except ValueError:
-        raise ValueError("give 0 (not given) or a finite number greater than 0") from None
+        raise ValueError(need) from None
+    if v == 0:  # "0.0" is as much 0 as "0"
+        return 0.0
+    if not math.isfinite(v) or not 0 < v <= MAX_WARRANTY_YEARS:
+        raise ValueError(need)
+    return v
 
 
 def depth_list(text: str) -> tuple[int, ...]:
