@@ -111,10 +111,21 @@ def test_a_warranty_past_any_drives_is_refused_as_typed(value, command, tmp_path
         command[0], "qos", "--quick", *command[1:], "-t", SMALL_SIM, "--runs-dir", str(runs), "--warranty-years", value
     )
     said = refused(p, runs)
+    # named as the user typed it, the --set spelling beside
     assert (
-        f"warranty_years='{value}' (test qos): give 0 (not given) or a number of years greater than 0 and at most 100."
-        in said
+        f"--warranty-years '{value}' (--set warranty_years='{value}') (test qos): give 0 (not given) or a number "
+        "of years greater than 0 and at most 100." in said
     ), said
+
+
+def test_a_rating_option_for_a_test_without_the_rating_is_named_as_typed(tmp_path):
+    """--warranty-years on a test without warranty_years was refused as '--set warranty_years',
+    an option the user never typed."""
+    runs = tmp_path / "runs"
+    for option, name in (("--warranty-years", "warranty_years"), ("--pe-cycles", "pe_cycles")):
+        p = iolab("run", "wsat", "--quick", "-t", SMALL_SIM, "--runs-dir", str(runs), option, "5")
+        said = refused(p, runs)
+        assert f"{option} (--set {name}): no test in this run has a parameter of that name" in said, said
 
 
 @pytest.mark.parametrize(

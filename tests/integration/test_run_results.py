@@ -517,6 +517,10 @@ def test_run_repeat_output_and_bad_counts(tmp_path, quiet):
     )
     assert j.returncode == 0 and len(json.loads(j.stdout)["runs"]) == 2, j.stderr
     assert j.stderr.count("key figures") == 2 and j.stderr.count("run directory: ") == 2, j.stderr
+    # no repeat complete: no empty table on stdout, only the error on stderr
+    none = iolab("run", "latency", "-t", "sim:nosuch", *QUICK, "--repeat", "2", "--runs-dir", str(tmp_path / "rn"))
+    assert none.returncode == 2 and none.stdout == "", none.stdout
+    assert "repeat 1 of 2 ended with exit code 2" in none.stderr and "unknown" in none.stderr
     bad = iolab("run", "latency", "--repeat", "0", "--runs-dir", str(tmp_path / "runs0"))
     assert bad.returncode == 2 and "--repeat 0: give a number of runs from 1 to 1,000" in bad.stderr
     assert not (tmp_path / "runs0").exists()

@@ -428,6 +428,19 @@ def run_repeats(
 
     records, code, error = run_repeated(n, argv, target, default_target, json_out)
     rep = summary(records)
+    if rep["repeats"]:  # no repeat complete: no table of nothing, only the error below
+        _repeat_table(rep, n, console)
+    for r in records:
+        console.print(f"run: {esc(r['run_id'])} ({esc(r['state'])})", soft_wrap=True)
+    if code and code != Exit.NOT_STEADY:  # an error, so standard error: stdout holds the table only
+        note_line(f"iolab: repeat {rep['repeats'] + 1} of {n} ended with exit code {code}; no further repeat was run")
+    if json_out:
+        emit("run", code, runs=records, repeat=rep, **({"error": error} if error else {}))
+    return code
+
+
+def _repeat_table(rep: dict, n: int, console: Console) -> None:
+    """The repeats' key figures: each one's mean and confidence interval, and why one is "—"."""
     t = Table(
         title=f"{rep['repeats']} of {n} repeats complete: mean and {rep['confidence']:.0%} confidence interval",
         title_justify="left",
@@ -456,10 +469,3 @@ def run_repeats(
             runs = "any run" if not f["n"] else "every run"
             console.print(esc(f"— {where}{f['name']}: not measured in {runs}: {said}"), soft_wrap=True)
     console.print(esc(f"interval: {rep['method']}"), soft_wrap=True)
-    for r in records:
-        console.print(f"run: {esc(r['run_id'])} ({esc(r['state'])})", soft_wrap=True)
-    if code and code != Exit.NOT_STEADY:  # an error, so standard error: stdout holds the table only
-        note_line(f"iolab: repeat {rep['repeats'] + 1} of {n} ended with exit code {code}; no further repeat was run")
-    if json_out:
-        emit("run", code, runs=records, repeat=rep, **({"error": error} if error else {}))
-    return code

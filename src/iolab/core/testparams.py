@@ -50,9 +50,24 @@ class Param:
             # written to follow a name, as `iolab tests TEST` lists it (many start in lower case,
             # some with a name such as fio): a sentence of its own begins with the parameter's.
             raise IolabError(
-                f"--set {self.name}={text!r} (test {test}): {str(e).rstrip('.')}. Parameter {self.name}: "
+                f"{setting(self.name, text)} (test {test}): {str(e).rstrip('.')}. Parameter {self.name}: "
                 f"{self.help} (default {self.show(self.default)}). Nothing was run or written."
             ) from None
+
+
+# Parameters that have an option of their own beside --set: a refusal names both, as the user
+# may have typed either.
+OWN_OPTION = {"pe_cycles": "--pe-cycles", "warranty_years": "--warranty-years"}
+
+
+def setting(name: str, text: str | None = None) -> str:
+    """How a refusal names a setting: '--set NAME=VALUE', or for a parameter with an option of
+    its own '--warranty-years VALUE (--set warranty_years)'."""
+    value = f"={text!r}" if text is not None else ""
+    own = OWN_OPTION.get(name)
+    if own is None:
+        return f"--set {name}{value}"
+    return f"{own}{' ' + repr(text) if text is not None else ''} (--set {name}{value})"
 
 
 # -- parsers: each raises ValueError saying what it needs -------------------------------------
@@ -439,7 +454,7 @@ def check_known(settings: Mapping[str, str], declared: Mapping[str, Iterable[Par
             known = sorted(by_name)
             offer = f"its parameters are {', '.join(known)}" if known else "it takes no parameters"
             raise IolabError(
-                f"--set {name}: no test in this run has a parameter of that name ({offer}; "
+                f"{setting(name)}: no test in this run has a parameter of that name ({offer}; "
                 "`iolab tests TEST` lists them). Nothing was run or written."
             )
         for test, p in by_name[name]:
