@@ -153,9 +153,10 @@ impl Walk {
         let mut comps = std::mem::take(&mut self.comps);
         completions(t, lat, &mut comps);
         self.missing_latency += comps.iter().filter(|&&c| c < 0).count() as i64;
-        self.last_comp = self
-            .last_comp
-            .max(comps.iter().copied().max().unwrap_or(NONE));
+        let latest = comps.iter().copied().max().unwrap_or(NONE);
+        if latest != NONE {
+            self.last_comp = self.last_comp.max(latest); // a run without response times has none
+        }
         self.inflight_of(t, &comps);
         self.pending.start(first, (last - first) / t.len() as i64);
         let mut step_of = StepOf::new(self.rule.step_ns);
