@@ -273,8 +273,8 @@ def test_a_directory_that_is_not_a_run_is_called_so(command, tmp_path):
         ("qd=0", "--set qd='0' (test qos): give a whole number from 1 to 65,536."),
         ("qd=2147483647", "--set qd='2147483647' (test qos): give a whole number from 1 to 65,536."),
         # 0 means "not given" and is taken: the refusal said "from 1"
-        ("pe_cycles=-5", "give a whole number from 0 (not given) to 2,147,483,647."),
-        ("warranty_years=-1", "give 0 (not given) or a finite number greater than 0."),
+        ("pe_cycles=-5", "give a whole number from 0 (not given) to 1,000,000."),
+        ("warranty_years=-1", "give 0 (not given) or a number of years greater than 0 and at most 100."),
     ],
 )
 def test_a_tests_own_parameter_is_refused_with_the_limit_it_has(setting, says, place):

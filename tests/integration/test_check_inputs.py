@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from iolab.core.units import num
+
 from .conftest import IOLAB, iolab
 
 pytestmark = pytest.mark.integration
@@ -184,3 +186,6 @@ def test_a_candidate_figure_the_baseline_lacks_is_listed_as_not_compared(tmp_pat
     assert row["verdict"] == "not-compared" and row["method"] == why and row["candidate"]["value"] > 0, row
     [case] = [c for c in ET.parse(xml).iter("testcase") if c.get("name") == lacks]
     assert case.find("skipped").get("message") == f"not compared: {why}"
+    # a figure held to no tolerance names none (its line said "(tolerance 5 %)")
+    line = f"{lacks}: not-compared, — -> {num(row['candidate']['value'])} IOPS"
+    assert case.findtext("system-out") == line, case.findtext("system-out")

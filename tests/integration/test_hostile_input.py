@@ -147,8 +147,14 @@ BAD = [
     ("run iops --paths '' -t file:{d}/h.img?size=16MiB", "--paths: the value is empty"),
     ("run iops --runs-dir ''", "--runs-dir: the value is empty"),
     ("run iops --capacity-limit ''", "--capacity-limit: the value is empty"),
-    ("tests ''", "argument 2: the value is empty"),  # the one command said to list everything for it
-    ("tests -- ''", "argument 3: the value is empty"),  # it was named after '--', as if an option
+    ("tests ''", "argument 2 (TEST): the value is empty"),  # the one command said to list everything for it
+    ("tests -- ''", "argument 3 (TEST): the value is empty"),  # it was named after '--', as if an option
+    # after an option that takes no value (or is none of the command's), it was named as its value:
+    # "--json: the value is empty"
+    ("tests --json ''", "argument 3 (TEST): the value is empty; give a value or leave it out."),
+    ("show --json ''", "argument 3 (RUN): the value is empty"),
+    ("run iops -q ''", "argument 4: the value is empty"),  # one argument more than run takes
+    ("tests --json 'a\tb'", "argument 3 (TEST) 'a\\tb': holds a control character"),
     # the same path twice is one port, not two (the legs shared a name, and a file, before)
     (
         "run iops --paths file:{d}/h.img?size=16MiB,file:{d}/h.img?size=16MiB -t file:{d}/h.img?size=16MiB",

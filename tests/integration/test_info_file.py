@@ -2,11 +2,13 @@
 the file first, or that a run refuses it and why, in the words `iolab run` refuses it with (the
 same check). It printed "capacity 2,147,483,648 B" and then "capacity_bytes 1073741824" (the
 file's own size) of a 1 GiB file given ?size=2GiB, and accepted file:/proc/self/mem with a
-capacity and exit status 0 where `run` refuses it."""
+capacity and exit status 0 where `run` refuses it. A block device that a run refuses (a loop
+device with a mounted filesystem) was shown with a capacity and exit status 0 too."""
 
 from __future__ import annotations
 
 import os
+import subprocess
 
 from iolab.targets.files import mark_created
 
@@ -43,4 +45,22 @@ def test_info_of_a_file_run_refuses_says_why_as_run_does(scratch):
     run = iolab("run", "latency", "--quick", "-t", spec, "--runs-dir", str(scratch / "runs"), timeout=300)
     refusal = " ".join(run.stderr.split()).removeprefix("iolab: ")
     assert run.returncode == 3 and "pseudo filesystem" in refusal, run.stderr
+    assert refusal in text, (refusal, text)  # the same check, the same words
+
+
+def test_info_of_a_block_device_run_refuses_says_why_and_exits_3(loop_device, scratch):
+    clean = iolab("info", loop_device, timeout=120)
+    assert clean.returncode == 0 and "capacity 268,435,456 B" in said(clean), said(clean)
+    subprocess.run(["mkfs.ext4", "-q", "-F", loop_device], check=True, capture_output=True)
+    mnt = scratch / "mnt"
+    mnt.mkdir()
+    subprocess.run(["mount", loop_device, str(mnt)], check=True, capture_output=True)
+    p = iolab("info", "sim:enterprise-sas", loop_device, timeout=120)  # the other target is still shown
+    text = said(p)
+    assert p.returncode == 3 and "Traceback" not in text, text  # as a refused file's, and run's
+    assert "sim:enterprise-sas (sim) capacity" in text and f"{loop_device} (block) a run refuses it" in text, text
+    assert "capacity_bytes 268435456" in text, text  # the device's facts are still its facts
+    run = iolab("run", "latency", "--quick", "-t", loop_device, "--runs-dir", str(scratch / "runs"), timeout=300)
+    refusal = " ".join(run.stderr.split()).removeprefix("iolab: ")
+    assert run.returncode == 3 and f"mounted: {loop_device} is mounted at {mnt}" in refusal, run.stderr
     assert refusal in text, (refusal, text)  # the same check, the same words

@@ -99,3 +99,70 @@ def test_a_write_saturation_time_limit_past_its_limit_is_refused(tmp_path):
     said = refused(p, runs)
     assert "Write Saturation time limit (--wsat-max-time): 3.6e+29 s is not allowed" in said, said
     assert "at most 1,000 days (the PTS uses 24 h)" in said, said
+
+
+@pytest.mark.parametrize("value", ["1e300", "101", "inf", "nan", "-1"])
+@pytest.mark.parametrize("command", [["plan"], ["run", "-q", "--no-report"]])
+def test_a_warranty_past_any_drives_is_refused_as_typed(value, command, tmp_path):
+    """--warranty-years 1e300 was taken (DWPD then printed as 0.00 beside a real figure); -1 was
+    refused as '-1.0', a value the user never typed."""
+    runs = tmp_path / "runs"
+    p = iolab(
+        command[0], "qos", "--quick", *command[1:], "-t", SMALL_SIM, "--runs-dir", str(runs), "--warranty-years", value
+    )
+    said = refused(p, runs)
+    # named as the user typed it, the --set spelling beside
+    assert (
+        f"--warranty-years '{value}' (--set warranty_years='{value}') (test qos): give 0 (not given) or a number "
+        "of years greater than 0 and at most 100." in said
+    ), said
+
+
+def test_a_rating_option_for_a_test_without_the_rating_is_named_as_typed(tmp_path):
+    """--warranty-years on a test without warranty_years was refused as '--set warranty_years',
+    an option the user never typed."""
+    runs = tmp_path / "runs"
+    for option, name in (("--warranty-years", "warranty_years"), ("--pe-cycles", "pe_cycles")):
+        p = iolab("run", "wsat", "--quick", "-t", SMALL_SIM, "--runs-dir", str(runs), option, "5")
+        said = refused(p, runs)
+        assert f"{option} (--set {name}): no test in this run has a parameter of that name" in said, said
+
+
+@pytest.mark.parametrize(
+    ("option", "value"), [("--warranty-years", "0.0"), ("--warranty-years", "100"), ("--pe-cycles", "1000000")]
+)
+def test_a_rating_at_its_limit_or_zero_is_taken(option, value):
+    """'0.0', the "not given" the message offers, was refused as not 0."""
+    p = iolab("plan", "qos", "--quick", "-t", SMALL_SIM, option, value)
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+@pytest.mark.parametrize("value", [HUGE, "1000000d", "73h"])
+@pytest.mark.parametrize("command", [["plan"], ["run", "-q", "--no-report"]])
+def test_a_stall_timeout_past_three_days_is_refused_as_typed(value, command, tmp_path):
+    """A stall timeout of 3.6e29 s was taken: a fio that stopped completing IO held the target for good."""
+    runs = tmp_path / "runs"
+    p = iolab(
+        command[0],
+        "latency",
+        "--quick",
+        *command[1:],
+        "-t",
+        SMALL_SIM,
+        "--runs-dir",
+        str(runs),
+        "--stall-timeout",
+        value,
+    )
+    said = refused(p, runs)
+    assert (
+        f"stall timeout (--stall-timeout): '{value}' is not allowed; give a duration greater than 0 and at most 72 h"
+        in said
+    ), said
+    assert iolab("plan", "latency", "--quick", "-t", SMALL_SIM, "--stall-timeout", "72h").returncode == 0
+
+
+def test_an_outlier_k_past_its_limit_is_told_the_limit(tmp_path):
+    p = iolab("fleet", "--outlier-k", "1000", "--runs-dir", str(tmp_path / "runs"))
+    said = refused(p, tmp_path / "runs")
+    assert "--outlier-k 1,000: give a number above 0 and at most 100 (e.g. 3.5)." in said, said

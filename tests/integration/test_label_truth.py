@@ -174,6 +174,23 @@ def test_plan_prints_an_ignored_option_s_value_as_its_flag_takes_it():
     assert "86400" not in p.stdout
 
 
+@pytest.mark.parametrize(
+    ("test", "options"),
+    [("latency", ["--wsat-max-time", "2h", "--rwsw-min-writes", "2"]), ("pts", ["--precondition-factor", "3"])],
+)
+def test_plan_says_each_ignored_option_once(test, options):
+    """`iolab plan latency --wsat-max-time 2h --rwsw-min-writes 2` said each twice: a note above
+    the test ("changes nothing in latency … ignored") and the test's "ignored" row, the one that
+    says the value its plan is the same at (of a sequence, the row of the one test, WSAT, that
+    has no WIPC)."""
+    p = iolab("plan", test, "--quick", *options, "-t", SMALL_SIM)
+    assert p.returncode == 0, p.stdout + p.stderr
+    for flag in options[::2]:
+        said = [line for line in p.stdout.splitlines() if flag in line]
+        assert len(said) == 1 and re.match(r"\s+ignored\s", said[0]), (flag, said)
+        assert "(the plan is the same at " in said[0], said
+
+
 @pytest.mark.parametrize("test", ["wsat", "xsr"])
 def test_plan_says_once_that_the_round_limit_is_not_used_where_the_phases_run_to_their_budgets(test):
     """`iolab plan wsat --max-rounds 3` said "--max-rounds 3 is not used" on the round limit's line

@@ -126,7 +126,7 @@ def test_a_file_target_is_read_not_written(scratch):
 @pytest.mark.parametrize(
     ("args", "code", "says"),
     [
-        (("--stall-timeout", "0s"), 2, "stall timeout (--stall-timeout): 0.0 is not allowed"),
+        (("--stall-timeout", "0s"), 2, "stall timeout (--stall-timeout): '0s' is not allowed"),
         (("--hosts", "0.0.0.0"), 2, "that address means every interface of this machine"),
         (("--hosts", "10.254.254.254"), 3, "iolab cannot check a target on a host it reaches through fio's server"),
     ],

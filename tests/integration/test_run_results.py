@@ -483,22 +483,44 @@ def test_run_repeat_of_a_sequence_counts_repeats_and_keeps_each_figure_with_its_
     assert "2 of 2 repeats complete" in text and "qos: write: median round IOPS" in text
 
 
-def test_run_repeat_output_and_bad_counts(tmp_path):
+@pytest.mark.parametrize("quiet", [[], ["-q"]])
+def test_run_repeat_output_and_bad_counts(tmp_path, quiet):
+    """Each repeat's results (its key figures, its run directory) went to standard error, the
+    interval table alone to standard output: data where a script reads progress."""
+    runs = tmp_path / "runs"
     p = iolab(
-        "run",
-        "latency",
-        "-t",
-        "sim:enterprise-sas?user_gb=4",
-        *QUICK,
-        "--runs-dir",
-        str(tmp_path / "runs"),
-        "--repeat",
-        "2",
+        "run", "latency", "-t", "sim:enterprise-sas?user_gb=4", *QUICK, *quiet, "--runs-dir", str(runs), "--repeat", "2"
     )
     assert p.returncode == 0, p.stderr
     out = " ".join(p.stdout.split())
     assert "2 of 2 repeats complete: mean and 95% confidence interval" in out and "t interval of the logarithms" in out
     assert f"{ART} (µs; ↓) 2" in out
+    dirs = sorted(str(d) for d in runs.iterdir())
+    assert out.count("key figures") == 2 and all(f"run directory: {d}" in out for d in dirs), p.stdout
+    assert "key figures" not in p.stderr and "run directory" not in p.stderr, p.stderr
+    assert [line for line in p.stderr.splitlines() if line.startswith("repeat ")] == [
+        f"repeat {k} of 2: sim:enterprise-sas?user_gb=4&seed={k}" for k in (1, 2)
+    ], p.stderr  # what is under way: progress, on standard error
+    # with --json, standard output is the document alone, each repeat's results beside the progress
+    j = iolab(
+        "run",
+        "latency",
+        "-t",
+        "sim:enterprise-sas?user_gb=4",
+        *QUICK,
+        *quiet,
+        "--runs-dir",
+        str(runs),
+        "--repeat",
+        "2",
+        "--json",
+    )
+    assert j.returncode == 0 and len(json.loads(j.stdout)["runs"]) == 2, j.stderr
+    assert j.stderr.count("key figures") == 2 and j.stderr.count("run directory: ") == 2, j.stderr
+    # no repeat complete: no empty table on stdout, only the error on stderr
+    none = iolab("run", "latency", "-t", "sim:nosuch", *QUICK, "--repeat", "2", "--runs-dir", str(tmp_path / "rn"))
+    assert none.returncode == 2 and none.stdout == "", none.stdout
+    assert "repeat 1 of 2 ended with exit code 2" in none.stderr and "unknown" in none.stderr
     bad = iolab("run", "latency", "--repeat", "0", "--runs-dir", str(tmp_path / "runs0"))
     assert bad.returncode == 2 and "--repeat 0: give a number of runs from 1 to 1,000" in bad.stderr
     assert not (tmp_path / "runs0").exists()

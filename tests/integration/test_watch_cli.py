@@ -173,12 +173,15 @@ def test_watch_serves_the_report_of_a_renamed_run_directory(watched):
     assert status == 200 and href.encode() in body
     assert get(f"/runs/{run_id}")[0] == 200
     assert get(href) == (200, b"<p>the renamed run's report</p>")
-    assert get(f"/runs/{renamed.name}/report/index.html")[0] == 404  # a directory name is no run id
+    # its directory's name names it too, as `iolab show` takes it
+    assert get(f"/runs/{renamed.name}/report/index.html") == (200, b"<p>the renamed run's report</p>")
 
 
 def test_watch_shows_a_copy_of_a_run_beside_its_original_as_two_runs(tmp_path):
     # a copy of a results directory beside its original keeps the run id: the list showed two
-    # rows with one link, and the page, its data and its reports were the first directory found
+    # rows with one link, and the page, its data and its reports were the first directory found.
+    # The id then answered 409 while `iolab show ID` opened the original, the directory it names:
+    # both now take it as show does, and refuse it, naming both, where it names no directory.
     root = tmp_path / "runs"
     root.mkdir()
     run = record(root, "throughput", DriveEngine())
@@ -188,27 +191,47 @@ def test_watch_shows_a_copy_of_a_run_beside_its_original_as_two_runs(tmp_path):
     copy = Path(shutil.copytree(run, root / f"{run.name}.bak"))
     (copy / "report" / "index.html").write_text("<p>the copy</p>")
     port = free_port()
+    host = f"127.0.0.1:{port}"
     with watching(root, port):
-        status, body = get("/api/runs", f"127.0.0.1:{port}", port)
+        status, body = get("/api/runs", host, port)
         rows = json.loads(body)["runs"]
         assert status == 200 and [r["id"] for r in rows] == [run.name, run.name], body
         hrefs = [r["reports"][0]["href"] for r in rows]
         assert hrefs[0] != hrefs[1], hrefs  # each row's report link opens its own directory's
         by_dir = {r["directory"]: r for r in rows}
-        for d, said in ((run, b"<p>the original</p>"), (copy, b"<p>the copy</p>")):
-            ref = by_dir[d.name]["ref"]
-            assert ref == f"{run.name}@{d.name}"
+        for d, ref, said in (
+            (run, run.name, b"<p>the original</p>"),
+            (copy, f"{run.name}@{copy.name}", b"<p>the copy</p>"),
+        ):
+            assert by_dir[d.name]["ref"] == ref
             assert by_dir[d.name]["reports"] == [{"name": "index.html", "href": f"/runs/{ref}/report/index.html"}]
-            assert get(f"/runs/{ref}/report/index.html", f"127.0.0.1:{port}", port) == (200, said)
-            assert get(f"/runs/{ref}", f"127.0.0.1:{port}", port)[0] == 200
-            status, data = get(f"/api/runs/{ref}", f"127.0.0.1:{port}", port)
+            assert get(f"/runs/{ref}/report/index.html", host, port) == (200, said)
+            assert get(f"/runs/{ref}", host, port)[0] == 200
+            status, data = get(f"/api/runs/{ref}", host, port)
             assert status == 200 and json.loads(data)["summary"]["directory"] == d.name
-        # the id alone names neither: it says so, naming both directories and their addresses
+            shown = subprocess.run(
+                [*IOLAB, "show", ref.partition("@")[0] if d == run else d.name, "--json", "--runs-dir", str(root)],
+                capture_output=True, text=True, timeout=120,
+            )  # fmt: skip
+            assert shown.returncode == 0 and json.loads(shown.stdout)["runs"][0]["path"] == str(d), shown.stderr
+        assert get(f"/runs/{run.name}@{run.name}", host, port)[0] == 200  # the address a 409 gave before
+    # two copies, neither named by the id: it names neither, in both, each naming both directories
+    shutil.move(run, root / "original")
+    port = free_port()
+    host = f"127.0.0.1:{port}"
+    with watching(root, port):
         for path in (f"/runs/{run.name}", f"/api/runs/{run.name}", f"/runs/{run.name}/report/index.html"):
-            status, said = get(path, f"127.0.0.1:{port}", port)
+            status, said = get(path, host, port)
             text = said.decode()
             assert status == 409 and f"run id {run.name} is held by 2 run directories: " in text, text
-            assert f"{run} (/runs/{run.name}@{run.name})" in text and f"{copy} (/runs/{run.name}@{copy.name})" in text
+            assert f"{root / 'original'} (/runs/{run.name}@original)" in text
+            assert f"{copy} (/runs/{run.name}@{copy.name})" in text
+    shown = subprocess.run(
+        [*IOLAB, "show", run.name, "--runs-dir", str(root)], capture_output=True, text=True, timeout=120
+    )
+    said = " ".join(shown.stderr.split())
+    assert shown.returncode == 2 and f"run {run.name!r} is ambiguous" in said, said
+    assert f"{copy.name}, original" in said, said
 
 
 def test_a_closed_standard_output_is_dropped_and_the_page_still_served(tmp_path):

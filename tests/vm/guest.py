@@ -334,7 +334,9 @@ def main() -> None:
             d["node"],
             d["iface"],
             ctrl_of(d["node"]) if d["iface"] == "nvme" else None,
-            infos.get(d["node"]) or sh([IOLAB, "info", d["node"]]),  # alone when only this check runs
+            # alone when only this check runs; split as info_all's, whose status is the block's (a
+            # zoned drive's `info` exits 3, the status of the refusal it prints, and is still read)
+            infos.get(d["node"]) or info_each([d["node"]])[d["node"]],
         )
 
     def info_all():

@@ -27,6 +27,7 @@ pub mod streams;
 mod streams_cols;
 mod streams_oio;
 mod streams_py;
+mod streams_seq;
 mod streams_tab;
 pub mod workload;
 

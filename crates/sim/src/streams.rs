@@ -14,84 +14,8 @@ const SLICE: usize = 8192;
 use crate::streams_cols::StepOf;
 pub use crate::streams_cols::{Chunk, Row, Rule, Tab};
 use crate::streams_oio::Completions;
+use crate::streams_seq::{has_avx2, seq_flags, Seq};
 use crate::streams_tab::Tabulator;
-
-/// The last `lookback` end offsets of one group (device, direction), in no order: the rule
-/// asks whether any of them matches.
-#[derive(Default)]
-struct Ring {
-    ends: Vec<i64>,
-    next: usize,
-}
-
-impl Ring {
-    /// Offset within [end, end + gap] of a kept end; the wrapping difference, read unsigned,
-    /// is that test in one compare (and the earlier code's int64 arithmetic, overflow too).
-    /// Without a gap it is equality, one vector compare per four ends.
-    #[inline(always)]
-    fn hit(&self, off: i64, gap: u64) -> bool {
-        if gap == 0 {
-            self.ends.iter().fold(false, |h, &e| h | (e == off))
-        } else {
-            self.ends
-                .iter()
-                .fold(false, |h, &e| h | (off.wrapping_sub(e) as u64 <= gap))
-        }
-    }
-
-    #[inline(always)]
-    fn push(&mut self, end: i64, lookback: usize) {
-        if self.ends.len() < lookback {
-            self.ends.push(end);
-        } else {
-            self.ends[self.next] = end;
-            self.next = if self.next + 1 == lookback {
-                0
-            } else {
-                self.next + 1
-            };
-        }
-    }
-}
-
-/// The SEQ rule over a run of IOs, appending their flags.
-#[inline(always)]
-fn seq_run(rings: &mut Vec<Ring>, c: &Chunk, lookback: usize, gap: u64, flags: &mut Vec<bool>) {
-    flags.reserve(c.offset.len());
-    for i in 0..c.offset.len() {
-        let g = match c.dev {
-            Some(d) => d[i] as usize * 2 + (c.write[i] != 0) as usize,
-            None => (c.write[i] != 0) as usize,
-        };
-        if g >= rings.len() {
-            rings.resize_with(g + 1, Ring::default);
-        }
-        let ring = &mut rings[g];
-        flags.push(ring.hit(c.offset[i], gap));
-        ring.push(c.offset[i].wrapping_add(c.size[i]), lookback);
-    }
-}
-
-/// The same with 64-bit vector lanes: the baseline x86-64 target has no 64-bit vector
-/// compare, so the 64 compares per IO of the default lookback ran one by one.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn seq_run_avx2(
-    rings: &mut Vec<Ring>,
-    c: &Chunk,
-    lookback: usize,
-    gap: u64,
-    flags: &mut Vec<bool>,
-) {
-    seq_run(rings, c, lookback, gap, flags)
-}
-
-fn has_avx2() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    return std::is_x86_feature_detected!("avx2");
-    #[cfg(not(target_arch = "x86_64"))]
-    false
-}
 
 fn grow<T: Clone + Default>(v: &mut Vec<T>, len: usize) {
     if v.len() < len {
@@ -103,7 +27,7 @@ fn grow<T: Clone + Default>(v: &mut Vec<T>, len: usize) {
 pub struct Walk {
     rule: Rule,
     avx2: bool,
-    rings: Vec<Ring>,
+    seq: Seq,
     /// Completions seen, counted by time.
     pending: Completions,
     issued: i64,
@@ -120,6 +44,8 @@ pub struct Walk {
     pub last_issue_ns: i64,
     /// The current chunk's SEQ flags and tabulation.
     flags: Vec<bool>,
+    /// The current slice's completion times (`completions`).
+    comps: Vec<i64>,
     tab: Tabulator,
 }
 
@@ -134,7 +60,7 @@ impl Walk {
         Ok(Walk {
             rule,
             avx2: has_avx2(),
-            rings: Vec::new(),
+            seq: Seq::default(),
             pending: Completions::new(),
             issued: 0,
             next_bound: 0,
@@ -146,6 +72,7 @@ impl Walk {
             ios: 0,
             last_issue_ns: 0,
             flags: Vec::new(),
+            comps: Vec::new(),
             tab: Tabulator::new(rule.step_ns),
         })
     }
@@ -163,20 +90,24 @@ impl Walk {
 
     /// Walk a run of the current chunk's rows (the chunk may come in several runs), in
     /// slices that stay in the CPU cache from one pass to the next.
+    /// Each slice is checked before it is walked, while it is in the cache: a slice with an
+    /// IO the walk cannot take stops the walk there, before its tables grow for it.
     pub fn feed(&mut self, c: &Chunk) -> Result<(), String> {
-        check(c)?;
-        self.check_steps(c)?;
+        check_lengths(c)?;
         let n = c.time_ns.len();
         for lo in (0..n).step_by(SLICE) {
             let r = lo..(lo + SLICE).min(n);
-            self.feed_slice(&Chunk {
+            let slice = Chunk {
                 time_ns: &c.time_ns[r.clone()],
                 write: &c.write[r.clone()],
                 offset: &c.offset[r.clone()],
                 size: &c.size[r.clone()],
                 lat: &c.lat[r.clone()],
                 dev: c.dev.map(|d| &d[r]),
-            });
+            };
+            check(&slice)?;
+            self.check_steps(&slice)?;
+            self.feed_slice(&slice);
         }
         Ok(())
     }
@@ -206,21 +137,27 @@ impl Walk {
 
     fn seq_flags(&mut self, c: &Chunk, flags: &mut Vec<bool>) {
         let (lb, gap) = (self.rule.lookback, self.rule.gap_bytes);
-        #[cfg(target_arch = "x86_64")]
-        if self.avx2 {
-            // SAFETY: the CPU has AVX2 (checked once in Walk::new).
-            return unsafe { seq_run_avx2(&mut self.rings, c, lb, gap, flags) };
-        }
-        seq_run(&mut self.rings, c, lb, gap, flags)
+        seq_flags(&mut self.seq, c, lb, gap, self.avx2, flags);
     }
 
     /// The in-flight count over IOs with a response time: each run of IOs issued at one
     /// instant is taken whole, its completions first (an IO completing at the instant it is
     /// issued counts as done there, as does one completing exactly at a step's start).
+    ///
+    /// The completion times, the IOs without one, the latest and the in-flight time are
+    /// found first, in loops the compiler vectorises; what is left per IO is the count.
     fn outstanding(&mut self, t: &[i64], lat: &[f64]) {
         let (Some(&first), Some(&last)) = (t.first(), t.last()) else {
             return;
         };
+        let mut comps = std::mem::take(&mut self.comps);
+        completions(t, lat, &mut comps);
+        self.missing_latency += comps.iter().filter(|&&c| c < 0).count() as i64;
+        let latest = comps.iter().copied().max().unwrap_or(NONE);
+        if latest != NONE {
+            self.last_comp = self.last_comp.max(latest); // a run without response times has none
+        }
+        self.inflight_of(t, &comps);
         self.pending.start(first, (last - first) / t.len() as i64);
         let mut step_of = StepOf::new(self.rule.step_ns);
         let mut i = 0;
@@ -229,14 +166,9 @@ impl Walk {
             let s = step_of.get(t0);
             let mut run = 0;
             while i < t.len() && t[i] == t0 {
-                if lat[i] >= 0.0 {
-                    let comp = t0 + (lat[i] * 1000.0 + 0.5) as i64;
-                    self.pending.push(comp);
-                    self.last_comp = self.last_comp.max(comp);
-                    self.inflight(t0, comp, s);
+                if comps[i] >= 0 {
+                    self.pending.push(comps[i]);
                     run += 1;
-                } else {
-                    self.missing_latency += 1;
                 }
                 i += 1;
             }
@@ -256,6 +188,36 @@ impl Walk {
             }
             let level = self.issued - self.pending.done_by(t0);
             self.raise(s, level);
+        }
+        self.comps = comps;
+    }
+
+    /// The in-flight time of a run of IOs, per step. A run inside one step whose IOs all
+    /// complete in it (nearly every run) adds in one sum.
+    fn inflight_of(&mut self, t: &[i64], comps: &[i64]) {
+        let step_ns = self.rule.step_ns;
+        let s = t[0].div_euclid(step_ns); // the run's step, if it has one
+        let end_s = (s + 1) * step_ns;
+        let (lo, hi) = t
+            .iter()
+            .fold((i64::MAX, i64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
+        let latest = comps.iter().copied().max().unwrap_or(NONE);
+        if lo >= s * step_ns && hi < end_s && latest < end_s {
+            let k = s as usize;
+            grow(&mut self.inflight_ns, k + 1);
+            let sum: i64 = t
+                .iter()
+                .zip(comps)
+                .map(|(&t0, &c)| if c >= 0 { c - t0 } else { 0 })
+                .sum();
+            self.inflight_ns[k] += sum as i128;
+            return;
+        }
+        let mut step_of = StepOf::new(step_ns);
+        for (&t0, &c) in t.iter().zip(comps) {
+            if c >= 0 {
+                self.inflight(t0, c, step_of.get(t0));
+            }
         }
     }
 
@@ -377,7 +339,23 @@ impl Walk {
     }
 }
 
-fn check(c: &Chunk) -> Result<(), String> {
+/// No completion time: the IO has no response time.
+const NONE: i64 = -1;
+
+/// Each IO's completion time in ns (issue plus the response time, rounded), or NONE. The
+/// times are not negative (`check`) and the sums stay under 2^62 (`check_steps`).
+fn completions(t: &[i64], lat: &[f64], out: &mut Vec<i64>) {
+    out.clear();
+    out.extend(t.iter().zip(lat).map(|(&t0, &l)| {
+        if l >= 0.0 {
+            t0 + (l * 1000.0 + 0.5) as i64
+        } else {
+            NONE
+        }
+    }));
+}
+
+fn check_lengths(c: &Chunk) -> Result<(), String> {
     let n = c.time_ns.len();
     let lens = [c.write.len(), c.offset.len(), c.size.len(), c.lat.len()];
     if lens.iter().any(|&l| l != n) || c.dev.is_some_and(|d| d.len() != n) {
@@ -385,6 +363,10 @@ fn check(c: &Chunk) -> Result<(), String> {
             "stream walk: columns of unequal lengths ({n}, {lens:?})"
         ));
     }
+    Ok(())
+}
+
+fn check(c: &Chunk) -> Result<(), String> {
     if c.time_ns.first().is_some_and(|&t| t < 0) || c.dev.is_some_and(|d| d.iter().any(|&v| v < 0))
     {
         return Err("stream walk: negative issue time or device code".into());

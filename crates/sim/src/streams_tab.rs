@@ -108,7 +108,10 @@ impl Tabulator {
     #[inline(always)]
     fn group(&mut self, step: i64, seq: bool, write: bool, size: i64) -> &mut Row {
         let mask = self.index.len() - 1;
-        let key = (size as u64) ^ (((seq as u64) << 1 | write as u64) << 62);
+        // seq and write in the low bits: the product's bits the index takes (from bit 32)
+        // depend on the key's low bits only, so in the top bits they never told a size's four
+        // groups apart, which then always collided
+        let key = (size as u64).rotate_left(2) ^ ((seq as u64) << 1 | write as u64);
         let mut h = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize & mask;
         loop {
             let j = self.index[h];

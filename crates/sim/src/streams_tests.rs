@@ -250,3 +250,13 @@ fn steps_past_the_limit_are_refused_not_allocated() {
         .is_ok());
     assert!(w.finish(100_000).is_ok());
 }
+
+#[test]
+fn a_run_without_response_times_has_no_last_completion() {
+    let mut w = Walk::new(rule(64, 0)).unwrap();
+    w.outstanding(&[0, 10, 20], &[-1.0, f64::NAN, -1.0]);
+    assert_eq!(w.missing_latency, 3);
+    assert_eq!(w.last_completion_ns(), None);
+    w.outstanding(&[30], &[0.5]);
+    assert_eq!(w.last_completion_ns(), Some(530));
+}

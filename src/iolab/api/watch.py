@@ -75,11 +75,19 @@ def snapshot(root: Path) -> dict:
 
 
 def _addresses(runs: list[RunSummary]) -> dict[str, RunSummary]:
-    """Each run by its address in the pages' links: its id; or, when two run directories under
-    root hold one id (a copy beside its original), ID@DIRECTORY for each, so both are shown and
-    each opens as itself (the first found no longer stands for both)."""
+    """Each run by its address in the pages' links: its id, where the id names it as `iolab show
+    ID` takes it (store/manifest.resolve_run: a directory of that name first, else the one run
+    that holds the id); else ID@DIRECTORY. A copy beside its original is so shown and opened as
+    itself, and the id opens the run `show` opens (the original, named by it), or, when neither
+    directory is named by it, neither (409, as `show` refuses it)."""
     ids = Counter(r.run_id for r in runs)
-    return {r.run_id if ids[r.run_id] == 1 else f"{r.run_id}@{r.path.name}": r for r in runs}
+    named = {r.path.name: r for r in runs}
+    out = {}
+    for r in runs:
+        owner = named.get(r.run_id)
+        plain = owner is r if owner is not None else ids[r.run_id] == 1
+        out[r.run_id if plain else f"{r.run_id}@{r.path.name}"] = r
+    return out
 
 
 @dataclass(frozen=True)
@@ -95,7 +103,14 @@ def _listed(root: Path, ref: str) -> Found:
     """The run at this address among those `list_runs` finds in root: the one way a page, its
     data and its report files find their run. An id two run directories hold names neither."""
     runs = list_runs(root)
-    run = _addresses(runs).get(ref)
+    # an address; else a directory's name under root, as `iolab show` takes one; else ID@DIRECTORY
+    # of a run whose plain id is its address (as a 409 named both directories before)
+    run_id, _, name = ref.rpartition("@")
+    run = (
+        _addresses(runs).get(ref)
+        or next((r for r in runs if r.path.name == ref), None)
+        or next((r for r in runs if r.path.name == name and r.run_id == run_id), None)
+    )
     if run is not None:
         return Found(run)
     both = [r for r in runs if r.run_id == ref]
@@ -142,7 +157,7 @@ def _writer(run_dir: Path, running: dict[int, str]) -> str | None:
 def _entry(root: Path, s, ref: str) -> dict:
     entry = {
         "id": s.run_id,
-        "ref": ref,  # its address: the id, or ID@DIRECTORY when another run directory holds the id
+        "ref": ref,  # its address: the id, or ID@DIRECTORY where the id names another run (_addresses)
         "directory": s.path.name,
         "test": s.test,
         "target": s.target,

@@ -52,10 +52,13 @@ def summary_line(f: dict) -> str:
     """'ART RND 4KiB R/W 65/35: regression, 103.7 -> 117.9 µs (+13.7 %, noise ±0.8 %, tolerance 5 %,
     detects ≥5 %)'."""
     b, c = f["baseline"]["value"], f["candidate"]["value"]
-    pct = "" if f["change_pct"] is None else f"{percent(f['change_pct'], '+')}, "
-    noise = "" if f["noise_pct"] is None else f"noise ±{percent(f['noise_pct'])}, "
-    detect = "" if f["detectable_pct"] is None else f", detects ≥{percent(f['detectable_pct'])}"
-    return (
-        f"{f['name']}: {f['verdict']}, {_num(b)} -> {_num(c)} {f['unit']} "
-        f"({pct}{noise}tolerance {given(f['tolerance_pct'])} %{detect})"
-    )
+    parts = [
+        None if f["change_pct"] is None else percent(f["change_pct"], "+"),
+        None if f["noise_pct"] is None else f"noise ±{percent(f['noise_pct'])}",
+        # a figure not judged (no such figure in the baseline, or not measured) was held to no
+        # tolerance: naming one would say it was
+        None if f["verdict"] in UNJUDGED else f"tolerance {given(f['tolerance_pct'])} %",
+        None if f["detectable_pct"] is None else f"detects ≥{percent(f['detectable_pct'])}",
+    ]
+    how = ", ".join(p for p in parts if p)
+    return f"{f['name']}: {f['verdict']}, {_num(b)} -> {_num(c)} {f['unit']}" + (f" ({how})" if how else "")

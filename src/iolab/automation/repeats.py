@@ -14,17 +14,20 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import statistics
 import subprocess
 import sys
+import tempfile
 from collections import Counter
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from iolab.api.scaleout import ChildStop, _without_targets
 from iolab.automation.tstat import geometric_mean, magnitude, on_log_scale, t_quantile
 from iolab.core.errors import Exit, IolabError
-from iolab.core.streams import note_line
+from iolab.core.streams import OUTCOME_FILE_ENV, note_line
 from iolab.run.stopsignals import held_stop, stop_on_signals
 
 CONFIDENCE = 0.95
@@ -135,10 +138,14 @@ def summary(records: Sequence[dict]) -> dict:
     }
 
 
-def run_repeated(n: int, argv: list[str], target: list[str] | None, default_target: str) -> tuple[list[dict], int, str]:
+def run_repeated(
+    n: int, argv: list[str], target: list[str] | None, default_target: str, json_out: bool = False
+) -> tuple[list[dict], int, str]:
     """Run `iolab run` (argv, without --repeat) n times; returns the runs' records, the exit
     code (that of the first repeat that did not complete: no further repeat starts after it;
-    else the largest, e.g. 6 with --require-steady) and the error it printed."""
+    else the largest, e.g. 6 with --require-steady) and the error it printed. Each repeat's
+    results go where a single run's do: standard output, or standard error under `json_out`
+    (the repeat's own document is then standard output's only content)."""
     if n < 1 or n > 1000:
         raise IolabError(f"--repeat {n}: give a number of runs from 1 to 1,000.")
     if target and len(target) > 1:
@@ -152,14 +159,10 @@ def run_repeated(n: int, argv: list[str], target: list[str] | None, default_targ
     # SIGTERM, SIGHUP and Ctrl-C stop the repeat under way rather than this process alone (its
     # run went on writing the target unattended): it is told once, in its own process group,
     # and this process waits for it to record its interruption, then starts no other
-    with stop_on_signals():
+    with stop_on_signals(), tempfile.TemporaryDirectory(prefix="iolab-repeat-") as told:
         for k in range(1, n + 1):
             note_line(f"repeat {k} of {n}: {repeat_target(spec, k)}")
-            out = _one_repeat(base, repeat_target(spec, k), procs, stop)
-            try:
-                doc = json.loads(out)
-            except ValueError:
-                doc = {}
+            doc = _one_repeat(base, repeat_target(spec, k), procs, stop, (Path(told) / f"{k}.json", json_out))
             records += doc.get("runs", [])
             proc = procs[-1][1]
             if stop.code is not None:
@@ -170,24 +173,29 @@ def run_repeated(n: int, argv: list[str], target: list[str] | None, default_targ
     return records, code, ""
 
 
-def _one_repeat(base: list[str], spec: str, procs: list[tuple[str, subprocess.Popen]], stop: ChildStop) -> str:
-    """Run one repeat (`iolab run` on `spec`, --json) to its end, whatever stop signals arrive
-    (passed on once by `stop`); its standard output."""
+def _one_repeat(
+    base: list[str], spec: str, procs: list[tuple[str, subprocess.Popen]], stop: ChildStop, out: tuple[Path, bool]
+) -> dict:
+    """Run one repeat (`iolab run` on `spec`, --json into out[0]) to its end, whatever stop
+    signals arrive (passed on once by `stop`); its document ({} when it wrote none: refused
+    before it began). Its standard output is this process's, or its standard error when this
+    one prints --json (out[1])."""
+    told, json_out = out
     try:
         with held_stop() as held:  # a run started is a run told of a stop
             # main(), not app(): a child's error comes out as its one paragraph and exit code
             proc = subprocess.Popen(
                 [sys.executable, "-c", "from iolab.cli.main import main; main()", *base, "--target", spec, "--json"],
-                stdout=subprocess.PIPE,
-                text=True,
+                stdout=sys.stderr if json_out else None,
+                env=dict(os.environ, **{OUTCOME_FILE_ENV: str(told)}),
                 process_group=0,
             )
             procs.append((spec, proc))
         held.release()
     except KeyboardInterrupt as e:
         stop.forward(e)
-    while True:
-        try:
-            return proc.communicate()[0]
-        except KeyboardInterrupt as e:
-            stop.forward(e)
+    stop.wait(proc)
+    try:
+        return json.loads(told.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}

@@ -4,6 +4,7 @@ codes (errors.Exit) and `iolab check` (check.py). Thin: parse, call, print."""
 from __future__ import annotations
 
 import math
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,7 +17,7 @@ from rich.table import Table
 
 from iolab.cli.console import Console, write_out
 from iolab.core.errors import Exit, IolabError
-from iolab.core.streams import note_line
+from iolab.core.streams import OUTCOME_FILE_ENV, note_line
 from iolab.core.units import given, num, percent
 from iolab.core.usertext import RUN_REF
 
@@ -41,16 +42,28 @@ def want_json(command: str, console: Console, on: bool) -> None:
     if on:
         from iolab.core.streams import stdout_closed_at_start, undeliverable
 
+        _requested["command"] = command
+        # taken out of the environment: no process this one starts writes there too
+        if told := os.environ.pop(OUTCOME_FILE_ENV, ""):
+            _requested["to"] = told  # the console stays on standard output
+            return
         if stdout_closed_at_start():  # refused before anything runs, not after a run of days
             raise undeliverable("is closed (>&-)")
-        _requested["command"] = command
         console.file = sys.stderr
 
 
 def emit(command: str, code: int, **parts) -> None:
     from iolab.pages.outcome import document, dumps
 
-    write_out(dumps(document(command, code, **parts)) + "\n")
+    text = dumps(document(command, code, **parts)) + "\n"
+    if "to" in _requested:  # a repeat's: its standard output holds what the run prints for people
+        from iolab.targets.writepolicy import output_file
+
+        # the path comes from the environment: written as every path iolab writes, under the policy
+        with output_file(Path(_requested["to"]), "--json document of a repeat") as path:
+            path.write_text(text, encoding="utf-8")
+    else:
+        write_out(text)
 
 
 def emit_error(e: IolabError) -> None:
@@ -413,8 +426,21 @@ def run_repeats(
     interval; returns the exit code."""
     from iolab.automation.repeats import run_repeated, summary
 
-    records, code, error = run_repeated(n, argv, target, default_target)
+    records, code, error = run_repeated(n, argv, target, default_target, json_out)
     rep = summary(records)
+    if rep["repeats"]:  # no repeat complete: no table of nothing, only the error below
+        _repeat_table(rep, n, console)
+    for r in records:
+        console.print(f"run: {esc(r['run_id'])} ({esc(r['state'])})", soft_wrap=True)
+    if code and code != Exit.NOT_STEADY:  # an error, so standard error: stdout holds the table only
+        note_line(f"iolab: repeat {rep['repeats'] + 1} of {n} ended with exit code {code}; no further repeat was run")
+    if json_out:
+        emit("run", code, runs=records, repeat=rep, **({"error": error} if error else {}))
+    return code
+
+
+def _repeat_table(rep: dict, n: int, console: Console) -> None:
+    """The repeats' key figures: each one's mean and confidence interval, and why one is "—"."""
     t = Table(
         title=f"{rep['repeats']} of {n} repeats complete: mean and {rep['confidence']:.0%} confidence interval",
         title_justify="left",
@@ -443,10 +469,3 @@ def run_repeats(
             runs = "any run" if not f["n"] else "every run"
             console.print(esc(f"— {where}{f['name']}: not measured in {runs}: {said}"), soft_wrap=True)
     console.print(esc(f"interval: {rep['method']}"), soft_wrap=True)
-    for r in records:
-        console.print(f"run: {esc(r['run_id'])} ({esc(r['state'])})", soft_wrap=True)
-    if code and code != Exit.NOT_STEADY:  # an error, so standard error: stdout holds the table only
-        note_line(f"iolab: repeat {rep['repeats'] + 1} of {n} ended with exit code {code}; no further repeat was run")
-    if json_out:
-        emit("run", code, runs=records, repeat=rep, **({"error": error} if error else {}))
-    return code

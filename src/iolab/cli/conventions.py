@@ -207,11 +207,63 @@ def completion(args: list[str]) -> None:
     raise SystemExit(0)
 
 
+def value_names(command, args: list[str]) -> list[str | None]:
+    """What each of `args` is, as an error about it names it: the option it is the value of
+    ('--runs-dir'), the argument it stands for ('TEST'), or None (an option or a command's name
+    itself; also where it cannot be told, and the error names its place). An option takes the
+    next argument as its value only if the commands named so far declare it with one: after a
+    flag (--json), an unknown option or '--', an argument is the command's own (`iolab tests
+    --json ''` called the empty test name "--json"'s value). The completion options take a
+    shell's name (completion())."""
+    cmd, options = command, _options(command)
+    out: list[str | None] = []
+    pending: str | None = None
+    ended, place = False, 0
+    for a in args:
+        if pending is not None:  # the value of the option before it
+            out.append(pending)
+            pending = None
+        elif not ended and a in getattr(cmd, "commands", {}):  # a command of the group: its own from here
+            cmd, place = cmd.commands[a], 0
+            options |= _options(cmd)
+            out.append(None)
+        elif not ended and a == "--":
+            ended = True
+            out.append(None)
+        elif not ended and a.startswith("-") and a != "-":
+            name, eq, _ = a.partition("=")
+            p = options.get(name)
+            takes = name in COMPLETION_HELP or (p is not None and not (getattr(p, "is_flag", False) or p.count))
+            pending = name if takes and not eq else None
+            out.append(name if eq else None)
+        else:
+            declared = [p for p in cmd.params if _is_argument(p)]
+            # one argument more than the command takes is none of them (a last one of nargs=-1 takes the rest)
+            p = (
+                declared[place]
+                if place < len(declared)
+                else declared[-1]
+                if declared and declared[-1].nargs == -1
+                else None
+            )
+            out.append(None if p is None else (p.metavar or p.name.upper()).removesuffix("..."))
+            place += 1
+    return out
+
+
+def _options(cmd) -> dict:
+    return {n: p for p in cmd.params if not _is_argument(p) for n in (*p.opts, *p.secondary_opts)}
+
+
+def _is_argument(param) -> bool:
+    return type(param).__name__.endswith("Argument")
+
+
 def run(app: typer.Typer) -> None:
     """The `iolab` command line: `app` with -h beside --help and the help tidied."""
-    check_argv(sys.argv[1:])
+    command = typer.main.get_command(app)
+    check_argv(sys.argv[1:], value_names(command, sys.argv[1:]))
     check_env(os.environ)
     completion(sys.argv[1:])
-    command = typer.main.get_command(app)
     tidy_help(command)
     command(prog_name="iolab")

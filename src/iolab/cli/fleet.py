@@ -189,7 +189,7 @@ def fleet(
     console = Console(stderr=json_out)
     root = runs_root()
     if outlier_k is not None and not 0 < outlier_k <= 100:
-        raise IolabError(f"--outlier-k {_as_given(outlier_k)}: give a number above 0 (e.g. 3.5).")
+        raise IolabError(f"--outlier-k {_as_given(outlier_k)}: give a number above 0 and at most 100 (e.g. 3.5).")
     if outlier_min_pct is not None and not 0 <= outlier_min_pct < 100:
         raise IolabError(f"--outlier-min-pct {_as_given(outlier_min_pct)}: give a percentage from 0 to below 100.")
     if fleet_ref is None:

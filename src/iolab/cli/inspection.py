@@ -45,9 +45,11 @@ def info(
 
 
 def _show_target(tgt) -> IolabError | None:
-    """One target's lines; of a local file, the capacity a run would test and what it does to the
-    file first, or the refusal a run would meet (the same check, targets.check_safe_to_write: a
-    file on /proc passed `info` with a capacity while `run` refused it). The refusal is returned."""
+    """One target's lines, with the refusal a run would meet, from the same check
+    (targets.check_safe_to_write), for every kind: a file on /proc passed `info` with a capacity
+    while `run` refused it, and so did a mounted loop device. Of a local file, the capacity a run
+    would test and what it does to the file first; the file's own size is not that capacity, so
+    it is said only beside it. The refusal is returned."""
     from dataclasses import asdict
 
     from iolab.targets.files import held, sizing
@@ -55,22 +57,23 @@ def _show_target(tgt) -> IolabError | None:
 
     facts = asdict(tgt.facts)
     refusal = None
-    if tgt.kind == "file":
+    try:
+        check_safe_to_write(tgt)
+    except IolabError as e:
+        refusal = e
+    is_file = tgt.kind == "file"
+    if is_file:
         facts.pop("capacity_bytes")  # the file's own size, which `file` says beside what a run makes of it
-        try:
-            check_safe_to_write(tgt)
-        except IolabError as e:
-            refusal = e
+    head = f"[bold]{esc(tgt.spec)}[/] ({tgt.kind})"
     if refusal is None:
-        console.print(
-            f"[bold]{esc(tgt.spec)}[/] ({tgt.kind})  capacity {tgt.capacity:,} B = {tgt.capacity / 1e9:.3f} GB"
-        )
-        if tgt.kind == "file":
+        console.print(f"{head}  capacity {tgt.capacity:,} B = {tgt.capacity / 1e9:.3f} GB")
+        if is_file:
             console.print(f"  {'file':16} {esc(sizing(tgt))}")
     else:
-        console.print(f"[bold]{esc(tgt.spec)}[/] ({tgt.kind})  [red]a run refuses it[/]")
+        console.print(f"{head}  [red]a run refuses it[/]")
         console.print(f"  {'refused':16} [red]{esc(str(refusal))}[/]")
-        console.print(f"  {'file':16} {esc(held(tgt))}")
+        if is_file:
+            console.print(f"  {'file':16} {esc(held(tgt))}")
     for k, v in facts.items():
         if v not in (None, (), ""):
             console.print(f"  {k:16} {esc(', '.join(map(str, v)) if isinstance(v, (list, tuple)) else str(v))}")

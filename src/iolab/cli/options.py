@@ -60,6 +60,8 @@ TEST_HELP = (
     "order); `iolab tests` lists them. Tests that need an input take --workload."
 )
 DESTROYS = " DESTROYS DATA."
+PE_CYCLES_HELP = "Rated P/E cycles of the flash, for TBW (at most 1,000,000; same as --set pe_cycles=N)."
+WARRANTY_HELP = "Warranty in years, for DWPD (at most 100; same as --set warranty_years=Y)."
 
 
 @dataclass(frozen=True)
@@ -183,12 +185,9 @@ class RunArgs:
         help="A test's own parameter (repeatable), "
         "e.g. --set steps=5000:5000:100000; `iolab tests TEST` lists each test's parameters.",
     )
-    pe_cycles: Optional[int] = _opt(
-        None, "--pe-cycles", metavar="N", help="Rated P/E cycles of the flash, for TBW (same as --set pe_cycles=N)."
-    )
-    warranty_years: Optional[float] = _opt(
-        None, "--warranty-years", metavar="YEARS", help="Warranty in years, for DWPD (same as --set warranty_years=Y)."
-    )
+    # text, not numbers: each is a test's parameter (--set), which reads it and names it as typed
+    pe_cycles: Optional[str] = _opt(None, "--pe-cycles", metavar="N", help=PE_CYCLES_HELP)
+    warranty_years: Optional[str] = _opt(None, "--warranty-years", metavar="YEARS", help=WARRANTY_HELP)
     purge: str = _opt(
         "auto",
         "--purge",
@@ -222,7 +221,7 @@ class RunArgs:
         metavar="DURATION",
         help="Stop and fail a round in "
         "which fio completes no IO for this long (default: 3 × the cell time, at least "
-        "30 s; e.g. 2m). Lower values than 30 s only when given here.",
+        "30 s; e.g. 2m; at most 72h). Lower values than 30 s only when given here.",
     )
     ioengine: Optional[str] = _opt(
         None,
@@ -292,7 +291,11 @@ class RunArgs:
         )
 
     def stall_seconds(self) -> Optional[float]:
-        return _maybe(parse_duration, self.stall_timeout, "--stall-timeout")
+        from iolab.engines.fio_supervise import check_stall_timeout
+
+        seconds = _maybe(parse_duration, self.stall_timeout, "--stall-timeout")
+        check_stall_timeout(seconds, self.stall_timeout)  # refused in the user's words, before any run
+        return seconds
 
     def refuse_as_run_would(self, target, split) -> None:
         """`iolab plan`: every refusal `iolab run` makes before it measures (api/preflight.py);

@@ -148,8 +148,13 @@ def show(test: str, target: str, d: PlanDescription) -> None:
         f"[bold]iolab plan {esc(test)}[/] on {esc(target)}: what `iolab run` would do (nothing was purged or written)",
         soft_wrap=True,
     )
+    # An ignored option is said once: in each test's "ignored" row, with the value its plan is the
+    # same at, and above the tests (as `iolab run` says it) only when no row says it: --max-rounds,
+    # whose test's round-limit line says what bounds its rounds instead.
+    rowed = {k for t in d.tests for k in t.ignored_options if k != "--max-rounds"}
     for line in d.ignored:
-        out(f"note: {esc(line)}", soft_wrap=True)
+        if line.split(" ", 1)[0] not in rowed:  # unused.ignored: each line starts with its flag
+            out(f"note: {esc(line)}", soft_wrap=True)
     if d.split:
         out(esc(d.split))
     # a sequence's run prints this line before its first test; a single test's run prints its

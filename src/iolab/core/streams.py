@@ -14,6 +14,11 @@ from typing import TextIO
 
 from iolab.core.errors import IolabError
 
+# `iolab run --repeat`'s children write their --json document to the file this variable names (a
+# machine channel, as api/scaleout.RUN_DIRS_ENV), so that their standard output carries what a run
+# prints for people: the repeat's own standard output, where data belongs.
+OUTCOME_FILE_ENV = "IOLAB_OUTCOME_FILE"
+
 # The standard descriptors the caller closed, opened on /dev/null at start-up (see
 # open_closed_standard_streams): what a command writes there reaches no one.
 _closed_at_start: set[int] = set()

@@ -50,9 +50,24 @@ class Param:
             # written to follow a name, as `iolab tests TEST` lists it (many start in lower case,
             # some with a name such as fio): a sentence of its own begins with the parameter's.
             raise IolabError(
-                f"--set {self.name}={text!r} (test {test}): {str(e).rstrip('.')}. Parameter {self.name}: "
+                f"{setting(self.name, text)} (test {test}): {str(e).rstrip('.')}. Parameter {self.name}: "
                 f"{self.help} (default {self.show(self.default)}). Nothing was run or written."
             ) from None
+
+
+# Parameters that have an option of their own beside --set: a refusal names both, as the user
+# may have typed either.
+OWN_OPTION = {"pe_cycles": "--pe-cycles", "warranty_years": "--warranty-years"}
+
+
+def setting(name: str, text: str | None = None) -> str:
+    """How a refusal names a setting: '--set NAME=VALUE', or for a parameter with an option of
+    its own '--warranty-years VALUE (--set warranty_years)'."""
+    value = f"={text!r}" if text is not None else ""
+    own = OWN_OPTION.get(name)
+    if own is None:
+        return f"--set {name}{value}"
+    return f"{own}{' ' + repr(text) if text is not None else ''} (--set {name}{value})"
 
 
 # -- parsers: each raises ValueError saying what it needs -------------------------------------
@@ -99,19 +114,30 @@ def thread_count(text: str) -> int:
     return whole(text, 1, MAX_THREADS)
 
 
+# Rated endurance and warranty, the inputs of TBW and DWPD: SLC flash is rated near 100,000 P/E
+# cycles and drive warranties run 1-5 years; ten and twenty times those are no drive's rating
+# but a slip (1e300 years printed a DWPD of 0 beside a real drive's figures).
+MAX_PE_CYCLES = 1_000_000
+MAX_WARRANTY_YEARS = 100.0
+
+
 def count_or_zero(text: str) -> int:
     """A count where 0 means 'not given' (a flash's rated P/E cycles)."""
-    return whole(text, 0, MAX_WHOLE, zero="not given")
+    return whole(text, 0, MAX_PE_CYCLES, zero="not given")
 
 
 def number_or_zero(text: str) -> float:
-    """A number above 0, or 0 for 'not given' (a warranty in years)."""
-    if text.strip() == "0":
-        return 0.0
+    """A number of years above 0, or 0 for 'not given' (a warranty)."""
+    need = f"give 0 (not given) or a number of years greater than 0 and at most {MAX_WARRANTY_YEARS:g}"
     try:
-        return positive_float(text)
+        v = float(text)
     except ValueError:
-        raise ValueError("give 0 (not given) or a finite number greater than 0") from None
+        raise ValueError(need) from None
+    if v == 0:  # "0.0" is as much 0 as "0"
+        return 0.0
+    if not math.isfinite(v) or not 0 < v <= MAX_WARRANTY_YEARS:
+        raise ValueError(need)
+    return v
 
 
 def depth_list(text: str) -> tuple[int, ...]:
@@ -440,7 +466,7 @@ def check_known(settings: Mapping[str, str], declared: Mapping[str, Iterable[Par
                     f"lists them; {takes}). Nothing was run or written."
                 )
             raise IolabError(
-                f"--set {name}: no test in this run has a parameter of that name ({offer}; "
+                f"{setting(name)}: no test in this run has a parameter of that name ({offer}; "
                 "`iolab tests TEST` lists them). Nothing was run or written."
             )
         for test, p in by_name[name]:

@@ -9,7 +9,7 @@ what fio would read differently from what iolab checked.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from iolab.core.errors import IolabError
 
@@ -63,19 +63,22 @@ def check_fio_value(text: str, what: str) -> str:
     return text
 
 
-def check_argv(args: list[str]) -> None:
+def check_argv(args: list[str], names: Sequence[str | None] = ()) -> None:
     """Refuse an empty argument (an empty --hosts once ran locally, an empty --runs-dir wrote
-    into the current directory) and control characters in any argument before parsing."""
+    into the current directory) and control characters in any argument before parsing. Each is
+    named by `names` (the option whose value it is, or the command's argument it stands for:
+    cli/conventions.value_names), else by its place."""
     for i, a in enumerate(args):
         name, eq, value = a.partition("=") if a.startswith("--") and "=" in a else ("", "", a)
-        # the option before a value names it; '--' (the end of options) and '-' (standard output) are none
-        before = args[i - 1] if i else ""
-        opt = name if eq else before if before.startswith("-") and before not in ("-", "--") else f"argument {i + 1}"
+        named = names[i] if i < len(names) else None
+        option = name if eq else named if named and named.startswith("-") else None
+        what = option or f"argument {i + 1}" + (f" ({named})" if named else "")
         if not value:
+            leave = "the option" if option else "it"
             raise IolabError(
-                f"{opt}: the value is empty; give a value or leave the option out. Nothing was run or written."
+                f"{what}: the value is empty; give a value or leave {leave} out. Nothing was run or written."
             )
-        check_text(value, opt)
+        check_text(value, what)
 
 
 def check_env(environ: Mapping[str, str]) -> None:

@@ -23,13 +23,24 @@ from iolab.targets import Target
 Progress = Callable[[float, float, float | None], None]
 
 
-def check_stall_timeout(seconds: float | None) -> None:
+# The longest wait for one IO worth naming: the default's (3 × the cell time) for the longest
+# cell a plan takes (24 h). Past it a stalled fio would hold the target for days, or forever.
+MAX_STALL_SECONDS = 3 * 24 * 3600.0
+
+
+def check_stall_timeout(seconds: float | None, given: str | None = None) -> None:
+    """Refuse a stall timeout no run can mean; `given`: the option's text, said as typed."""
     if seconds is not None and (
-        isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(seconds) or seconds <= 0
+        isinstance(seconds, bool)
+        or not isinstance(seconds, (int, float))
+        or not math.isfinite(seconds)
+        or not 0 < seconds <= MAX_STALL_SECONDS
     ):
+        shown = repr(given) if given is not None else f"{seconds!r} s"
         raise IolabError(
-            f"stall timeout (--stall-timeout): {seconds!r} is not allowed; give a duration greater than 0 "
-            "(default: 3 × the cell time, at least 30 s). Nothing was run or written."
+            f"stall timeout (--stall-timeout): {shown} is not allowed; give a duration greater than 0 and at "
+            f"most {MAX_STALL_SECONDS / 3600:g} h (default: 3 × the cell time, at least 30 s). "
+            "Nothing was run or written."
         )
 
 
