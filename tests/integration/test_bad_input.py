@@ -370,18 +370,8 @@ def test_a_demand_below_one_iops_is_told_one_range(demand):
     assert p.returncode == 2 and "give ascending, distinct whole numbers of at least 1." in said, said
 
 
-@pytest.mark.parametrize("test", ["iops", "latency-bound"])
-@pytest.mark.parametrize(("option", "name"), [("--pe-cycles", "pe_cycles"), ("--warranty-years", "warranty_years")])
-def test_an_endurance_rating_on_a_test_without_endurance_names_the_option_given(test, option, name, tmp_path):
-    # README: `--pe-cycles N` is `--set pe_cycles=N`; given to a test that has no TBW it was
-    # refused as "--set pe_cycles: ... (it takes no parameters ...)", naming an option never typed
-    p = iolab("run", test, option, "3", "--runs-dir", str(tmp_path / "runs"))
-    err = " ".join(p.stderr.split())
-    assert p.returncode == 2 and err.startswith(f"iolab: {option} (--set {name}): no test in this run takes it"), err
-    assert "the tests that measure endurance, the characterisation tests" in err and not (tmp_path / "runs").exists()
-
-
 def test_an_endurance_rating_given_as_option_and_as_set_names_both(tmp_path):
+    # parse_settings named the --set alone ("--set pe_cycles: given twice"), which the user gave once
     p = iolab("run", "qos", "--set", "pe_cycles=5", "--pe-cycles", "3", "--runs-dir", str(tmp_path / "runs"))
     err = " ".join(p.stderr.split())
     assert p.returncode == 2 and "--pe-cycles 3 and --set pe_cycles=5: the same parameter given twice" in err, err

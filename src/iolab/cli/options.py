@@ -15,7 +15,7 @@ from iolab.api import registry
 from iolab.cli.auto import JSON_HELP, STEADY_HELP, emit, emit_anyway, record_of, records_code
 from iolab.core.errors import IolabError
 from iolab.core.ioengines import AUTO_RULE, check_ioengine
-from iolab.core.testparams import OPTION_OF, parse_settings
+from iolab.core.testparams import OWN_OPTION, parse_settings
 from iolab.core.units import parse_duration, parse_percent, parse_size
 
 if TYPE_CHECKING:
@@ -256,7 +256,7 @@ class RunArgs:
             also = [s for s in self.sets or () if s.partition("=")[0].strip() == k]
             if also:  # parse_settings would name the --set alone, which the user gave once
                 raise IolabError(
-                    f"{OPTION_OF[k]} {v} and --set {also[0].strip()}: the same parameter given twice; give one. "
+                    f"{OWN_OPTION[k]} {v} and --set {also[0].strip()}: the same parameter given twice; give one. "
                     "Nothing was run or written."
                 )
         sets = [*(self.sets or ()), *(f"{k}={v}" for k, v in given.items())]

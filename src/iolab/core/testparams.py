@@ -425,11 +425,6 @@ def parameter_rows(params: Iterable[Param], profile: Profile, test: str = "") ->
     return rows
 
 
-# the parameters `iolab run` also takes as options of their own (cli/options.py), so a refusal
-# names the option the user typed as well as the --set it stands for
-OPTION_OF = {"pe_cycles": "--pe-cycles", "warranty_years": "--warranty-years"}
-
-
 def parse_settings(pairs: Iterable[str]) -> tuple[tuple[str, str], ...]:
     """`--set NAME=VALUE` options -> settings, refusing malformed or repeated names."""
     out: dict[str, str] = {}
@@ -458,13 +453,6 @@ def check_known(settings: Mapping[str, str], declared: Mapping[str, Iterable[Par
         if name not in by_name:
             known = sorted(by_name)
             offer = f"its parameters are {', '.join(known)}" if known else "it takes no parameters"
-            if name in OPTION_OF:  # given as --pe-cycles or --warranty-years, not as --set: say both
-                takes = f"this run takes {', '.join(known)}" if known else "this run takes no parameters"
-                raise IolabError(
-                    f"{OPTION_OF[name]} (--set {name}): no test in this run takes it: TBW and DWPD are "
-                    "figures of the tests that measure endurance, the characterisation tests (`iolab tests` "
-                    f"lists them; {takes}). Nothing was run or written."
-                )
             raise IolabError(
                 f"{setting(name)}: no test in this run has a parameter of that name ({offer}; "
                 "`iolab tests TEST` lists them). Nothing was run or written."
