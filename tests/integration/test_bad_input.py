@@ -310,6 +310,11 @@ def test_a_refused_setting_names_the_parameter_its_help_describes(test, setting,
         # an op given as a percentage is judged as given, not called missing
         ("op=25%", 'sim parameter op="25%" is not a number: op is the spare flash over the user capacity', "give"),
         ("op=", "sim parameters: give user_gb or op", "not a number"),
+        # a drive too small for the preset's flash says the smallest it takes (0.0072 GB is
+        # taken: test_sim_capacity_the_refusal_offers_is_taken), not "lower user_gb"
+        ("user_gb=0.001", "user_gb=0.001: too small for preset enterprise-sas", "lower user_gb"),
+        # a user_gb that is no number is said so, not wrapped in "the flash sized for it is refused"
+        ("user_gb=abc", 'sim parameter user_gb="abc" is not a number', "the flash sized"),
         # a negative seed is out of the seeds' range, not "not a whole number"
         ("seed=-1", "seed='-1' is not a seed; give a whole number from 0 to 4294967295", "is not a whole number"),
     ],
@@ -319,6 +324,14 @@ def test_a_sim_capacity_out_of_range_names_the_parameter_given(params, says, not
     _check(p.returncode, p.stdout, p.stderr, place)
     said = " ".join(p.stderr.split())
     assert p.returncode == 2 and says in said and not_said not in said, said
+
+
+def test_sim_capacity_the_refusal_offers_is_taken():
+    p = iolab("plan", "latency", "-t", "sim:enterprise-sas?user_gb=0.001")
+    said = " ".join(p.stderr.split())
+    smallest = said.split("the smallest user_gb it takes here is ")[1].rstrip(".")
+    assert p.returncode == 2 and float(smallest) > 0.001, said
+    assert iolab("plan", "latency", "-t", f"sim:enterprise-sas?user_gb={smallest}").returncode == 0
 
 
 def test_a_results_db_that_is_a_fifo_is_called_so(tmp_path):

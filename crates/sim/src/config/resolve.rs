@@ -103,6 +103,9 @@ pub fn resolve_ssd(preset: &str, overrides: &[(String, String)]) -> Result<SsdCo
         return resolve_ssd_exact(preset, overrides);
     }
     let scaled = scaled_overrides(preset, overrides)?;
+    if scaled == overrides {
+        return resolve_ssd_exact(preset, overrides); // user_gb or op not a number: named as given
+    }
     // what fails now fails in a value derived from user_gb (blocks_per_plane, pages_per_block…):
     // the refusal says so, or it names a parameter the user never gave
     let mut cfg = resolve_ssd_exact(preset, &scaled).map_err(|e| {
@@ -111,13 +114,65 @@ pub fn resolve_ssd(preset: &str, overrides: &[(String, String)]) -> Result<SsdCo
             .filter(|(k, _)| k == "user_gb" || k == "op")
             .map(|(k, v)| format!("{k}={v}"))
             .collect();
-        format!(
-            "sim parameter {}: the flash sized for this capacity is refused: {e}",
-            given.join(" with ")
-        )
+        match smallest_user_gb(preset, overrides) {
+            // a drive too small for the preset's flash: the geometry's own advice (lower
+            // user_gb…) is for a drive of the preset's full flash, the wrong way here
+            Some(gb) => format!(
+                "sim parameter {}: too small for preset {preset}: its flash scaled down to this capacity leaves \
+                 garbage collection too few spare blocks; the smallest user_gb it takes here is {gb}",
+                given.join(" with ")
+            ),
+            None => format!(
+                "sim parameter {}: the flash sized for this capacity is refused: {e}",
+                given.join(" with ")
+            ),
+        }
     })?;
     cfg.overrides = overrides.to_vec();
     Ok(cfg)
+}
+
+/// The smallest user_gb above the one given that the preset takes with the other overrides
+/// as given (two significant digits, rounded up), or None when no larger one up to 100,000
+/// GB does (the refusal is then not about the size).
+fn smallest_user_gb(preset: &str, overrides: &[(String, String)]) -> Option<f64> {
+    let given: f64 = overrides
+        .iter()
+        .find(|(k, _)| k == "user_gb")?
+        .1
+        .trim()
+        .parse()
+        .ok()?;
+    let takes = |gb: f64| {
+        let mut o: Vec<(String, String)> = overrides
+            .iter()
+            .filter(|(k, _)| k != "user_gb")
+            .cloned()
+            .collect();
+        o.push(("user_gb".into(), format!("{gb}")));
+        scaled_overrides(preset, &o)
+            .and_then(|s| resolve_ssd_exact(preset, &s))
+            .is_ok()
+    };
+    let (mut lo, mut hi) = (given, given * 2.0);
+    while !takes(hi) {
+        (lo, hi) = (hi, hi * 2.0);
+        if hi > 1e5 {
+            return None;
+        }
+    }
+    while hi / lo > 1.001 {
+        let mid = (lo * hi).sqrt();
+        if takes(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    let unit = 10f64.powf(hi.log10().floor() - 1.0);
+    let round = (hi / unit).ceil() * unit;
+    let round = (round * 1e6).round() / 1e6; // 0.15, not 0.15000000000000002
+    Some(if takes(round) { round } else { hi })
 }
 
 fn scaled_overrides(
