@@ -128,3 +128,41 @@ def test_a_fleet_json_row_that_is_not_its_own_drives_run_is_refused(fleet, tmp_p
         assert "a run of test 'iops'; the fleet ran 'latency'" in said
     if edit is _row_names_a_copy_of_another_rows_run:
         assert "uid " in said and "a copy of a run's directory is the same run" in said
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "says"),
+    [
+        (("members", 0, "labels"), float("nan"), "members[0]: field 'labels' is NaN, not an object of strings"),
+        (("members", 1, "labels"), ["firmware"], "members[1]: field 'labels' is [\"firmware\"], not an object"),
+        (("members", 0, "where"), True, "members[0]: field 'where' is true, not a string"),
+        (("members", 1, "run_dir"), True, "members[1]: field 'run_dir' is true, not a string or null"),
+        (("members", 0, "state"), [], "members[0]: field 'state' is [], not a string"),
+        (("members", 0, "state"), "done", "members[0]: field 'state' is \"done\", not one of pending, running"),
+        (("outlier_k",), "/proc/self/status", "field 'outlier_k' is \"/proc/self/status\", not a finite number"),
+        (("outlier_min_pct",), float("inf"), "field 'outlier_min_pct' is Infinity, not a finite number"),
+        (("spec_sheet",), True, "field 'spec_sheet' is true, not a string or null"),
+        (("members",), {"sim1": {}}, "field 'members' is {\"sim1\": {}}, not a list of objects"),
+    ],
+)
+def test_a_fleet_json_field_of_the_wrong_type_is_refused(fleet, tmp_path, path, value, says):
+    """A hand-edited or damaged fleet.json field of another type than the fleet writes ended
+    `iolab fleet` and `iolab show FLEET` with a traceback (exit 1): 'float' object has no
+    attribute 'items' for labels NaN, a str compared with a float for outlier_k."""
+    d, _ = fleet
+    copy = tmp_path / "edited"
+    shutil.copytree(d, copy)
+    doc = json.loads((copy / "fleet.json").read_text())
+    where = doc
+    for key in path[:-1]:
+        where = where[key]
+    where[path[-1]] = value
+    (copy / "fleet.json").write_text(json.dumps(doc))
+    stored = (copy / "report.json").read_bytes()
+    for line in (["fleet", str(copy)], ["show", str(copy)], ["fleet", str(copy), "--json"]):
+        p = iolab(*line)
+        said = _said(p)
+        assert p.returncode == 2 and "Traceback" not in p.stdout + p.stderr, (line, p.stdout + p.stderr)
+        assert f"{copy / 'fleet.json'}: cannot read the fleet state ({says}" in said, (line, said)
+        assert "\n\n" not in p.stderr.strip(), p.stderr
+    assert (copy / "report.json").read_bytes() == stored
