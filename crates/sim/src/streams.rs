@@ -165,6 +165,7 @@ impl Walk {
     /// slices that stay in the CPU cache from one pass to the next.
     pub fn feed(&mut self, c: &Chunk) -> Result<(), String> {
         check(c)?;
+        self.check_order(c)?;
         self.check_steps(c)?;
         let n = c.time_ns.len();
         for lo in (0..n).step_by(SLICE) {
@@ -299,6 +300,36 @@ impl Walk {
     /// Refuse a run whose issues or completions reach past `max_steps` steps, before the
     /// per-step tables grow to them. A latency that is not a number counts as none (as in
     /// the walk); one too large for the clock is refused.
+    /// Issue times must not go back: every pass of the walk (the step of an IO, the rings of
+    /// SEQ detection, the pending completions) takes the rows in time order, and a table whose
+    /// rows are not (a Parquet file edited or written by another tool) indexed a step far
+    /// past its tables and panicked. Checked across chunks from the last IO walked.
+    fn check_order(&self, c: &Chunk) -> Result<(), String> {
+        let mut last = if self.ios > 0 {
+            self.last_issue_ns
+        } else {
+            i64::MIN
+        };
+        if let Some(k) = c.time_ns.iter().position(|&t| {
+            let back = t < last;
+            last = t;
+            back
+        }) {
+            let before = if k > 0 {
+                c.time_ns[k - 1]
+            } else {
+                self.last_issue_ns
+            };
+            return Err(format!(
+                "stream walk: IO {} is issued at {} ns, before the IO ahead of it ({} ns): the table's rows are not in time order, as iolab's import and capture write them: import the trace again",
+                self.ios + k as i64 + 1,
+                c.time_ns[k],
+                before
+            ));
+        }
+        Ok(())
+    }
+
     fn check_steps(&self, c: &Chunk) -> Result<(), String> {
         let (step, max) = (self.rule.step_ns, self.rule.max_steps);
         // 2^62 ns is 146 years: past any table's times, and far from overflowing the walk's
