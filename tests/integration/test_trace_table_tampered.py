@@ -6,6 +6,8 @@ a traceback (exit 1), the unordered rows in a panic of the compiled stream walk.
 
 from __future__ import annotations
 
+import json
+
 import duckdb
 import pytest
 
@@ -91,3 +93,59 @@ def test_a_table_whose_rows_are_not_in_time_order_is_refused(table, tmp_path):
     assert "IO 2 is issued at 398000000 ns, before the IO ahead of it (399000000 ns)" in said, said
     assert "not in time order" in said and "import the trace again" in said, said
     assert not out.exists() or not any(out.iterdir())
+
+
+def with_metadata(table, out, meta: str) -> None:
+    """The table's rows under other iolab metadata (the key-value pair import writes)."""
+    con = duckdb.connect()
+    text = meta.replace("'", "''")
+    con.execute(
+        f"COPY (SELECT * FROM read_parquet('{table}')) TO '{out}' (FORMAT parquet, KV_METADATA {{iolab_trace: '{text}'}})"
+    )
+    con.close()
+
+
+def test_a_tables_start_time_is_never_sql_text(table, tmp_path):
+    """start_unix_ns, a number when iolab writes it, went into the SQL of the exports that write
+    wall-clock times: a table whose metadata held SQL there made `trace export` write a file of
+    its choosing (exit 0), outside --out and every write policy."""
+    victim = tmp_path / "elsewhere" / "PWNED.txt"
+    victim.parent.mkdir()
+    sql = f"0), '', '', '', 0, 0, 0) AS x FROM range(1)) TO '{victim}' (FORMAT csv); COPY (SELECT printf('%d', (0"
+    changed = tmp_path / "crafted.parquet"
+    with_metadata(table, changed, json.dumps({"fmt": "msr", "sources": ["t.csv"], "start_unix_ns": sql}))
+    for fmt in ("msr", "systor", "tencent"):
+        out = tmp_path / f"t.{fmt}"
+        p = iolab("trace", "export", str(changed), "--format", fmt, "--out", str(out))
+        said = " ".join(p.stderr.split())
+        assert p.returncode == 2 and "Traceback" not in p.stderr, (fmt, p.stdout + p.stderr)
+        assert f"{changed}: its iolab trace metadata's field 'start_unix_ns' is " in said, said
+        assert "not a whole number or null" in said and "iolab trace import" in said, said
+        assert not victim.exists() and not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("meta", "says"),
+    [
+        ("{not json", "its iolab trace metadata is not JSON"),
+        ("[]", "its iolab trace metadata's document is [], not an object"),
+        ('{"fmt": "msr"}', "its iolab trace metadata's field 'sources' is missing"),
+        ('{"fmt": "msr", "sources": ["t.csv"], "skipped_examples": [{"x": 1}]}', "skipped_examples[0] has the fields"),
+        ('{"fmt": "msr", "sources": ["t\\u001b[31m"]}', "holds a control character ('\\x1b' at position 2)"),
+        ('{"fmt": "msr", "sources": ["t.csv"], "start_unix_ns": 1e40}', "field 'start_unix_ns' is 1e+40, not a whole"),
+    ],
+)
+def test_a_tables_damaged_metadata_is_refused(table, tmp_path, meta, says):
+    """Each ended `trace analyze` and `trace export` with a traceback (JSONDecodeError,
+    KeyError, TypeError), or printed the escape sequence to the terminal."""
+    changed = tmp_path / "changed.parquet"
+    with_metadata(table, changed, meta)
+    for line in (
+        ["trace", "analyze", str(changed), "--step", "10ms", "--out", str(tmp_path / "wl")],
+        ["trace", "export", str(changed), "--format", "fio3", "--out", str(tmp_path / "t.iolog")],
+    ):
+        p = iolab(*line)
+        said = " ".join(p.stderr.split())
+        assert p.returncode == 2 and "Traceback" not in p.stderr + p.stdout, (line, p.stdout + p.stderr)
+        assert said.startswith(f"iolab: {changed}: ") and says in said, (line, said)
+        assert "\x1b" not in p.stdout + p.stderr

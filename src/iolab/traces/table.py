@@ -40,7 +40,7 @@ from iolab.core.errors import IolabError
 from iolab.core.units import human_span
 from iolab.targets.writepolicy import check_file, mark_written, output_dir
 from iolab.traces.sqltext import sql_str
-from iolab.traces.tablecheck import check_values
+from iolab.traces.tablecheck import check_values, read_meta
 
 COLUMNS = ("time_ns", "device", "op", "offset_bytes", "size_bytes", "process", "latency_us", "pid", "outstanding")
 # What every table has; tables written before pid and outstanding existed lack those two.
@@ -147,7 +147,7 @@ class TraceTable:
             raise IolabError(f"{p}: trace table lacks column(s) {', '.join(missing)}; re-import the trace.")
         rows, max_t, _ = by_col["time_ns"]
         lat_rows, _, lat_nulls = by_col["latency_us"]
-        meta = json.loads(kv[0][0])
+        meta = read_meta(kv[0][0], p)
         return cls(
             path=p,
             fmt=meta["fmt"],

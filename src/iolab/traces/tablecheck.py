@@ -14,13 +14,17 @@ DOUBLE column's min and max unset, another writer may write none) is scanned ins
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
 from iolab.core.errors import IolabError
+from iolab.core.fieldtypes import shown, wrong_type
+from iolab.core.usertext import control_problem
 from iolab.traces.sqltext import MAX_BYTES, MAX_LATENCY_US, MAX_TIME_NS
 
 # What the readers let through, once converted (textscan's limits). Times are rebased to the
@@ -78,3 +82,56 @@ def _number(v: float) -> str:
     """A value as read: whole numbers in full below 10^18 (a double holds them exactly), the
     rest (NaN, infinity, 1e300) in Python's own short form."""
     return f"{v:,.0f}" if math.isfinite(v) and abs(v) < 1e18 and v == int(v) else f"{v:.6g}"
+
+
+# The table's metadata (table._META_KEY), each field as write_table stores it. start_unix_ns
+# reaches the SQL of the exports that write wall-clock times as a number: a string there was SQL
+# text, and a crafted table's `trace export` wrote a file of its choosing (COPY ... TO) outside
+# every write policy.
+META_TYPES: dict[str, Any] = {
+    "fmt": str,
+    "sources": list[str],
+    "start_unix_ns": int | None,
+    "skipped_lines": int,
+    "skipped_examples": list[dict[str, Any]],
+    "notes": list[str],
+    "lost_events": int | None,
+}
+_REQUIRED = ("fmt", "sources")
+EXAMPLE_TYPES = {"file": str, "line": int, "problem": str, "text": str}  # table.BadLine's fields
+
+
+def read_meta(raw: bytes, path: Path) -> dict[str, Any]:
+    """The table's iolab metadata, each field of its type (IolabError naming the field)."""
+    try:
+        meta = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise IolabError(f"{path}: its iolab trace metadata is not JSON ({e}). {_AGAIN}") from None
+    problem = _meta_problem(meta)
+    if problem is not None:
+        raise IolabError(f"{path}: its iolab trace metadata's {problem}. {_AGAIN}")
+    return meta
+
+
+def _meta_problem(meta: Any) -> str | None:
+    if not isinstance(meta, dict):
+        return f"document is {shown(meta)}, not an object"
+    for name in _REQUIRED:
+        if name not in meta:
+            return f"field {name!r} is missing"
+    for name, hint in META_TYPES.items():
+        if name in meta and (problem := wrong_type(name, meta[name], hint)) is not None:
+            return problem
+    for i, example in enumerate(meta.get("skipped_examples", ())):
+        if set(example) != set(EXAMPLE_TYPES):
+            return f"skipped_examples[{i}] has the fields {sorted(example)}, not {sorted(EXAMPLE_TYPES)}"
+        for name, hint in EXAMPLE_TYPES.items():
+            if (problem := wrong_type(name, example[name], hint)) is not None:
+                return f"skipped_examples[{i}] {problem}"
+    start = meta.get("start_unix_ns")
+    if start is not None and abs(start) > 2 * MAX_TIME_NS:  # a reader's times, ±126 years, and their origin's
+        return f"field 'start_unix_ns' is {start:,}, more than 253 years from 1970"
+    for text in [meta["fmt"], *meta["sources"]]:  # printed as the table's summary
+        if (problem := control_problem(text)) is not None:
+            return f"format or source {shown(text)} {problem}"
+    return None
