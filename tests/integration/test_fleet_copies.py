@@ -166,3 +166,29 @@ def test_a_fleet_json_field_of_the_wrong_type_is_refused(fleet, tmp_path, path, 
         assert f"{copy / 'fleet.json'}: cannot read the fleet state ({says}" in said, (line, said)
         assert "\n\n" not in p.stderr.strip(), p.stderr
     assert (copy / "report.json").read_bytes() == stored
+
+
+def test_a_drives_out_json_edited_after_it_ended_is_not_the_drives_figures(fleet, tmp_path):
+    """The fleet report took each drive's run record from its out.json whenever the run's id,
+    state and end still matched its manifest: a figure edited there was reported as the drive's
+    (an outlier at 1e300), and one made text was dropped (n = 1 of 2), exit 0. Now the record is
+    taken from out.json only while it is the bytes the coordinator read as the drive ended;
+    otherwise it is rebuilt from the run's own results.db."""
+    d, _ = fleet
+    copy = tmp_path / "edited"
+    shutil.copytree(d, copy)
+    out = copy / "drives" / "sim1" / "out.json"
+    doc = json.loads(out.read_text())
+    run = doc["runs"][0]
+    first, second = run["figures"][0], run["figures"][1]
+    measured = {f["name"]: f["value"] for f in (first, second)}
+    first["value"], second["value"] = 1e300, "not measured"
+    out.write_text(json.dumps(doc))
+    p = iolab("fleet", str(copy), "--json")
+    assert p.returncode == 0, p.stdout + p.stderr
+    report = json.loads(p.stdout)
+    (row,) = [r for r in report["drives"] if r["name"] == "sim1"]
+    assert {k: row["figures"][k] for k in measured} == measured, (row["figures"], measured)
+    shown = json.loads(iolab("show", run["path"], "--json").stdout)["runs"][0]["figures"]
+    assert {f["name"]: f["value"] for f in shown if f["name"] in measured} == measured
+    assert all(f["n"] == 2 for f in report["figures"] if f["name"] in measured), report["figures"]

@@ -19,6 +19,7 @@ The fleet's report over its drives' runs is api/fleetreport.py's, which reads th
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
@@ -36,7 +37,7 @@ from iolab.api.fleetfile import Fleet, FleetDrive, drive_target, fleet_name, loa
 from iolab.core.errors import IolabError
 from iolab.core.fieldtypes import shown, wrong_type
 from iolab.core.runfiles import FLEET_FILE, FLEET_SCHEMA
-from iolab.core.safefile import read_config, read_json
+from iolab.core.safefile import loads_json, read_bytes, read_config, read_json
 from iolab.run.stopsignals import Interrupted
 from iolab.store.durable import replace_file
 from iolab.store.manifest import fleet_dir, is_fleet_dir, now_iso
@@ -62,6 +63,9 @@ class Member:
     error: str | None = None
     seconds: float | None = None
     pid: int | None = None  # the drive's `iolab run` while it runs
+    # SHA-256 of the drive's out.json as the coordinator read it when the drive ended: the fleet
+    # report takes the run record from that document only while it is still those bytes
+    out_sha256: str | None = None
 
 
 @dataclass
@@ -248,9 +252,10 @@ _STOPPED = {c for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP) for c in (
 def read_outcome(m: Member, out: Path, code: int | None) -> None:
     """The member's row from its child's --json document (`code` None: the document's own)."""
     try:
-        doc = read_json(out, "drive outcome", "document")
+        raw = read_bytes(out, "drive outcome", "document")
+        doc, m.out_sha256 = loads_json(raw, f"drive outcome {out}"), hashlib.sha256(raw).hexdigest()
     except (OSError, IolabError, ValueError):
-        doc = {}
+        doc, m.out_sha256 = {}, None
     if code is None:
         code = doc.get("exit_code") if isinstance(doc, dict) and isinstance(doc.get("exit_code"), int) else 1
     m.exit_code, m.pid = code, None
