@@ -55,3 +55,16 @@ def shown(value: Any) -> str:
 def wrong_type(name: str, value: Any, hint: Any) -> str | None:
     """ "field 'started' is 12345, not a string" when the value is not of the field's type."""
     return None if fits(value, hint) else f"field {name!r} is {shown(value)}, not {kind(hint)}"
+
+
+def json_finite(x: Any) -> Any:
+    """`x` with every float that is not a number (NaN, ±infinity) made null: JSON has neither, and
+    json.dumps(allow_nan=False) raised on one read from a damaged results.db in the middle of a
+    document already half on standard output."""
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if isinstance(x, dict):
+        return {k: json_finite(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [json_finite(v) for v in x]
+    return x
