@@ -54,11 +54,7 @@ def rewritten(table, out, column: str, expr: str) -> None:
         ("latency_us", "'nan'::DOUBLE", "column latency_us holds nan, which is not a response time in µs"),
         ("latency_us", "CASE WHEN time_ns = 0 THEN 'inf'::DOUBLE ELSE latency_us END", "column latency_us holds inf"),
         ("latency_us", "1e300::DOUBLE", "column latency_us holds 1e+300, which is not a response time"),
-        (
-            "offset_bytes",
-            "9223372036854775807::BIGINT",
-            "column offset_bytes holds 9.22337e+18, which is not an offset",
-        ),
+        ("offset_bytes", "9223372036854775807::BIGINT", "column offset_bytes holds 9.22337e+18, which is not"),
         ("size_bytes", "-4096::BIGINT", "column size_bytes holds -4,096, which is not a size in bytes"),
         ("size_bytes", "4096.5::DOUBLE", "column size_bytes is of type DOUBLE, not BIGINT"),
         ("time_ns", "'x'", "column time_ns is of type VARCHAR, not BIGINT"),
