@@ -128,3 +128,67 @@ def test_a_fleet_json_row_that_is_not_its_own_drives_run_is_refused(fleet, tmp_p
         assert "a run of test 'iops'; the fleet ran 'latency'" in said
     if edit is _row_names_a_copy_of_another_rows_run:
         assert "uid " in said and "a copy of a run's directory is the same run" in said
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "says"),
+    [
+        (("members", 0, "labels"), float("nan"), "members[0]: field 'labels' is NaN, not an object of strings"),
+        (("members", 1, "labels"), ["firmware"], "members[1]: field 'labels' is [\"firmware\"], not an object"),
+        (("members", 0, "where"), True, "members[0]: field 'where' is true, not a string"),
+        (("members", 1, "run_dir"), True, "members[1]: field 'run_dir' is true, not a string or null"),
+        (("members", 0, "state"), [], "members[0]: field 'state' is [], not a string"),
+        (("members", 0, "state"), "done", "members[0]: field 'state' is \"done\", not one of pending, running"),
+        (("outlier_k",), "/proc/self/status", "field 'outlier_k' is \"/proc/self/status\", not a finite number"),
+        (("outlier_min_pct",), float("inf"), "field 'outlier_min_pct' is Infinity, not a finite number"),
+        (("spec_sheet",), True, "field 'spec_sheet' is true, not a string or null"),
+        (("members",), {"sim1": {}}, "field 'members' is {\"sim1\": {}}, not a list of objects"),
+    ],
+)
+def test_a_fleet_json_field_of_the_wrong_type_is_refused(fleet, tmp_path, path, value, says):
+    """A hand-edited or damaged fleet.json field of another type than the fleet writes ended
+    `iolab fleet` and `iolab show FLEET` with a traceback (exit 1): 'float' object has no
+    attribute 'items' for labels NaN, a str compared with a float for outlier_k."""
+    d, _ = fleet
+    copy = tmp_path / "edited"
+    shutil.copytree(d, copy)
+    doc = json.loads((copy / "fleet.json").read_text())
+    where = doc
+    for key in path[:-1]:
+        where = where[key]
+    where[path[-1]] = value
+    (copy / "fleet.json").write_text(json.dumps(doc))
+    stored = (copy / "report.json").read_bytes()
+    for line in (["fleet", str(copy)], ["show", str(copy)], ["fleet", str(copy), "--json"]):
+        p = iolab(*line)
+        said = _said(p)
+        assert p.returncode == 2 and "Traceback" not in p.stdout + p.stderr, (line, p.stdout + p.stderr)
+        assert f"{copy / 'fleet.json'}: cannot read the fleet state ({says}" in said, (line, said)
+        assert "\n\n" not in p.stderr.strip(), p.stderr
+    assert (copy / "report.json").read_bytes() == stored
+
+
+def test_a_drives_out_json_edited_after_it_ended_is_not_the_drives_figures(fleet, tmp_path):
+    """The fleet report took each drive's run record from its out.json whenever the run's id,
+    state and end still matched its manifest: a figure edited there was reported as the drive's
+    (an outlier at 1e300), and one made text was dropped (n = 1 of 2), exit 0. Now the record is
+    taken from out.json only while it is the bytes the coordinator read as the drive ended;
+    otherwise it is rebuilt from the run's own results.db."""
+    d, _ = fleet
+    copy = tmp_path / "edited"
+    shutil.copytree(d, copy)
+    out = copy / "drives" / "sim1" / "out.json"
+    doc = json.loads(out.read_text())
+    run = doc["runs"][0]
+    first, second = run["figures"][0], run["figures"][1]
+    measured = {f["name"]: f["value"] for f in (first, second)}
+    first["value"], second["value"] = 1e300, "not measured"
+    out.write_text(json.dumps(doc))
+    p = iolab("fleet", str(copy), "--json")
+    assert p.returncode == 0, p.stdout + p.stderr
+    report = json.loads(p.stdout)
+    (row,) = [r for r in report["drives"] if r["name"] == "sim1"]
+    assert {k: row["figures"][k] for k in measured} == measured, (row["figures"], measured)
+    shown = json.loads(iolab("show", run["path"], "--json").stdout)["runs"][0]["figures"]
+    assert {f["name"]: f["value"] for f in shown if f["name"] in measured} == measured
+    assert all(f["n"] == 2 for f in report["figures"] if f["name"] in measured), report["figures"]

@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import pypdf
+import pytest
 
 from iolab.core.units import given, num
 from tests.integration.conftest import iolab
@@ -151,3 +152,15 @@ def test_a_key_figure_too_few_ios_measured_is_said_so_not_taken_for_a_typo(tmp_p
         page,
     ), page
     assert "did you mean" not in page
+
+
+@pytest.mark.parametrize("bound", ["max = inf", "min = 1e400", "max = -inf"])
+def test_an_infinite_bound_in_a_spec_sheet_is_refused(tmp_path, bound):
+    """TOML reads inf (and 1e400) as a number: `max = inf` judged every run as meeting a spec no
+    data sheet states, `min = 1e400` failed every one; now exit 2 before anything is read."""
+    sheet = tmp_path / "spec.toml"
+    sheet.write_text(f'[[criterion]]\nfigure = "ART RND 4KiB R/W 100/0"\n{bound}\nunit = "us"\n')
+    p = iolab("report", "nothing-here", "--runs-dir", str(tmp_path), "--spec-sheet", str(sheet))
+    said = " ".join((p.stdout + p.stderr).split())
+    assert p.returncode == 2 and "Traceback" not in p.stderr, said
+    assert f"field '{bound.split()[0]}' is " in said and "inf; give a finite number." in said, said

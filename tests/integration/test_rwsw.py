@@ -442,20 +442,57 @@ def test_an_analysis_that_fails_leaves_no_directory_and_its_next_command_can_be_
     assert shlex.split(line)[5] == str(out), line
 
 
+def edited_composite(workload, tmp_path, field: str, value: str):
+    """A workload directory whose composite.toml is the analysis's with the first `field` set to
+    `value` (TOML text), as a hand edits it."""
+    wl = tmp_path / "wl"
+    wl.mkdir()
+    text = (workload / "wl" / "composite.toml").read_text()
+    first = re.search(rf"^{field} = .*$", text, re.M)
+    assert first, text
+    (wl / "composite.toml").write_text(text[: first.start()] + f"{field} = {value}" + text[first.end() :])
+    return wl
+
+
 @pytest.mark.parametrize("size", ["4097", '"4000B"', "0"])
 def test_a_workload_block_size_no_target_can_take_is_refused_before_the_run_starts(workload, tmp_path, size):
     """A composite.toml edited to a block size that is no whole number of 512 B sectors was
     accepted: the run purged and preconditioned the drive and failed at its first cell (exit 4,
     'block size 4097 B must be a positive multiple of 512 B'), a failed run left behind. It is
     now refused when the file is read, with its line, and nothing is written."""
-    wl = tmp_path / "wl"
-    wl.mkdir()
-    text = (workload / "wl" / "composite.toml").read_text()
-    first = re.search(r"^block_size = .*$", text, re.M)
-    assert first, text
-    (wl / "composite.toml").write_text(text[: first.start()] + f"block_size = {size}" + text[first.end() :])
+    wl = edited_composite(workload, tmp_path, "block_size", size)
     runs = tmp_path / "runs"
     p = iolab("run", "multi-wsat", "-w", str(wl), "-t", "sim:enterprise-sas", "--quick", "--runs-dir", str(runs))
     assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
     assert "field 'block_size': expected a positive multiple of 512 B" in " ".join(p.stderr.split())
     assert not runs.exists() or not any(runs.iterdir())
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "says"),
+    [
+        ("share_pct", "nan", "field 'share_pct': expected a finite number, got nan"),
+        ("duration_s", "inf", "field 'duration_s': expected a finite number, got inf"),
+        ("name", '"web\\u001b[2J"', "field 'name': expected a string without control characters, got 'web\\x1b[2J'"),
+    ],
+)
+def test_a_workload_value_that_is_no_number_or_holds_a_control_character_is_refused(
+    workload, tmp_path, field, value, says
+):
+    """TOML reads nan and inf as numbers: a share of nan passed the check that the shares add up
+    to 100 and `iolab fio-job` and `iolab run` ended in a traceback (ValueError: cannot convert
+    float NaN to integer), an infinite duration was planned; a name's escape sequence reached
+    the terminal. Each is refused with the file's line, exit 2, before anything is written."""
+    wl = edited_composite(workload, tmp_path, field, value)
+    runs = tmp_path / "runs"
+    for line in (
+        ["fio-job", "multi-wsat", "-w", str(wl), "--quick", "-t", f"file:{tmp_path}/t.img?size=64MiB"],
+        ["run", "multi-wsat", "-w", str(wl), "-t", "sim:enterprise-sas", "--quick", "--runs-dir", str(runs)],
+    ):
+        p = iolab(*line)
+        said = " ".join(p.stderr.split())
+        assert p.returncode == 2 and "Traceback" not in p.stderr, (line, p.stderr)
+        assert f"{wl / 'composite.toml'}:" in said and says in said, (line, said)
+        assert "\x1b" not in p.stdout + p.stderr
+    assert not runs.exists() or not any(runs.iterdir())
+    assert not (tmp_path / "t.img").exists()

@@ -186,6 +186,42 @@ def test_an_infinite_figure_edited_into_results_db_is_refused_and_export_writes_
     assert p.returncode == 2 and p.stdout == "" and "Traceback" not in p.stderr, (p.stdout[:200], p.stderr)
 
 
+@pytest.mark.parametrize("sql", ["UPDATE steady SET average=9e999", "UPDATE steady SET vals='[1e999, 2, 3, 4, 5]'"])
+def test_an_infinite_steady_state_value_edited_into_results_db_is_refused(a_run, scratch, sql):
+    """Before: `export -f json -o -` printed 104 KB of JSON and a traceback (Out of range float
+    values are not JSON compliant: inf, exit 1) and `show` printed the window's average as inf."""
+    runs = edited_copy(a_run, scratch, sql)
+    every_command_refuses(scratch, runs, "table steady holds a window or values that are not the lists iolab writes")
+    p = iolab("export", "bad", "-f", "json", "-o", "-", "--runs-dir", str(runs), timeout=120)
+    assert p.returncode == 2 and p.stdout == "" and "Traceback" not in p.stderr, (p.stdout[:200], p.stderr)
+    assert "holds inf, not a finite number" in " ".join(p.stderr.split()), p.stderr
+
+
+@pytest.mark.parametrize(
+    ("sql", "table", "column"),
+    [
+        ("UPDATE series SET lat_mean_us=9e999 WHERE rowid=(SELECT MIN(rowid) FROM series)", "series", "lat_mean_us"),
+        (
+            "UPDATE histograms SET value_us=9e999 WHERE rowid=(SELECT MIN(rowid) FROM histograms)",
+            "histograms",
+            "value_us",
+        ),
+    ],
+)
+def test_an_infinite_series_or_histogram_value_never_stops_the_json_export_midway(a_run, scratch, sql, table, column):
+    """Before: `export -f json -o -` printed the tables before it, then a traceback (exit 1), a
+    document no JSON reader takes; `-o DIR` the same traceback. JSON has no infinity: the value is
+    null there, as every iolab JSON document gives a number that is not one."""
+    runs = edited_copy(a_run, scratch, sql)
+    p = iolab("export", "bad", "-f", "json", "-o", "-", "--runs-dir", str(runs), timeout=120)
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    doc = json.loads(p.stdout, parse_constant=lambda c: pytest.fail(f"{c} in the JSON export"))
+    assert None in [row[column] for row in doc[table]]
+    p = iolab("export", "bad", "-f", "json", "-o", str(scratch / "ex"), "--runs-dir", str(runs), timeout=120)
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    json.loads((scratch / "ex" / f"{table}.json").read_text(), parse_constant=lambda c: pytest.fail(c))
+
+
 def test_an_absurd_finite_iops_fails_the_audit_in_readable_numbers(a_run, scratch):
     """1e308 IOPS × the block size overflows to inf: before, iops-bytes passed it and, at 1e300,
     printed a 300-digit number."""

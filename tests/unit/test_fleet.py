@@ -482,11 +482,12 @@ def test_an_extreme_is_shown_but_not_judged():
 
 def test_the_fleet_reads_each_drives_record_as_its_run_wrote_it_unless_the_run_changed_since(tmp_path):
     """A complete drive's record comes from its own --json document (out.json) while its run's
-    manifest still says the same id, state and end; else it is rebuilt from the run (here: no
-    results.db, so nothing can be rebuilt and the drive has no record)."""
+    manifest still says the same id, state and end, and the document is the one the coordinator
+    read as the drive ended; else it is rebuilt from the run (here: no results.db, so nothing can
+    be rebuilt and the drive has no record)."""
     import json
 
-    from iolab.api.fleet import FleetState, Member
+    from iolab.api.fleet import FleetState, Member, read_outcome
     from iolab.api.fleetreport import records
 
     def drive(name: str, ended_in_manifest: str) -> Member:
@@ -496,15 +497,22 @@ def test_the_fleet_reads_each_drives_record_as_its_run_wrote_it_unless_the_run_c
         (run / "manifest.json").write_text(json.dumps({**ident, "ended": ended_in_manifest}))
         (tmp_path / "fleet" / "drives" / name).mkdir(parents=True)
         rec = {**ident, "path": str(run), "figures": {"IOPS": 1.0}, "reports": ["/x/report.html"]}
-        (tmp_path / "fleet" / "drives" / name / "out.json").write_text(json.dumps({"runs": [rec]}))
-        return Member(name, "sim:x", "local", state="complete", run_dir=str(run))
+        out = tmp_path / "fleet" / "drives" / name / "out.json"
+        out.write_text(json.dumps({"runs": [rec]}))
+        m = Member(name, "sim:x", "local", state="running")
+        read_outcome(m, out, 0)  # as the coordinator reads it when the drive ends
+        assert m.state == "complete" and m.run_dir == str(run) and m.out_sha256
+        return m
 
     same = drive("a", "2026-11-29T06:54:31+00:00")
     resumed = drive("b", "2026-11-29T07:10:00+00:00")  # the run ended again after its document
-    state = FleetState(tmp_path / "fleet", "iops", "f", [], [same, resumed])
+    edited = drive("c", "2026-11-29T06:54:31+00:00")
+    out_c = tmp_path / "fleet" / "drives" / "c" / "out.json"
+    out_c.write_text(out_c.read_text().replace('"IOPS": 1.0', '"IOPS": 1e300'))  # a hand's edit since
+    state = FleetState(tmp_path / "fleet", "iops", "f", [], [same, resumed, edited])
     got = records(state)
     assert got["a"] is not None and got["a"]["figures"] == {"IOPS": 1.0} and got["a"]["reports"] == []
-    assert got["b"] is None
+    assert got["b"] is None and got["c"] is None
 
 
 def _run_record(steady: str, compliant: bool = True, failed: tuple[str, ...] = ()) -> dict:

@@ -106,6 +106,7 @@ impl Walk {
                 dev: c.dev.map(|d| &d[r]),
             };
             check(&slice)?;
+            self.check_order(&slice)?;
             self.check_steps(&slice)?;
             self.feed_slice(&slice);
         }
@@ -256,6 +257,36 @@ impl Walk {
             self.spanning[k + 1] += 1;
             self.spanning[kb] -= 1;
         }
+    }
+
+    /// Issue times must not go back: every pass of the walk (the step of an IO, the rings of
+    /// SEQ detection, the pending completions) takes the rows in time order, and a table whose
+    /// rows are not (a Parquet file edited or written by another tool) indexed a step far
+    /// past its tables and panicked. Checked across chunks from the last IO walked.
+    fn check_order(&self, c: &Chunk) -> Result<(), String> {
+        let mut last = if self.ios > 0 {
+            self.last_issue_ns
+        } else {
+            i64::MIN
+        };
+        if let Some(k) = c.time_ns.iter().position(|&t| {
+            let back = t < last;
+            last = t;
+            back
+        }) {
+            let before = if k > 0 {
+                c.time_ns[k - 1]
+            } else {
+                self.last_issue_ns
+            };
+            return Err(format!(
+                "stream walk: IO {} is issued at {} ns, before the IO ahead of it ({} ns): the table's rows are not in time order, as iolab's import and capture write them: import the trace again",
+                self.ios + k as i64 + 1,
+                c.time_ns[k],
+                before
+            ));
+        }
+        Ok(())
     }
 
     /// Refuse a run whose issues or completions reach past `max_steps` steps, before the

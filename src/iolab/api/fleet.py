@@ -19,6 +19,7 @@ The fleet's report over its drives' runs is api/fleetreport.py's, which reads th
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
@@ -30,11 +31,13 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import get_type_hints
 
 from iolab.api.fleetfile import Fleet, FleetDrive, drive_target, fleet_name, load_fleet
 from iolab.core.errors import IolabError
+from iolab.core.fieldtypes import shown, wrong_type
 from iolab.core.runfiles import FLEET_FILE, FLEET_SCHEMA
-from iolab.core.safefile import read_config, read_json
+from iolab.core.safefile import loads_json, read_bytes, read_config, read_json
 from iolab.run.stopsignals import Interrupted
 from iolab.store.durable import replace_file
 from iolab.store.manifest import fleet_dir, is_fleet_dir, now_iso
@@ -60,6 +63,9 @@ class Member:
     error: str | None = None
     seconds: float | None = None
     pid: int | None = None  # the drive's `iolab run` while it runs
+    # SHA-256 of the drive's out.json as the coordinator read it when the drive ended: the fleet
+    # report takes the run record from that document only while it is still those bytes
+    out_sha256: str | None = None
 
 
 @dataclass
@@ -89,6 +95,10 @@ class FleetState:
         write_fleet_file(self.dir / FLEET_FILE, json.dumps(doc, indent=2) + "\n")
 
 
+MEMBER_STATES = ("pending", "running", "complete", "failed", "interrupted", "refused", "unreadable")
+FLEET_STATES = ("running", "complete", "interrupted")
+
+
 def load_state(path: str | Path) -> FleetState:
     """A fleet directory's fleet.json, read back (IolabError when it is not one)."""
     d = Path(path)
@@ -96,6 +106,11 @@ def load_state(path: str | Path) -> FleetState:
     if not isinstance(doc, dict) or doc.get("schema") != FLEET_SCHEMA:
         raise IolabError(f"{d}: not a fleet directory ({FLEET_FILE} is not iolab's fleet state).")
     try:
+        _check_fields("", doc, FleetState, FLEET_STATES)
+        if not isinstance(doc["members"], list):
+            raise TypeError(f"field 'members' is {shown(doc['members'])}, not a list of objects")
+        for i, m in enumerate(doc["members"]):
+            _check_fields(f"members[{i}]: ", m, Member, MEMBER_STATES)
         members = [Member(**m) for m in doc["members"]]
         for i, m in enumerate(members):  # each names its folder drives/NAME, written on resume
             fleet_name(m.name, f"{d / FLEET_FILE}: members[{i}]: field 'name'")
@@ -117,7 +132,28 @@ def load_state(path: str | Path) -> FleetState:
             doc.get("stopped_by"),
         )
     except (KeyError, TypeError) as e:
-        raise IolabError(f"{d / FLEET_FILE}: cannot read the fleet state ({e}).") from None
+        raise IolabError(
+            f"{d / FLEET_FILE}: cannot read the fleet state ({e}). Nothing was read from it: put back the "
+            "fleet.json the fleet wrote."
+        ) from None
+
+
+def _check_fields(where: str, doc: object, cls: type, states: tuple[str, ...]) -> None:
+    """Hold a fleet.json object to the types its dataclass declares (TypeError naming the
+    field): a hand-edited `labels` list or `outlier_k` string otherwise failed deep in the
+    report with a traceback."""
+    if not isinstance(doc, dict):
+        raise TypeError(f"{where}a JSON {type(doc).__name__}, not an object")
+    hints = get_type_hints(cls)
+    for name, value in doc.items():
+        if (
+            name in hints
+            and name not in ("dir", "members")
+            and (problem := wrong_type(name, value, hints[name])) is not None
+        ):
+            raise TypeError(where + problem)
+    if doc.get("state", states[0]) not in states:
+        raise TypeError(f"{where}field 'state' is {shown(doc['state'])}, not one of {', '.join(states)}")
 
 
 def find_fleet(ref: str, root: Path) -> Path:
@@ -216,9 +252,10 @@ _STOPPED = {c for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP) for c in (
 def read_outcome(m: Member, out: Path, code: int | None) -> None:
     """The member's row from its child's --json document (`code` None: the document's own)."""
     try:
-        doc = read_json(out, "drive outcome", "document")
+        raw = read_bytes(out, "drive outcome", "document")
+        doc, m.out_sha256 = loads_json(raw, f"drive outcome {out}"), hashlib.sha256(raw).hexdigest()
     except (OSError, IolabError, ValueError):
-        doc = {}
+        doc, m.out_sha256 = {}, None
     if code is None:
         code = doc.get("exit_code") if isinstance(doc, dict) and isinstance(doc.get("exit_code"), int) else 1
     m.exit_code, m.pid = code, None

@@ -6,6 +6,7 @@ state (api/fleet.py, which runs the fleet) and never writes it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING
 from iolab.api.fleet import FleetState, Member, load_state, write_fleet_file
 from iolab.core.errors import Exit, IolabError
 from iolab.core.runfiles import FLEET_FILE
-from iolab.core.safefile import read_json
+from iolab.core.safefile import loads_json, read_bytes, read_json
 from iolab.figures.specmatch import run_reasons, unmeasured_figures
 from iolab.figures.specsheet import judge, load_spec_sheet
 from iolab.store.durable import room_for
@@ -43,10 +44,17 @@ def _own_record(state: FleetState, m: Member) -> dict | None:
     """The record the drive's run wrote itself as it ended (its --json document, the drive's
     out.json), when it is of the run the row names and that run's manifest still says the same
     id, state and end: a JSON read, where rebuilding it from results.db cost the coordinator
-    100-200 ms a drive (13 s of CPU for the report of 64 simulated drives). None: rebuild it."""
+    100-200 ms a drive (13 s of CPU for the report of 64 simulated drives). Only while out.json is
+    the bytes the coordinator read as the drive ended (the row's digest): an edited figure there
+    was reported as the drive's, and one made text was dropped from the fleet. None: rebuild it."""
+    if m.out_sha256 is None:  # a fleet stored before the digest, or a drive whose document was unreadable
+        return None
+    out = state.dir / "drives" / m.name / "out.json"
     try:
-        doc = read_json(state.dir / "drives" / m.name / "out.json", "drive outcome", "document")
-        rec = doc["runs"][0]
+        raw = read_bytes(out, "drive outcome", "document")
+        if hashlib.sha256(raw).hexdigest() != m.out_sha256:  # edited or damaged since: its figures are not the run's
+            return None
+        rec = loads_json(raw, f"drive outcome {out}")["runs"][0]
         man = read_json(Path(str(m.run_dir)) / "manifest.json", "run manifest", "document")
     except (OSError, IolabError, ValueError, KeyError, IndexError, TypeError):
         return None

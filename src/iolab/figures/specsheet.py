@@ -21,6 +21,7 @@ from __future__ import annotations
 import csv
 import difflib
 import io
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -125,8 +126,10 @@ def _number(v, where: str) -> float:
             v = float(v.replace(",", "").replace("_", ""))
         except ValueError:
             raise IolabError(f"{where} is {v!r}; give a number.") from None
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v:
-        raise IolabError(f"{where} is {v!r}; give a number.")
+    # an infinite bound (TOML's inf, 1e400 or a CSV's 'inf') holds nothing: max = inf passed every
+    # drive as meeting a spec no data sheet states, min = inf failed every one
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        raise IolabError(f"{where} is {v!r}; give a finite number.")
     return float(v)
 
 

@@ -27,6 +27,7 @@ from typing import IO
 
 from iolab.core.cellschema import EXPORTED, CellRow
 from iolab.core.errors import IolabError
+from iolab.core.fieldtypes import json_finite
 from iolab.core.results import row_spans
 from iolab.core.safefile import read_json
 from iolab.figures.summary import PhaseSummary, summarise
@@ -248,7 +249,7 @@ def _records(table: ExportTable) -> list[dict]:
 
 
 def _write_json(table: ExportTable, path: Path) -> None:
-    path.write_text(json.dumps(_records(table), indent=1, allow_nan=False))
+    path.write_text(json.dumps(json_finite(_records(table)), indent=1, allow_nan=False))
 
 
 def _write_parquet(table: ExportTable, path: Path) -> None:
@@ -260,7 +261,7 @@ def _write_parquet(table: ExportTable, path: Path) -> None:
         src = Path(tmp) / f"{table.name}.jsonl"
         with src.open("w") as f:
             for rec in _records(table):
-                f.write(json.dumps(rec, allow_nan=False) + "\n")
+                f.write(json.dumps(json_finite(rec), allow_nan=False) + "\n")
         columns = "{" + ", ".join(f"'{c.name}': '{c.type}'" for c in table.columns) + "}"
         con = duckdb.connect()
         try:
@@ -287,8 +288,8 @@ def export_stream(store: RunStore, fmt: str, stream: IO[str]) -> None:
         )
     doc: dict = {t.name: _records(t) for t in collect(store)}
     doc["manifest"] = read_json(store.dir / "manifest.json", "run manifest", "manifest")
-    json.dump(doc, stream, indent=1, allow_nan=False)
-    stream.write("\n")
+    # made whole before a byte is written: a value json cannot hold no longer stops it midway
+    stream.write(json.dumps(json_finite(doc), indent=1, allow_nan=False) + "\n")
 
 
 def export_run(store: RunStore, fmt: str, out_dir: Path) -> list[Path]:

@@ -19,6 +19,7 @@ from typing import Any
 
 from iolab.core.decide import decision_text
 from iolab.core.errors import Exit
+from iolab.core.fieldtypes import json_finite
 from iolab.core.steady import STEADY_NOT_EVALUATED, STEADY_NOT_SHOWN, SteadyState, run_steady_state
 from iolab.figures.audit import Audit, kinds_of, stored_audit
 from iolab.figures.compare import KeyMetric
@@ -209,16 +210,5 @@ def document(command: str, exit_code: int, **parts) -> dict:
     }
 
 
-def _finite(x):
-    """JSON has no NaN or infinity: a figure that is not a number is null."""
-    if isinstance(x, float):
-        return x if x == x and abs(x) != float("inf") else None
-    if isinstance(x, dict):
-        return {k: _finite(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_finite(v) for v in x]
-    return x
-
-
 def dumps(doc: dict) -> str:
-    return json.dumps(_finite(doc), indent=2, ensure_ascii=False, allow_nan=False, default=str)
+    return json.dumps(json_finite(doc), indent=2, ensure_ascii=False, allow_nan=False, default=str)

@@ -11,12 +11,13 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
-from types import UnionType
-from typing import Any, Protocol, Union, get_args, get_origin, get_type_hints
+from typing import Any, Protocol, get_type_hints
 
 from iolab import __version__
 from iolab.core.decide import stored_decision
 from iolab.core.errors import IolabError
+from iolab.core.fieldtypes import shown as _shown
+from iolab.core.fieldtypes import wrong_type
 from iolab.core.procs import boot_id, process_start
 from iolab.core.runfiles import FLEET_FILE
 from iolab.core.safefile import read_json
@@ -120,40 +121,9 @@ NAME_FIELDS = ("run_id", "test")
 _TYPES = get_type_hints(Manifest)
 
 
-def _fits(value: Any, hint: Any) -> bool:
-    origin, args = get_origin(hint), get_args(hint)
-    if hint is Any:
-        return True
-    if origin in (Union, UnionType):
-        return any(_fits(value, a) for a in args)
-    if origin is list:
-        return isinstance(value, list) and all(_fits(v, args[0]) for v in value)
-    if origin is dict:
-        return isinstance(value, dict)
-    if hint is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    return isinstance(value, hint)
-
-
-def _kind(hint: Any) -> str:
-    origin, args = get_origin(hint), get_args(hint)
-    if origin in (Union, UnionType):
-        return " or ".join(_kind(a) for a in args)
-    if origin is list:
-        return f"a list of {_kind(args[0]).removeprefix('a ').removeprefix('an ')}s"
-    words = {str: "a string", bool: "true or false", int: "a whole number", type(None): "null"}
-    return "an object" if origin is dict else words.get(hint, getattr(hint, "__name__", str(hint)))
-
-
-def _shown(value: Any) -> str:
-    text = json.dumps(value, default=str)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
 def _wrong_type(name: str, value: Any) -> str | None:
     """'field 'started' is 12345, not a string' when the value is not of the field's type."""
-    hint = _TYPES[name]
-    return None if _fits(value, hint) else f"field {name!r} is {_shown(value)}, not {_kind(hint)}"
+    return wrong_type(name, value, _TYPES[name])
 
 
 def unknown_parts(m: Manifest, schema: Sequence[str] = ()) -> list[str]:

@@ -6,6 +6,7 @@ and what is read back is runstore.py's."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import sqlite3
@@ -274,17 +275,30 @@ def steady_verdicts(rows: list[Any], db: Path) -> list[VariableVerdict]:
     """Rows of the steady table (variable, window, vals, ...) as verdicts. The window and the
     values are JSON lists iolab wrote; anything else (a hand's edit) is refused naming the table."""
     try:
-        return [
+        verdicts = [
             VariableVerdict(
                 n, tuple(json.loads(w)), tuple(json.loads(v)), a, rm, ra, s, i, fe, fa, bool(rok), bool(sok)
             )
             for n, w, v, a, rm, ra, s, i, fe, fa, rok, sok in rows
         ]
+        for verdict in verdicts:
+            _finite_numbers(verdict)
     except (ValueError, TypeError) as e:
         raise IolabError(
             f"{db}: table steady holds a window or values that are not the lists iolab writes ({e}); the run's "
             "stored results were changed after it wrote them, and nothing is shown from them."
         ) from None
+    return verdicts
+
+
+def _finite_numbers(v: VariableVerdict) -> None:
+    """No verdict iolab stores holds an infinity (a window's figures are fio's, finite; SQLite reads
+    a NaN back as NULL): one edited in (average 9e999) stopped the JSON export with a traceback
+    midway through its document."""
+    for name, x in (("vals", v.values), ("average", v.average), ("slope", v.slope), ("intercept", v.intercept)):
+        for value in x if isinstance(x, tuple) else (x,):
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ValueError(f"{name} holds {value!r}, not a finite number")
 
 
 @cache

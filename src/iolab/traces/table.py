@@ -40,6 +40,7 @@ from iolab.core.errors import IolabError
 from iolab.core.units import human_span
 from iolab.targets.writepolicy import check_file, mark_written, output_dir
 from iolab.traces.sqltext import sql_str
+from iolab.traces.tablecheck import check_values, read_meta
 
 COLUMNS = ("time_ns", "device", "op", "offset_bytes", "size_bytes", "process", "latency_us", "pid", "outstanding")
 # What every table has; tables written before pid and outstanding existed lack those two.
@@ -128,6 +129,9 @@ class TraceTable:
                 " sum(stats_null_count) FROM parquet_metadata(?) GROUP BY path_in_schema",
                 [str(p)],
             ).fetchall()
+            missing = [c for c in CORE_COLUMNS if c not in {s[0] for s in stats}]
+            if kv and not missing:
+                check_values(db, p, SQL_TYPES)
         except duckdb.Error as e:
             raise IolabError(f"{p}: not a readable Parquet file ({first_error_line(e)}).") from None
         finally:
@@ -139,12 +143,11 @@ class TraceTable:
                 "iolab trace import/capture. Import the original trace with `iolab trace import`."
             )
         by_col = {name: (rows, mx, nulls) for name, rows, mx, nulls in stats}
-        missing = [c for c in CORE_COLUMNS if c not in by_col]
         if missing:
             raise IolabError(f"{p}: trace table lacks column(s) {', '.join(missing)}; re-import the trace.")
         rows, max_t, _ = by_col["time_ns"]
         lat_rows, _, lat_nulls = by_col["latency_us"]
-        meta = json.loads(kv[0][0])
+        meta = read_meta(kv[0][0], p)
         return cls(
             path=p,
             fmt=meta["fmt"],

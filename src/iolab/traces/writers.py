@@ -71,7 +71,8 @@ def export_with_notes(
     if found is None:
         raise IolabError(f"cannot export to {fmt!r}; formats: {', '.join(formats.writer_names())}")
     out = check_file(out, "trace file")
-    base = base_unix_ns if base_unix_ns is not None else (table.start_unix_ns or 1_577_836_800_000_000_000)
+    # int(): the base is written into the writers' SQL as a number, never as text it could end
+    base = int(base_unix_ns if base_unix_ns is not None else (table.start_unix_ns or 1_577_836_800_000_000_000))
     maj, mnr = (int(x) for x in devno.split(","))
     src, notes = _SRC.format(path=sql_str(str(table.path))), []
     con = connect()

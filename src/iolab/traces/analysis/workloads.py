@@ -25,6 +25,7 @@ renormalised exactly.
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ from typing import NoReturn
 from iolab.core.errors import IolabError
 from iolab.core.safefile import read_text
 from iolab.core.units import counted, kib_label, parse_size
+from iolab.core.usertext import control_problem
 from iolab.core.workload import Stream, Workload
 from iolab.traces.analysis.streamstats import MIN_PARTIAL_SHARE, StreamAnalysis
 from iolab.traces.events import SECTOR  # the unit of every IO a block device or the simulator takes
@@ -420,8 +422,10 @@ class _Where:
 
     def num(self, t: dict, key: str, default=_MISSING, minimum: float | None = None) -> float:
         v = t.get(key, default)
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
-            self.fail(key, "a number", v)
+        # TOML reads nan and inf as floats: a share of nan passed the check that the shares add
+        # up to 100 (every comparison with NaN is false) and ended fio-job and run in a traceback
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            self.fail(key, "a finite number", v)
         if minimum is not None and v < minimum:
             self.fail(key, f"a number ≥ {minimum:g}", v)
         if minimum is None and v <= 0:
@@ -436,8 +440,8 @@ class _Where:
 
     def str(self, t: dict, key: str, default=_MISSING) -> str:
         v = t.get(key, default)
-        if not isinstance(v, str):
-            self.fail(key, "a string", v)
+        if not isinstance(v, str) or control_problem(v) is not None:  # a name reaches the terminal
+            self.fail(key, "a string without control characters", v)
         return v
 
 
