@@ -34,9 +34,10 @@ trace (SNIA uses 3 %).
 How: DuckDB scans the Parquet table once, in its stored (time) order, and hands the rows
 over as an Arrow C stream of record batches that compiled code (`iolab._sim.StreamWalk`,
 crates/sim/src/streams.rs) reads in place, a thread of its own fetching the next batch
-while the walk works; the walk takes each IO once in issue order, doing the SEQ rule (a ring
-of the last `lookback` end offsets per device and direction), the in-flight count (a heap of
-pending completions) and the per-(step, stream) tabulation together. The tabulation's rows
+while the walk works; the walk takes the IOs in issue order, a cache-sized slice at a time,
+doing the SEQ rule (each device and direction's history of end offsets, streams_seq.rs), the
+in-flight count (pending completions counted in time buckets, streams_oio.rs) and the
+per-(step, stream) tabulation (streams_tab.rs). Rows out of time order are refused. The tabulation's rows
 are cut per chunk of `chunk_rows` file rows, as the earlier chunked scans cut them (their
 latency sums add up in that order). No Python code runs per IO, and memory is bounded by the
 chunk size, not the trace.
