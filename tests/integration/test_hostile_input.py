@@ -394,6 +394,30 @@ def test_a_sim_state_fifo_is_refused_and_no_run_is_left(scratch):
     assert "the saved state (load=)" in err and "is a FIFO" in err
 
 
+@pytest.mark.parametrize("damage", ["flipped", "padded"])
+def test_a_sim_state_changed_on_disk_is_refused_and_no_run_is_left(scratch, damage):
+    """A saved state with 5 bytes flipped in its body loaded and ran (exit 0): the drive then
+    measured a state no drive was ever in."""
+    state = scratch / "s.state"
+    saved = iolab(
+        "run", "latency", "--quick", "--no-report", "-q", "--runs-dir", str(scratch / "saved"),
+        "-t", f"sim:enterprise-sas?user_gb=0.25&save={state}",
+    )  # fmt: skip
+    assert saved.returncode == 0 and state.is_file(), saved.stderr
+    body = bytearray(state.read_bytes())
+    if damage == "flipped":
+        for i in range(5):
+            body[len(body) // 2 + 97 * i] ^= 0x40
+    else:
+        body += b"\0" * 8
+    state.write_bytes(bytes(body))
+    before = files_under(scratch)
+    t = f"sim:enterprise-sas?user_gb=0.25&load={state}"
+    p = iolab("run", "latency", "--quick", "--no-report", "--runs-dir", str(scratch / "runs"), "-t", t, timeout=60)
+    err = refused(p, scratch, before)
+    assert "its contents do not match the checksum saved with them" in err, err
+
+
 @pytest.mark.parametrize("kind", ["tolerances", "workload", "baseline", "trace", "trace-msr"])
 def test_a_fifo_given_as_an_input_file_is_refused(a_run, scratch, kind):
     f = scratch / ("in.json" if kind == "baseline" else "in.toml")
