@@ -1,0 +1,44 @@
+"""A figure of a scaled-down simulated copy is never printed as the drive's: --quick runs a
+0.537 GB copy of the 400 GB drive, and what depends on the size (TBW) says it is the copy's."""
+
+from __future__ import annotations
+
+import json
+import re
+from html import unescape
+
+import pytest
+
+from .conftest import iolab
+
+pytestmark = pytest.mark.integration
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_tbw_of_a_quick_copy_says_it_is_the_copys_wherever_it_is_printed(tmp_path):
+    # the QoS run on sim:enterprise-sas --quick printed "TBW 8.1 TB at 30,000 P/E cycles
+    # (preset)" for a 400 GB drive rated 30,000 cycles: the TBW of its 0.537 GB copy
+    runs = tmp_path / "runs"
+    small = ("--set", "rounds=2", "--cell-time", "100ms")
+    p = iolab("run", "qos", "--quick", *small, "-t", "sim:enterprise-sas", "--runs-dir", str(runs))
+    assert p.returncode == 0, p.stdout + p.stderr
+    of = "of the 0.537 GB copy of sim:enterprise-sas the run simulated, not of the drive itself"
+    assert re.search(r"TBW [\d,.]+ TB at 30,000 P/E cycles \(preset\), " + re.escape(of), flat(p.stdout)), p.stdout
+    [run] = list(runs.iterdir())
+    record = json.loads(iolab("show", str(run), "--json").stdout)["runs"][0]["endurance"]
+    assert record["basis"].endswith(f"; TBW is {of}"), record
+    page = flat(unescape(re.sub(r"<[^>]+>", " ", (run / "report" / f"{run.name}.html").read_text())))
+    assert re.search(r"TBW = flash capacity × P/E ÷ WAF [\d,.]+ TB " + re.escape(of), page), page
+
+
+def test_tbw_of_the_drive_itself_names_no_copy(tmp_path):
+    # a simulated drive sized by its own target is the drive: its TBW is its own
+    runs = tmp_path / "runs"
+    small = ("--set", "rounds=2", "--set", "precondition_time=5s", "--set", "measured=200ms", "--set", "warmup=100ms")
+    p = iolab("run", "qos", *small, "-t", "sim:enterprise-sas?user_gb=0.25", "--runs-dir", str(runs))
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert re.search(r"TBW [\d,.]+ TB at 30,000 P/E cycles \(preset\);", flat(p.stdout)), p.stdout
+    assert "copy" not in flat(p.stdout).split("endurance:")[1], p.stdout
