@@ -1,5 +1,7 @@
-"""A figure of a scaled-down simulated copy is never printed as the drive's: --quick runs a
-0.537 GB copy of the 400 GB drive, and what depends on the size (TBW) says it is the copy's."""
+"""What a reviewer would publish says what its figures are: a figure of a scaled-down simulated
+copy is never printed as the drive's (--quick runs a 0.537 GB copy of the 400 GB drive, and
+what depends on the size, TBW, says it is the copy's), and a comparison's source line says
+what each figure is over."""
 
 from __future__ import annotations
 
@@ -42,3 +44,22 @@ def test_tbw_of_the_drive_itself_names_no_copy(tmp_path):
     assert p.returncode == 0, p.stdout + p.stderr
     assert re.search(r"TBW [\d,.]+ TB at 30,000 P/E cycles \(preset\);", flat(p.stdout)), p.stdout
     assert "copy" not in flat(p.stdout).split("endurance:")[1], p.stdout
+
+
+def test_compare_of_characterisation_runs_does_not_call_every_figure_a_window_mean(tmp_path):
+    # compare of two QoS runs said "Source: each run's results.db (cells, mean over its own
+    # measurement window)" under "write: median round IOPS" (the median of all 10 rounds, not the
+    # 5-round window's mean) and "worst round maximum latency"
+    runs = tmp_path / "runs"
+    small = ("--set", "rounds=6", "--cell-time", "100ms", "--no-report", "--runs-dir", str(runs))
+    for target in ("sim:enterprise-sas", "sim:client-nvme-slc"):
+        p = iolab("run", "qos", "--quick", *small, "-t", target)
+        assert p.returncode == 0, p.stdout + p.stderr
+    out = tmp_path / "cmp"
+    p = iolab("compare", *sorted(str(r) for r in runs.iterdir()), "--out", str(out))
+    assert p.returncode == 0, p.stdout + p.stderr
+    [html] = list(out.glob("*.html"))
+    page = flat(unescape(re.sub(r"<[^>]+>", " ", html.read_text())))
+    assert "write: median round IOPS" in page, page
+    assert "mean over its own measurement window" not in page, page
+    assert "each figure as that run's own `iolab show` gives it" in page, page
