@@ -63,3 +63,19 @@ def test_compare_of_characterisation_runs_does_not_call_every_figure_a_window_me
     assert "write: median round IOPS" in page, page
     assert "mean over its own measurement window" not in page, page
     assert "each figure as that run's own `iolab show` gives it" in page, page
+
+
+def test_fleet_strip_of_drives_that_print_the_same_shows_no_spread(tmp_path):
+    # five simulated drives' 1 MiB read IOPS, bound by the host link, are 524.5 on every drive
+    # (to 5 ppm): the strip spread them over its whole width, "·  ·  ┃  ·  ·", beside
+    # "±0.00 %", min 524.5 and max 524.5, as if they differed as much as any other figure's
+    f = tmp_path / "fleet.toml"
+    f.write_text('[fleet]\nparallel = 2\n[[drive]]\ntarget = "sim:enterprise-sas?seed={i}"\ncount = 5\nname = "s{i}"\n')
+    quick = ("--quick", "--cell-time", "100ms", "--max-rounds", "2", "--no-report")
+    p = iolab("run", "iops", *quick, "--fleet", str(f), "--runs-dir", str(tmp_path / "runs"), timeout=600)
+    assert p.returncode in (0, 7), p.stdout + p.stderr
+    [row] = [line for line in p.stdout.splitlines() if line.startswith("│ RND 1024KiB R/W 100/0 IOPS")]
+    cells = [c.strip() for c in row.split("│")]
+    low, high, strip = cells[5], cells[6], row.split("│")[7]
+    assert low == high == "524.5", row
+    assert sum(c != " " for c in strip) == 1 and strip.strip() == "┃", row
