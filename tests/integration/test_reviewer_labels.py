@@ -79,3 +79,14 @@ def test_fleet_strip_of_drives_that_print_the_same_shows_no_spread(tmp_path):
     low, high, strip = cells[5], cells[6], row.split("│")[7]
     assert low == high == "524.5", row
     assert sum(c != " " for c in strip) == 1 and strip.strip() == "┃", row
+
+
+def test_tests_help_says_what_pe_cycles_0_does_on_a_drive_that_states_its_rating():
+    # "pe_cycles ... (0: not given, TBW is not computed)", yet every quick QoS run on the
+    # default simulated drive left it at 0 and printed "TBW 8.1 TB at 30,000 P/E cycles (preset)"
+    p = iolab("tests", "qos")
+    assert p.returncode == 0, p.stderr
+    text = flat(p.stdout)
+    assert "(0: not given, TBW is not computed)" not in text, text
+    assert "0: not given: the drive's own rating where it states one, as a simulated preset does" in text, text
+    assert "0: not given: the drive's own where it states one, as a simulated preset does" in text, text

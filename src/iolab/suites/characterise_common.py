@@ -61,13 +61,16 @@ ENDURANCE_PARAMS = (
     tp.Param(
         "pe_cycles",
         0,
-        "rated P/E cycles of the flash, for TBW (0: not given, TBW is not computed)",
+        # 0 is not "no TBW": a simulated preset states its own rating, which endurance.py takes
+        "rated P/E cycles of the flash, for TBW (0: not given: the drive's own rating where it states one, as a "
+        "simulated preset does; else TBW is not computed)",
         tp.count_or_zero,
     ),
     tp.Param(
         "warranty_years",
         0.0,
-        "warranty period in years, for DWPD (0: not given, DWPD is not computed)",
+        "warranty period in years, for DWPD (0: not given: the drive's own where it states one, as a simulated "
+        "preset does; else DWPD is not computed)",
         tp.number_or_zero,
     ),
 )
