@@ -132,3 +132,23 @@ def test_streams_wsat_page_does_not_title_a_stream_not_steady_as_at_steady_state
     assert re.search(r"RND 8KiB W [\d,.]+ [\d,.]+ [\d,.]+ n/m \([\d,]+ IOs\) 30 NOT ACHIEVED", page), page
     assert "at steady state" not in page and "steady-state window)" not in page, page
     assert "IOPS per stream over its measurement window" in page, page
+
+
+def test_latency_demand_pages_give_the_bisected_maximum_the_key_figure_gives(tmp_path):
+    # the source under a ramp's plot and table quoted the ramp's own stop decision, "maximum
+    # sustainable IOPS 64,000", while the bisection after it, the page's text and the key figure
+    # said 83,300
+    runs = tmp_path / "runs"
+    p = iolab("run", "latency-demand", "--quick", "--cell-time", "100ms", "--runs-dir", str(runs))
+    assert p.returncode == 0, p.stdout + p.stderr
+    [run] = list(runs.iterdir())
+    figures = {
+        f["name"]: f["value"] for f in json.loads(iolab("show", str(run), "--json").stdout)["runs"][0]["figures"]
+    }
+    page = flat(unescape(re.sub(r"<[^>]+>", " ", (run / "report" / f"{run.name}.html").read_text())))
+    for ramp, figure in (("read ramp", "max sustainable read IOPS"), ("write ramp", "max sustainable write IOPS")):
+        assert re.search(rf"'{ramp}: bisection 1'", page), page  # the case: a ramp refined by a bisection
+        sources = re.findall(
+            rf"Source: results.db table cells, phases '{ramp}'.*?maximum sustainable IOPS ([\d,]+)", page
+        )
+        assert sources and {int(s.replace(",", "")) for s in sources} == {round(figures[figure])}, (sources, figures)
