@@ -152,3 +152,22 @@ def test_latency_demand_pages_give_the_bisected_maximum_the_key_figure_gives(tmp
             rf"Source: results.db table cells, phases '{ramp}'.*?maximum sustainable IOPS ([\d,]+)", page
         )
         assert sources and {int(s.replace(",", "")) for s in sources} == {round(figures[figure])}, (sources, figures)
+
+
+def test_check_treats_qos_worst_maximum_as_an_extreme_and_its_99_99_as_a_percentile(tmp_path):
+    # QoS's "worst round maximum latency" (one IO of all its rounds) was a plain value: check held
+    # it to the 5 % tolerance as an average, and a fleet called a drive an outlier on it
+    runs = tmp_path / "runs"
+    for _ in range(2):
+        p = iolab("run", "qos", "--quick", "--set", "rounds=2", "--cell-time", "100ms", "--no-report",
+                  "--runs-dir", str(runs))  # fmt: skip
+        assert p.returncode == 0, p.stdout + p.stderr
+    base, cand = sorted(str(r) for r in runs.iterdir())
+    p = iolab("check", cand, "-b", base, "--json", "--runs-dir", str(runs))
+    assert p.returncode in (0, 7), p.stdout + p.stderr
+    figures = {f["name"]: f for f in json.loads(p.stdout)["check"]["figures"]}
+    for op in ("write", "read"):
+        worst = figures[f"{op}: worst round maximum latency"]
+        assert (worst["kind"], worst["verdict"]) == ("extreme", "info"), worst
+        assert figures[f"{op}: last round 99.99 %"]["kind"] == "percentile"
+        assert figures[f"{op}: median round IOPS"]["kind"] == "value"
