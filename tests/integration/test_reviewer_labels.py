@@ -171,3 +171,23 @@ def test_check_treats_qos_worst_maximum_as_an_extreme_and_its_99_99_as_a_percent
         assert (worst["kind"], worst["verdict"]) == ("extreme", "info"), worst
         assert figures[f"{op}: last round 99.99 %"]["kind"] == "percentile"
         assert figures[f"{op}: median round IOPS"]["kind"] == "value"
+
+
+def test_qos_fleet_heads_dwpd_without_an_empty_unit_and_judges_no_drive_on_its_worst_maximum(tmp_path):
+    # the fleet's table and the report's strips headed the unitless figure "DWPD ()"; and the
+    # worst round maximum latency (one IO of a drive's rounds) was put to the outlier rule
+    f = tmp_path / "fleet.toml"
+    f.write_text('[fleet]\nparallel = 2\n[[drive]]\ntarget = "sim:enterprise-sas?seed={i}"\ncount = 5\nname = "s{i}"\n')
+    runs = tmp_path / "runs"
+    quick = ("--quick", "--set", "rounds=2", "--cell-time", "100ms", "--no-report")
+    p = iolab("run", "qos", *quick, "--fleet", str(f), "--runs-dir", str(runs), timeout=600)
+    assert p.returncode in (0, 7), p.stdout + p.stderr
+    assert "DWPD ()" not in p.stdout and re.search(r"│ DWPD +│ 5 │", p.stdout), p.stdout
+    for op in ("write", "read"):
+        [row] = [line for line in p.stdout.splitlines() if f"│ {op}: worst round maximum latency (µs)" in line]
+        assert "not judged (an extreme" in row, row
+    [fleet] = list((runs / "fleets").iterdir())
+    r = iolab("report", str(fleet), "--out", str(tmp_path / "rep"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    [html] = list((tmp_path / "rep").glob("*.html"))
+    assert "DWPD ()" not in unescape(html.read_text())

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from iolab.core.units import given, num
 from iolab.figures.fleet import RESOLUTION
-from iolab.pages.fleet import conditions_text, spec_cell
+from iolab.pages.fleet import conditions_text, figure_label, spec_cell
 
 STRIP_WIDTH = 48
 
@@ -80,7 +80,7 @@ def render(doc: dict, console) -> None:
         )
         spread = "—" if fig["spread_pct"] is None else f"±{fig['spread_pct']:.2f} %"
         t.add_row(
-            f"{fig['name']} ({fig['unit']})",
+            figure_label(fig),
             str(fig["n"]),
             _num(fig["median"]),
             spread,
@@ -166,7 +166,7 @@ def _render_groups(g: dict, console) -> None:
             side = " (worse side)" if f.get("noise_scale") == "log" else ""
             noise = "—" if f["noise_pct"] is None else f"{'' if side else '±'}{f['noise_pct']:.2f} %{side}"
             t.add_row(
-                f"{f['name']} ({f['unit']})",
+                figure_label(f),
                 _num(f["baseline"]["value"]),
                 _num(f["candidate"]["value"]),
                 pct,
