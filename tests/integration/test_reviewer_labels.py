@@ -191,3 +191,11 @@ def test_qos_fleet_heads_dwpd_without_an_empty_unit_and_judges_no_drive_on_its_w
     assert r.returncode == 0, r.stdout + r.stderr
     [html] = list((tmp_path / "rep").glob("*.html"))
     assert "DWPD ()" not in unescape(html.read_text())
+
+
+def test_consistency_says_its_runtime_as_every_other_figure_is_printed(tmp_path):
+    # "RND 4KiB W QD32: 36,243 IOPS over 60.0008 s": the engine's runtime to the 100 µs
+    p = iolab("run", "consistency", "--quick", "--no-report", "--runs-dir", str(tmp_path / "runs"))
+    assert p.returncode == 0, p.stdout + p.stderr
+    said = re.search(r"RND 4KiB W QD32: [\d,]+ IOPS over ([\d.]+) s,", flat(p.stdout))
+    assert said and re.fullmatch(r"\d\d\.\d\d", said[1]), p.stdout
