@@ -199,3 +199,15 @@ def test_consistency_says_its_runtime_as_every_other_figure_is_printed(tmp_path)
     assert p.returncode == 0, p.stdout + p.stderr
     said = re.search(r"RND 4KiB W QD32: [\d,]+ IOPS over ([\d.]+) s,", flat(p.stdout))
     assert said and re.fullmatch(r"\d\d\.\d\d", said[1]), p.stdout
+
+
+def test_fleet_help_gives_the_fleet_files_own_rule_and_groups_as_the_defaults():
+    # "--outlier-k K ... (default 3.5)": without the option a stored fleet is judged by its fleet
+    # file's outlier_k (api/fleetreport.py), and its groups by the file's group_by and baseline
+    p = iolab("fleet", "-h")
+    assert p.returncode == 0, p.stderr
+    text = flat(re.sub(r"[│╭╮╰╯─]", " ", p.stdout))
+    assert "(default: the fleet file's outlier_k, else 3.5)" in text, text
+    assert "(default: the fleet file's outlier_min_pct, else 5, as check's default tolerance)" in text, text
+    assert "(default: the fleet file's group_by)" in text, text
+    assert "(default: the fleet file's baseline, unless --group-by is given; else the first group)" in text, text
