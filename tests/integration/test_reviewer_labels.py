@@ -12,6 +12,7 @@ from html import unescape
 import pytest
 
 from .conftest import iolab
+from .test_rwsw import workload  # noqa: F401  (the module-scoped capture analysed into wl/)
 
 pytestmark = pytest.mark.integration
 
@@ -92,25 +93,12 @@ def test_tests_help_says_what_pe_cycles_0_does_on_a_drive_that_states_its_rating
     assert "0: not given: the drive's own where it states one, as a simulated preset does" in text, text
 
 
-@pytest.fixture(scope="module")
-def rwsw_workload(tmp_path_factory):
-    from .test_rwsw import msr_trace
-
-    d = tmp_path_factory.mktemp("wl")
-    msr_trace(d / "web.csv")
-    p = iolab("trace", "import", str(d / "web.csv"), "--format", "msr", "--out", str(d / "web.parquet"))
-    assert p.returncode == 0, p.stderr + p.stdout
-    p = iolab("trace", "analyze", str(d / "web.parquet"), "--step", "1s", "--threshold", "3%", "--out", str(d / "wl"))
-    assert p.returncode == 0, p.stderr + p.stdout
-    return d / "wl"
-
-
-def test_multi_wsat_figures_are_not_called_steady_state_on_a_run_that_did_not_reach_it(rwsw_workload, tmp_path):
+def test_multi_wsat_figures_are_not_called_steady_state_on_a_run_that_did_not_reach_it(workload, tmp_path):
     # a quick Multi-WSAT stops at its 30-round limit, "steady state NOT reached", and its key
     # figures were printed as "IOPS (steady state) 15,061" in run, show, compare and the summary
     runs = tmp_path / "runs"
     target = "sim:enterprise-sas?user_gb=1"
-    p = iolab("run", "multi-wsat", "-w", str(rwsw_workload), "--quick", "--cell-time", "200ms", "-t", target,
+    p = iolab("run", "multi-wsat", "-w", str(workload / "wl"), "--quick", "--cell-time", "200ms", "-t", target,
               "--runs-dir", str(runs))  # fmt: skip
     assert p.returncode == 0, p.stdout + p.stderr
     assert "steady state NOT reached" in flat(p.stdout), p.stdout
@@ -121,11 +109,11 @@ def test_multi_wsat_figures_are_not_called_steady_state_on_a_run_that_did_not_re
     assert names[:2] == ["IOPS (composite)", "MB/s (composite)"], names
 
 
-def test_streams_wsat_page_does_not_title_a_stream_not_steady_as_at_steady_state(rwsw_workload, tmp_path):
+def test_streams_wsat_page_does_not_title_a_stream_not_steady_as_at_steady_state(workload, tmp_path):
     # in 100 ms cells the write stream ends at its 30-round limit, "NOT ACHIEVED" in the page's
     # table, which was titled "IOPS per stream at steady state", its chart "(steady-state window)"
     runs = tmp_path / "runs"
-    p = iolab("run", "streams-wsat", "-w", str(rwsw_workload), "--quick", "--cell-time", "100ms", "--runs-dir", str(runs))  # fmt: skip
+    p = iolab("run", "streams-wsat", "-w", str(workload / "wl"), "--quick", "--cell-time", "100ms", "--runs-dir", str(runs))  # fmt: skip
     assert p.returncode == 0, p.stdout + p.stderr
     [run] = list(runs.iterdir())
     page = flat(unescape(re.sub(r"<[^>]+>", " ", (run / "report" / f"{run.name}.html").read_text())))
