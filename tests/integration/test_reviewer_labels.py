@@ -35,6 +35,9 @@ def test_tbw_of_a_quick_copy_says_it_is_the_copys_wherever_it_is_printed(tmp_pat
     assert record["basis"].endswith(f"; TBW is {of}"), record
     page = flat(unescape(re.sub(r"<[^>]+>", " ", (run / "report" / f"{run.name}.html").read_text())))
     assert re.search(r"TBW = flash capacity × P/E ÷ WAF [\d,.]+ TB " + re.escape(of), page), page
+    # the Test Parameters say what pe_cycles 0 means beside the Endurance page's 30,000 (preset)
+    assert re.search(r"pe_ ?cycles 0: the drive's own, where it states one \(default\)", page), page
+    assert "rated P/E cycles 30,000 (source: preset)" in page, page
 
 
 def test_tbw_of_the_drive_itself_names_no_copy(tmp_path):
@@ -89,8 +92,9 @@ def test_tests_help_says_what_pe_cycles_0_does_on_a_drive_that_states_its_rating
     assert p.returncode == 0, p.stderr
     text = flat(p.stdout)
     assert "(0: not given, TBW is not computed)" not in text, text
-    assert "0: not given: the drive's own rating where it states one, as a simulated preset does" in text, text
-    assert "0: not given: the drive's own where it states one, as a simulated preset does" in text, text
+    for what, figure in (("rated P/E cycles of the flash", "TBW"), ("warranty period in years", "DWPD")):
+        said = f"{what}, for {figure} (0: the drive's own, as a simulated preset states it; where neither gives one, "
+        assert said + f"{figure} is not computed) (default 0: the drive's own, where it states one)" in text, text
 
 
 def test_multi_wsat_figures_are_not_called_steady_state_on_a_run_that_did_not_reach_it(workload, tmp_path):
