@@ -102,7 +102,9 @@ def test_latency_demand_on_a_file_meets_low_demands_and_stops_at_impossible_ones
     assert "8000000 IOPS demanded" not in html.split("Tabular Results")[1]
     for at in set(first_short):
         said = f"The drive can no longer meet the increase in IOPS demand at {at:,} IOPS"
-        assert html.count(said) == first_short.count(at)
+        # once per ramp on its page; a ramp refined by a bisection also gives it (with the
+        # bisected answer) as the source of its plot and its table
+        assert html.count(said) in (first_short.count(at), 3 * first_short.count(at)), html.count(said)
     assert "non-compliant" in html.lower() or "quick" in html.lower()
 
 

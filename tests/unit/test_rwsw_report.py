@@ -216,9 +216,9 @@ def test_rwsw_summary_ranks_the_faster_drive_first_in_every_column(runs, tmp_pat
     )
     names = [m.name for _, m in pairs]
     assert names[:8] == [
-        "Multi-WSAT: IOPS (steady state)",
-        "Multi-WSAT: MB/s (steady state)",
-        "Multi-WSAT: 99.999 % RT (steady state)",
+        "Multi-WSAT: IOPS (composite)",
+        "Multi-WSAT: MB/s (composite)",
+        "Multi-WSAT: 99.999 % RT (composite)",
         "Replay-Native: IOPS (whole replay)",
         "Replay-Native: MB/s (whole replay)",
         "Replay-Native: 99.999 % RT (whole replay)",

@@ -169,16 +169,26 @@ def fleet(
         "--spec-sheet", "FILE", "Judge the drives against this spec sheet (TOML or CSV) instead of the fleet file's."
     ),
     outlier_k: Optional[float] = _option(
-        "--outlier-k", "K", "The outlier rule's k: |x - median| > K × 1.4826 × MAD (default 3.5)."
+        "--outlier-k",
+        "K",
+        "The outlier rule's k: |x - median| > K × 1.4826 × MAD (default: the fleet file's outlier_k, else 3.5).",
     ),
     outlier_min_pct: Optional[float] = _option(
-        "--outlier-min-pct", "PCT", "... and only beyond PCT % of the median (default 5, as check's default tolerance)."
+        "--outlier-min-pct",
+        "PCT",
+        "... and only beyond PCT % of the median (default: the fleet file's outlier_min_pct, else 5, as check's "
+        "default tolerance).",
     ),
     group_by: Optional[str] = _option(
-        "--group-by", "LABEL", "Compare the groups of this label (e.g. firmware), as `iolab check` does."
+        "--group-by",
+        "LABEL",
+        "Compare the groups of this label (e.g. firmware), as `iolab check` does (default: the fleet file's group_by).",
     ),
     baseline: Optional[str] = _option(
-        "--baseline", "VALUE", "The group the others are compared with (default: the first)."
+        "--baseline",
+        "VALUE",
+        "The group the others are compared with (default: the fleet file's baseline, unless --group-by is given; "
+        "else the first group).",
     ),
     json_out: bool = typer.Option(False, "--json", help="Print the fleet report as JSON on standard output."),
 ):

@@ -59,6 +59,20 @@ class Endurance:
     years: tuple[float | None, str]  # warranty
     tbw: float | None  # bytes
     dwpd: float | None
+    of: str = ""  # what TBW is of when not the drive named (a simulated copy), for the reader
+
+
+def _copy_scope(manifest: Manifest) -> str:
+    """Where the run simulated a smaller copy of the drive (--quick, --capacity-limit), its TBW
+    is the copy's flash × P/E ÷ WAF: a 0.537 GB copy of the 400 GB enterprise-sas gave
+    "TBW 8.1 TB" beside the drive's name, 750 times short of the drive's. DWPD, a ratio to the
+    capacity, holds at either size by the same WAF."""
+    t = manifest.target
+    of = t.get("copy_of")
+    if not of:
+        return ""
+    size = int(t.get("capacity") or 0)
+    return f"of the {size / 1e9:.3f} GB copy of {of} the run simulated, not of the drive itself"
 
 
 def written(rows: Iterable[CellRow]) -> tuple[float, int] | None:
@@ -219,7 +233,7 @@ def endurance_record(manifest: Manifest, phases: list[PhaseSummary], preconditio
         return None
     return {
         "waf": e.waf.value,
-        "basis": e.waf.basis,
+        "basis": e.waf.basis + (f"; TBW is {e.of}" if e.of else ""),
         "short": e.waf.short,
         "tbw_bytes": e.tbw,
         "dwpd": e.dwpd,
@@ -251,7 +265,7 @@ def endurance(manifest: Manifest, phases: list[PhaseSummary], preconditioning: l
     years = _rating(manifest, "warranty_years", "warranty_years", "--warranty-years")
     tbw = physical * pe[0] / waf.value if waf and physical and pe[0] and waf.value > 0 else None
     dwpd = tbw / (user * 365 * years[0]) if tbw and user and years[0] else None
-    return Endurance(waf, physical, pe, years, tbw, dwpd)
+    return Endurance(waf, physical, pe, years, tbw, dwpd, _copy_scope(manifest) if tbw else "")
 
 
 __all__ = [

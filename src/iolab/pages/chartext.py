@@ -96,7 +96,7 @@ def consistency_view(ph: PhaseSummary, console: Console) -> None:
     for r in ph.rows:
         console.print(
             esc(
-                f"{r.cell_key}: {num(r.iops)} IOPS over {r.runtime_s:g} s, average {num(r.lat_mean_us)} µs, "
+                f"{r.cell_key}: {num(r.iops)} IOPS over {num(r.runtime_s)} s, average {num(r.lat_mean_us)} µs, "
                 f"maximum {num(r.lat_max_us)} µs (per-second series: `iolab report`)"
             )
         )

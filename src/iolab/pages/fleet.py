@@ -189,6 +189,12 @@ def document(
     return doc
 
 
+def figure_label(f: dict) -> str:
+    """A figure's name with its unit, as the fleet's tables and strips head it; a figure without
+    a unit (DWPD, a ratio) has its name alone, not "DWPD ()"."""
+    return f"{f['name']} ({f['unit']})" if f.get("unit") else f["name"]
+
+
 def conditions_text(r: dict) -> str:
     """A drive's run's conditions in a word or two: its steady state, scaled down, audit failed."""
     if r["state"] != "complete":

@@ -139,7 +139,8 @@ def render_endurance(e: Endurance, console: Console, audit: Audit | None = None)
         return
     text = f"endurance: WAF {e.waf.value:.2f}, basis: {e.waf.basis}"
     if e.tbw:
-        text += f"; TBW {e.tbw / 1e12:,.1f} TB at {e.pe[0]:,.0f} P/E cycles ({e.pe[1]})"
+        of = f", {e.of}" if e.of else ""
+        text += f"; TBW {e.tbw / 1e12:,.1f} TB at {e.pe[0]:,.0f} P/E cycles ({e.pe[1]}){of}"
     if e.dwpd:
         text += f"; DWPD {e.dwpd:.2f} over {e.years[0]:g} years ({e.years[1]})"
     if audit is not None and audit.marks(("endurance", "WAF")):

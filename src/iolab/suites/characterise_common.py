@@ -57,18 +57,31 @@ PRECONDITION_PARAMS = (
         quick=BY_CAPACITY,
     ),
 )
+
+
+def _show_rating(v: float) -> str:
+    """A rating as the report's Test Parameters give it: 0 is no "0 P/E cycles" but the drive's
+    own rating (its Endurance page: "30,000 (source: preset)"), where it states one."""
+    return "0: the drive's own, where it states one" if not v else str(v)
+
+
 ENDURANCE_PARAMS = (
     tp.Param(
         "pe_cycles",
         0,
-        "rated P/E cycles of the flash, for TBW (0: not given, TBW is not computed)",
+        # 0 is not "no TBW": a simulated preset states its own rating, which endurance.py takes
+        "rated P/E cycles of the flash, for TBW (0: the drive's own, as a simulated preset states it; where "
+        "neither gives one, TBW is not computed)",
         tp.count_or_zero,
+        _show_rating,
     ),
     tp.Param(
         "warranty_years",
         0.0,
-        "warranty period in years, for DWPD (0: not given, DWPD is not computed)",
+        "warranty period in years, for DWPD (0: the drive's own, as a simulated preset states it; where neither "
+        "gives one, DWPD is not computed)",
         tp.number_or_zero,
+        _show_rating,
     ),
 )
 PARAMS = PRECONDITION_PARAMS + ENDURANCE_PARAMS

@@ -299,9 +299,13 @@ def _rank_text(rank: int | None, n: int) -> str:
 def summary_pages(runs: list[RunData], labels: list[str], metrics: tuple[KeyMetric, ...]) -> list[Page]:
     st = summary_table(labels, [r.phases for r in runs], metrics)
     n = len(runs)
+    # not "the mean over its measurement window" for all: a QoS figure is the median or worst of
+    # every round, a demand ramp's its search's answer, HIR's a recovery time
     src = (
-        "Source: each run's results.db (cells, mean over its own measurement window); ranks compare the "
-        "values as printed; tied drives share a rank (competition ranking 1, 2, 2, 4)."
+        "Source: each run's results.db (cells), each figure as that run's own `iolab show` gives it (a PTS "
+        "steady-state figure: the mean over its measurement window; others: what the figure's name says, "
+        "e.g. the median or worst round, a search's answer); ranks compare the values as printed; tied "
+        "drives share a rank (competition ranking 1, 2, 2, 4)."
     )
     cols = ("drive", *(m.heading for m in metrics))
     values = Table(

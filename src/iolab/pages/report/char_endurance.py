@@ -74,7 +74,10 @@ def endurance_pages(run: RunData) -> list[Page]:
     why = "" if e.tbw else " (needs the rated P/E cycles, a measured WAF and the flash capacity)"
     basis = f" (WAF {waf.value:.2f}, {waf.short})" if waf else ""
     facts.append(
-        ("TBW = flash capacity × P/E ÷ WAF", f"{e.tbw / 1e12:,.1f} TB{basis}" if e.tbw else NOT_REPORTED + why)
+        (
+            "TBW = flash capacity × P/E ÷ WAF",
+            f"{e.tbw / 1e12:,.1f} TB{' ' + e.of if e.of else ''}{basis}" if e.tbw else NOT_REPORTED + why,
+        )
     )
     facts.append(
         ("DWPD over the warranty", f"{e.dwpd:.2f}{basis}" if e.dwpd else NOT_REPORTED + " (needs TBW and the warranty)")

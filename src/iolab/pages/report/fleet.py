@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from iolab.core.units import given, num
-from iolab.pages.fleet import conditions_text
+from iolab.pages.fleet import conditions_text, figure_label
 from iolab.pages.report import vfigure
 from iolab.pages.report.header import fit_banners, fit_column
 from iolab.pages.report.model import CONTENT_MM, CONTENT_WIDTH_MM, Document, Figure, Page, Table, Text, block_height
@@ -32,7 +32,7 @@ def _num(v: float | None) -> str:
 def strips(figs: list[dict[str, Any]]) -> Drawing:
     """One strip per figure: every drive's value as % of the fleet median, fences dashed."""
     ax = Axes(xlabel="% of the fleet median", ylim=(-0.6, len(figs) - 0.4), legend=False)
-    ax.yticks = [Tick(len(figs) - 1 - i, f"{f['name']} ({f['unit']})") for i, f in enumerate(figs)]
+    ax.yticks = [Tick(len(figs) - 1 - i, figure_label(f)) for i, f in enumerate(figs)]
     xs: list[float] = [100.0]  # the median's rule is inside the axes (matplotlib's axvline)
     for i, f in enumerate(figs):
         y = len(figs) - 1 - i
