@@ -74,6 +74,20 @@ def parse_duration(text: str | float, what: str = "duration") -> float:
     return value
 
 
+# A number a person types in a file or an option: ASCII digits, an optional sign, point and
+# exponent. Python's float() also reads 1_000, full-width or Arabic-Indic digits, "inf" and
+# "nan", which a reader of the same file or command line would not take for the number read.
+_ASCII_NUMBER_RE = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+ASCII_NUMBER = "ASCII digits 0-9 with an optional sign, decimal point and exponent"
+
+
+def ascii_number(text: str) -> float | None:
+    """The number `text` (surrounding spaces allowed) as ASCII writes it; None for anything
+    else (1_000, ５, inf, nan, 1,000)."""
+    s = text.strip()
+    return float(s) if s.isascii() and _ASCII_NUMBER_RE.fullmatch(s) else None
+
+
 def parse_percent(text: str, what: str = "percentage") -> float:
     """'50', '50%' or '50 %' -> 0.5 (the range is the caller's to check: '-5%' is read, -0.05,
     so that its refusal says it is out of range, not unreadable)."""
