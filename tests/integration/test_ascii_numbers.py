@@ -16,7 +16,7 @@ ART = "ART RND 4KiB R/W 65/35"
 @pytest.mark.parametrize("value", ["1_000", "５0", "٥0", "inf", "nan", "1,000", "0x10"])
 def test_a_published_figure_that_is_no_plain_number_is_refused(tmp_path, value):
     f = tmp_path / "vendor.csv"
-    f.write_text(f"drive,figure,value,unit\nA,{ART},\"{value}\",µs\nB,{ART},90,µs\n", encoding="utf-8")
+    f.write_text(f'drive,figure,value,unit\nA,{ART},"{value}",µs\nB,{ART},90,µs\n', encoding="utf-8")
     p = iolab("compare", str(f))
     message = " ".join(p.stderr.split())
     assert p.returncode == 2 and p.stdout == "", p.stdout + p.stderr

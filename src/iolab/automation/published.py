@@ -86,7 +86,12 @@ def _plain(path: Path, rows: Iterator[list[str]]) -> Iterator[list[str]]:
         for i, cell in enumerate(row):
             if problem := control_problem(cell):
                 field = names[i] if i < len(names) else f"column {i + 1}"
-                raise _problem(path, line, field, f"{cell!r} {problem}; a field may not hold control characters.")
+                raise _problem(
+                    path,
+                    line,
+                    field,
+                    f"{cell!r} {problem}; a field may not hold control or invisible format characters.",
+                )
         names = names or [h.strip().lower() for h in row]
         yield row
 
@@ -127,7 +132,9 @@ def read_published(path: Path, known: dict[str, KeyMetric]) -> list[PublishedFig
                 raise _problem(path, line, h, "the field is empty.")
         value = ascii_number(f["value"])
         if value is None:
-            raise _problem(path, line, "value", f"{f['value']!r} is no plain number ({ASCII_NUMBER}, e.g. 180000 or 1.8e5).")
+            raise _problem(
+                path, line, "value", f"{f['value']!r} is no plain number ({ASCII_NUMBER}, e.g. 180000 or 1.8e5)."
+            )
         if problem := implausible(value, f["unit"], f["figure"] in known):
             raise _problem(path, line, "value", problem)
         definition = known.get(f["figure"])
