@@ -203,6 +203,15 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
     return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
 
 
+def sentence(text: str) -> str:
+    """`text` (a clause as a run stores it: "reached the round limit (5) without steady state")
+    as a sentence of its own: capital first letter, full stop at its end."""
+    text = text.strip()
+    if not text:
+        return ""
+    return text[0].upper() + text[1:] + ("" if text.endswith((".", "!", "?")) else ".")
+
+
 def denoise(v: float, scale: float) -> float:
     """0 for a value that is floating-point noise next to `scale` (a flat series' fit slope of
     4.5e-15 is a zero slope, and prints as one)."""

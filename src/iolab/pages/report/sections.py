@@ -14,7 +14,7 @@ from typing import Any
 from iolab.core.decide import decision_text
 from iolab.core.results import PERCENTILES
 from iolab.core.steady import VariableVerdict
-from iolab.core.units import counted, denoise, duration, eng, kib_label, num, pct_text, unmeasured_text
+from iolab.core.units import counted, denoise, duration, eng, kib_label, num, pct_text, sentence, unmeasured_text
 from iolab.figures.summary import CellAverage, PhaseSummary, rounds_count
 from iolab.pages.report import header, latency_plots, plots
 from iolab.pages.report.model import CONTENT_MM, Figure, Page, Table, Text, split_rows
@@ -113,7 +113,7 @@ def steady_note(run: RunData, ph: PhaseSummary) -> Text:
         msg = (
             f"STEADY STATE NOT ACHIEVED. The results use the last {counted(len(ph.window), 'complete round')} "
             f"({rounds_text(ph.window)}) "
-            f"as the measurement window. {ph.phase.stop_reason or 'The run ended before the round limit.'}"
+            f"as the measurement window. {sentence(ph.phase.stop_reason or 'the run ended before the round limit')}"
         )
     else:
         msg = (
@@ -131,7 +131,7 @@ def steady_note(run: RunData, ph: PhaseSummary) -> Text:
         )
         msg = (
             f"{run.manifest.title} runs to its byte/time budget, not to steady state; {check}. "
-            f"{ph.phase.stop_reason or ''}"
+            f"{sentence(ph.phase.stop_reason or '')}"
         )
     return Text((msg,), height_mm=14)
 
@@ -152,10 +152,16 @@ def _verdict(v: VariableVerdict, phase_steady: bool | None) -> str:
     return "window passes the rule, but the phase is NOT steady (see its stop reason)"
 
 
+def _judged(measured: float, allowed: float, ok: bool, strict: bool) -> str:
+    """'4,551: FAIL (> 3,723 allowed)': it read '4,551 — FAIL (≤)', a dash (iolab's 'not
+    measured') beside a verdict, and a '≤' that named no bound."""
+    rel = ("<" if strict else "≤") if ok else ("≥" if strict else ">")
+    return f"{num(measured)}: {'pass' if ok else 'FAIL'} ({rel} {num(allowed)} allowed)"
+
+
 def steady_table(
     v: VariableVerdict, rule_strict: bool, decides: bool = True, phase_steady: bool | None = True
 ) -> Table:
-    cmp = "<" if rule_strict else "≤"
     pr = f"{v.range_allowed / v.average:.0%}" if v.average else "—"
     ps = f"{v.fit_allowed / v.average:.0%}" if v.average else "—"
     rows: tuple[tuple[str, str], ...] = (
@@ -165,12 +171,12 @@ def steady_table(
         (f"Allowed maximum data excursion ({pr} of average)", num(v.range_allowed)),
         (
             "Measured data excursion (max − min)",
-            f"{num(v.range_measured)} — {'pass' if v.range_ok else 'FAIL'} ({cmp})",
+            _judged(v.range_measured, v.range_allowed, v.range_ok, rule_strict),
         ),
         (f"Allowed maximum slope excursion ({ps} of average)", num(v.fit_allowed)),
         (
             "Measured slope excursion (|m| × window span)",
-            f"{num(denoise(v.fit_excursion, v.average))} — {'pass' if v.slope_ok else 'FAIL'} ({cmp})",
+            _judged(denoise(v.fit_excursion, v.average), v.fit_allowed, v.slope_ok, rule_strict),
         ),
         ("Least-squares linear fit", v.formula() + " (R = round)"),
         ("Verdict", _verdict(v, phase_steady)),
@@ -305,7 +311,7 @@ def plot_2d_page(
     )
     png = plots.lines_over_categories(labels, series, "block size", ylabel, title, height_mm=120, logy=logy, note=note)
     shown = Figure(f"{phase_prefix(run, ph)}{title}", png, window_source(run, ph, fig.how))
-    return Page(title, (shown, Text((note[0].upper() + note[1:] + ".",))) if note else (shown,))
+    return Page(title, (shown, Text((sentence(note),))) if note else (shown,))
 
 
 def plot_3d_pages(
