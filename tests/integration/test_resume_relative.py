@@ -8,9 +8,22 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from pathlib import Path
 
 from .conftest import IOLAB
 from .test_resume import run_and_kill
+
+
+def resume_from(cwd: Path, run: Path) -> subprocess.CompletedProcess:
+    """`iolab resume RUN` typed in `cwd`."""
+    return subprocess.run(
+        [*IOLAB, "resume", str(run), "--no-report", "-q"],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=dict(os.environ, COLUMNS="200"),
+    )
 
 
 def test_a_run_on_a_relative_file_path_resumes_from_another_directory(scratch):
@@ -19,14 +32,7 @@ def test_a_run_on_a_relative_file_path_resumes_from_another_directory(scratch):
     elsewhere.mkdir()
     run = ("latency", "--cell-time", "200ms", "--max-rounds", "5", "-t", "file:target.img?size=64MiB")
     stopped = run_and_kill(scratch, runs, "main-r02-c01", run, cwd=here)
-    res = subprocess.run(
-        [*IOLAB, "resume", str(stopped), "--no-report", "-q"],
-        cwd=elsewhere,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        env=dict(os.environ, COLUMNS="200"),
-    )
+    res = resume_from(elsewhere, stopped)
     assert res.returncode == 0, res.stdout + res.stderr
     assert list(elsewhere.iterdir()) == []  # no file made where the relative path would point now
     m = json.loads((stopped / "manifest.json").read_text())
@@ -46,14 +52,7 @@ def test_a_refusal_gives_the_new_run_the_file_the_run_measured(scratch):
     target = here / "target.img"
     target.rename(here / "old.img")
     target.write_bytes(b"\0" * 4096)  # another file (another inode) where the run's was
-    res = subprocess.run(
-        [*IOLAB, "resume", str(stopped), "--no-report", "-q"],
-        cwd=elsewhere,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        env=dict(os.environ, COLUMNS="200"),
-    )
+    res = resume_from(elsewhere, stopped)
     said = " ".join(res.stderr.split())
     assert res.returncode == 2 and "not the one the run wrote" in said, res.stdout + res.stderr
     again = f"iolab run latency --quick -t 'file:{target.resolve()}?size=64MiB' --runs-dir {runs.resolve()}"
