@@ -19,6 +19,7 @@ from iolab.figures.summary import CellAverage, PhaseSummary, rounds_count
 from iolab.pages.report import header, latency_plots, plots
 from iolab.pages.report.model import CONTENT_MM, Figure, Page, Table, Text, split_rows
 from iolab.pages.report.rundata import RunData, rounds_text, window_rows
+from iolab.pages.report.steadywords import judged, variable_verdict
 
 Getter = Callable[[CellAverage], float | None]
 TextGetter = Callable[[CellAverage], float | str | None]  # text: a getter may say n/m itself
@@ -141,24 +142,6 @@ def steady_note(run: RunData, ph: PhaseSummary) -> Text:
 _INFO_CHECK: dict[bool | None, str] = {True: "steady", False: "not steady"}
 
 
-def _verdict(v: VariableVerdict, phase_steady: bool | None) -> str:
-    """The variable's verdict, never "steady state" for a phase that is not: a window can pass
-    the range and slope rule and still be refused (too little written since the purge, no
-    garbage collection at work), and the phase's stop reason says why."""
-    if not v.steady:
-        return "NOT steady"
-    if phase_steady is True:
-        return "steady state"
-    return "window passes the rule, but the phase is NOT steady (see its stop reason)"
-
-
-def _judged(measured: float, allowed: float, ok: bool, strict: bool) -> str:
-    """'4,551: FAIL (> 3,723 allowed)': it read '4,551 — FAIL (≤)', a dash (iolab's 'not
-    measured') beside a verdict, and a '≤' that named no bound."""
-    rel = ("<" if strict else "≤") if ok else ("≥" if strict else ">")
-    return f"{num(measured)}: {'pass' if ok else 'FAIL'} ({rel} {num(allowed)} allowed)"
-
-
 def steady_table(
     v: VariableVerdict, rule_strict: bool, decides: bool = True, phase_steady: bool | None = True
 ) -> Table:
@@ -171,15 +154,15 @@ def steady_table(
         (f"Allowed maximum data excursion ({pr} of average)", num(v.range_allowed)),
         (
             "Measured data excursion (max − min)",
-            _judged(v.range_measured, v.range_allowed, v.range_ok, rule_strict),
+            judged(v.range_measured, v.range_allowed, v.range_ok, rule_strict),
         ),
         (f"Allowed maximum slope excursion ({ps} of average)", num(v.fit_allowed)),
         (
             "Measured slope excursion (|m| × window span)",
-            _judged(denoise(v.fit_excursion, v.average), v.fit_allowed, v.slope_ok, rule_strict),
+            judged(denoise(v.fit_excursion, v.average), v.fit_allowed, v.slope_ok, rule_strict),
         ),
         ("Least-squares linear fit", v.formula() + " (R = round)"),
-        ("Verdict", _verdict(v, phase_steady)),
+        ("Verdict", variable_verdict(v, phase_steady)),
     )
     if not decides:
         rows += (("Role", "shown only: the phase's steady state is decided by its other tracking variables"),)
