@@ -5,6 +5,7 @@ recovery tolerance."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
 
@@ -181,3 +182,30 @@ def test_xsr_final_levels_do_not_claim_five_intervals_a_group_did_not_have(tmp_p
     m = re.search(r"group 3: (\d+) intervals", out)
     assert m and int(m.group(1)) < 5 and "last 5)" not in out, out
     assert "Group 3 final MB/s (SEQ 1024 KiB W, last ≤5 intervals)" in out
+
+
+def test_a_run_that_is_not_steady_says_so_in_sentences_and_names_each_bound(tmp_path):
+    """A quick IOPS run stopped by its round limit: the report's note read 'STEADY STATE NOT
+    ACHIEVED. ... as the measurement window. reached the round limit (5) without steady state'
+    (a lower-case sentence, no full stop), and its steady-state tables '4,551 — FAIL (≤)', a
+    dash (iolab's 'not measured') beside a verdict whose '≤' named no bound."""
+    runs = tmp_path / "runs"
+    p = iolab(
+        *("run", "iops", "-t", "sim:enterprise-sas?seed=1", "--quick", "--cell-time", "100ms", "--max-rounds", "5"),
+        *("--runs-dir", str(runs)),
+    )
+    assert p.returncode == 0, p.stderr
+    assert "reached the round limit (5) without steady state" in _flat(p.stdout + p.stderr)
+    (page,) = next(runs.iterdir()).glob("report/*.html")
+    text = _flat(html.unescape(re.sub(r"<[^>]+>", " ", page.read_text())))
+    note = re.findall(r"STEADY STATE NOT ACHIEVED\. The results .{0,160}", text)
+    assert note and "as the measurement window. Reached the round limit (5) without steady state." in text, note
+    assert "as the measurement window. reached" not in text
+    judged = re.findall(r"Measured (?:data|slope) excursion \([^)]*\) (\S+: \S+ \(\S+ \S+ allowed\))", text)
+    assert judged and any("FAIL" in j for j in judged), judged
+    for j in judged:  # the measured value, the verdict and the bound it was compared with
+        m = re.fullmatch(r"([\d,.]+): (pass|FAIL) \(([≤>]) ([\d,.]+) allowed\)", j)
+        assert m and (m.group(2) == "pass") == (m.group(3) == "≤"), j
+        measured, bound = (float(m.group(i).replace(",", "")) for i in (1, 4))
+        assert measured == bound or (measured <= bound) == (m.group(2) == "pass"), j  # equal: rounded alike
+    assert "— FAIL" not in text and "— pass" not in text

@@ -314,9 +314,12 @@ def test_compare_ranks_published_figures_alone_or_beside_measured_runs(runs, tmp
         ("drive,figure,value,unit,colour\n", "line 1, field 'colour': the header line's column 'colour' is unknown"),
         (
             "drive,figure,value,unit\nX,ART RND 4KiB R/W 65/35,fast,µs\n",
-            "line 2, field 'value': 'fast' is not a finite",
+            "line 2, field 'value': 'fast' is no plain number (ASCII digits",
         ),
-        ("drive,figure,value,unit\nX,ART RND 4KiB R/W 65/35,nan,µs\n", "line 2, field 'value': nan is not a finite"),
+        (
+            "drive,figure,value,unit\nX,ART RND 4KiB R/W 65/35,nan,µs\n",
+            "line 2, field 'value': 'nan' is no plain number (ASCII digits",
+        ),
         (
             "drive,figure,value,unit\nX,ART RND 4KiB R/W 65/35,1,µs\n,ART RND 4KiB R/W 65/35,2,µs\n",
             "line 3, field 'drive': the field is empty",

@@ -11,7 +11,7 @@ from collections import defaultdict
 import pytest
 from pypdf import PdfReader
 
-from .conftest import iolab
+from .conftest import iolab, quick_sim_run
 
 pytestmark = pytest.mark.integration
 
@@ -66,3 +66,23 @@ def test_a_simulated_run_reports_modelled_power(scratch):
     meter.write_text("time,watts\n0,1\n1,1\n")
     p = iolab("power", str(run_dir), str(meter))
     assert p.returncode != 0 and "virtual time" in p.stderr
+
+
+def test_a_power_json_that_cannot_be_read_refuses_the_run_in_every_form(scratch):
+    """`show --json` gives no power figures but reads the run as `show` does: a garbage power.json
+    is refused with the same paragraph and exit code by show, show --json, export and report."""
+    runs = scratch / "runs"
+    run_dir = quick_sim_run(runs, "sim:enterprise-sas?seed=1&user_gb=0.25")
+    (run_dir / "power.json").write_text("garbage{")
+    said = "power.json: not valid JSON"
+    for args in (
+        ("show", run_dir.name),
+        ("show", run_dir.name, "--json"),
+        ("export", run_dir.name, "-o", str(scratch / "out")),
+        ("report", run_dir.name, "-o", str(scratch / "rep")),
+    ):
+        p = iolab(*args, "--runs-dir", str(runs))
+        assert p.returncode == 2, (args, p.stdout, p.stderr)
+        assert said in " ".join(p.stderr.split()) and "Traceback" not in p.stderr, (args, p.stderr)
+    doc = json.loads(iolab("show", run_dir.name, "--json", "--runs-dir", str(runs)).stdout)
+    assert doc["exit_code"] == 2 and said in doc["error"] and "runs" not in doc

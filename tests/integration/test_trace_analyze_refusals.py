@@ -9,7 +9,7 @@ import tomllib
 
 import pytest
 
-from .conftest import iolab
+from .conftest import fill, iolab, mounted_tmpfs
 
 pytestmark = pytest.mark.integration
 
@@ -67,6 +67,25 @@ def msr_table(tmp_path, name: str, lines: list[tuple[int, int]]):
     p = iolab("trace", "import", str(src), "--out", str(table))
     assert p.returncode == 0, p.stderr + p.stdout
     return table
+
+
+def test_an_analysis_the_disk_has_no_room_for_prints_no_tables(no_response_times):
+    """The stream tables were printed on stdout, then 'disk full ... no part of it is kept' and
+    exit 5: a script reading stdout took them for a saved analysis. Now they are printed once
+    written, and a disk that fills leaves stdout empty."""
+    args = ("trace", "analyze", str(no_response_times), "--step", "1s", "--qd", "4", "--out")
+    with mounted_tmpfs("256k") as fs:
+        filler = fill(fs)
+        p = iolab(*args, str(fs / "wl"))
+        assert p.returncode == 5, p.stdout + p.stderr
+        said = " ".join(p.stderr.split())
+        assert said.startswith("iolab: disk full") and "no part of it is kept" in said, said
+        assert p.stdout == "" and "Traceback" not in p.stderr, p.stdout
+        assert not (fs / "wl").exists() or not any((fs / "wl").iterdir())
+        filler.unlink()
+        p = iolab(*args, str(fs / "wl"))
+        assert p.returncode == 0, p.stdout + p.stderr
+        assert "dominant streams" in p.stdout and "wrote " in p.stdout and (fs / "wl" / "analysis.json").is_file()
 
 
 def test_a_short_last_step_is_not_the_traces_maximum(tmp_path):

@@ -40,6 +40,15 @@ def show(store: RunStore, console) -> None:
     render(store, console, test.view if test else None, test.key_figures if test else None)
 
 
+def check_readable(store: RunStore) -> None:
+    """Raise IolabError when a file `show` reads besides results.db and the manifest cannot be
+    read (power.json): `show --json` gives no power figures, but it refuses the run as `show`,
+    `export` and `report` do, so the two forms of one command never disagree on its exit code."""
+    from iolab.pages.report.rundata import stored_power
+
+    stored_power(store.dir)
+
+
 def run_record(store: RunStore, reports: Sequence[Path] = ()) -> dict:
     """The run as `--json` documents list it (outcome.run_record), with its test's key figures."""
     from iolab.pages.outcome import run_record as record

@@ -24,6 +24,7 @@ from iolab.api import registry
 from iolab.automation.plausible import implausible
 from iolab.core.errors import IolabError
 from iolab.core.safefile import read_bytes
+from iolab.core.units import ASCII_NUMBER, ascii_number
 from iolab.core.usertext import control_problem
 from iolab.figures.compare import KeyMetric, SummaryTable, competition_ranks
 
@@ -85,7 +86,12 @@ def _plain(path: Path, rows: Iterator[list[str]]) -> Iterator[list[str]]:
         for i, cell in enumerate(row):
             if problem := control_problem(cell):
                 field = names[i] if i < len(names) else f"column {i + 1}"
-                raise _problem(path, line, field, f"{cell!r} {problem}; a field may not hold control characters.")
+                raise _problem(
+                    path,
+                    line,
+                    field,
+                    f"{cell!r} {problem}; a field may not hold control or invisible format characters.",
+                )
         names = names or [h.strip().lower() for h in row]
         yield row
 
@@ -124,10 +130,11 @@ def read_published(path: Path, known: dict[str, KeyMetric]) -> list[PublishedFig
         for h in header:
             if not f[h] and h != "direction":
                 raise _problem(path, line, h, "the field is empty.")
-        try:
-            value = float(f["value"])
-        except ValueError:
-            raise _problem(path, line, "value", f"{f['value']!r} is not a finite number.") from None
+        value = ascii_number(f["value"])
+        if value is None:
+            raise _problem(
+                path, line, "value", f"{f['value']!r} is no plain number ({ASCII_NUMBER}, e.g. 180000 or 1.8e5)."
+            )
         if problem := implausible(value, f["unit"], f["figure"] in known):
             raise _problem(path, line, "value", problem)
         definition = known.get(f["figure"])

@@ -10,17 +10,16 @@ from pathlib import Path
 
 from iolab.core.errors import IolabError
 from iolab.core.safefile import loads_toml, read_text
+from iolab.core.units import ASCII_NUMBER, ascii_number
 
 TABLES = ("tolerances", "spread")
 
 
 def parse_pct(text: str | float | int, where: str) -> float:
-    """'5%', '5 %' or 5 (percent) -> 0.05."""
-    s = str(text).strip().removesuffix("%").strip()
-    try:
-        v = float(s)
-    except ValueError:
-        raise IolabError(f"{where}: {text!r} is not a percentage (e.g. 5%).") from None
+    """'5%', '5 %' or 5 (percent) -> 0.05; digits are ASCII ones (units.ascii_number)."""
+    v = text if isinstance(text, (int, float)) else ascii_number(str(text).strip().removesuffix("%"))
+    if v is None:
+        raise IolabError(f"{where}: {text!r} is not a percentage: give a plain number ({ASCII_NUMBER}), e.g. 5%.")
     if not 0 <= v < 1000 or v != v:
         raise IolabError(f"{where}: {text!r} is out of range (0% to 999%).")
     return v / 100

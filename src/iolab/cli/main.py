@@ -351,7 +351,9 @@ def show(
     want_json("show", console, json_out)
     store = RunStore.open(run_ref)
     records = [api.run_record(store)] if json_out or require_steady else []
-    if not json_out:
+    if json_out:
+        api.check_readable(store)
+    else:
         with console.whole():  # a table that cannot be read fails the command: then nothing is printed
             api.show(store, console)
     finish("show", json_out, require_steady, records)

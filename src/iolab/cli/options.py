@@ -16,7 +16,7 @@ from iolab.cli.auto import JSON_HELP, STEADY_HELP, emit, emit_anyway, record_of,
 from iolab.core.errors import IolabError
 from iolab.core.ioengines import AUTO_RULE, check_ioengine
 from iolab.core.testparams import OWN_OPTION, parse_settings
-from iolab.core.units import parse_duration, parse_percent, parse_size
+from iolab.core.units import MiB, parse_duration, parse_percent, parse_size
 
 if TYPE_CHECKING:
     from iolab.core.plan import Profile
@@ -55,6 +55,23 @@ TARGET_HELP = (
     "sim:PRESET?param=value (`iolab run`: "
     "default the simulated drive, repeat for several drives in parallel; `iolab fio-job`: default a 1 GiB scratch file)."
 )
+
+
+def quick_help() -> str:
+    """--quick's help, with the sizes the code uses (suites.QUICK_CAPACITY and each test's
+    quick_sim_gb): it said '512 MiB copy' for every test, where consistency and slc-cache test
+    larger ones."""
+    from iolab.suites import QUICK_CAPACITY, QUICK_MAX_ROUNDS
+
+    size = f"{QUICK_CAPACITY / MiB:g} MiB"
+    larger = ", ".join(f"{t.name} {t.quick_sim_gb:g} GB" for t in registry.all() if t.quick_sim_gb)
+    return (
+        f"Scaled-down run (short cells, {size} tested, ≤{QUICK_MAX_ROUNDS} rounds; a simulated drive becomes a {size} copy with "
+        f"the same over-provisioning, larger for tests whose footprint needs more ({larger}), unless its target "
+        "gives its size): finishes in minutes, labelled non-compliant."
+    )
+
+
 TEST_HELP = (
     f"A test ({', '.join(registry.names())}) or a sequence ({', '.join(registry.sequences())}: its tests in "
     "order); `iolab tests` lists them. Tests that need an input take --workload."
@@ -130,9 +147,7 @@ class RunArgs:
     quick: bool = _opt(
         False,
         "--quick",
-        help="Scaled-down run (short cells, 512 MiB tested, ≤10 rounds; a simulated "
-        "drive becomes a 512 MiB copy with the same over-provisioning unless its target gives its size): "
-        "finishes in minutes, labelled non-compliant.",
+        help=quick_help(),
     )
     # the cell time is `cell_seconds` from here to the engine (Profile.cell_seconds, then each
     # workload's duration_s); only an engine converts it (fio's runtime=, the simulator's ns)

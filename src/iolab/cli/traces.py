@@ -236,12 +236,14 @@ def analyze(
     w = composite(a, queue_depth=qd, threads=threads)
     plan = replay(a, compress=compress, queue_depth=qd, threads=threads, streams=replay_streams)
     check_compress(a, plan, compress)
-    console.print(esc(a.summary()), soft_wrap=True)
-    console.print(step_table(a))
     made = not out.exists()
     output_dir(out, "analysis directory")
     with room_for("the analysis", out, "run the same `iolab trace analyze` again"), kept_whole(out, made):
         written = _write_analysis(a, w, plan, out)
+    # printed once it is on disk: a disk that fills (exit 5, nothing kept) shows no tables on
+    # stdout that a user or a script would take for a saved analysis
+    console.print(esc(a.summary()), soft_wrap=True)
+    console.print(step_table(a))
     for p in written:
         console.print(f"wrote {esc(str(p))}", soft_wrap=True)
     console.print(f"next: iolab run rwsw --workload {esc(shlex.quote(str(out)))} --target …", soft_wrap=True)

@@ -74,6 +74,20 @@ def parse_duration(text: str | float, what: str = "duration") -> float:
     return value
 
 
+# A number a person types in a file or an option: ASCII digits, an optional sign, point and
+# exponent. Python's float() also reads 1_000, full-width or Arabic-Indic digits, "inf" and
+# "nan", which a reader of the same file or command line would not take for the number read.
+_ASCII_NUMBER_RE = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+ASCII_NUMBER = "ASCII digits 0-9 with an optional sign, decimal point and exponent"
+
+
+def ascii_number(text: str) -> float | None:
+    """The number `text` (surrounding spaces allowed) as ASCII writes it; None for anything
+    else (1_000, ５, inf, nan, 1,000)."""
+    s = text.strip()
+    return float(s) if s.isascii() and _ASCII_NUMBER_RE.fullmatch(s) else None
+
+
 def parse_percent(text: str, what: str = "percentage") -> float:
     """'50', '50%' or '50 %' -> 0.5 (the range is the caller's to check: '-5%' is read, -0.05,
     so that its refusal says it is out of range, not unreadable)."""
@@ -187,6 +201,15 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
     "1,024 cells". The last word takes the plural: `noun` + "s" unless `plural` is given. (The
     "N step(s)" it replaces printed "1 step(s)"; "{n} steps" printed "1 steps".)"""
     return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
+
+
+def sentence(text: str) -> str:
+    """`text` (a clause as a run stores it: "reached the round limit (5) without steady state")
+    as a sentence of its own: capital first letter, full stop at its end."""
+    text = text.strip()
+    if not text:
+        return ""
+    return text[0].upper() + text[1:] + ("" if text.endswith((".", "!", "?")) else ".")
 
 
 def denoise(v: float, scale: float) -> float:

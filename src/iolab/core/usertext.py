@@ -1,9 +1,11 @@
-"""What a user-given string may hold before it reaches a fio job file or a command line.
+"""What a user-given string may hold before it reaches a fio job file, a command line, a report
+or a terminal.
 
 A newline in a target path once started a new `[global]` section in a job file, so fio ran
 options the safety checks never saw. Control characters are refused wherever user text
-enters (the command line, target specs, `--set`, hosts files), and the job writer refuses
-what fio would read differently from what iolab checked.
+enters (the command line, target specs, `--set`, hosts files), and so are invisible format
+characters (a bidi override prints a name reversed), and the job writer refuses what fio would
+read differently from what iolab checked.
 """
 
 from __future__ import annotations
@@ -26,21 +28,44 @@ def _control(text: str) -> int | None:
     return None
 
 
+# Joiners that Persian, the Indic scripts and emoji need to be written as they are read: the
+# only invisible format characters (category Cf) a name may hold.
+_JOINERS = frozenset("\u200c\u200d")
+
+
+def _invisible(text: str) -> int | None:
+    """Index of the first invisible format character but a joiner (bidi overrides, embeddings
+    and isolates U+202A..U+202E, U+2066..U+2069, marks U+200E/U+200F, zero-width space U+200B,
+    word joiner, BOM, soft hyphen, ...), or None: printed in a table or a terminal they make a
+    name read other than it is (U+202E shows 'abc' reversed) or two names look alike."""
+    for i, ch in enumerate(text):
+        if unicodedata.category(ch) == "Cf" and ch not in _JOINERS:
+            return i
+    return None
+
+
 def control_problem(text: str) -> str | None:
-    """Which control character `text` holds and where ("holds a control character ('\\x1b' at
-    position 2)"), or None: the one wording for an argument and for a field of a file iolab reads,
-    whose text reaches the terminal (an escape sequence there recolours or rewrites it)."""
-    i = _control(text)
-    return None if i is None else f"holds a control character ({text[i]!r} at position {i + 1})"
+    """Which control or invisible format character `text` holds and where ("holds a control
+    character ('\\x1b' at position 2)"), or None: the one wording for an argument and for a field
+    of a file iolab reads, whose text reaches the terminal (an escape sequence there recolours or
+    rewrites it; a bidi override shows it reversed)."""
+    if (i := _control(text)) is not None:
+        return f"holds a control character ({text[i]!r} at position {i + 1})"
+    if (i := _invisible(text)) is not None:
+        name = unicodedata.name(text[i], "unnamed")
+        return f"holds an invisible format character ({text[i]!r}, {name}, at position {i + 1})"
+    return None
 
 
 def check_text(text: str, what: str) -> str:
-    """`text` unchanged, or IolabError when it holds a control character (newline, tab, NUL, ...)."""
+    """`text` unchanged, or IolabError when it holds a control character (newline, tab, NUL, ...)
+    or an invisible format character (a bidi override, a zero-width space, ...)."""
     problem = control_problem(text)
     if problem is not None:
         raise IolabError(
             f"{what} {text!r}: {problem}; names, paths and values may not contain newlines, tabs or other "
-            "control characters. Nothing was run or written."
+            "control characters, nor invisible format characters (bidi overrides, zero-width spaces). "
+            "Nothing was run or written."
         )
     return text
 

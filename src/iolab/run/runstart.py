@@ -22,6 +22,7 @@ from iolab.core.plan import Deferred, Phase, TestPlan
 from iolab.engines import Engine, purge_methods
 from iolab.engines.fio_hosts import NOT_PURGED_OUTCOME
 from iolab.figures.phaseend import range_label, range_share, rule_text
+from iolab.run.identity import measured_spec
 from iolab.run.stopsignals import Interrupted
 from iolab.store.manifest import Manifest, manifest_of, now_iso, runs_root
 from iolab.store.runstore import RunStore
@@ -309,12 +310,15 @@ def stopped_before_its_rounds(store: RunStore, target: Target, e: BaseException)
 def start_again(m: Manifest, run_dir: Path) -> str:
     """The `iolab run` command of a stored run as far as its manifest says it: the test, the
     target as given (the drive a --quick run simulated a copy of), --quick, a profile other than
-    the default, and the runs directory; a split run's paths or hosts stand as '...'."""
+    the default, and the runs directory; a split run's paths or hosts stand as '...'. A file's
+    path and the runs directory are absolute, as the run resolved them: the command is given to
+    someone who may be in another directory than the run was started from (file:d.img there
+    named another file)."""
     quick = bool(m.profile.get("quick"))
     words = ["iolab", "run", m.test, *(["--quick"] if quick else [])]
     if m.profile.get("name") not in (None, "enterprise"):
         words += ["--profile", str(m.profile["name"])]
-    words += ["-t", str((m.target.get("copy_of") if quick else None) or m.target.get("spec"))]
+    words += ["-t", str((m.target.get("copy_of") if quick else None) or measured_spec(m))]
     if run_dir.parent.resolve() != runs_root():
-        words += ["--runs-dir", str(run_dir.parent)]
+        words += ["--runs-dir", str(run_dir.parent.resolve())]
     return shlex.join(words) + (" ..." if m.split else "")

@@ -14,11 +14,12 @@ from typing import Any
 from iolab.core.decide import decision_text
 from iolab.core.results import PERCENTILES
 from iolab.core.steady import VariableVerdict
-from iolab.core.units import counted, denoise, duration, eng, kib_label, num, pct_text, unmeasured_text
+from iolab.core.units import counted, denoise, duration, eng, kib_label, num, pct_text, sentence, unmeasured_text
 from iolab.figures.summary import CellAverage, PhaseSummary, rounds_count
 from iolab.pages.report import header, latency_plots, plots
 from iolab.pages.report.model import CONTENT_MM, Figure, Page, Table, Text, split_rows
 from iolab.pages.report.rundata import RunData, rounds_text, window_rows
+from iolab.pages.report.steadywords import judged, variable_verdict
 
 Getter = Callable[[CellAverage], float | None]
 TextGetter = Callable[[CellAverage], float | str | None]  # text: a getter may say n/m itself
@@ -113,7 +114,7 @@ def steady_note(run: RunData, ph: PhaseSummary) -> Text:
         msg = (
             f"STEADY STATE NOT ACHIEVED. The results use the last {counted(len(ph.window), 'complete round')} "
             f"({rounds_text(ph.window)}) "
-            f"as the measurement window. {ph.phase.stop_reason or 'The run ended before the round limit.'}"
+            f"as the measurement window. {sentence(ph.phase.stop_reason or 'the run ended before the round limit')}"
         )
     else:
         msg = (
@@ -131,7 +132,7 @@ def steady_note(run: RunData, ph: PhaseSummary) -> Text:
         )
         msg = (
             f"{run.manifest.title} runs to its byte/time budget, not to steady state; {check}. "
-            f"{ph.phase.stop_reason or ''}"
+            f"{sentence(ph.phase.stop_reason or '')}"
         )
     return Text((msg,), height_mm=14)
 
@@ -141,21 +142,9 @@ def steady_note(run: RunData, ph: PhaseSummary) -> Text:
 _INFO_CHECK: dict[bool | None, str] = {True: "steady", False: "not steady"}
 
 
-def _verdict(v: VariableVerdict, phase_steady: bool | None) -> str:
-    """The variable's verdict, never "steady state" for a phase that is not: a window can pass
-    the range and slope rule and still be refused (too little written since the purge, no
-    garbage collection at work), and the phase's stop reason says why."""
-    if not v.steady:
-        return "NOT steady"
-    if phase_steady is True:
-        return "steady state"
-    return "window passes the rule, but the phase is NOT steady (see its stop reason)"
-
-
 def steady_table(
     v: VariableVerdict, rule_strict: bool, decides: bool = True, phase_steady: bool | None = True
 ) -> Table:
-    cmp = "<" if rule_strict else "≤"
     pr = f"{v.range_allowed / v.average:.0%}" if v.average else "—"
     ps = f"{v.fit_allowed / v.average:.0%}" if v.average else "—"
     rows: tuple[tuple[str, str], ...] = (
@@ -165,15 +154,15 @@ def steady_table(
         (f"Allowed maximum data excursion ({pr} of average)", num(v.range_allowed)),
         (
             "Measured data excursion (max − min)",
-            f"{num(v.range_measured)} — {'pass' if v.range_ok else 'FAIL'} ({cmp})",
+            judged(v.range_measured, v.range_allowed, v.range_ok, rule_strict),
         ),
         (f"Allowed maximum slope excursion ({ps} of average)", num(v.fit_allowed)),
         (
             "Measured slope excursion (|m| × window span)",
-            f"{num(denoise(v.fit_excursion, v.average))} — {'pass' if v.slope_ok else 'FAIL'} ({cmp})",
+            judged(denoise(v.fit_excursion, v.average), v.fit_allowed, v.slope_ok, rule_strict),
         ),
         ("Least-squares linear fit", v.formula() + " (R = round)"),
-        ("Verdict", _verdict(v, phase_steady)),
+        ("Verdict", variable_verdict(v, phase_steady)),
     )
     if not decides:
         rows += (("Role", "shown only: the phase's steady state is decided by its other tracking variables"),)
@@ -305,7 +294,7 @@ def plot_2d_page(
     )
     png = plots.lines_over_categories(labels, series, "block size", ylabel, title, height_mm=120, logy=logy, note=note)
     shown = Figure(f"{phase_prefix(run, ph)}{title}", png, window_source(run, ph, fig.how))
-    return Page(title, (shown, Text((note[0].upper() + note[1:] + ".",))) if note else (shown,))
+    return Page(title, (shown, Text((sentence(note),))) if note else (shown,))
 
 
 def plot_3d_pages(
