@@ -3,6 +3,7 @@ with real fio on a file (quick), and each test's shape on the simulated drives."
 
 from __future__ import annotations
 
+import html
 import json
 import re
 
@@ -183,6 +184,11 @@ def test_a_steady_part_that_was_not_steady_says_so_beside_its_figures(scratch):
     assert "these figures are of the part after 1 s, not of a steady drive" in shown
     for f in figs:
         assert f["caveat"] is True and "NOT steady by the rule (range 64 % > 20 %" in f["note"], f
+    assert iolab("report", str(s.dir)).returncode == 0
+    [page] = (s.dir / "report").glob("*.html")
+    text = " ".join(re.sub(r"<[^>]+>", " ", html.unescape(page.read_text())).split())
+    assert "steady part (after 1 s), NOT shown steady" in text  # the report's figures table
+    assert "steady by the rule? NOT steady by the rule (range 64 % > 20 %" in text
 
 
 def test_a_steady_part_that_was_steady_says_it_met_the_rule(scratch):
