@@ -189,6 +189,12 @@ def test_a_steady_part_that_was_not_steady_says_so_beside_its_figures(scratch):
     text = " ".join(re.sub(r"<[^>]+>", " ", html.unescape(page.read_text())).split())
     assert "steady part (after 1 s), NOT shown steady" in text  # the report's figures table
     assert "steady by the rule? NOT steady by the rule (range 64 % > 20 %" in text
+    # the comparison's ranking marks the figures with it, as it marks a run not at steady state
+    again = sim_run(
+        scratch / "again", "consistency", "sim:entry-sata-compress", "--set", "duration=30s", "--set", "steady_from=1s"
+    )
+    ranked = " ".join(iolab("compare", str(s.dir), str(again.dir), "--out", str(scratch / "cmp")).stdout.split())
+    assert ranked.count("(#1) [a]") == 4 and "[a] steady part (from 1 s): NOT steady by the rule (range 64 %" in ranked
 
 
 def test_a_steady_part_that_was_steady_says_it_met_the_rule(scratch):
