@@ -3,6 +3,8 @@ with real fio on a file (quick), and each test's shape on the simulated drives."
 
 from __future__ import annotations
 
+import html
+import json
 import re
 
 import pytest
@@ -163,6 +165,48 @@ def test_quick_consistency_on_the_client_drive_shows_its_gc_dips(scratch):
     assert sp.max / sp.min > 2
     shown = iolab("show", str(s.dir))
     assert "dips in the steady part (after 15 s): periodic dips every" in " ".join(shown.stdout.split())
+
+
+def _said(s, *extra):
+    shown = " ".join(iolab("show", str(s.dir), *extra).stdout.split())
+    doc = json.loads(iolab("show", str(s.dir), "--json").stdout)
+    figs = {f["name"]: f for f in doc["runs"][0]["figures"]}
+    return shown, [figs[n] for n in ("steady-part coefficient of variation", "steady-part minimum ÷ maximum")]
+
+
+def test_a_steady_part_that_was_not_steady_says_so_beside_its_figures(scratch):
+    """The steady part starts at a time (steady_from); the figures named "steady-part …" said
+    nothing of whether the drive was steady there. From 1 s into 30 s of writes the compressing
+    entry drive's IOPS ramp (piece means 64 % apart): show and --json say it is not steady."""
+    s = sim_run(scratch, "consistency", "sim:entry-sata-compress", "--set", "duration=30s", "--set", "steady_from=1s")
+    shown, figs = _said(s)
+    assert "steady part (from 1 s): NOT steady by the rule (range 64 % > 20 %" in shown
+    assert "these figures are of the part after 1 s, not of a steady drive" in shown
+    for f in figs:
+        assert f["caveat"] is True and "NOT steady by the rule (range 64 % > 20 %" in f["note"], f
+    assert iolab("report", str(s.dir)).returncode == 0
+    [page] = (s.dir / "report").glob("*.html")
+    text = " ".join(re.sub(r"<[^>]+>", " ", html.unescape(page.read_text())).split())
+    assert "steady part (after 1 s), NOT shown steady" in text  # the report's figures table
+    assert "steady by the rule? NOT steady by the rule (range 64 % > 20 %" in text
+    # the comparison's ranking marks the figures with it, as it marks a run not at steady state
+    again = sim_run(
+        scratch / "again", "consistency", "sim:entry-sata-compress", "--set", "duration=30s", "--set", "steady_from=1s"
+    )
+    ranked = " ".join(iolab("compare", str(s.dir), str(again.dir), "--out", str(scratch / "cmp")).stdout.split())
+    assert ranked.count("(#1) [a]") == 4 and "[a] steady part (from 1 s): NOT steady by the rule (range 64 %" in ranked
+
+
+def test_a_steady_part_that_was_steady_says_it_met_the_rule(scratch):
+    s = sim_run(scratch, "consistency", "sim:enterprise-sas")  # --quick: 60 s, from 15 s
+    shown, figs = _said(s)
+    verdict = re.search(
+        r"steady part \(from 15 s\): steady by the rule \(range (\d+) % ≤ 20 %, excursion (\d+) % ≤ 10 %", shown
+    )
+    assert verdict, shown
+    for f in figs:
+        assert f["caveat"] is False and f["note"].startswith("steady part (from 15 s): steady by the rule"), f
+    assert "NOT steady" not in shown
 
 
 CHEAP = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import random
 
-from iolab.figures.consistency import find_dips, spread
+from iolab.figures.consistency import find_dips, part_text, spread
 
 
 def series(n, base=10_000.0, noise=0.03, seed=1):
@@ -199,3 +199,17 @@ def test_a_dip_that_recovers_through_its_length_is_measured_whole():
                 y[start + k] *= 0.86 + 0.06 * k / 34
         d = find_dips(t, y)
         assert d.periodic and d.period_s == 150 and d.duration_s == 35, (seed, d)
+
+
+def test_the_steady_part_is_judged_by_the_rule_over_five_equal_pieces():
+    """A flat series meets the rule; a ramp (piece means 50 to 95) does not, and its figures
+    say they are of the part after its start, not of a steady drive; too few seconds: not judged."""
+    flat = spread(series(100)[1])
+    assert flat.steady.steady and flat.steady.seconds_each == 20
+    assert part_text(flat, 15).startswith("steady part (from 15 s): steady by the rule (range ")
+    ramp = spread([float(v) for v in range(50, 100)])
+    assert not ramp.steady.steady
+    assert round(ramp.steady.range_pct) == 54 and ramp.steady.excursion_pct > 10
+    assert part_text(ramp, 1).endswith("these figures are of the part after 1 s, not of a steady drive")
+    assert "NOT steady by the rule (range 54 % > 20 %" in part_text(ramp, 1)
+    assert spread([1.0, 2.0]).steady is None and "not judged" in part_text(spread([1.0, 2.0]), 0)

@@ -22,6 +22,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from iolab.core.steady import SteadyRule, VariableVerdict, check_variable
 from iolab.core.units import counted
 
 DIP_SIGMAS = 4.0
@@ -46,6 +47,65 @@ class Spread:
     mean: float
     cv: float  # standard deviation ÷ mean
     min_over_max: float  # 1.0: perfectly flat
+    # whether the part was steady by its own seconds (steadiness): None when too short to judge
+    steady: SteadyPart | None = None
+
+
+# The steady part starts at a time (steady_from), not where the drive was seen to be steady: its
+# figures are named "steady-part …", so the part is judged by the steady-state rule's own test
+# (core/steady.py) with its per-second IOPS cut into the rule's window of equal pieces as rounds.
+@dataclass(frozen=True)
+class SteadyPart:
+    verdict: VariableVerdict  # over the pieces' mean IOPS, piece 1 … window
+    seconds_each: int
+    strict: bool = False
+
+    @property
+    def steady(self) -> bool:
+        return self.verdict.steady
+
+    @property
+    def range_pct(self) -> float:
+        return 100 * self.verdict.range_measured / self.verdict.average
+
+    @property
+    def excursion_pct(self) -> float:
+        return 100 * self.verdict.fit_excursion / self.verdict.average
+
+    def text(self) -> str:
+        """'steady by the rule (range 8 % ≤ 20 %, excursion 3 % ≤ 10 %)' or 'NOT steady …'."""
+        v = self.verdict
+        ok, over = ("<", "≥") if self.strict else ("≤", ">")
+        parts = [
+            f"range {self.range_pct:.0f} % {ok if v.range_ok else over} {100 * v.range_allowed / v.average:.0f} %",
+            f"excursion {self.excursion_pct:.0f} % {ok if v.slope_ok else over} {100 * v.fit_allowed / v.average:.0f} %",
+        ]
+        of = f"of {len(v.values)} pieces of {self.seconds_each} s"
+        return f"{'steady' if self.steady else 'NOT steady'} by the rule ({', '.join(parts)}, {of})"
+
+
+def part_text(sp: Spread | None, start: float) -> str:
+    """What the figures of the part after `start` are: of a part steady by the rule, or not."""
+    head = f"steady part (from {start:g} s): "
+    if sp is None:
+        return head + "none: the run ended before it"
+    if sp.steady is None:
+        return head + f"not judged ({counted(sp.seconds, 'second')}: too few for the rule's pieces)"
+    if sp.steady.steady:
+        return head + sp.steady.text()
+    return head + f"{sp.steady.text()}: these figures are of the part after {start:g} s, not of a steady drive"
+
+
+def steadiness(iops: Sequence[float], rule: SteadyRule | None = None) -> SteadyPart | None:
+    """The rule applied to the means of `rule.window` equal pieces of the series (the last
+    seconds that do not fill a piece are left out); None when a piece would be under a second."""
+    rule = rule or SteadyRule()
+    each = len(iops) // rule.window
+    if each < 1:
+        return None
+    means = [statistics.fmean(iops[k * each : (k + 1) * each]) for k in range(rule.window)]
+    verdict = check_variable("IOPS", list(range(1, rule.window + 1)), means, rule)
+    return SteadyPart(verdict, each, rule.strict)
 
 
 @dataclass(frozen=True)
@@ -85,7 +145,8 @@ def spread(iops: Sequence[float]) -> Spread | None:
     mean = statistics.fmean(iops)
     sd = statistics.pstdev(iops) if len(iops) > 1 else 0.0
     lo, hi = min(iops), max(iops)
-    return Spread(len(iops), lo, hi, mean, sd / mean if mean > 0 else math.inf, lo / hi if hi > 0 else 0.0)
+    cv = sd / mean if mean > 0 else math.inf
+    return Spread(len(iops), lo, hi, mean, cv, lo / hi if hi > 0 else 0.0, steadiness(iops))
 
 
 def autocorrelation(values: Sequence[float], lag: int) -> float:

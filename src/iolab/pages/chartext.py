@@ -13,6 +13,7 @@ from rich.table import Table
 
 from iolab.core.units import num, pct_text
 from iolab.figures.compare.characterise import DIRECTIONS, direction_figures, grid
+from iolab.figures.consistency import part_text
 from iolab.figures.summary import PhaseSummary
 from iolab.pages.report.char_series import phase_series, steady_figures
 from iolab.pages.report.rundata import rounds_text
@@ -102,6 +103,7 @@ def consistency_view(ph: PhaseSummary, console: Console) -> None:
         )
     start = float(ph.values.get("steady_from", 0.0))
     t, iops, _, _, _ = phase_series(ph, ph.run_dir)
-    _, dips = steady_figures(t, iops, start)
+    sp, dips = steady_figures(t, iops, start)
+    console.print(esc(part_text(sp, start)), soft_wrap=True)
     if dips is not None:
         console.print(esc(f"dips in the steady part (after {start:g} s): {dips.text()}"))

@@ -144,6 +144,11 @@ def _figures(store: RunStore, phases: list[PhaseSummary], figures: Figures | Non
         why = getattr(m.get, "unmeasured", None)
         if value is None and why is not None and why(phases):
             entry["unmeasured"] = why(phases)
+        # what the value is of, where the name may claim more (a "steady-part" figure of a part
+        # that was or was not steady by the rule); `caveat` set only when it is not what it claims
+        if value is not None and m.note(phases):
+            entry["note"] = m.note(phases)
+            entry["caveat"] = bool(m.caveat(phases))
         out.append(entry)
     return out
 

@@ -87,7 +87,14 @@ DEFS = {
             "round_values": _arr(NUM),
         },
         # added within version 1: why a figure without a value was not measured (too few IOs)
-        {"audit": _arr(_t("string")), "kind": KIND, "unmeasured": _t("string")},
+        # and what a value is of where its name may claim more ("steady-part": was the part steady)
+        {
+            "audit": _arr(_t("string")),
+            "kind": KIND,
+            "unmeasured": _t("string"),
+            "note": _t("string"),
+            "caveat": _t("boolean"),
+        },
     ),
     "invariant": _obj(
         {

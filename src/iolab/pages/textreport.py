@@ -178,6 +178,20 @@ def render_figures(metrics, phases: list[PhaseSummary], console: Console, audit:
     console.print(t)
     for line in unmeasured:
         console.print(esc(line), soft_wrap=True)
+    _notes(metrics, values, phases, console)
+
+
+def _notes(metrics, values: list[float | None], phases: list[PhaseSummary], console: Console) -> None:
+    """What figures are of where their names may claim more, each said once (two figures of one
+    steady part share it): a caveat in red, naming the figures it qualifies."""
+    said: dict[tuple[str, bool], list[str]] = {}
+    for k, v in zip(metrics, values):
+        if v is None or not (note := k.note(phases)):
+            continue
+        said.setdefault((note, bool(k.caveat(phases))), []).append(k.name)
+    for (note, caveat), names in said.items():
+        line = esc(f"{', '.join(names)}: {note}")
+        console.print(f"[red]{line}[/]" if caveat else line, soft_wrap=True)
 
 
 def render_ranking(st, console: Console, report: bool = True) -> None:

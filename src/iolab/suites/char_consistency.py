@@ -6,13 +6,14 @@ are read from that series by the report."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from iolab.core import testparams as tp
 from iolab.core.plan import Cell, Phase, Profile, TestPlan
 from iolab.core.units import KiB
 from iolab.core.workload import Workload
 from iolab.figures.compare import KeyMetric
-from iolab.figures.consistency import Spread
+from iolab.figures.consistency import Spread, part_text
 from iolab.figures.summary import PhaseSummary
 from iolab.pages.chartext import consistency_view
 from iolab.pages.compare_pages.characterise import consistency_overlays
@@ -102,13 +103,35 @@ def key_figures(runs: Runs = ()) -> Metrics:
     )
 
 
-def _spread(figure: Callable[[Spread], float | None]) -> Getter:
-    def get(phases: list[PhaseSummary]) -> float | None:
-        ph = phase(phases, "consistency")
-        sp = phase_spread(ph) if ph else None
-        return figure(sp) if sp else None
+@dataclass(frozen=True)
+class _Spread:
+    """A figure of the part after steady_from, with whether that part was steady by the rule
+    (figures/consistency.py): the figure's name says "steady-part" on every run (history, spec
+    sheets, baselines), so a part that was not steady is said beside its value (`caveat`)."""
 
-    return get
+    figure: Callable[[Spread], float | None]
+
+    def _part(self, phases: list[PhaseSummary]) -> tuple[Spread | None, float]:
+        ph = phase(phases, "consistency")
+        if ph is None:
+            return None, 0.0
+        return phase_spread(ph), float(ph.values.get("steady_from", 0.0))
+
+    def __call__(self, phases: list[PhaseSummary]) -> float | None:
+        sp = self._part(phases)[0]
+        return self.figure(sp) if sp else None
+
+    def note(self, phases: list[PhaseSummary]) -> str:
+        sp, start = self._part(phases)
+        return part_text(sp, start) if sp else ""
+
+    def caveat(self, phases: list[PhaseSummary]) -> str:
+        sp, start = self._part(phases)
+        return part_text(sp, start) if sp and not (sp.steady and sp.steady.steady) else ""
+
+
+def _spread(figure: Callable[[Spread], float | None]) -> Getter:
+    return _Spread(figure)
 
 
 TEST = TestDef(

@@ -81,6 +81,18 @@ class KeyMetric(Generic[Drive]):
         why = getattr(self.get, "unmeasured", None)
         return why(drive) if callable(why) else ""
 
+    def note(self, drive: Drive) -> str:
+        """What the figure's value is of, where its name alone may claim more (a consistency
+        run's "steady-part" figures: whether that part was steady by the rule); "" when none."""
+        said = getattr(self.get, "note", None)
+        return said(drive) if callable(said) else ""
+
+    def caveat(self, drive: Drive) -> str:
+        """The note when it says the figure is not what its name claims (a steady part that
+        was not steady); "" otherwise. Carried beside the value as an audit failure is."""
+        said = getattr(self.get, "caveat", None)
+        return said(drive) if callable(said) else ""
+
     @property
     def direction(self) -> str:
         return "higher is better" if self.higher_is_better else "lower is better"

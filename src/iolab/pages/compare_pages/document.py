@@ -284,7 +284,9 @@ def figure_marks(runs: Sequence[RunData], metrics: Sequence[KeyMetric]) -> tuple
                 row.append(f"not measured: {why}" if why else "")
                 continue
             failed = r.audit.marks(kinds_of(m.name, m.unit)) if r.audit is not None else ()
-            row.append("; ".join([*steady, *([marker(failed)] if failed else [])]))
+            # a "steady-part" figure of a part that was not steady says so (its getter's caveat)
+            own = [c] if (c := m.caveat(r.phases)) else []
+            row.append("; ".join([*steady, *own, *([marker(failed)] if failed else [])]))
         out.append(tuple(row))
     return tuple(out)
 

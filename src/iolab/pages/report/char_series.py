@@ -10,7 +10,7 @@ from pathlib import Path
 from iolab.core.cellschema import CellRow
 from iolab.core.results import Histogram, partial_row, row_spans
 from iolab.core.units import counted, num, pct_text
-from iolab.figures.consistency import Dips, Spread, find_dips, spread
+from iolab.figures.consistency import Dips, Spread, find_dips, part_text, spread
 from iolab.figures.summary import PhaseSummary
 from iolab.pages.report import latency_plots
 from iolab.pages.report.char_endurance import endurance_pages
@@ -250,7 +250,11 @@ def consistency_pages(run: RunData) -> list[Page]:
         ),
     ]
     sp, dips = consistency_figures(run)
-    rows = [("seconds in the steady part", f"{sp.seconds:,}" if sp else "none: the run ended before it")]
+    rows = [
+        ("seconds in the steady part", f"{sp.seconds:,}" if sp else "none: the run ended before it"),
+        # the part starts at a time; whether the drive was steady in it is judged from its seconds
+        ("steady by the rule?", part_text(sp, start).split(": ", 1)[1]),
+    ]
     if sp:
         rows += [
             ("minimum IOPS", num(sp.min)),
@@ -267,7 +271,7 @@ def consistency_pages(run: RunData) -> list[Page]:
         "IO Consistency: figures",
         [
             Table(
-                f"steady part (after {start:g} s)",
+                f"steady part (after {start:g} s){'' if sp and sp.steady and sp.steady.steady else ', NOT shown steady'}",
                 ("figure", "value"),
                 tuple(rows),
                 src,
