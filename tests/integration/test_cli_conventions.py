@@ -40,7 +40,20 @@ COMMANDS = [
     "trace analyze",
     "trace export",
 ]
-READERS = ["runs", "show", "report", "compare", "export", "watch", "check", "audit", "resume", "sim calibrate", "fleet"]
+READERS = [
+    "runs",
+    "show",
+    "report",
+    "compare",
+    "export",
+    "watch",
+    "check",
+    "audit",
+    "resume",
+    "sim calibrate",
+    "fleet",
+    "history",
+]
 
 
 def cli(*args: str, env: dict | None = None, **kw) -> subprocess.CompletedProcess:
@@ -71,7 +84,10 @@ def test_every_command_takes_h_as_help_with_readable_metavars(command):
 
 @pytest.mark.parametrize("command", READERS)
 def test_every_command_that_reads_runs_takes_runs_dir(command):
-    assert "--runs-dir" in cli(*command.split(), "-h").stdout
+    out = cli(*command.split(), "-h").stdout
+    # one name and one help for it everywhere (history said PATH and "The runs directory")
+    [row] = [" ".join(line.strip("│ ").split()) for line in out.splitlines() if "--runs-dir" in line]
+    assert row == "--runs-dir DIR Runs directory (default ./runs or $IOLAB_RUNS).", row
 
 
 def test_runs_dir_finds_a_run_by_its_id(tmp_path):

@@ -290,8 +290,9 @@ def history(
     figure: str = typer.Argument(
         ..., help='A key figure\'s name as `iolab show` prints it, e.g. "RND 4KiB R/W 0/100 IOPS".'
     ),
+    # as options.RUNS_HELP (which imports this module, so its text is not imported here)
     runs_dir: Optional[Path] = typer.Option(
-        None, "--runs-dir", help="The runs directory (default ./runs or $IOLAB_RUNS)."
+        None, "--runs-dir", metavar="DIR", help="Runs directory (default ./runs or $IOLAB_RUNS)."
     ),
     test: Optional[str] = typer.Option(None, "--test", help="Only runs of this test."),
     target: Optional[str] = typer.Option(
