@@ -10,7 +10,7 @@ import pytest
 
 from iolab.api import registry
 from iolab.core.units import MiB
-from iolab.suites import QUICK_CAPACITY
+from iolab.suites import QUICK_CAPACITY, QUICK_MAX_ROUNDS
 
 from .conftest import iolab
 
@@ -37,6 +37,7 @@ def test_quick_help_names_each_larger_copy_as_the_plan_builds_it():
                   r"needs more \(([^)]*)\), unless its target gives its size\)", said)  # fmt: skip
     assert m, said
     assert int(m.group(1)) * MiB == QUICK_CAPACITY
+    assert f"512 MiB tested, ≤{QUICK_MAX_ROUNDS} rounds;" in said and 512 * MiB == QUICK_CAPACITY, said
     larger = dict(re.fullmatch(r"(\S+) ([\d.]+) GB", x).groups() for x in m.group(2).split(", "))
     assert set(larger) == {t.name for t in registry.all() if t.quick_sim_gb} and larger, larger
     for test, gb in larger.items():

@@ -398,14 +398,25 @@ fn state_survives_save_and_load() {
         if let Drive::Ssd(s) = &b {
             s.ftl.check().unwrap();
         }
+        // A byte changed in the body is refused by the checksum that ends the file.
+        let good = std::fs::read(path).unwrap();
+        let mut raw = good.clone();
+        let mid = raw.len() / 2;
+        raw[mid] ^= 0x10;
+        std::fs::write(path, &raw).unwrap();
+        let e = _sim::state::load(path).err().unwrap();
+        assert!(
+            e.contains("do not match the checksum saved with them"),
+            "{e}"
+        );
         // A file of an older format is refused, naming the versions.
-        let mut raw = std::fs::read(path).unwrap();
+        let mut raw = good;
         raw[8..16].copy_from_slice(&3u64.to_le_bytes());
         std::fs::write(path, &raw).unwrap();
         let e = _sim::state::load(path).err().unwrap();
         std::fs::remove_file(path).unwrap();
         assert!(
-            e.contains("format version 3; this iolab reads version 8"),
+            e.contains("format version 3; this iolab reads version 9"),
             "{e}"
         );
     }
