@@ -158,7 +158,7 @@ impl Walk {
         if latest != NONE {
             self.last_comp = self.last_comp.max(latest); // a run without response times has none
         }
-        self.inflight_of(t, &comps);
+        self.inflight_of(t, &comps, latest);
         self.pending.start(first, (last - first) / t.len() as i64);
         let mut step_of = StepOf::new(self.rule.step_ns);
         let mut i = 0;
@@ -193,25 +193,24 @@ impl Walk {
         self.comps = comps;
     }
 
-    /// The in-flight time of a run of IOs, per step. A run inside one step whose IOs all
-    /// complete in it (nearly every run) adds in one sum.
-    fn inflight_of(&mut self, t: &[i64], comps: &[i64]) {
+    /// The in-flight time of a run of IOs, per step; `latest` its latest completion (or
+    /// NONE). A run inside one step whose IOs all complete in it (nearly every run) adds in
+    /// one sum: the run is in time order (`check_order`), so its ends bound it.
+    fn inflight_of(&mut self, t: &[i64], comps: &[i64], latest: i64) {
         let step_ns = self.rule.step_ns;
-        let s = t[0].div_euclid(step_ns); // the run's step, if it has one
+        let s = t[0].div_euclid(step_ns);
         let end_s = (s + 1) * step_ns;
-        let (lo, hi) = t
-            .iter()
-            .fold((i64::MAX, i64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
-        let latest = comps.iter().copied().max().unwrap_or(NONE);
-        if lo >= s * step_ns && hi < end_s && latest < end_s {
+        if t[t.len() - 1] < end_s && latest < end_s {
             let k = s as usize;
             grow(&mut self.inflight_ns, k + 1);
-            let sum: i64 = t
+            // i128, as the per-step sums: a slice of IOs each in flight up to a long step
+            // can pass i64
+            let sum: i128 = t
                 .iter()
                 .zip(comps)
-                .map(|(&t0, &c)| if c >= 0 { c - t0 } else { 0 })
+                .map(|(&t0, &c)| if c >= 0 { (c - t0) as i128 } else { 0 })
                 .sum();
-            self.inflight_ns[k] += sum as i128;
+            self.inflight_ns[k] += sum;
             return;
         }
         let mut step_of = StepOf::new(step_ns);
@@ -259,8 +258,8 @@ impl Walk {
         }
     }
 
-    /// Issue times must not go back: every pass of the walk (the step of an IO, the rings of
-    /// SEQ detection, the pending completions) takes the rows in time order, and a table whose
+    /// Issue times must not go back: every pass of the walk (the step of an IO, the histories
+    /// of SEQ detection, the pending completions) takes the rows in time order, and a table whose
     /// rows are not (a Parquet file edited or written by another tool) indexed a step far
     /// past its tables and panicked. Checked across chunks from the last IO walked.
     fn check_order(&self, c: &Chunk) -> Result<(), String> {

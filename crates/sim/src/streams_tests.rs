@@ -260,3 +260,17 @@ fn a_run_without_response_times_has_no_last_completion() {
     w.outstanding(&[30], &[0.5]);
     assert_eq!(w.last_completion_ns(), Some(530));
 }
+
+#[test]
+fn a_slice_of_long_in_flight_ios_sums_past_i64() {
+    // 10,000 IOs each 10^15 ns in flight, in one step of 2^50 ns: 10^19 ns, past i64's 9.2e18
+    let mut w = Walk::new(Rule {
+        step_ns: 1 << 50,
+        ..rule(64, 0)
+    })
+    .unwrap();
+    let t: Vec<i64> = (0..10_000).collect();
+    w.outstanding(&t, &vec![1e12; t.len()]);
+    let (inflight, _) = w.finish(1).unwrap();
+    assert_eq!(inflight[0], 1e19);
+}
