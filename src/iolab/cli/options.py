@@ -260,9 +260,9 @@ class RunArgs:
         """The profile the options make."""
         from iolab import suites
 
-        given = {
-            k: v for k, v in (("pe_cycles", self.pe_cycles), ("warranty_years", self.warranty_years)) if v is not None
-        }
+        # the parameters with an option of their own, declared once (testparams.OWN_OPTION); each
+        # option's field is named as its parameter
+        given = {k: v for k in OWN_OPTION if (v := getattr(self, k)) is not None}
         for k, v in given.items():
             also = [s for s in self.sets or () if s.partition("=")[0].strip() == k]
             if also:  # parse_settings would name the --set alone, which the user gave once
