@@ -17,12 +17,11 @@ from iolab.core.errors import IolabError
 from iolab.core.ioengines import AUTO_RULE, check_ioengine
 from iolab.core.testparams import OWN_OPTION, parse_settings
 from iolab.core.units import parse_duration, parse_percent, parse_size
+from iolab.core.usertext import RUNS_HELP
 
 if TYPE_CHECKING:
     from iolab.core.plan import Profile
     from iolab.run.runstart import RunOptions
-
-RUNS_HELP = "Runs directory (default ./runs or $IOLAB_RUNS)."
 
 
 def _set_runs_dir(ctx: typer.Context, value: Optional[Path]) -> Optional[Path]:

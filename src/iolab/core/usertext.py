@@ -145,3 +145,5 @@ def name_problem(name: str) -> str | None:
 # (README: "Naming a run"): one phrase, so no command's help tells less than another's. Here, not
 # beside resolve_run: the help is built at start-up, which need not load the store for it.
 RUN_REF = "its directory, its id, or any part of the id unique to it"
+# --runs-dir's help, one text for every command that takes it (cli/options.py, cli/auto.py)
+RUNS_HELP = "Runs directory (default ./runs or $IOLAB_RUNS)."
