@@ -282,9 +282,8 @@ def made_for(path: str | Path, what: str) -> Iterator[Path]:
     while not os.path.lexists(d) and d != d.parent:
         missing.append(d)
         d = d.parent
-    made = output_dir(path, what)
-    try:
-        yield made
+    try:  # a stop signal just after output_dir's mkdir lands here too, not outside the cleanup
+        yield output_dir(path, what)
     except BaseException:
         for d in missing:
             try:
