@@ -332,7 +332,7 @@ def test_dirth_on_the_simulated_drive_rises_with_demand_and_picks_its_points(tmp
         str(runs),
     )
     assert p.returncode == 0, p.stderr + p.stdout
-    assert "MaxIOPS: TC" in p.stdout
+    assert "MaxIOPS (highest IOPS with ART < 5 ms): TC" in p.stdout
     phases = summarise(only_run(runs))
     pts = {(q.threads, q.queue_depth): q for q in demand_points(phases)}
     assert len(pts) == 9
@@ -353,7 +353,9 @@ def test_dirth_on_the_simulated_drive_rises_with_demand_and_picks_its_points(tmp
     )
     assert all(store.histogram(c.id).total == c.read_ios + c.write_ios for c in at.values())
     [decision] = store.manifest.decisions
-    chosen = {n: f"TC{d['threads']}/QD{d['queue_depth']}" for n, d in decision["chosen"].items()}
+    # beside the points, how many points the cutoff left to choose Max and Mid from
+    chosen = {n: f"TC{d['threads']}/QD{d['queue_depth']}" for n, d in decision["chosen"].items() if isinstance(d, dict)}
+    assert decision["chosen"]["points_under_cutoff"] == sum(p.art_us < 5_000 for p in pts.values())
     assert chosen == {n: p.label() for n, p in ops.named()}
     assert all(at[n].cell_key == f"{n} {label}" for n, label in chosen.items())
     # the decision rests on the demand-variation window the report shows

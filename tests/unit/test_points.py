@@ -58,3 +58,43 @@ def test_operating_points_without_a_qualifying_point_or_tc1_qd1_say_so():
 def test_a_point_without_latency_never_becomes_max():
     ops = operating_points(grid({(4, 4): (9e9, None), (1, 1): (1_000, 100)}), 5_000)
     assert ops.max.label() == "TC1/QD1"
+
+
+def test_mid_is_chosen_among_the_points_under_the_cutoff_not_all_points():
+    # the three levels a tester's RWSW DIRTH run measured (oio=1,32,1024 on the simulated SAS
+    # drive): OIO 1,024 is nearer (Max + Min) / 2 = 13,617.5 by IOPS than either end, but its
+    # ART (42 ms) is past the 5 ms cutoff Max honours; the old rule made it MidIOPS
+    pts = grid({(1, 1): (5_077, 197), (1, 32): (22_158, 1_437), (32, 32): (21_825, 42_342)})
+    ops = operating_points(pts, 5_000)
+    assert ops.max.label() == "TC1/QD32" and ops.min.label() == "TC1/QD1"
+    assert ops.mid.label() != "TC32/QD32" and ops.mid.art_us < 5_000
+    # no point other than the two ends is under the cutoff: Mid is the nearer end, and says so
+    assert ops.mid == ops.min and ops.mid_is() == ("MinIOPS",) and ops.under_cutoff == 2
+    assert ops.mid_same_as() == (
+        "MidIOPS is the same point as MinIOPS (TC1/QD1): no point other than TC1/QD32 and TC1/QD1 has "
+        "ART < 5 ms, and of those it is the nearest to (Max + Min) / 2"
+    )
+    assert ops.rules()[1] == "IOPS closest to (Max + Min) / 2 among points with ART < 5 ms"
+
+
+def test_mid_skips_a_nearer_point_past_the_cutoff_for_the_nearest_under_it():
+    pts = grid(
+        {
+            (1, 1): (10_000, 100),
+            (2, 2): (30_000, 400),  # under the cutoff, 15,000 from the middle
+            (8, 8): (90_000, 3_000),  # Max
+            (32, 32): (52_000, 20_000),  # 2,000 from the middle (50,000), but ART 20 ms
+        }
+    )
+    ops = operating_points(pts, 5_000)
+    assert ops.max.label() == "TC8/QD8" and ops.mid.label() == "TC2/QD2"
+    assert ops.mid_same_as() == "" and ops.under_cutoff == 3
+
+
+def test_a_decision_stored_before_the_rule_was_named_says_it_chose_among_all_points():
+    from iolab.figures.points import DECISION, MID_ALL_POINTS, decided_points
+
+    p = {"threads": 1, "queue_depth": 1, "iops": 5.0, "art_us": 1.0}
+    old = decided_points([{"rule": {"name": DECISION, "art_cutoff_ms": 5.0}, "chosen": {"MinIOPS": p}}])
+    assert old.mid_from == MID_ALL_POINTS and "among all points" in old.rules()[1]
+    assert old.rules()[0] == "highest IOPS with ART < 5 ms"

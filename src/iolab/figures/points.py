@@ -32,7 +32,7 @@ SETTLE_TOLERANCE = Param(
 ART_CUTOFF = Param(
     "art_cutoff_ms",
     5.0,
-    "MaxIOPS point: the highest IOPS whose ART is below this many ms",
+    "MaxIOPS: the highest IOPS of the points whose ART is below this many ms; MidIOPS is chosen among the same points",
     positive_float,
     lambda v: f"{v:g} ms",
     "UNVERIFIED: A.11 implementation",
@@ -84,33 +84,86 @@ class DemandPoint:
         return f"TC{self.threads}/QD{self.queue_depth}"
 
 
+# Which points MidIOPS was chosen from, as a decision stores it (rule "mid_from"). The PTS names
+# Mid only as the IOPS closest to (Max + Min) / 2 (A.11); iolab chooses it among the points Max is
+# chosen from (ART under the cutoff), so Mid is never a point past the cutoff Max honours. A run
+# decided before the rule was stored chose among all points whatever their ART: its label says so.
+MID_UNDER_CUTOFF = "under-cutoff"
+MID_ALL_POINTS = "all-points"
+
+
 @dataclass(frozen=True)
 class OperatingPoints:
     max: DemandPoint | None  # highest IOPS with ART below the cutoff (None: no point qualifies)
-    mid: DemandPoint | None  # IOPS closest to (max + min) / 2
+    mid: DemandPoint | None  # IOPS closest to (max + min) / 2, among the points `mid_from` says
     min: DemandPoint | None  # TC1/QD1
+    art_cutoff_ms: float | None = None
+    mid_from: str = MID_UNDER_CUTOFF
+    # how many demand points had ART under the cutoff (None: a run decided before it was stored)
+    under_cutoff: int | None = None
 
     def named(self) -> tuple[tuple[str, DemandPoint | None], ...]:
         return tuple(zip(POINT_NAMES, (self.max, self.mid, self.min)))
 
     def record(self) -> dict:
-        """The points as a decision stores them (decide.Decision.chosen)."""
-        return {n: asdict(p) for n, p in self.named() if p is not None}
+        """The points as a decision stores them (decide.Decision.chosen), with how many points
+        the cutoff left to choose Max and Mid from."""
+        out: dict = {n: asdict(p) for n, p in self.named() if p is not None}
+        return out | ({UNDER_CUTOFF_KEY: self.under_cutoff} if self.under_cutoff is not None else {})
+
+    def _art(self) -> str:
+        return f"ART < {self.art_cutoff_ms:g} ms" if self.art_cutoff_ms is not None else "ART under the cutoff"
+
+    def rules(self) -> tuple[str, str, str]:
+        """Each point's rule in words, in POINT_NAMES' order, as this run chose them."""
+        among = (
+            f"among points with {self._art()}"
+            if self.mid_from == MID_UNDER_CUTOFF
+            else "among all points, whatever their ART (the rule this run was decided by)"
+        )
+        return (f"highest IOPS with {self._art()}", f"IOPS closest to (Max + Min) / 2 {among}", "TC1/QD1")
+
+    def mid_is(self) -> tuple[str, ...]:
+        """The other points Mid is the same point as (MaxIOPS, MinIOPS), under today's rule."""
+        if self.mid is None or self.mid_from != MID_UNDER_CUTOFF:
+            return ()
+        return tuple(n for n, p in (("MaxIOPS", self.max), ("MinIOPS", self.min)) if p == self.mid)
+
+    def mid_same_as(self) -> str:
+        """Where the cutoff left Mid no point of its own (it is Max's or Min's point): which, and
+        why; "" otherwise, so a table's MidIOPS row never reads as a third point when it is not."""
+        same = self.mid_is()
+        if self.mid is None or not same:
+            return ""
+        # the ends that are themselves under the cutoff: Max always, Min when its ART is
+        ends = list(dict.fromkeys(p for p in (self.max, self.min) if p is not None and self._under(p)))
+        if self.under_cutoff is not None and self.under_cutoff <= len(ends):
+            others = " and ".join(p.label() for p in ends)
+            why = f"no point other than {others} has {self._art()}, and of those it is the nearest to (Max + Min) / 2"
+        elif self.under_cutoff is not None:
+            why = f"of the {self.under_cutoff} points with {self._art()} it is the nearest to (Max + Min) / 2"
+        else:
+            why = f"of the points with {self._art()} it is the nearest to (Max + Min) / 2"
+        return f"MidIOPS is the same point as {' and '.join(same)} ({self.mid.label()}): {why}"
+
+    def _under(self, p: DemandPoint) -> bool:
+        return self.art_cutoff_ms is None or (p.art_us is not None and p.art_us < self.art_cutoff_ms * 1000)
 
 
 def operating_points(points: Sequence[DemandPoint], art_cutoff_us: float) -> OperatingPoints:
     """DIRTH's Max/Mid/Min (A.11): Max = the highest IOPS whose ART is below the cutoff;
-    Min = TC1/QD1; Mid = the point whose IOPS is closest to (Max + Min) / 2 (ties: the lower
-    outstanding IO, the cheaper way to the same IOPS). A point without an ART never qualifies
-    for Max."""
+    Min = TC1/QD1; Mid = of the points Max is chosen from (ART below the cutoff), the one whose
+    IOPS is closest to (Max + Min) / 2 (ties: the lower outstanding IO, the cheaper way to the
+    same IOPS); it may be Max's or Min's own point when the cutoff leaves none nearer
+    (OperatingPoints.mid_same_as says so). A point without an ART never qualifies."""
     qualified = [p for p in points if p.art_us is not None and p.art_us < art_cutoff_us]
     top = max(qualified, key=lambda p: (p.iops, -p.oio), default=None)
     low = next((p for p in points if p.threads == 1 and p.queue_depth == 1), None)
-    if top is None or low is None:
-        return OperatingPoints(top, None, low)
-    middle = (top.iops + low.iops) / 2
-    mid = min(points, key=lambda p: (abs(p.iops - middle), p.oio))
-    return OperatingPoints(top, mid, low)
+    mid = None
+    if top is not None and low is not None:
+        middle = (top.iops + low.iops) / 2
+        mid = min(qualified, key=lambda p: (abs(p.iops - middle), p.oio))
+    return OperatingPoints(top, mid, low, art_cutoff_us / 1000, MID_UNDER_CUTOFF, len(qualified))
 
 
 # The DIRTH flow's phases and cell keys: suites/dirth_flow.py builds them, reports read them.
@@ -118,6 +171,7 @@ PC_PHASE, DV_PHASE, OP_PHASE = "preconditioning", "demand variation", "operating
 PREWRITE = "pre-write"
 POINT_NAMES = ("MaxIOPS", "MidIOPS", "MinIOPS")
 DECISION = "dirth-operating-points"
+UNDER_CUTOFF_KEY = "points_under_cutoff"  # in the decision's `chosen`, beside the points
 
 
 def point_key(threads: int, depth: int) -> str:
@@ -137,7 +191,15 @@ def decided_points(decisions: Iterable[dict]) -> OperatingPoints | None:
     d = next((d for d in decisions if d.get("rule", {}).get("name") == DECISION), None)
     if d is None:
         return None
-    chosen = d.get("chosen", {})
+    chosen, rule = d.get("chosen", {}), d.get("rule", {})
+    under = chosen.get(UNDER_CUTOFF_KEY)
+    top, mid, low = (DemandPoint(**chosen[n]) if isinstance(chosen.get(n), dict) else None for n in POINT_NAMES)
     return OperatingPoints(
-        *(DemandPoint(**chosen[n]) if isinstance(chosen.get(n), dict) else None for n in POINT_NAMES)
+        top,
+        mid,
+        low,
+        art_cutoff_ms=rule.get("art_cutoff_ms"),
+        # a decision stored before the rule was named chose Mid among all points
+        mid_from=rule.get("mid_from", MID_ALL_POINTS),
+        under_cutoff=under if isinstance(under, int) else None,
     )

@@ -420,16 +420,13 @@ def render_dirth(ph: PhaseSummary, console: Console) -> None:
     if ph.phase.name != DV_PHASE or not points:
         generic_view(ph, console)
         ops = decided_points(ph.decisions)
-        for name, p in ops.named() if ops else ():
-            console.print(
-                f"{name}: "
-                + (
-                    f"{p.label()}, {num(p.iops)} IOPS, ART {num(p.art_us)} µs "
-                    "(each the mean over the demand-variation window)"
-                    if p
-                    else "not determined"
-                )
-            )
+        for (name, p), rule in zip(ops.named(), ops.rules()) if ops else ():
+            what = f"{p.label()}, {num(p.iops)} IOPS, ART {num(p.art_us)} µs" if p else "not determined"
+            console.print(esc(f"{name} ({rule}): {what}"), soft_wrap=True)
+        if ops and (ops.max or ops.mid):
+            console.print("(each point's IOPS and ART: the mean over the demand-variation window)")
+        if ops and ops.mid_same_as():
+            console.print(esc(ops.mid_same_as()), soft_wrap=True)
         return
     depths = sorted({p.queue_depth for p in points}, reverse=True)
     tcs = {p.threads for p in points}

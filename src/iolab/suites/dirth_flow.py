@@ -35,6 +35,7 @@ from iolab.figures.points import (
     DV_PHASE,
     OP_PHASE,
     PC_PHASE,
+    POINT_NAMES,
     PREWRITE,
     DemandPoint,
     operating_points,
@@ -264,12 +265,19 @@ def _at_points(
             cells.append(
                 Cell(f"{n} {p.label()}", stimulus.test(p.threads, p.queue_depth, v["histogram_time"], n), n, bs)
             )
-        outcome = "; ".join(f"{n} at {p.label()} ({num(p.iops)} IOPS, ART {num(p.art_us)} µs)" for n, p in chosen)
+        rules = dict(zip(POINT_NAMES, ops.rules()))
+        # each point with the rule it was chosen by, so the decision `show` and --json print
+        # names the rule where it names the point
+        outcome = "; ".join(
+            f"{n} at {p.label()} ({num(p.iops)} IOPS, ART {num(p.art_us)} µs: {rules[n]})" for n, p in chosen
+        )
         missing = [n for n, p in ops.named() if p is None]
         outcome += f"; not determined: {', '.join(missing)}" if missing else ""
+        outcome += f"; {ops.mid_same_as()}" if ops.mid_same_as() else ""
+        rule = {"name": DECISION, "art_cutoff_ms": cut, "mid_from": ops.mid_from}
         return (
             Phase(OP_PHASE, tuple(cells), (), purge=False, max_rounds=1, stop_on_steady=False),
-            Decision(OP_PHASE, {"name": DECISION, "art_cutoff_ms": cut}, outcome, ops.record()),
+            Decision(OP_PHASE, rule, outcome, ops.record()),
         )
 
     return at_points

@@ -293,15 +293,12 @@ def _points_table(
 
 def _operating_points_table(run: RunData) -> Table:
     """The Max/Mid/Min points as the run decided them (manifest.decisions), with the IOPS and
-    ART the decision rested on."""
+    ART the decision rested on, each with the rule the run chose it by."""
     decided = [d for d in run.manifest.decisions if d.get("rule", {}).get("name") == DECISION]
     ops = decided_points(decided)
-    cut = decided[0]["rule"].get("art_cutoff_ms") if decided else None
-    rules = (
-        f"highest IOPS with ART < {cut:g} ms" if cut is not None else "highest IOPS under the ART cutoff",
-        "IOPS closest to (Max + Min) / 2",
-        "TC1/QD1",
-    )
+    cut = ops.art_cutoff_ms if ops else None
+    rules = ops.rules() if ops else ("highest IOPS under the ART cutoff", "IOPS closest to (Max + Min) / 2", "TC1/QD1")
+    same = ops.mid_same_as() if ops else ""
     rows = []
     for (name, p), rule in zip(ops.named() if ops else ((n, None) for n in POINT_NAMES), rules):
         what = (
@@ -315,10 +312,13 @@ def _operating_points_table(run: RunData) -> Table:
                 else "not determined"
             )
         )
+        if name == "MidIOPS" and ops and same:
+            what += f" (= {' and '.join(ops.mid_is())})"
         rows.append((name, rule, what, num(p.iops) if p else "—", num(p.art_us) if p else "—"))
     src = (
         "Source: the run's decision (manifest.json decisions; Run Details), made from the demand-variation "
         "measurement window: each point's mean IOPS and ART over the window rounds."
+        + (f" {same}." if same else "")
         + (f" art_cutoff_ms = {ART_CUTOFF.show(cut)} ({ART_CUTOFF.source})." if cut is not None else "")
     )
     return Table(
