@@ -7,6 +7,7 @@ import pytest
 
 from iolab import targets
 from iolab.core.results import RoundResult
+from iolab.core.steady import SteadyRule
 from iolab.core.units import KiB
 from iolab.core.workload import Workload
 from iolab.engines.sim import SimEngine
@@ -62,6 +63,6 @@ def test_a_partial_last_row_is_no_second_of_the_spread():
     seconds: their spread stays flat."""
     t = [float(i) for i in range(1, 11)] + [10.2]
     iops = [100.0] * 10 + [10.0]
-    spread, dips = steady_figures(t, iops, 0.0)
+    spread, dips = steady_figures(t, iops, 0.0, SteadyRule())
     assert spread is not None and spread.seconds == 10 and spread.min == 100.0
     assert dips is not None and dips.count == 0

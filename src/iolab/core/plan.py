@@ -259,9 +259,7 @@ class Profile:
         return limit_source(asdict(self))
 
     def rule(self) -> SteadyRule:
-        return SteadyRule(
-            max_rounds=self.max_rounds, strict=self.strict_steady, min_write_multiple=self.steady_min_write_multiple
-        )
+        return SteadyRule.of_profile(asdict(self))
 
 
 def limit_source(profile: Mapping[str, Any]) -> str:

@@ -29,9 +29,9 @@ is phaseend.py's.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from iolab.core.cellschema import CellRow
 from iolab.core.errors import IolabError
@@ -108,6 +108,17 @@ class SteadyRule:
             f"fit-line excursion {cmp} {self.slope_limit:.0%} of average; "
             f"{limit}; comparison {'strict' if self.strict else 'inclusive'}; "
             f"accepted only after {self.minimum_text()} is written since the purge"
+        )
+
+    @classmethod
+    def of_profile(cls, profile: Mapping[str, Any]) -> SteadyRule:
+        """The rule a run was told to use, from its profile (plan.Profile, or the dict a run's
+        manifest stores): what `--strict-steady`, `--max-rounds` and the write minimum set. Every
+        verdict iolab makes of a stored run, not only the rounds', reads the run's rule here."""
+        return cls(
+            max_rounds=int(profile.get("max_rounds", cls.max_rounds)),
+            strict=bool(profile.get("strict_steady", False)),
+            min_write_multiple=float(profile.get("steady_min_write_multiple", cls.min_write_multiple)),
         )
 
     def minimum_text(self) -> str:

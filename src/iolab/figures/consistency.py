@@ -21,6 +21,7 @@ import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from iolab.core.steady import SteadyRule, VariableVerdict, check_variable
 from iolab.core.units import counted
@@ -96,6 +97,37 @@ def part_text(sp: Spread | None, start: float) -> str:
     return head + f"{sp.steady.text()}: these figures are of the part after {start:g} s, not of a steady drive"
 
 
+def part_title(sp: Spread | None, start: float) -> str:
+    """The steady part's name as a table title or a plot's caption gives it: the verdict beside
+    it unless the part was steady by the rule, so no caption calls a part steady that was not."""
+    shown = sp is not None and sp.steady is not None and sp.steady.steady
+    return f"steady part (after {start:g} s){'' if shown else ', NOT shown steady'}"
+
+
+def part_record(sp: Spread | None, start: float, rule: SteadyRule) -> dict[str, Any]:
+    """The verdict's numbers as --json gives them (outcome_schema.py's `steady_part`): the part's
+    start and seconds, whether it was steady by the run's rule (None: not judged, too short) and,
+    where judged, the range and fit-line excursion with their limits (% of the pieces' mean), the
+    pieces and each one's seconds."""
+    out: dict[str, Any] = {
+        "from_s": start,
+        "seconds": sp.seconds if sp else 0,
+        "steady": sp.steady.steady if sp and sp.steady else None,
+        "comparison": "strict" if rule.strict else "inclusive",
+    }
+    if sp and sp.steady:
+        part, v = sp.steady, sp.steady.verdict
+        out |= {
+            "range_pct": part.range_pct,
+            "range_allowed_pct": 100 * v.range_allowed / v.average,
+            "excursion_pct": part.excursion_pct,
+            "excursion_allowed_pct": 100 * v.fit_allowed / v.average,
+            "pieces": len(v.values),
+            "piece_seconds": part.seconds_each,
+        }
+    return out
+
+
 def steadiness(iops: Sequence[float], rule: SteadyRule | None = None) -> SteadyPart | None:
     """The rule applied to the means of `rule.window` equal pieces of the series (the last
     seconds that do not fill a piece are left out); None when a piece would be under a second."""
@@ -139,14 +171,15 @@ class Dips:
         return f"none found ({counted(self.count, 'dip')} at {starts}, not periodic){reach}"
 
 
-def spread(iops: Sequence[float]) -> Spread | None:
+def spread(iops: Sequence[float], rule: SteadyRule | None = None) -> Spread | None:
+    """The part's figures, judged steady or not by `rule` (the run's; default: the inclusive one)."""
     if not iops:
         return None
     mean = statistics.fmean(iops)
     sd = statistics.pstdev(iops) if len(iops) > 1 else 0.0
     lo, hi = min(iops), max(iops)
     cv = sd / mean if mean > 0 else math.inf
-    return Spread(len(iops), lo, hi, mean, cv, lo / hi if hi > 0 else 0.0, steadiness(iops))
+    return Spread(len(iops), lo, hi, mean, cv, lo / hi if hi > 0 else 0.0, steadiness(iops, rule))
 
 
 def autocorrelation(values: Sequence[float], lag: int) -> float:

@@ -11,7 +11,7 @@ from weakref import WeakKeyDictionary
 
 from iolab.core.cellschema import AVERAGED, CellRow, fold
 from iolab.core.results import Histogram
-from iolab.core.steady import SteadyState, VariableVerdict, phase_steady_state, phase_verdict
+from iolab.core.steady import SteadyRule, SteadyState, VariableVerdict, phase_steady_state, phase_verdict
 from iolab.core.units import counted
 from iolab.store import bulk as storebulk
 from iolab.store.runstore import PhaseRow, RunStore
@@ -73,6 +73,9 @@ class PhaseSummary:
     # Saturation, XSR's groups): its steady state is evidence reported for information, never a
     # goal the phase missed, so every place that words it says so (header, show, comparisons)
     reports_only: bool = False
+    # the steady-state rule the run was told to use (its stored profile: --strict-steady …), so a
+    # verdict a figure makes of its own (a consistency run's steady part) is made by the run's rule
+    rule: SteadyRule = field(default_factory=SteadyRule)
     # reached / not-reached / not-evaluated / not-applicable, from `steady` and `tracks` here
     # once (core/steady.py), so the terminal, the report and the endurance basis cannot word a
     # phase that tracks nothing as one never judged; not an argument, so `replace` recomputes it
@@ -211,6 +214,7 @@ def summarise_phase(
         shown_only,
         bool(planned.get("tracking")) or steady is not None,
         bool(planned.get("tracking")) and planned.get("stop_on_steady") is False,
+        SteadyRule.of_profile(store.manifest.profile) if store.manifest else SteadyRule(),
     )
 
 

@@ -103,7 +103,7 @@ def consistency_view(ph: PhaseSummary, console: Console) -> None:
         )
     start = float(ph.values.get("steady_from", 0.0))
     t, iops, _, _, _ = phase_series(ph, ph.run_dir)
-    sp, dips = steady_figures(t, iops, start)
+    sp, dips = steady_figures(t, iops, start, ph.rule)
     console.print(esc(part_text(sp, start)), soft_wrap=True)
     if dips is not None:
         console.print(esc(f"dips in the steady part (after {start:g} s): {dips.text()}"))

@@ -149,6 +149,10 @@ def _figures(store: RunStore, phases: list[PhaseSummary], figures: Figures | Non
         if value is not None and m.note(phases):
             entry["note"] = m.note(phases)
             entry["caveat"] = bool(m.caveat(phases))
+        # the numbers behind that note, typed: the steady part's verdict (range, excursion, limits)
+        part = getattr(m.get, "steady_part", None)
+        if value is not None and callable(part) and (record := part(phases)) is not None:
+            entry["steady_part"] = record
         out.append(entry)
     return out
 

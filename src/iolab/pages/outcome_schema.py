@@ -94,6 +94,26 @@ DEFS = {
             "unmeasured": _t("string"),
             "note": _t("string"),
             "caveat": _t("boolean"),
+            "steady_part": _ref("steady_part"),
+        },
+    ),
+    # added within version 1: a "steady-part" figure's part and its verdict by the run's rule
+    # (figures/consistency.py part_record); the numbers the figure's `note` words. `steady` null:
+    # too few seconds to judge, and then no range or excursion. Percentages of the pieces' mean.
+    "steady_part": _obj(
+        {
+            "from_s": NUM,
+            "seconds": _t("integer"),
+            "steady": _t("boolean", "null"),
+            "comparison": {"enum": ["inclusive", "strict"]},
+        },
+        {
+            "range_pct": NUM,
+            "range_allowed_pct": NUM,
+            "excursion_pct": NUM,
+            "excursion_allowed_pct": NUM,
+            "pieces": _t("integer"),
+            "piece_seconds": _t("integer"),
         },
     ),
     "invariant": _obj(

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from iolab.core import testparams as tp
 from iolab.core.plan import Cell, Phase, Profile, TestPlan
 from iolab.core.units import KiB
 from iolab.core.workload import Workload
 from iolab.figures.compare import KeyMetric
-from iolab.figures.consistency import Spread, part_text
+from iolab.figures.consistency import Spread, part_record, part_text
 from iolab.figures.summary import PhaseSummary
 from iolab.pages.chartext import consistency_view
 from iolab.pages.compare_pages.characterise import consistency_overlays
@@ -128,6 +129,12 @@ class _Spread:
     def caveat(self, phases: list[PhaseSummary]) -> str:
         sp, start = self._part(phases)
         return part_text(sp, start) if sp and not (sp.steady and sp.steady.steady) else ""
+
+    def steady_part(self, phases: list[PhaseSummary]) -> dict[str, Any] | None:
+        """The note's numbers, typed (--json `steady_part`), judged by the run's own rule."""
+        ph = phase(phases, "consistency")
+        sp, start = self._part(phases)
+        return part_record(sp, start, ph.rule) if sp and ph else None
 
 
 def _spread(figure: Callable[[Spread], float | None]) -> Getter:

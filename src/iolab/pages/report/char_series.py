@@ -9,8 +9,9 @@ from pathlib import Path
 
 from iolab.core.cellschema import CellRow
 from iolab.core.results import Histogram, partial_row, row_spans
+from iolab.core.steady import SteadyRule
 from iolab.core.units import counted, num, pct_text
-from iolab.figures.consistency import Dips, Spread, find_dips, part_text, spread
+from iolab.figures.consistency import Dips, Spread, find_dips, part_text, part_title, spread
 from iolab.figures.summary import PhaseSummary
 from iolab.pages.report import latency_plots
 from iolab.pages.report.char_endurance import endurance_pages
@@ -184,13 +185,15 @@ def consistency_series(run: RunData) -> tuple[list[float], list[float], Latencie
     return phase_series(run.phase("consistency"), run.dir)
 
 
-def steady_figures(t: list[float], iops: list[float], start: float) -> tuple[Spread | None, Dips | None]:
+def steady_figures(
+    t: list[float], iops: list[float], start: float, rule: SteadyRule
+) -> tuple[Spread | None, Dips | None]:
     """The spread and dips of the steady seconds: what the report, the comparison and the key
-    figures show."""
+    figures show, the part judged by `rule`, the run's own (what --strict-steady set)."""
     ts, ys = steady_seconds(t, iops, start)
     if not ts:
         return None, None
-    return spread(ys), find_dips(ts, ys)
+    return spread(ys, rule), find_dips(ts, ys)
 
 
 def steady_seconds(t: list[float], iops: list[float], start: float) -> tuple[list[float], list[float]]:
@@ -202,14 +205,14 @@ def steady_seconds(t: list[float], iops: list[float], start: float) -> tuple[lis
 
 def consistency_figures(run: RunData) -> tuple[Spread | None, Dips | None]:
     t, iops, _, _, _ = consistency_series(run)
-    return steady_figures(t, iops, steady_from(run))
+    return steady_figures(t, iops, steady_from(run), SteadyRule.of_profile(run.manifest.profile))
 
 
 def phase_spread(ph: PhaseSummary) -> Spread | None:
     """The steady part's spread of a consistency phase read on its own (a key figure), from
     the run's stored series and its own steady_from."""
     t, iops, _, _, _ = phase_series(ph, ph.run_dir)
-    return steady_figures(t, iops, float(ph.values.get("steady_from", 0.0)))[0]
+    return steady_figures(t, iops, float(ph.values.get("steady_from", 0.0)), ph.rule)[0]
 
 
 def consistency_pages(run: RunData) -> list[Page]:
@@ -220,6 +223,8 @@ def consistency_pages(run: RunData) -> list[Page]:
     start = steady_from(run)
     src = _source(run, ph, f"series (one point per second, cell {row.id})")
     zt, zy = steady_seconds(t, iops, start)
+    sp, dips = consistency_figures(run)
+    title = part_title(sp, start)  # the verdict in every caption of the part, as in its table
     # linear scales from 0, as the reviews draw them: a spread reads as its share of the rate
     pages = [
         Page(
@@ -230,11 +235,7 @@ def consistency_pages(run: RunData) -> list[Page]:
                     _scatter(t, iops, "IOPS every second", "IOPS", False, 85),
                     src,
                 ),
-                Figure(
-                    f"steady part (after {start:g} s), linear scale from 0",
-                    _scatter(zt, zy, f"steady part, from {start:g} s", "IOPS", False, 80),
-                    src,
-                ),
+                Figure(f"{title}, linear scale from 0", _scatter(zt, zy, title, "IOPS", False, 80), src),
             ),
         ),
         Page(
@@ -249,7 +250,6 @@ def consistency_pages(run: RunData) -> list[Page]:
             ),
         ),
     ]
-    sp, dips = consistency_figures(run)
     rows = [
         ("seconds in the steady part", f"{sp.seconds:,}" if sp else "none: the run ended before it"),
         # the part starts at a time; whether the drive was steady in it is judged from its seconds
@@ -271,7 +271,7 @@ def consistency_pages(run: RunData) -> list[Page]:
         "IO Consistency: figures",
         [
             Table(
-                f"steady part (after {start:g} s){'' if sp and sp.steady and sp.steady.steady else ', NOT shown steady'}",
+                title,
                 ("figure", "value"),
                 tuple(rows),
                 src,
