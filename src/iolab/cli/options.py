@@ -153,7 +153,11 @@ class RunArgs:
         help="Duration of each cell/interval (e.g. 60s, 500ms). Below 60 s is non-compliant.",
     )
     max_rounds: Optional[int] = _opt(
-        None, "--max-rounds", metavar="N", help="Round limit for steady state (spec: 25; at most 1,000)."
+        None,
+        "--max-rounds",
+        metavar="N",
+        help="Round limit for steady state (spec: 25; at most 1,000). Tests that run to a write or time budget "
+        "(wsat, xsr, multi-wsat, streams-wsat) keep their own limits and say --max-rounds is ignored.",
     )
     capacity_limit: Optional[str] = _opt(
         None, "--capacity-limit", metavar="SIZE", help="Test only this much of the target (e.g. 4GiB); non-compliant."
