@@ -110,7 +110,9 @@ def test_check_says_why_a_percentile_is_not_measured_in_compares_words(tmp_path)
     for mix in ("100/0", "0/100"):  # each figure's footnote mark in the short run's column, then its text
         mark = re.search(rf"99\.999 % RND 4KiB R/W {mix} \(µs; ↓\) │ [\d,.]+ \(#1\) \[a\] │ — \[(\w)\]", compared)
         assert mark, compared
-        why[mix] = re.search(rf"\[{mark[1]}\] not measured: (its [\d,]+ IOs are too few for a 99\.999 % \(.*?\))", compared)[1]
+        why[mix] = re.search(
+            rf"\[{mark[1]}\] not measured: (its [\d,]+ IOs are too few for a 99\.999 % \(.*?\))", compared
+        )[1]
         assert why[mix].endswith("(it needs 1,000,000, 10 of them beyond it)"), why
     for cand, base, verdict, side in ((long, short, "not measured", "baseline"), (short, long, "missing", "candidate")):
         p = iolab("check", cand, "--baseline", base, "--force")
