@@ -4,9 +4,12 @@ the terminal, and a zero-width space or an isolate made two names look alike or 
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from .conftest import iolab
+from .test_rwsw import workload  # noqa: F401  (the module-scoped capture analysed into wl/)
 
 pytestmark = pytest.mark.integration
 
@@ -70,3 +73,24 @@ def test_joiners_that_scripts_and_emoji_need_are_names_as_written(tmp_path):
     for label in ("می\u200cخواهم", "👩\u200d💻"):
         p = iolab("compare", "run-a", "run-b", "--label", label, "--label", "x", "--out", str(tmp_path / "cmp"))
         assert p.returncode != 0 and "invisible" not in p.stderr and "run-a" in " ".join(p.stderr.split()), p.stderr
+
+
+@pytest.mark.parametrize(("ch", "name"), INVISIBLE)
+def test_a_workload_name_with_an_invisible_format_character_is_refused_in_the_clis_words(workload, tmp_path, ch, name):
+    # a composite.toml's name with a bidi override said "field 'name': expected a string without
+    # control characters, got 'web\u202eabc'": another wording than every argument's and file
+    # field's, and no control character in it; now the one text, with the file's line
+    wl, runs = tmp_path / "wl", tmp_path / "runs"
+    wl.mkdir()
+    text = (workload / "wl" / "composite.toml").read_text()
+    (wl / "composite.toml").write_text(re.sub(r'^name = ".*"$', f'name = "web{ch}abc"', text, count=1, flags=re.M))
+    said = one_paragraph(iolab("run", "multi-wsat", "-w", str(wl), "--quick", "--runs-dir", str(runs)))
+    code = f"\\u{ord(ch):04x}"
+    assert said.startswith(
+        f"iolab: {wl / 'composite.toml'}:7: [workload]: field 'name' 'web{code}abc': holds an invisible format "
+        f"character ('{code}', {name}, at position 4); "
+    ), said
+    assert said.endswith(
+        "nor invisible format characters (bidi overrides, zero-width spaces). Nothing was run or written."
+    ), said
+    assert not runs.exists()

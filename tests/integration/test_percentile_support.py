@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import csv
+import json
 import re
 
 from iolab.core.units import percentile_min_ios
@@ -88,3 +89,39 @@ def test_the_histogram_page_shows_only_the_percentiles_its_ios_measure(tmp_path)
         r"beyond it: 1,000,000 IOs\)",
         html[hdd.name],
     )
+
+
+def test_check_says_why_a_percentile_is_not_measured_in_compares_words(tmp_path):
+    # `check` said only "not measured: the baseline has no value for this figure" where
+    # `compare` said "its 1,698 IOs are too few for a 99.999 % (it needs 1,000,000, …)", and of a
+    # candidate without the figure nothing but "FAILED: NAME"
+    def run(cell: str) -> str:
+        runs = tmp_path / cell
+        p = iolab("run", "latency", "--quick", "--cell-time", cell, "--max-rounds", "1", "--no-report",
+                  "--runs-dir", str(runs))  # fmt: skip
+        assert p.returncode == 0, p.stdout + p.stderr
+        return re.search(r"run directory: (\S+)", p.stdout).group(1)
+
+    short, long = run("100ms"), run("150s")  # 150 s cells measure the 99.999 % (over 10⁶ IOs)
+    p = iolab("compare", long, short, "--force", "--out", str(tmp_path / "cmp"))
+    assert p.returncode == 0, p.stdout + p.stderr
+    compared = " ".join(p.stdout.split())
+    why = {}
+    for mix in ("100/0", "0/100"):  # each figure's footnote mark in the short run's column, then its text
+        mark = re.search(rf"99\.999 % RND 4KiB R/W {mix} \(µs; ↓\) │ [\d,.]+ \(#1\) \[a\] │ — \[(\w)\]", compared)
+        assert mark, compared
+        why[mix] = re.search(
+            rf"\[{mark[1]}\] not measured: (its [\d,]+ IOs are too few for a 99\.999 % \(.*?\))", compared
+        )[1]
+        assert why[mix].endswith("(it needs 1,000,000, 10 of them beyond it)"), why
+    for cand, base, verdict, side in ((long, short, "not measured", "baseline"), (short, long, "missing", "candidate")):
+        p = iolab("check", cand, "--baseline", base, "--force")
+        # a missing figure fails the check (7); the other figures' verdicts are not this test's
+        assert p.returncode in ((7,) if verdict == "missing" else (0, 7)), p.stdout + p.stderr
+        said = " ".join(p.stdout.split())
+        for mix in ("100/0", "0/100"):
+            line = f"99.999 % RND 4KiB R/W {mix}: {verdict}: the {side} has no value for this figure: {why[mix]}"
+            assert line in said, said
+        j = json.loads(iolab("check", cand, "--baseline", base, "--force", "--json").stdout)
+        methods = {f["name"]: f["method"] for f in j["check"]["figures"]}
+        assert methods["99.999 % RND 4KiB R/W 0/100"].endswith(": " + why["0/100"]), methods

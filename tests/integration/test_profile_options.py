@@ -11,6 +11,7 @@ import pytest
 from iolab.api.runlist import list_runs
 
 from .conftest import iolab
+from .test_rwsw import workload  # noqa: F401  (the module-scoped capture analysed into wl/)
 
 pytestmark = pytest.mark.integration
 
@@ -124,6 +125,32 @@ def test_an_option_the_test_does_not_use_is_named_before_it_runs(scratch):
     text = " ".join(p.stderr.split())
     assert "--max-rounds changes nothing in wsat (its plan is the same without it): ignored." in text
     assert "--wsat-max-time changes nothing" not in text and "--cell-time changes nothing" not in text
+
+
+def test_streams_wsat_says_max_rounds_is_ignored_and_keeps_its_own_round_limit(workload, tmp_path):
+    # `run streams-wsat --max-rounds 3` ran its write stream 30 rounds without a word: the
+    # saturation phases end at their WSAT budgets (30 intervals when quick), while the steady
+    # rule's round limit, which no phase of the plan reads, made the plan look as if it used it.
+    # `iolab plan` even said "round limit 3 (--max-rounds)"
+    wl, runs = str(workload / "wl"), tmp_path / "runs"
+    plan = iolab("plan", "streams-wsat", "-w", wl, "--quick", "--max-rounds", "3")
+    assert plan.returncode == 0, plan.stdout + plan.stderr
+    said = " ".join(plan.stdout.split())
+    assert "note: --max-rounds changes nothing in streams-wsat (its plan is the same without it): ignored." in said
+    assert "round limit 3 (--max-rounds)" not in said and "round limit: each phase's own, below" in said
+    quick = ("-w", wl, "--quick", "--max-rounds", "3", "--cell-time", "100ms", "--no-report", "--runs-dir", str(runs))
+    p = iolab("run", "streams-wsat", *quick)
+    assert p.returncode == 0, p.stdout + p.stderr
+    note = "iolab: note: --max-rounds changes nothing in streams-wsat (its plan is the same without it): ignored."
+    assert note in " ".join(p.stderr.split()), p.stderr
+    # and the run did what the note says: the write stream went past 3 rounds, to its own limit
+    assert re.search(r"RND 8KiB W: phase done after (\d+) rounds", p.stdout), p.stdout
+    assert int(re.search(r"RND 8KiB W: phase done after (\d+) rounds", p.stdout)[1]) > 3
+    # a sequence says which of its tests ignore it: replay and dirth-rwsw take the limit
+    plan = iolab("plan", "rwsw", "-w", wl, "--quick", "--max-rounds", "3")
+    said = " ".join(plan.stdout.split())
+    assert "--max-rounds changes nothing in multi-wsat, streams-wsat (their plans are the same without it)" in said
+    assert said.count("round limit 3 (--max-rounds)") == 2, said
 
 
 def test_which_options_each_test_ignores():

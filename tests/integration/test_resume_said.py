@@ -5,6 +5,7 @@ resume that changes nothing stored."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import signal
 import sqlite3
@@ -17,7 +18,7 @@ import pytest
 from iolab.api.runlist import list_runs
 from iolab.store.unstarted import NOTHING_STORED
 
-from .conftest import SMALL_SIM, iolab, killed_at
+from .conftest import IOLAB, SMALL_SIM, iolab, killed_at
 from .test_resume import run_and_kill
 
 QUICK_SIM = ["run", "latency", "--quick", "-t", SMALL_SIM, "--no-report"]
@@ -135,3 +136,34 @@ def test_a_refused_resume_of_a_quick_run_gives_the_runs_own_command(scratch):
     text = refused(iolab("resume", str(r.path), "--no-report", timeout=300))
     assert "user_gb=" in m["target"]["spec"]  # the stored copy, which is not the drive given
     assert "builds a different plan" in text and text.endswith(f"Start a new run: {shlex.join(['iolab', *args])}"), text
+
+
+def test_a_refusal_of_a_run_named_by_id_under_runs_dir_gives_the_runs_dir(scratch):
+    """`iolab resume --runs-dir X RUN-ID` refused and said "Start a new run: iolab run latency
+    --quick -t sim:…" without --runs-dir X (the option had made X the default for its own
+    length), so the command, copied, wrote the new run to ./runs of wherever it was typed."""
+    runs, elsewhere = scratch / "runs", scratch / "elsewhere"
+    elsewhere.mkdir()
+    args = ["run", "latency", "--quick", "-t", SMALL_SIM, "--runs-dir", str(runs)]
+    killed_at([*args, "--no-report"], runs, "*/raw/main-r02-*", signal.SIGINT)
+    [r] = list_runs(runs)
+    manifest = r.path / "manifest.json"
+    m = json.loads(manifest.read_text())
+    m["plan"]["phases"][0]["name"] = "another"  # as another iolab version would build it: refused
+    manifest.write_text(json.dumps(m))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("IOLAB_RUNS")} | {"COLUMNS": "200"}
+
+    def typed(*words: str) -> subprocess.CompletedProcess:
+        return subprocess.run([*IOLAB, *words], cwd=elsewhere, env=env, capture_output=True, text=True, timeout=300)
+
+    for given in (str(runs), os.path.relpath(runs, elsewhere)):  # as given, absolute or relative
+        text = refused(typed("resume", "--runs-dir", given, m["run_id"], "--no-report"))
+        assert text.endswith(f"Start a new run: {shlex.join(['iolab', *args])}"), text
+    # the command as said, typed there, stores the new run beside the refused one
+    p = typed(*shlex.split(text.rsplit("Start a new run: ", 1)[1])[1:], "--no-report")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert len(list(runs.iterdir())) == 2 and list(elsewhere.iterdir()) == []
+    # the shell's own $IOLAB_RUNS is where a command without --runs-dir writes: none is added
+    env["IOLAB_RUNS"] = str(runs)
+    text = refused(typed("resume", "--runs-dir", str(runs), m["run_id"], "--no-report"))
+    assert text.endswith(f"Start a new run: {shlex.join(['iolab', *args[:-2]])}"), text

@@ -473,7 +473,8 @@ def test_a_workload_block_size_no_target_can_take_is_refused_before_the_run_star
     [
         ("share_pct", "nan", "field 'share_pct': expected a finite number, got nan"),
         ("duration_s", "inf", "field 'duration_s': expected a finite number, got inf"),
-        ("name", '"web\\u001b[2J"', "field 'name': expected a string without control characters, got 'web\\x1b[2J'"),
+        # the CLI's one wording (usertext.check_text); format characters: test_invisible_names.py
+        ("name", '"web\\u001b[2J"', "field 'name' 'web\\x1b[2J': holds a control character ('\\x1b' at position 4)"),
     ],
 )
 def test_a_workload_value_that_is_no_number_or_holds_a_control_character_is_refused(

@@ -125,6 +125,21 @@ def _distinct_runs(baseline: Sequence[dict], candidate: Sequence[dict]) -> None:
         )
 
 
+def unmeasured(records: Sequence[dict], name: str) -> str:
+    """Why one side's runs have no value for figure `name`, as each run's record says it
+    ("its 1,698 IOs are too few for a 99.999 % (it needs 1,000,000, …)": the getter's text, which
+    `iolab compare` prints too); each reason after the runs it is of when a side has several
+    runs; "" when no record says (a figure whose getter cannot tell)."""
+    whys: dict[str, list[str]] = {}
+    for r in records:
+        f = next((f for f in r["figures"] if f["name"] == name), None)
+        if f is not None and f["value"] is None and f.get("unmeasured"):
+            whys.setdefault(f["unmeasured"], []).append(r["run_id"])
+    if len(records) == 1:
+        return "".join(whys)
+    return "; ".join(f"{', '.join(ids)}: {why}" for why, ids in whys.items())
+
+
 NO_SUCH_FIGURE = "the baseline has no such figure (its runs measured other ones); give a baseline run that has it"
 
 
@@ -176,6 +191,9 @@ def check(
         judged = verdict(n, meta[n], b, c, tolerances, confidence)
         if n not in in_baseline:
             judged |= {"verdict": "not-compared", "method": NO_SUCH_FIGURE}
+        elif judged["verdict"] in ("not-measured", "missing"):  # the side with no value says why, where it can
+            why = unmeasured(baseline if judged["verdict"] == "not-measured" else candidate, n)
+            judged["method"] += f": {why}" if why else ""
         figures.append(judged)
     bad = [f["name"] for f in figures if f["verdict"] in FAILING]
     unsteady = not_steady(baseline) + not_steady(candidate)

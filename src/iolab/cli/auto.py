@@ -184,11 +184,13 @@ def render_check(result: dict, console: Console) -> None:
     if len(allowed) == 1:
         console.print(f"allowed regression: {given(allowed.pop())} % in every figure")
     methods: dict[str, list[str]] = {}
-    unjudged: dict[tuple[str, str], list[str]] = {}  # a figure listed without a verdict: said why, under the table
+    # a figure listed without a verdict, or missing from the candidate: said why, under the table
+    # (a missing figure fails the check: "FAILED: NAME" alone left the user to find out why)
+    unjudged: dict[tuple[str, str], list[str]] = {}
     for f in result["figures"]:
-        if f["verdict"] in UNJUDGED:
+        if f["verdict"] in (*UNJUDGED, "missing"):
             unjudged.setdefault((f["verdict"], f["method"]), []).append(f["name"])
-        elif f["method"] and f["verdict"] != "missing":
+        elif f["method"]:
             methods.setdefault(f["method"], []).append(f["name"])
     for (v, m), names in unjudged.items():
         console.print(esc(f"{', '.join(names)}: {v.replace('-', ' ')}: {m}"), soft_wrap=True)

@@ -15,6 +15,7 @@ from iolab.api import registry
 from iolab.cli.auto import JSON_HELP, STEADY_HELP, emit, emit_anyway, record_of, records_code
 from iolab.core.errors import IolabError
 from iolab.core.ioengines import AUTO_RULE, check_ioengine
+from iolab.core.runfiles import SHELL_RUNS_VAR
 from iolab.core.testparams import OWN_OPTION, parse_settings
 from iolab.core.units import parse_duration, parse_percent, parse_size
 from iolab.core.usertext import RUNS_HELP
@@ -26,18 +27,23 @@ if TYPE_CHECKING:
 
 def _set_runs_dir(ctx: typer.Context, value: Optional[Path]) -> Optional[Path]:
     # Every module that finds a run by its id reads IOLAB_RUNS; setting it for the command's
-    # length gives the option the same reach as the variable, child processes included.
+    # length gives the option the same reach as the variable, child processes included. The
+    # shell's own value is kept beside it (SHELL_RUNS_VAR; an outer iolab's kept one stands): a
+    # command suggested for typing there must name the runs directory unless it is the shell's.
     if value is not None:
-        before = os.environ.get("IOLAB_RUNS")
+        before = {k: os.environ.get(k) for k in ("IOLAB_RUNS", SHELL_RUNS_VAR)}
+        os.environ.setdefault(SHELL_RUNS_VAR, before["IOLAB_RUNS"] or "")
         os.environ["IOLAB_RUNS"] = str(value)
-        ctx.call_on_close(
-            lambda: (
-                os.environ.__setitem__("IOLAB_RUNS", before)
-                if before is not None
-                else os.environ.pop("IOLAB_RUNS", None)
-            )
-        )
+        ctx.call_on_close(lambda: _restore_env(before))
     return value
+
+
+def _restore_env(before: dict[str, Optional[str]]) -> None:
+    for k, v in before.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
 
 
 def runs_dir_option() -> Any:  # typer.Option is typed Any, so it defaults any parameter
@@ -153,7 +159,11 @@ class RunArgs:
         help="Duration of each cell/interval (e.g. 60s, 500ms). Below 60 s is non-compliant.",
     )
     max_rounds: Optional[int] = _opt(
-        None, "--max-rounds", metavar="N", help="Round limit for steady state (spec: 25; at most 1,000)."
+        None,
+        "--max-rounds",
+        metavar="N",
+        help="Round limit for steady state (spec: 25; at most 1,000). Tests that run to a write or time budget "
+        "(wsat, xsr, multi-wsat, streams-wsat) keep their own limits and say --max-rounds is ignored.",
     )
     capacity_limit: Optional[str] = _opt(
         None, "--capacity-limit", metavar="SIZE", help="Test only this much of the target (e.g. 4GiB); non-compliant."

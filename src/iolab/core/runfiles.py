@@ -10,3 +10,7 @@ POWER_FILE = "power.json"  # inside a run directory: a power meter's log aligned
 METER_COPY = "power-meter.csv"  # beside power.json: the meter log those figures come from
 FLEET_FILE = "fleet.json"  # a fleet directory's state (api/fleet.py writes it)
 FLEET_SCHEMA = "iolab-fleet"  # its "schema" field, which tells a fleet directory from a folder of that file name
+# `--runs-dir` sets IOLAB_RUNS for its command's length (cli/options.py); the value the user's shell
+# had ("" for none) is kept in this variable, so that a command iolab suggests typing there
+# (store/manifest.shell_runs_root) knows where it would write without --runs-dir
+SHELL_RUNS_VAR = "IOLAB_RUNS_OF_SHELL"

@@ -24,7 +24,7 @@ from iolab.engines.fio_hosts import NOT_PURGED_OUTCOME
 from iolab.figures.phaseend import range_label, range_share, rule_text
 from iolab.run.identity import measured_spec
 from iolab.run.stopsignals import Interrupted
-from iolab.store.manifest import Manifest, manifest_of, now_iso, runs_root
+from iolab.store.manifest import Manifest, manifest_of, now_iso, shell_runs_root
 from iolab.store.runstore import RunStore
 from iolab.targets import DeviceFacts, Target
 from iolab.targets.files import check_space
@@ -319,6 +319,8 @@ def start_again(m: Manifest, run_dir: Path) -> str:
     if m.profile.get("name") not in (None, "enterprise"):
         words += ["--profile", str(m.profile["name"])]
     words += ["-t", str((m.target.get("copy_of") if quick else None) or measured_spec(m))]
-    if run_dir.parent.resolve() != runs_root():
+    # not runs_root(): `iolab resume --runs-dir X` made X that for its own length, and the
+    # command, typed in the shell without it, wrote to the shell's default instead
+    if run_dir.parent.resolve() != shell_runs_root():
         words += ["--runs-dir", str(run_dir.parent.resolve())]
     return shlex.join(words) + (" ..." if m.split else "")

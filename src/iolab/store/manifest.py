@@ -19,13 +19,20 @@ from iolab.core.errors import IolabError
 from iolab.core.fieldtypes import shown as _shown
 from iolab.core.fieldtypes import wrong_type
 from iolab.core.procs import boot_id, process_start
-from iolab.core.runfiles import FLEET_FILE
+from iolab.core.runfiles import FLEET_FILE, SHELL_RUNS_VAR
 from iolab.core.safefile import read_json
 from iolab.core.usertext import name_problem
 
 
 def runs_root() -> Path:
     return Path(os.environ.get("IOLAB_RUNS", "runs")).resolve()
+
+
+def shell_runs_root() -> Path:
+    """The runs directory a command typed in the user's shell writes to without --runs-dir: its
+    $IOLAB_RUNS as it was before this command's --runs-dir set it (SHELL_RUNS_VAR), else ./runs."""
+    shell = os.environ.get(SHELL_RUNS_VAR)
+    return runs_root() if shell is None else Path(shell or "runs").resolve()
 
 
 @dataclass

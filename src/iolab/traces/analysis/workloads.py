@@ -35,7 +35,7 @@ from typing import NoReturn
 from iolab.core.errors import IolabError
 from iolab.core.safefile import read_text
 from iolab.core.units import counted, kib_label, parse_size
-from iolab.core.usertext import control_problem
+from iolab.core.usertext import check_text
 from iolab.core.workload import Stream, Workload
 from iolab.traces.analysis.streamstats import MIN_PARTIAL_SHARE, StreamAnalysis
 from iolab.traces.events import SECTOR  # the unit of every IO a block device or the simulator takes
@@ -440,9 +440,11 @@ class _Where:
 
     def str(self, t: dict, key: str, default=_MISSING) -> str:
         v = t.get(key, default)
-        if not isinstance(v, str) or control_problem(v) is not None:  # a name reaches the terminal
-            self.fail(key, "a string without control characters", v)
-        return v
+        if not isinstance(v, str):
+            self.fail(key, "a string", v)
+        # a name reaches the terminal: refused for a control or invisible format character in the
+        # words every argument and file field is (core/usertext), with the file's line
+        return check_text(v, f"{self.file.path}:{self.line(key)}: {self.label()}: field '{key}'")
 
 
 def _toml_str(s: str) -> str:
