@@ -189,3 +189,23 @@ def test_a_candidate_figure_the_baseline_lacks_is_listed_as_not_compared(tmp_pat
     # a figure held to no tolerance names none (its line said "(tolerance 5 %)")
     line = f"{lacks}: not-compared, — -> {num(row['candidate']['value'])} IOPS"
     assert case.findtext("system-out") == line, case.findtext("system-out")
+
+
+def test_a_side_whose_value_is_of_some_of_its_runs_says_which_are_left_out(three, tmp_path):
+    """A baseline of two runs, one of which has no value for a figure (a percentile its IOs were
+    too few for): the value is the other run's alone, and check said nothing of the one left out."""
+    _root, a, b, c = three
+    name = next(f["name"] for f in a["runs"][0]["figures"] if f["value"] is not None)
+    lacking = json.loads(json.dumps(b))
+    [fig] = [f for f in lacking["runs"][0]["figures"] if f["name"] == name]
+    fig |= {"value": None, "unmeasured": "its 12 IOs are too few for it"}
+    doc = {**a, "runs": a["runs"] + lacking["runs"]}
+    (tmp_path / "base.json").write_text(json.dumps(doc))
+    p = iolab("check", c["runs"][0]["path"], "--baseline", str(tmp_path / "base.json"), "--json")
+    assert p.returncode in (0, 7), p.stderr
+    out = json.loads(p.stdout)["check"]
+    said = f"{name}: the baseline's value is of 1 of its 2 runs; {b['runs'][0]['run_id']} has none (its 12 IOs are too few for it)"
+    assert said in out["warnings"], out["warnings"]
+    assert said in " ".join(p.stderr.split()), p.stderr
+    # every run has the others: nothing said of them
+    assert sum("the baseline's value is of" in w for w in out["warnings"]) == 1

@@ -140,6 +140,22 @@ def unmeasured(records: Sequence[dict], name: str) -> str:
     return "; ".join(f"{', '.join(ids)}: {why}" for why, ids in whys.items())
 
 
+def partly(records: Sequence[dict], judged: dict, which: str) -> str:
+    """A side whose value is of some of its runs only (the others have none for the figure: a
+    99.99 % one run's IOs were too few for), said with the runs left out and why; the mean of 2
+    of 3 runs read as the 3 runs' did. "" when every run, or none, has a value."""
+    name, side_of = judged["name"], judged[which]
+    if not side_of["samples"] or len(side_of["samples"]) == len(records):
+        return ""
+    lacking = [r for r in records if next((f for f in r["figures"] if f["name"] == name), {}).get("value") is None]
+    why = unmeasured(lacking, name)
+    ids = ", ".join(r["run_id"] for r in lacking)
+    return (
+        f"{name}: the {which}'s value is of {len(side_of['samples'])} of its {len(records)} runs; "
+        f"{ids} {'has' if len(lacking) == 1 else 'have'} none ({why or 'no reason recorded'})"
+    )
+
+
 NO_SUCH_FIGURE = "the baseline has no such figure (its runs measured other ones); give a baseline run that has it"
 
 
@@ -198,6 +214,7 @@ def check(
     bad = [f["name"] for f in figures if f["verdict"] in FAILING]
     unsteady = not_steady(baseline) + not_steady(candidate)
     warnings = [steady_warning(unsteady, require_steady)] if unsteady else []
+    warnings += [w for f in figures for w in (partly(baseline, f, "baseline"), partly(candidate, f, "candidate")) if w]
     return {
         "passed": not bad and not (require_steady and unsteady),
         "confidence": confidence,
