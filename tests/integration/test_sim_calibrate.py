@@ -114,7 +114,8 @@ def test_an_incomplete_run_is_refused(iops_run, tmp_path):
     run = _copy(iops_run, tmp_path)
     _edit_manifest(run, state="interrupted")
     msg = _refused(str(run))
-    assert "is interrupted, not complete" in msg and "iolab resume" in msg
+    # the run by its path: its id resolved only under the runs directory, and this copy is elsewhere
+    assert "is interrupted, not complete" in msg and f"`iolab resume {run.resolve()}`" in msg, msg
 
 
 def test_a_run_without_steady_state_is_refused(iops_run, tmp_path):

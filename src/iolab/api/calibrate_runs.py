@@ -5,7 +5,9 @@ are only read."""
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
+from pathlib import Path
 
 from iolab.core.errors import IolabError
 from iolab.core.units import counted
@@ -87,7 +89,7 @@ def load_scenario(ref: str, sim_cap: int, cell_s: float, rounds: int) -> tuple[S
     finally:
         store.close()
     where = f"run {m.run_id} ({store.dir})"
-    main = _main_phase(m, phases, where)
+    main = _main_phase(m, phases, where, store.dir)
     drive_cap = int(m.target.get("capacity") or 0)
     tested = int(m.target.get("tested_capacity") or drive_cap)
     if tested <= 0:
@@ -132,7 +134,7 @@ def load_scenario(ref: str, sim_cap: int, cell_s: float, rounds: int) -> tuple[S
     return Scenario(m.run_id, m.test, precondition, cells, rounds, wc, tuple(figures), tuple(notes)), drive_cap
 
 
-def _main_phase(m: Manifest, phases: list[PhaseSummary], where: str) -> PhaseSummary:
+def _main_phase(m: Manifest, phases: list[PhaseSummary], where: str, run_dir: Path) -> PhaseSummary:
     """The run's measured phase; refuses a run that is not a complete PTS IOPS, latency or
     WSAT run, or one without steady state."""
     if m.test not in ("iops", "latency", "wsat"):
@@ -143,7 +145,8 @@ def _main_phase(m: Manifest, phases: list[PhaseSummary], where: str) -> PhaseSum
     if m.state != "complete":
         raise IolabError(
             f"{where} is {m.state}, not complete: its figures are not the drive's final ones. Finish it "
-            f"with `iolab resume {m.run_id}` or give a complete run."
+            # by its path: an id names a run only under the runs directory resume is given
+            f"with `iolab resume {shlex.quote(str(run_dir.resolve()))}` or give a complete run."
         )
     main = next((p for p in phases if p.phase.name == "main"), None)
     if main is None or not main.cells:
