@@ -52,7 +52,8 @@ def every_command_refuses(scratch: Path, runs: Path, says: str) -> None:
         assert says in refused(p, scratch, before), line
 
 
-@pytest.mark.parametrize("run_id", ["../../etc", "/ABSOLUTE", "..", "a/b", "x\ny"])
+# U+202E shows the id reversed wherever it is printed
+@pytest.mark.parametrize("run_id", ["../../etc", "/ABSOLUTE", "..", "a/b", "x\ny", "x\u202eyz"])
 def test_a_run_id_that_is_no_plain_name_is_refused_and_writes_nowhere(a_run, scratch, run_id):
     """Before: `report bad --out R` wrote R/../../etc.html and .pdf, an absolute id wherever it
     named, and `runs` listed the run complete as '../../etc'."""

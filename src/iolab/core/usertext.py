@@ -129,13 +129,14 @@ NAME_MAX = 200
 def name_problem(name: str) -> str | None:
     """Why `name` cannot stand as one file or directory name inside a directory (a clause), or
     None: a '/' (or '\\') would put what it names elsewhere ('../../etc', '/srv/x'), '.' and '..'
-    name the directory itself or its parent, an empty name or a control character names nothing."""
+    name the directory itself or its parent, an empty name or a control character names nothing, and
+    an invisible format character makes it read other than it is."""
     if name in ("", ".", ".."):
         return "it names no file of its own (empty, '.' or '..')"
     if "/" in name or "\\" in name:
         return "it holds a '/' or '\\', so it would name a path elsewhere, not one name"
-    if _control(name) is not None:
-        return "it holds a control character"
+    if (problem := control_problem(name)) is not None:  # a bidi override shows the name reversed too
+        return f"it {problem}"
     if len(name.encode()) > NAME_MAX:
         return f"it is {len(name.encode())} bytes long, more than a name may be ({NAME_MAX})"
     return None
