@@ -1,0 +1,64 @@
+"""A reviewer's reading of quick runs: each label on a page, in `show` and in the notes is true
+of the run it came from (its parameters as run, what a figure is the mean of, what the drive
+is), and a figure that is missing says why."""
+
+from __future__ import annotations
+
+import re
+from html import unescape
+from pathlib import Path
+
+import pytest
+
+from .conftest import SMALL_SIM, iolab
+
+pytestmark = pytest.mark.integration
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def page_text(html: Path) -> str:
+    """The report's words, as a reader sees them: tags and drawings dropped, blanks folded."""
+    t = re.sub(r"<(style|svg)\b.*?</\1>", " ", html.read_text(), flags=re.S)
+    return flat(unescape(re.sub(r"<[^>]+>", " ", t)))
+
+
+def only_run(runs: Path, *args: str) -> Path:
+    before = set(runs.iterdir()) if runs.exists() else set()
+    p = iolab("run", *args, "--runs-dir", str(runs), timeout=600)
+    assert p.returncode == 0, p.stdout + p.stderr
+    (run,) = set(runs.iterdir()) - before
+    return run
+
+
+@pytest.fixture(scope="module")
+def hir_run(tmp_path_factory) -> Path:
+    """A quick HIR run with its report (rounds of 2 × 1 s intervals, a few seconds)."""
+    return only_run(tmp_path_factory.mktemp("hir") / "runs", "hir", "--quick", "-t", SMALL_SIM)
+
+
+def test_hir_notes_give_the_preconditioning_round_the_run_used(hir_run):
+    # the note said "(pc_round_intervals, 30 × 1 min)" on a run whose rounds were 2 × 1 s
+    shown = flat(iolab("show", str(hir_run)).stdout)
+    said = "pc_round_intervals; this run 2 × 1.00 s, the default 30 × 1 min"
+    assert said in shown, shown[:1500]
+    assert said in page_text(hir_run / "report" / f"{hir_run.name}.html")
+
+
+def test_hir_says_recovery_is_against_the_tracking_variable_not_every_interval(hir_run):
+    # "the preconditioning window's mean IOPS" read as the mean of every window interval; the
+    # level is the average of each round's last interval only
+    text = page_text(hir_run / "report" / f"{hir_run.name}.html")
+    assert "recovery = mean burst IOPS / the preconditioning window's average of IOPS of interval 2" in text, text[
+        -3000:
+    ]
+    assert "window's mean IOPS" not in text
+    assert "the IOPS of each round's last interval (interval 2), not of every interval" in text
+
+
+def test_hir_preconditioning_caption_names_its_rounds_once(hir_run):
+    text = page_text(hir_run / "report" / f"{hir_run.name}.html")
+    assert "rounds rounds" not in text
+    assert re.search(r"every complete interval of rounds 1–\d+; time is", text), text[:3000]
