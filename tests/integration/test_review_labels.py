@@ -62,3 +62,21 @@ def test_hir_preconditioning_caption_names_its_rounds_once(hir_run):
     text = page_text(hir_run / "report" / f"{hir_run.name}.html")
     assert "rounds rounds" not in text
     assert re.search(r"every complete interval of rounds 1–\d+; time is", text), text[:3000]
+
+
+def test_a_quick_copy_names_the_drive_it_stands_for_and_its_size(tmp_path):
+    # both drives read "Capacity 536.9 MB", a 400 GB and a 480 GB drive alike, in the report, the
+    # comparison and `show`
+    runs = tmp_path / "runs"
+    a = only_run(runs, "latency", "--quick", "--max-rounds", "5", "-t", "sim:enterprise-sas")
+    b = only_run(runs, "latency", "--quick", "--max-rounds", "5", "-t", "sim:client-nvme-slc", "--no-report")
+    shown = flat(iolab("show", str(a)).stdout)
+    assert "536.9 MB, tested 536.9 MB; a copy of sim:enterprise-sas, a 400.0 GB drive)" in shown, shown[:600]
+    report = page_text(a / "report" / f"{a.name}.html")
+    assert "Capacity 536.9 MB (a copy of sim:enterprise-sas, a 400.0 GB drive)" in report, report[:3000]
+    p = iolab("compare", str(a), str(b), "--out", str(tmp_path / "cmp"))
+    assert p.returncode == 0, p.stdout + p.stderr
+    [html] = (tmp_path / "cmp").glob("*.html")
+    both = page_text(html)
+    assert "536.9 MB (a copy of sim:client-nvme-slc, a 480.0 GB drive)" in both, both[:3000]
+    assert "536.9 MB (a copy of sim:enterprise-sas, a 400.0 GB drive)" in both

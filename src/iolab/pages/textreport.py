@@ -29,7 +29,7 @@ from iolab.pages.report.rundata import rounds_text, stored_power
 from iolab.store.manifest import manifest_of, unknown_parts, unknown_text
 from iolab.store.resultsdb import unknown_schema
 from iolab.store.runstore import RunStore
-from iolab.targets.model import recorded_drive_bytes
+from iolab.targets.model import copy_text, recorded_drive_bytes
 
 PhaseView = Callable[[PhaseSummary, Console], None]
 
@@ -45,7 +45,8 @@ def render(store: RunStore, console: Console, view: PhaseView | None = None, fig
     console.print(
         esc(
             f"target {m.target['spec']} ({m.target['kind']}; {facts.get('model') or 'model unknown'}; "
-            f"{eng(recorded_drive_bytes(m.target), 'B')}, tested {eng(m.target.get('tested_capacity', 0), 'B')})"
+            f"{eng(recorded_drive_bytes(m.target), 'B')}, tested {eng(m.target.get('tested_capacity', 0), 'B')}"
+            + (f"; {copy_text(m.target)})" if copy_text(m.target) else ")")
         )
     )
     prof = m.profile

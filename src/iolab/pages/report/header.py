@@ -23,7 +23,7 @@ from iolab.figures.summary import PhaseSummary
 from iolab.pages.report import textwidth
 from iolab.pages.report.model import HeaderColumn
 from iolab.pages.report.rundata import RunData, rounds_text
-from iolab.targets.model import recorded_drive_bytes
+from iolab.targets.model import copy_text, recorded_drive_bytes
 
 NOT_REPORTED = "not reported"
 # What one header column holds (html.py: .columns 46 mm high, a quarter of the width). Its table
@@ -125,7 +125,8 @@ def capacity_text(run: RunData) -> str:
         return NOT_REPORTED
     # a device tested in its first part (?size=) is still the size it is
     drive = recorded_drive_bytes(t)
-    return eng(drive, "B") + (f" ({eng(tested, 'B')} tested)" if tested and tested != drive else "")
+    of = f" ({copy_text(t)})" if copy_text(t) else ""
+    return eng(drive, "B") + (f" ({eng(tested, 'B')} tested)" if tested and tested != drive else "") + of
 
 
 def purge_text(run: RunData) -> str:
