@@ -80,3 +80,32 @@ def test_a_quick_copy_names_the_drive_it_stands_for_and_its_size(tmp_path):
     both = page_text(html)
     assert "536.9 MB (a copy of sim:client-nvme-slc, a 480.0 GB drive)" in both, both[:3000]
     assert "536.9 MB (a copy of sim:enterprise-sas, a 400.0 GB drive)" in both
+
+
+def test_a_percentile_too_few_ios_measured_says_so_in_summaries_and_in_show(tmp_path):
+    # a sequence's and a comparison's summary printed a bare "—" ("where the run measured none")
+    # for a 99.999 % of 42,398 IOs, and `show` of a WSAT run gave no reason for its "—"
+    runs = tmp_path / "runs"
+    lat = [only_run(runs, "latency", "--quick", "--max-rounds", "5", "-t", SMALL_SIM, "--no-report") for _ in (1, 2)]
+    wsat = only_run(runs, "wsat", "--quick", "-t", SMALL_SIM, "--no-report")
+    shown = flat(iolab("show", str(wsat)).stdout)
+    assert re.search(r"— 99\.999 %, window \(last ≤5 intervals\): not measured, its [\d,]+ IOs are too few", shown), (
+        shown[-1500:]
+    )
+    p = iolab("report", "--sequence", str(lat[0]), str(wsat), "-o", str(tmp_path / "seq"))
+    assert p.returncode == 0, p.stdout + p.stderr
+    [seq] = (tmp_path / "seq").glob("*.html")
+    summary = page_text(seq)
+    assert re.search(r"Latency 99\.999 % RND 4KiB R/W 0/100 \(µs\) ↓ n/m \([\d,]+ IOs\)", summary), summary[:4000]
+    assert re.search(r"Write Saturation 99\.999 %, window \(last ≤5 intervals\) \(µs\) ↓ n/m \([\d,]+ IOs\)", summary)
+    assert "n/m (N IOs): a percentile its N IOs are too few to measure" in summary
+    p = iolab("compare", *map(str, lat), "--out", str(tmp_path / "cmp"))
+    assert p.returncode == 0, p.stdout + p.stderr
+    [cmp] = (tmp_path / "cmp").glob("*.html")
+    text = page_text(cmp)
+    # each drive's row: four figures, then the two 99.999 % it could not measure
+    rows = re.findall(
+        r"D[12] iolab sim SSD [^\]]+\] [\d.,]+ [\d.,]+ [\d.,]+ [\d.,]+ n/m \(\S+ IOs\) n/m \(\S+ IOs\)", text
+    )
+    assert len(rows) == 2, text[:4000]
+    assert "n/m (N IOs): a percentile its N IOs are too few to measure" in text

@@ -61,12 +61,18 @@ class _Figure:
 
     def unmeasured(self, phases: list[PhaseSummary]) -> str:
         """Why the percentile is not measured ('' when it is, or is no percentile)."""
+        ios = self.unmeasured_ios(phases)
+        pct = self.pct if self.pct is not None else _PCT_OF.get(self.attr or "")
+        return too_few_ios(pct, ios) if ios is not None and pct is not None else ""
+
+    def unmeasured_ios(self, phases: list[PhaseSummary]) -> int | None:
+        """The IOs too few to measure the percentile (None when it is measured, or is no percentile)."""
         x = self.find(phases)
         pct = self.pct if self.pct is not None else _PCT_OF.get(self.attr or "")
         hist = getattr(x, "histogram", None)
         if pct is None or hist is None or measurable(pct, hist.total):
-            return ""
-        return too_few_ios(pct, hist.total)
+            return None
+        return int(hist.total)
 
 
 def figure(find: Callable[[list[PhaseSummary]], Any], attr: str | None, pct: float | None = None) -> Getter:
