@@ -122,3 +122,19 @@ def test_dirth_says_why_a_fixed_demand_point_outside_its_grid_has_no_figure(tmp_
     doc = json.loads(iolab("show", str(run), "--json").stdout)
     [fig] = [f for f in doc["runs"][0]["figures"] if f["name"] == "IOPS at TC32/QD32"]
     assert fig["value"] is None and fig["unmeasured"] == why, fig
+
+
+def test_a_file_target_s_media_is_named_as_its_block_device_s(scratch):
+    # a file on a VM's virtio disk read "Sectors / media ... rotational (HDD)", as if the file
+    # were a disk; the flag is the block device's under the file's filesystem
+    run = only_run(
+        scratch / "runs", "wsat", "--quick", "--cell-time", "200ms", "-t", f"file:{scratch}/d.img?size=16MiB"
+    )
+    facts = json.loads((run / "manifest.json").read_text())["target"]["facts"]
+    if not facts.get("backing_device"):
+        pytest.skip("the scratch directory sits on no block device (tmpfs, overlay)")
+    text = page_text(run / "report" / f"{run.name}.html")
+    media = re.search(r"Sectors / media (.*?) Purge", text)
+    assert media and media.group(1).endswith(f"; of {facts['backing_device']}, the block device under the file"), (
+        media.group(1) if media else text[:3000]
+    )

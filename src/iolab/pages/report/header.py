@@ -94,6 +94,10 @@ def device_items(run: RunData) -> list[tuple[str, str]]:
     if facts.get("logical_sector"):
         sectors = f"{facts['logical_sector']} B logical / {facts.get('physical_sector') or '?'} B physical"
     media = {True: "rotational (HDD)", False: "solid state", None: NOT_REPORTED}[facts.get("rotational")]
+    if facts.get("backing_device"):
+        # a file's sectors and media are its filesystem's block device's (targets/facts.py): a file
+        # on a VM's virtio disk read "rotational (HDD)" as if the file were a disk
+        media += f"; of {facts['backing_device']}, the block device under the file"
     return [
         ("Target", f"{t.get('spec')} ({t.get('kind')})"),
         ("Vendor / model", device_line(run)),
