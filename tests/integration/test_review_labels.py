@@ -112,13 +112,17 @@ def test_a_percentile_too_few_ios_measured_says_so_in_summaries_and_in_show(tmp_
     assert "n/m (N IOs): a percentile its N IOs are too few to measure" in text
 
 
-def test_dirth_says_why_a_fixed_demand_point_outside_its_grid_has_no_figure(tmp_path):
+def test_dirth_says_why_a_fixed_demand_point_outside_its_grid_has_no_figure_and_names_its_cells(tmp_path):
     # a grid set with --set printed "IOPS at TC32/QD32 —" and nothing more
     grid = ("--set", "threads=1,4", "--set", "depths=1,8")
     run = only_run(tmp_path / "runs", "dirth", "--quick", *grid, "-t", SMALL_SIM, "--no-report")
     why = "the run's demand grid (TC 4, 1 × QD 8, 1) has no TC32/QD32"
     shown = flat(iolab("show", str(run)).stdout)
     assert f"— IOPS at TC32/QD32: not measured, {why}" in shown, shown[-1500:]
+    # its preconditioning's one cell, keyed TC4/QD8, printed as a column "R/W TC4"
+    assert "R/W TC4" not in shown
+    pc = shown[shown.index("preconditioning:") : shown.index("demand variation:")]
+    assert "per cell over the measurement window" in pc and "TC4/QD8" in pc, pc
     doc = json.loads(iolab("show", str(run), "--json").stdout)
     [fig] = [f for f in doc["runs"][0]["figures"] if f["name"] == "IOPS at TC32/QD32"]
     assert fig["value"] is None and fig["unmeasured"] == why, fig

@@ -251,7 +251,15 @@ def is_grid(ph: PhaseSummary) -> bool:
     """The cells fill a mix × block size table, each place at most once (a demand ramp's
     cells share one mix and block size: a grid would show one of them)."""
     places = [(c.mix, c.block_size) for c in ph.cells]
-    return bool(ph.mixes and ph.block_sizes) and len(set(places)) == len(places)
+    # a column is an R/W mix ("65/35"): DIRTH's preconditioning keys its one cell "TC4", which
+    # printed as a column "R/W TC4"
+    mixes = all(_is_mix(m) for m in ph.mixes)
+    return bool(ph.mixes and ph.block_sizes) and mixes and len(set(places)) == len(places)
+
+
+def _is_mix(mix: str) -> bool:
+    r, _, w = mix.partition("/")
+    return r.isdigit() and w.isdigit()
 
 
 def grid_view(title: str, fmt: Callable) -> PhaseView:
