@@ -142,3 +142,16 @@ def test_a_file_target_s_media_is_named_as_its_block_device_s(scratch):
     assert media and media.group(1).endswith(f"; of {facts['backing_device']}, the block device under the file"), (
         media.group(1) if media else text[:3000]
     )
+
+
+def test_qos_says_why_its_last_round_percentile_is_not_measured(tmp_path):
+    # "write: last round 99.99 % —" in show, --json and the ranking, with no reason
+    run = only_run(tmp_path / "runs", "qos", "--quick", "--set", "rounds=2", "-t", SMALL_SIM, "--no-report")
+    shown = flat(iolab("show", str(run)).stdout)
+    for op in ("write", "read"):
+        assert re.search(
+            rf"— {op}: last round 99\.99 %: not measured, its [\d,]+ IOs are too few for a 99\.99 %", shown
+        ), shown[-1500:]
+    doc = json.loads(iolab("show", str(run), "--json").stdout)
+    [fig] = [f for f in doc["runs"][0]["figures"] if f["name"] == "write: last round 99.99 %"]
+    assert fig["value"] is None and "too few for a 99.99 %" in fig["unmeasured"], fig

@@ -94,6 +94,37 @@ def peak(name: str, attr: str = "iops") -> Getter:
     return get
 
 
+@dataclass(frozen=True)
+class _LastRoundPct:
+    """The `pct` percentile (`attr`, as stored) of the last round of the phase `name`, when that
+    round's IOs measure it; `unmeasured` says why not (a QoS run's "last round 99.99 %" printed a
+    bare "—" for its 20,337 IOs)."""
+
+    name: str
+    pct: float
+    attr: str
+
+    def _last(self, phases: list[PhaseSummary]) -> CellRow | None:
+        ph = phase(phases, self.name)
+        return ph.rows[-1] if ph and ph.rows else None
+
+    def __call__(self, phases: list[PhaseSummary]) -> float | None:
+        r = self._last(phases)
+        return getattr(r, self.attr) if r is not None and measurable(self.pct, r.ios) else None
+
+    def unmeasured_ios(self, phases: list[PhaseSummary]) -> int | None:
+        r = self._last(phases)
+        return int(r.ios) if r is not None and r.ios and not measurable(self.pct, r.ios) else None
+
+    def unmeasured(self, phases: list[PhaseSummary]) -> str:
+        ios = self.unmeasured_ios(phases)
+        return too_few_ios(self.pct, ios) if ios is not None else ""
+
+
+def last_round_pct(name: str, pct: float, attr: str) -> Getter:
+    return _LastRoundPct(name, pct, attr)
+
+
 def rounds(name: str, fn: Callable[[list[CellRow]], float | None]) -> Getter:
     """`fn` of the stored rounds (cells) of the phase `name`, in the order run."""
 
