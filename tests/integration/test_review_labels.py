@@ -126,6 +126,12 @@ def test_dirth_says_why_a_fixed_demand_point_outside_its_grid_has_no_figure_and_
     doc = json.loads(iolab("show", str(run), "--json").stdout)
     [fig] = [f for f in doc["runs"][0]["figures"] if f["name"] == "IOPS at TC32/QD32"]
     assert fig["value"] is None and fig["unmeasured"] == why, fig
+    # its report's workload-dependent preconditioning read "the test loop, not reported"
+    p = iolab("report", str(run))
+    assert p.returncode == 0, p.stdout + p.stderr
+    text = page_text(run / "report" / f"{run.name}.html")
+    assert "not reported" not in text[text.index("PC2 (WDPC)") :][:60]
+    assert "PC2 (WDPC) the PC phase: RND 8KiB 0/100 at TC4/QD8, rounds of 1.00 s, to steady state" in text
 
 
 def test_a_file_target_s_media_is_named_as_its_block_device_s(scratch):

@@ -270,16 +270,20 @@ def setup_items(run: RunData, short: bool = False) -> list[tuple[str, str]]:
         ("Active range", _val(prm.get("Active range"))),
         # each preconditioning under the name of what it ran (a QoS run's RND 4 KiB W is no WIPC)
         ("PC1 (WIPC)", preconditioning_text(run, wipc=True) or "none"),
-        (
-            "PC2 (WDPC)",
-            prm.get("PC2 (WDPC)")
-            or preconditioning_text(run, wipc=False)
-            or f"the test loop, {_val(prm.get('Outstanding IO'))}",
-        ),
+        ("PC2 (WDPC)", prm.get("PC2 (WDPC)") or preconditioning_text(run, wipc=False) or _test_loop(prm)),
         ("SS rounds", steady_text(run, short) + (f" {steady_marks}" if steady_marks else "")),
         ("SS rule", steady_rule_text(run)),
         ("Audit", audit_text(run)),
     ]
+
+
+def _test_loop(prm: dict[str, Any]) -> str:
+    """The workload-dependent preconditioning that is the test's own loop: DIRTH's is its PC
+    phase (its "PC" parameter), which read "the test loop, not reported" for want of one
+    outstanding IO."""
+    if prm.get("PC"):
+        return f"the PC phase: {prm['PC']}"
+    return f"the test loop, {prm['Outstanding IO']}" if prm.get("Outstanding IO") else "the test loop"
 
 
 def parameter_items(run: RunData) -> list[tuple[str, str]]:
