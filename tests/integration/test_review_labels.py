@@ -176,3 +176,15 @@ def test_a_bisection_step_s_shortfall_is_printed_apart_from_the_tolerance(tmp_pa
     for change, verdict, tolerance in steps:
         # short: delivered more than the tolerance below the demand (above it is never short)
         assert (-float(change) <= float(tolerance)) == (verdict == "within"), (change, verdict, tolerance)
+
+
+def test_wsat_s_write_amplification_is_not_said_to_include_a_preconditioning_it_never_ran(tmp_path):
+    # WSAT starts at FOB with no preconditioning, yet its header read "(the whole run,
+    # preconditioning included)"
+    run = only_run(tmp_path / "runs", "wsat", "--quick", "-t", SMALL_SIM)
+    text = page_text(run / "report" / f"{run.name}.html")
+    assert "PC1 (WIPC) none (starts at FOB after purge)" in text
+    assert re.search(r"Write amplification [\d.]+ measured over [\d.]+ [MG]B host writes \(the whole run\)", text), (
+        text[:3000]
+    )
+    assert "preconditioning included" not in text

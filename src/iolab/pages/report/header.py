@@ -119,7 +119,9 @@ def waf_text(run: RunData) -> str:
     if w is None:
         return NOT_REPORTED
     waf, host = w
-    return f"{waf:.2f} measured over {eng(host, 'B')} host writes (the whole run, preconditioning included)"
+    # "preconditioning included" only where there was one: WSAT starts at FOB and has none
+    scope = "the whole run, preconditioning included" if run.preconditioning else "the whole run"
+    return f"{waf:.2f} measured over {eng(host, 'B')} host writes ({scope})"
 
 
 def capacity_text(run: RunData) -> str:
