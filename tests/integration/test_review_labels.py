@@ -178,7 +178,7 @@ def test_a_bisection_step_s_shortfall_is_printed_apart_from_the_tolerance(tmp_pa
         assert (-float(change) <= float(tolerance)) == (verdict == "within"), (change, verdict, tolerance)
 
 
-def test_wsat_s_write_amplification_is_not_said_to_include_a_preconditioning_it_never_ran(tmp_path):
+def test_wsat_s_header_and_histogram_name_only_what_it_ran(tmp_path):
     # WSAT starts at FOB with no preconditioning, yet its header read "(the whole run,
     # preconditioning included)"
     run = only_run(tmp_path / "runs", "wsat", "--quick", "-t", SMALL_SIM)
@@ -188,3 +188,6 @@ def test_wsat_s_write_amplification_is_not_said_to_include_a_preconditioning_it_
         text[:3000]
     )
     assert "preconditioning included" not in text
+    # nor its histogram of 4 KiB writes to hold "all IOs, read and write"
+    assert "Response time histogram, 0/100 4KiB (all IOs, writes)" in text
+    assert "read and write" not in text
