@@ -73,6 +73,12 @@ def test_a_quick_copy_names_the_drive_it_stands_for_and_its_size(tmp_path):
     b = only_run(runs, "latency", "--quick", "--max-rounds", "5", "-t", "sim:client-nvme-slc", "--no-report")
     shown = flat(iolab("show", str(a)).stdout)
     assert "536.9 MB, tested 536.9 MB; a copy of sim:enterprise-sas, a 400.0 GB drive)" in shown, shown[:600]
+    target = json.loads(iolab("show", str(a), "--json").stdout)["runs"][0]["target"]
+    assert (target["copy_of"], target["copy_of_capacity_bytes"], target["capacity_bytes"]) == (
+        "sim:enterprise-sas",
+        400_000_000_000,
+        536_870_912,
+    ), target
     report = page_text(a / "report" / f"{a.name}.html")
     assert "Capacity 536.9 MB (a copy of sim:enterprise-sas, a 400.0 GB drive)" in report, report[:3000]
     p = iolab("compare", str(a), str(b), "--out", str(tmp_path / "cmp"))
