@@ -173,7 +173,7 @@ def test_a_bisection_step_s_shortfall_is_printed_apart_from_the_tolerance(tmp_pa
     # "delivered 85,352 (-2.0 %), short by more than the 2 % tolerance: not met": the change, as
     # printed, must agree with the verdict beside it (the default drive's quick ramp makes a step
     # 2.007 % short)
-    run = only_run(tmp_path / "runs", "latency-demand", "--quick", "--no-report")
+    run = only_run(tmp_path / "runs", "latency-demand", "--quick")
     shown = flat(iolab("show", str(run)).stdout)
     steps = re.findall(
         r"delivered [\d,]+ \(([+-][\d.]+) %\), (within|short by more than) the ([\d.]+) % tolerance", shown
@@ -182,6 +182,11 @@ def test_a_bisection_step_s_shortfall_is_printed_apart_from_the_tolerance(tmp_pa
     for change, verdict, tolerance in steps:
         # short: delivered more than the tolerance below the demand (above it is never short)
         assert (-float(change) <= float(tolerance)) == (verdict == "within"), (change, verdict, tolerance)
+    # the report's table of every step: no change printed as the tolerance itself ("-2.0 %" for
+    # a step judged short)
+    text = page_text(run / "report" / f"{run.name}.html")
+    tables = re.findall(r"Every demand step — .*? Source:", text)
+    assert tables and not any(re.search(r" [+-]2\.0 % ", t) for t in tables), tables
 
 
 def test_wsat_s_header_and_histogram_name_only_what_it_ran(tmp_path):
