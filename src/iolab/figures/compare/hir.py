@@ -53,7 +53,7 @@ class HirResult:
         variable, which is each round's last interval, not the mean of every interval in the
         window (with 2 intervals a round the two differed by 2 %: 34,887 vs 35,605 IOPS)."""
         name = self.pc.verdicts[0].name if self.pc is not None and self.pc.verdicts else "its tracking variable"
-        return f"the preconditioning window's average of {name} (each round's last interval)"
+        return f"the preconditioning window's average of {name}, each round's last interval"
 
     def recovery(self, w: WaitState) -> float | None:
         """Mean burst IOPS over the preconditioning steady-state level (1 = no recovery)."""
