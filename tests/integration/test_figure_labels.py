@@ -142,9 +142,14 @@ def test_a_sequence_summary_names_the_device_each_key_figure_came_from(tmp_path)
     page1, page2 = _page_texts(next((tmp_path / "seq").glob("*.html")))[:2]
     summary = page1 + " " + page2
     assert "Device: 2 copies of sim:enterprise-sas?seed=1" in page1
-    assert "Capacity D1: 536.9 MB; D2: 4.000 GB" in page1
-    assert re.search(r"D1 sim:enterprise-sas\?seed=1&user_gb=0\.5\S+ \(sim\) .* 536\.9 MB QoS D2 ", summary)
-    assert re.search(r"D2 sim:enterprise-sas\?seed=1&user_gb=4\S* \(sim\) .* 4\.000 GB Consistency", summary)
+    # each copy with the drive it stands for (the Devices table has each capacity in full)
+    assert summary.count("(a copy of sim:enterprise-sas?seed=1, a 400.0 GB drive)") == 2, summary[:3000]
+    assert re.search(
+        r"D1 sim:enterprise-sas\?seed=1&user_gb=0\.5\S+ \(sim\) .* 536\.9 MB \(a copy .*\) QoS D2 ", summary
+    )
+    assert re.search(
+        r"D2 sim:enterprise-sas\?seed=1&user_gb=4\S* \(sim\) .* 4\.000 GB \(a copy .*\) Consistency", summary
+    )
     # each key figure with its device
     assert re.search(r"QoS write: median round IOPS ↑ [\d,.]+ D1", summary)
     assert re.search(r"Consistency IOPS over the whole period ↑ [\d,.]+ D2", summary)

@@ -181,6 +181,8 @@ def run_record(store: RunStore, figures: Figures | None, reports: Sequence = ())
             "spec": m.target.get("spec"),
             # a --quick run's copy of a simulated drive: the drive the user named (fleet rows name it)
             "copy_of": m.target.get("copy_of"),
+            # ... and that drive's size, as show and the report give it (null: no copy, or stored before it was kept)
+            "copy_of_capacity_bytes": m.target.get("copy_of_capacity") or None,
             "kind": m.target.get("kind"),
             "vendor": facts.get("vendor"),
             "model": facts.get("model"),

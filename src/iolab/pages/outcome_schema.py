@@ -27,6 +27,7 @@ DEFS = {
         {
             "spec": _t("string"),
             "copy_of": STR_OR_NULL,
+            "copy_of_capacity_bytes": _t("integer", "null"),
             "kind": _t("string"),
             "vendor": STR_OR_NULL,
             "model": STR_OR_NULL,

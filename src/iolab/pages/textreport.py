@@ -29,7 +29,7 @@ from iolab.pages.report.rundata import rounds_text, stored_power
 from iolab.store.manifest import manifest_of, unknown_parts, unknown_text
 from iolab.store.resultsdb import unknown_schema
 from iolab.store.runstore import RunStore
-from iolab.targets.model import recorded_drive_bytes
+from iolab.targets.model import copy_text, recorded_drive_bytes
 
 PhaseView = Callable[[PhaseSummary, Console], None]
 
@@ -45,7 +45,8 @@ def render(store: RunStore, console: Console, view: PhaseView | None = None, fig
     console.print(
         esc(
             f"target {m.target['spec']} ({m.target['kind']}; {facts.get('model') or 'model unknown'}; "
-            f"{eng(recorded_drive_bytes(m.target), 'B')}, tested {eng(m.target.get('tested_capacity', 0), 'B')})"
+            f"{eng(recorded_drive_bytes(m.target), 'B')}, tested {eng(m.target.get('tested_capacity', 0), 'B')}"
+            + (f"; {copy_text(m.target)})" if copy_text(m.target) else ")")
         )
     )
     prof = m.profile
@@ -250,7 +251,15 @@ def is_grid(ph: PhaseSummary) -> bool:
     """The cells fill a mix × block size table, each place at most once (a demand ramp's
     cells share one mix and block size: a grid would show one of them)."""
     places = [(c.mix, c.block_size) for c in ph.cells]
-    return bool(ph.mixes and ph.block_sizes) and len(set(places)) == len(places)
+    # a column is an R/W mix ("65/35"): DIRTH's preconditioning keys its one cell "TC4", which
+    # printed as a column "R/W TC4"
+    mixes = all(_is_mix(m) for m in ph.mixes)
+    return bool(ph.mixes and ph.block_sizes) and mixes and len(set(places)) == len(places)
+
+
+def _is_mix(mix: str) -> bool:
+    r, _, w = mix.partition("/")
+    return r.isdigit() and w.isdigit()
 
 
 def grid_view(title: str, fmt: Callable) -> PhaseView:

@@ -127,7 +127,7 @@ def new_manifest(plan: TestPlan, target: Target, engine: Engine, options: RunOpt
             "facts": asdict(DeviceFacts() if engine.capabilities.remote_targets else target.facts),
         }
         # the drive a quick copy stands for: the runs of a sequence test copies of one drive
-        | ({"copy_of": target.copy_of} if target.copy_of else {}),
+        | ({"copy_of": target.copy_of, "copy_of_capacity": target.copy_of_capacity} if target.copy_of else {}),
         profile=asdict(profile),
         compliant=not noncompliance,
         noncompliance=noncompliance,

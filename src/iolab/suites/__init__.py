@@ -98,7 +98,7 @@ def quick_target(profile: Profile, target: Target, keep_cache: bool = False) -> 
     from iolab.engines.sim import scaled_spec  # lazy: the simulator is an optional native module
 
     copy = parse_target(scaled_spec(target, limit, keep_cache))
-    return replace(copy, copy_of=target.spec)
+    return replace(copy, copy_of=target.spec, copy_of_capacity=target.capacity)
 
 
 def quick_notes(profile: Profile, given: Target, run: Target, keep_cache: bool = False) -> tuple[str, ...]:

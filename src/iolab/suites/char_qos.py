@@ -10,7 +10,7 @@ import statistics
 from iolab.core import testparams as tp
 from iolab.core.errors import IolabError
 from iolab.core.plan import Cell, Profile, TestPlan
-from iolab.core.units import KiB, counted, measurable
+from iolab.core.units import KiB, counted
 from iolab.core.workload import Workload
 from iolab.figures.compare import KeyMetric
 from iolab.pages.chartext import qos_view
@@ -18,7 +18,7 @@ from iolab.pages.compare_pages.characterise import qos_overlays
 from iolab.pages.report.char_series import qos_pages
 from iolab.suites import active_fraction, no_input, tested_capacity
 from iolab.suites import characterise_common as cc
-from iolab.suites.figures import Metrics, Runs, rounds
+from iolab.suites.figures import Metrics, Runs, last_round_pct, rounds
 from iolab.suites.testdef import TestDef
 from iolab.targets import Target
 
@@ -149,7 +149,7 @@ def key_figures(runs: Runs = ()) -> Metrics:
                 f"{op}: last round 99.99 %",
                 "µs",
                 False,
-                rounds(name, lambda rs: rs[-1].p99_99 if measurable(99.99, rs[-1].ios) else None),
+                last_round_pct(name, 99.99, "p99_99"),
                 kind="percentile",
             ),
         ]

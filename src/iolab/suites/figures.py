@@ -61,12 +61,18 @@ class _Figure:
 
     def unmeasured(self, phases: list[PhaseSummary]) -> str:
         """Why the percentile is not measured ('' when it is, or is no percentile)."""
+        ios = self.unmeasured_ios(phases)
+        pct = self.pct if self.pct is not None else _PCT_OF.get(self.attr or "")
+        return too_few_ios(pct, ios) if ios is not None and pct is not None else ""
+
+    def unmeasured_ios(self, phases: list[PhaseSummary]) -> int | None:
+        """The IOs too few to measure the percentile (None when it is measured, or is no percentile)."""
         x = self.find(phases)
         pct = self.pct if self.pct is not None else _PCT_OF.get(self.attr or "")
         hist = getattr(x, "histogram", None)
         if pct is None or hist is None or measurable(pct, hist.total):
-            return ""
-        return too_few_ios(pct, hist.total)
+            return None
+        return int(hist.total)
 
 
 def figure(find: Callable[[list[PhaseSummary]], Any], attr: str | None, pct: float | None = None) -> Getter:
@@ -86,6 +92,37 @@ def peak(name: str, attr: str = "iops") -> Getter:
         return max(vals) if vals else None
 
     return get
+
+
+@dataclass(frozen=True)
+class _LastRoundPct:
+    """The `pct` percentile (`attr`, as stored) of the last round of the phase `name`, when that
+    round's IOs measure it; `unmeasured` says why not (a QoS run's "last round 99.99 %" printed a
+    bare "—" for its 20,337 IOs)."""
+
+    name: str
+    pct: float
+    attr: str
+
+    def _last(self, phases: list[PhaseSummary]) -> CellRow | None:
+        ph = phase(phases, self.name)
+        return ph.rows[-1] if ph and ph.rows else None
+
+    def __call__(self, phases: list[PhaseSummary]) -> float | None:
+        r = self._last(phases)
+        return getattr(r, self.attr) if r is not None and measurable(self.pct, r.ios) else None
+
+    def unmeasured_ios(self, phases: list[PhaseSummary]) -> int | None:
+        r = self._last(phases)
+        return int(r.ios) if r is not None and r.ios and not measurable(self.pct, r.ios) else None
+
+    def unmeasured(self, phases: list[PhaseSummary]) -> str:
+        ios = self.unmeasured_ios(phases)
+        return too_few_ios(self.pct, ios) if ios is not None else ""
+
+
+def last_round_pct(name: str, pct: float, attr: str) -> Getter:
+    return _LastRoundPct(name, pct, attr)
 
 
 def rounds(name: str, fn: Callable[[list[CellRow]], float | None]) -> Getter:

@@ -5,6 +5,7 @@ low); preconditioning and pre-writes are the same RND at 0/100."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from iolab.core.errors import IolabError
@@ -83,8 +84,28 @@ def _point(which: str, attr: str) -> Getter:
     return get
 
 
+@dataclass(frozen=True)
+class _At:
+    """The IOPS of one demand point; `unmeasured` says when the run's grid has no such point (a
+    grid set with --set threads=1,4 --set depths=1,8 printed "IOPS at TC32/QD32 —" and no why)."""
+
+    tc: int
+    qd: int
+
+    def __call__(self, phases: list[PhaseSummary]) -> float | None:
+        return next((p.iops for p in demand_points(phases) if (p.threads, p.queue_depth) == (self.tc, self.qd)), None)
+
+    def unmeasured(self, phases: list[PhaseSummary]) -> str:
+        points = demand_points(phases)
+        if not points or any((p.threads, p.queue_depth) == (self.tc, self.qd) for p in points):
+            return ""
+        tcs = ", ".join(str(t) for t in sorted({p.threads for p in points}, reverse=True))
+        qds = ", ".join(str(q) for q in sorted({p.queue_depth for p in points}, reverse=True))
+        return f"the run's demand grid (TC {tcs} × QD {qds}) has no TC{self.tc}/QD{self.qd}"
+
+
 def _at(tc: int, qd: int) -> Getter:
-    return lambda phases: next((p.iops for p in demand_points(phases) if (p.threads, p.queue_depth) == (tc, qd)), None)
+    return _At(tc, qd)
 
 
 def key_figures(runs: Runs = ()) -> Metrics:

@@ -136,7 +136,7 @@ def build(profile: Profile, target: Target) -> TestPlan:
             )
         )
     params = _parameter_rows(profile, target, vals, n_pc, interval)
-    notes = _notes(profile)
+    notes = _notes(profile, n_pc)
     return TestPlan(
         "hir",
         "Host Idle Recovery",
@@ -173,13 +173,17 @@ def _parameter_rows(
     ]
 
 
-def _notes(profile: Profile) -> tuple[str, ...]:
+def _notes(profile: Profile, n_pc: int) -> tuple[str, ...]:
+    # the round this run used, not only the default: a quick run's note said "30 × 1 min" beside
+    # rounds of 2 × 1 s
     notes: tuple[str, ...] = (
-        "The preconditioning round length (pc_round_intervals, 30 × 1 min) is UNVERIFIED against the spec; it comes from "
-        "the reference implementations.",
+        f"The preconditioning round length (pc_round_intervals; this run {n_pc} × {duration(profile.cell_seconds)}, "
+        "the default 30 × 1 min) is UNVERIFIED against the spec; the default comes from the reference implementations.",
         "Each burst is preceded by its idle (the spec's 'burst, then idle' with the last idle moved before the first "
         "burst); the return to baseline is continuous writes, logged in intervals of the cell time.",
-        "Recovery is each wait state's mean burst IOPS over the preconditioning window's mean IOPS (its steady-state level when steady state is reached).",
+        f"Recovery is each wait state's mean burst IOPS over the preconditioning window's average of its tracking "
+        f"variable, the IOPS of each round's last interval (interval {n_pc}), not of every interval: its steady-state "
+        "level when steady state is reached.",
     )
     if profile.quick:
         notes += (

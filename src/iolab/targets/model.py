@@ -73,6 +73,19 @@ def drive_bytes(kind: str, capacity: int, device_bytes: int | None) -> int:
     return device_bytes if kind == "block" and device_bytes and device_bytes > capacity else capacity
 
 
+def copy_text(target: Mapping[str, Any]) -> str:
+    """What a stored run's simulated copy stands for, "a copy of sim:enterprise-sas, a 400.0 GB drive";
+    "" when the run tested the drive itself. The copy's own capacity (0.537 GB) is what every
+    capacity line gives, so without this a quick run of a 400 GB and of a 480 GB drive both read
+    "536.9 MB" beside the drives' names. A run stored before the drive's size was recorded names
+    the drive alone."""
+    of = target.get("copy_of")
+    if not of:
+        return ""
+    size = int(target.get("copy_of_capacity") or 0)
+    return f"a copy of {of}" + (f", a {size / 1e9:.1f} GB drive" if size else "")
+
+
 def recorded_drive_bytes(target: Mapping[str, Any]) -> int:
     """drive_bytes of a stored run's target (its manifest's `target` record)."""
     facts = target.get("facts") or {}
@@ -88,6 +101,7 @@ class Target:
     facts: DeviceFacts = field(default_factory=DeviceFacts)
     options: tuple[tuple[str, str], ...] = ()  # query parameters (size=..., preset params)
     copy_of: str = ""  # a --quick run's copy of a simulated drive: the spec of the drive it copies
+    copy_of_capacity: int = 0  # ... and that drive's capacity, bytes (0: not a copy)
 
     def option(self, key: str, default: str | None = None) -> str | None:
         return dict(self.options).get(key, default)

@@ -22,7 +22,7 @@ from iolab.core.errors import IolabError
 from iolab.core.plan import PROFILE_FLAGS, option_text
 from iolab.core.results import Histogram
 from iolab.core.testparams import Param, settings_meaning
-from iolab.core.units import num, printed_value
+from iolab.core.units import TAIL_IOS, num, pct_text, printed_value
 from iolab.figures.points import DV_PHASE, DemandPoint, parse_point
 from iolab.figures.summary import CellAverage, PhaseSummary
 
@@ -58,6 +58,9 @@ COMPARED_FLAGS = {
     "queue_depth": "queue depth (QD)",
 }
 
+
+# what KeyMetric.text's "n/m" means, for a table's caption
+NOT_MEASURED = f" n/m (N IOs): a percentile its N IOs are too few to measure ({TAIL_IOS} IOs must lie beyond it)."
 
 # What a key figure reads of one drive: its phases (a test), or its phases per test (a sequence).
 Drive = TypeVar("Drive")
@@ -110,6 +113,13 @@ class KeyMetric(Generic[Drive]):
 
     def fmt(self, v: float | None) -> str:
         return num(v)
+
+    def text(self, v: float | None, drive: Drive) -> str:
+        """The value as a table prints it: a percentile its IOs could not measure is
+        "n/m (42,398 IOs)", as in the run's own tables, not a bare "—" read as "measured none"."""
+        ios = getattr(self.get, "unmeasured_ios", None)
+        n = ios(drive) if v is None and callable(ios) else None
+        return pct_text(None, n) if n else self.fmt(v)
 
 
 def competition_ranks(values: Sequence[float | None], higher_is_better: bool) -> list[int | None]:

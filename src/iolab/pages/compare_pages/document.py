@@ -16,7 +16,15 @@ from iolab.core.steady import STEADY_REACHED
 from iolab.core.testparams import Param
 from iolab.core.units import counted
 from iolab.figures.audit import kinds_of, marker
-from iolab.figures.compare import Comparison, KeyMetric, RunFacts, check_comparable, comparison_stem, summary_table
+from iolab.figures.compare import (
+    NOT_MEASURED,
+    Comparison,
+    KeyMetric,
+    RunFacts,
+    check_comparable,
+    comparison_stem,
+    summary_table,
+)
 from iolab.figures.summary import PhaseSummary
 from iolab.pages.report import header, plots, sections, write_document
 from iolab.pages.report.model import Document, Figure, HeaderColumn, Page, Table
@@ -313,8 +321,10 @@ def summary_pages(runs: list[RunData], labels: list[str], metrics: tuple[KeyMetr
     values = Table(
         "Summary: key figures per drive (↑ higher is better, ↓ lower is better)",
         cols,
-        tuple((lab, *(m.fmt(v) for m, v in zip(metrics, row))) for lab, row in zip(labels, st.values)),
-        src,
+        tuple(
+            (lab, *(m.text(v, r.phases) for m, v in zip(metrics, row))) for r, lab, row in zip(runs, labels, st.values)
+        ),
+        src + NOT_MEASURED,
         tuple(link for r in runs for link in r.store_links()),
     )
     ranks = Table(

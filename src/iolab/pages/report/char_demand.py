@@ -186,6 +186,8 @@ def _ramp_pages(run: RunData, name: str, ph: PhaseSummary) -> list[Page]:
     names = [name, *(h.phase.name for h in halved)]
     decided = [d for d in run.manifest.decisions if d.get("phase") == name]
     _, verdict = refined(run.phases, name)
+    rule = step_rule(decided[-1]) if decided else None
+    tolerance = rule.tolerance if rule is not None else None
     # with a bisection, the ramp's own decision ("maximum sustainable IOPS 64,000") is not the
     # answer: quoted alone under the table of its steps it contradicted the key figure (83,300)
     said = f" {verdict}" if halved else (f" The ramp's stop rule decided: {decided[-1]['outcome']}" if decided else "")
@@ -197,7 +199,7 @@ def _ramp_pages(run: RunData, name: str, ph: PhaseSummary) -> list[Page]:
         (
             num(s.demand_iops),
             num(c.iops),
-            f"{(c.iops / s.demand - 1) * 100:+.1f} %",
+            _change(c.iops, s.demand, tolerance),
             num(c.lat_mean_us),
             pct_text(cell_percentile(c, 99), c.ios),
             pct_text(cell_percentile(c, 99.99), c.ios),
@@ -292,6 +294,16 @@ def demand_view(ph: PhaseSummary, console: Console) -> None:
     console.print(escape(halfway_text(ph) if BISECTION in ph.phase.name else sustainable(ph)[1]))
 
 
+def _change(delivered: float, demanded: float, tolerance: float | None) -> str:
+    """The delivered rate's change from the demand, "-0.7 %", with the digits that tell it from
+    the tolerance: a step 2.007 % short printed "(-2.0 %), short by more than the 2 % tolerance"."""
+    pct = (delivered / demanded - 1) * 100
+    digits = 1
+    while tolerance is not None and digits < 4 and round(abs(pct), digits) == round(tolerance * 100, digits):
+        digits += 1
+    return f"{pct:+.{digits}f} %"
+
+
 def halfway_text(ph: PhaseSummary) -> str:
     """What one bisection step found: its demand met or not, by the ramp's rule. (A step is
     not a ramp: its rule does not decide in it, and the answer is the bisection's, in `refined`.)"""
@@ -302,7 +314,7 @@ def halfway_text(ph: PhaseSummary) -> str:
     if d is None or rule is None or s is None or not s.demand_iops:
         return "not measured" if s is None else undecided_text(s)
     return (
-        f"Bisection step, {d['outcome']}: delivered {num(s.iops)} ({(s.iops / s.demand_iops - 1) * 100:+.1f} %), "
+        f"Bisection step, {d['outcome']}: delivered {num(s.iops)} ({_change(s.iops, s.demand_iops, rule.tolerance)}), "
         + ("within" if rule.met(s) else "short by more than")
         + f" the {share_text(rule.tolerance)} tolerance: {'met' if rule.met(s) else 'not met'}. The answer of "
         "the ramp and its bisection is in the key figures."

@@ -23,7 +23,7 @@ from iolab.figures.summary import PhaseSummary
 from iolab.pages.report import textwidth
 from iolab.pages.report.model import HeaderColumn
 from iolab.pages.report.rundata import RunData, rounds_text
-from iolab.targets.model import recorded_drive_bytes
+from iolab.targets.model import copy_text, recorded_drive_bytes
 
 NOT_REPORTED = "not reported"
 # What one header column holds (html.py: .columns 46 mm high, a quarter of the width). Its table
@@ -94,6 +94,10 @@ def device_items(run: RunData) -> list[tuple[str, str]]:
     if facts.get("logical_sector"):
         sectors = f"{facts['logical_sector']} B logical / {facts.get('physical_sector') or '?'} B physical"
     media = {True: "rotational (HDD)", False: "solid state", None: NOT_REPORTED}[facts.get("rotational")]
+    if facts.get("backing_device"):
+        # a file's sectors and media are its filesystem's block device's (targets/facts.py): a file
+        # on a VM's virtio disk read "rotational (HDD)" as if the file were a disk
+        media += f"; of {facts['backing_device']}, the block device under the file"
     return [
         ("Target", f"{t.get('spec')} ({t.get('kind')})"),
         ("Vendor / model", device_line(run)),
@@ -115,7 +119,9 @@ def waf_text(run: RunData) -> str:
     if w is None:
         return NOT_REPORTED
     waf, host = w
-    return f"{waf:.2f} measured over {eng(host, 'B')} host writes (the whole run, preconditioning included)"
+    # "preconditioning included" only where there was one: WSAT starts at FOB and has none
+    scope = "the whole run, preconditioning included" if run.preconditioning else "the whole run"
+    return f"{waf:.2f} measured over {eng(host, 'B')} host writes ({scope})"
 
 
 def capacity_text(run: RunData) -> str:
@@ -125,7 +131,8 @@ def capacity_text(run: RunData) -> str:
         return NOT_REPORTED
     # a device tested in its first part (?size=) is still the size it is
     drive = recorded_drive_bytes(t)
-    return eng(drive, "B") + (f" ({eng(tested, 'B')} tested)" if tested and tested != drive else "")
+    of = f" ({copy_text(t)})" if copy_text(t) else ""
+    return eng(drive, "B") + (f" ({eng(tested, 'B')} tested)" if tested and tested != drive else "") + of
 
 
 def purge_text(run: RunData) -> str:
@@ -265,16 +272,20 @@ def setup_items(run: RunData, short: bool = False) -> list[tuple[str, str]]:
         ("Active range", _val(prm.get("Active range"))),
         # each preconditioning under the name of what it ran (a QoS run's RND 4 KiB W is no WIPC)
         ("PC1 (WIPC)", preconditioning_text(run, wipc=True) or "none"),
-        (
-            "PC2 (WDPC)",
-            prm.get("PC2 (WDPC)")
-            or preconditioning_text(run, wipc=False)
-            or f"the test loop, {_val(prm.get('Outstanding IO'))}",
-        ),
+        ("PC2 (WDPC)", prm.get("PC2 (WDPC)") or preconditioning_text(run, wipc=False) or _test_loop(prm)),
         ("SS rounds", steady_text(run, short) + (f" {steady_marks}" if steady_marks else "")),
         ("SS rule", steady_rule_text(run)),
         ("Audit", audit_text(run)),
     ]
+
+
+def _test_loop(prm: dict[str, Any]) -> str:
+    """The workload-dependent preconditioning that is the test's own loop: DIRTH's is its PC
+    phase (its "PC" parameter), which read "the test loop, not reported" for want of one
+    outstanding IO."""
+    if prm.get("PC"):
+        return f"the PC phase: {prm['PC']}"
+    return f"the test loop, {prm['Outstanding IO']}" if prm.get("Outstanding IO") else "the test loop"
 
 
 def parameter_items(run: RunData) -> list[tuple[str, str]]:

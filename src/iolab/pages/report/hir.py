@@ -30,7 +30,7 @@ def _pc_pages(run: RunData, res: HirResult) -> list[Page]:
         height_mm=150,
     )
     src = (
-        f"{SRC}, phase {ph.phase.name!r}: every complete interval of rounds {rounds_text(ph.rounds)}; time is the "
+        f"{SRC}, phase {ph.phase.name!r}: every complete interval of {rounds_text(ph.rounds)}; time is the "
         "cumulative measured runtime."
     )
     pages = [Page("Preconditioning IOPS", (Figure("Host Idle Recovery: preconditioning IOPS per interval", png, src),))]
@@ -142,7 +142,7 @@ def hir_pages(run: RunData) -> list[Page]:
         for w in res.waits
     )
     table = Table(
-        "Recovery per wait state (recovery = mean burst IOPS / the preconditioning window's mean IOPS)",
+        f"Recovery per wait state (recovery = mean burst IOPS / {res.level_words()})",
         ("idle before burst", "bursts", "mean burst IOPS", "recovery (×)", "baseline intervals", "baseline mean IOPS"),
         rows,
         src,

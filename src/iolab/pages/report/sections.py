@@ -375,11 +375,19 @@ def histogram_page(run: RunData, ph: PhaseSummary, cell: CellAverage) -> Page:
         run.raw_links(window_rows(ph, {cell.key})),
     )
     fig = Figure(
-        f"{phase_prefix(run, ph)}Response time histogram, {cell.key} (all IOs, read and write)",
+        f"{phase_prefix(run, ph)}Response time histogram, {cell.key} ({_which_ios(cell)})",
         png,
         window_source(run, ph, "histograms merged (exact; percentiles are not averaged)"),
     )
     return Page(title, (fig, table))
+
+
+def _which_ios(cell: CellAverage) -> str:
+    """Which IOs the histogram holds, as the cell ran them: a WSAT's 0/100 cell read "(all IOs,
+    read and write)" with no read among them."""
+    if cell.read_iops and cell.write_iops:
+        return "all IOs, read and write"
+    return "all IOs, writes" if cell.write_iops else "all IOs, reads"
 
 
 # -- details ---------------------------------------------------------------------------------

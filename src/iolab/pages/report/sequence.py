@@ -16,7 +16,7 @@ from iolab import __version__
 from iolab.core.errors import IolabError
 from iolab.core.plan import scaled_text
 from iolab.core.units import counted
-from iolab.figures.compare import KeyMetric
+from iolab.figures.compare import NOT_MEASURED, KeyMetric
 from iolab.figures.summary import PhaseSummary
 from iolab.pages.report import header, write_document
 from iolab.pages.report.model import Document, HeaderColumn, Link, Page, Table
@@ -273,7 +273,7 @@ def summary_pages(members: Sequence[SequenceMember]) -> list[Page]:
         links += [Link(x.label, x.href, m.label) for x in (*_report_link(r), *r.store_links(), r.link("raw", "raw/"))]
         on = (device_of[id(r)],) if several else ()
         for k in m.figures:
-            figs.append((m.label, k.short, k.fmt(k.get(r.phases)), *on))
+            figs.append((m.label, k.short, k.text(k.get(r.phases), r.phases), *on))
         if not m.figures:
             figs.append((m.label, "no key figures declared for this test", "—", *on))
     src = (
@@ -293,7 +293,7 @@ def summary_pages(members: Sequence[SequenceMember]) -> list[Page]:
             ("test", "key figure", "value", *(("device",) if several else ())),
             tuple(figs),
             "Source: each run's results.db, the figures `iolab compare` ranks drives by; "
-            "'—' where the run measured none.",
+            "'—' where the run measured none." + NOT_MEASURED,
         ),
         *((_devices_table(members, groups),) if several else ()),
     ]
