@@ -1,0 +1,45 @@
+"""A qualification engineer's fleet, run as the docs say (`iolab run TEST --quick --fleet FILE`,
+`iolab fleet`, `iolab resume FLEET`): drives of several simulated presets and files, one spec
+sheet, a verdict per drive backed by what that drive's own run measured, the facts that tell the
+drives apart, and the re-run of the drives that failed."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from .conftest import iolab
+from .test_fleet import fleet_dir
+
+QUICK = ("--quick", "--cell-time", "100ms", "--max-rounds", "1", "--no-report")
+SIM = "sim:enterprise-sas?user_gb=0.1"
+
+
+def _cases(d: Path) -> dict[tuple[str, str], ET.Element]:
+    suite = ET.parse(d / "junit.xml").getroot().find("testsuite")
+    assert suite is not None
+    return {(c.get("classname") or "", c.get("name") or ""): c for c in suite.iter("testcase")}
+
+
+def test_resume_of_a_fleet_gives_its_drives_the_override_it_was_given(tmp_path):
+    """A drive refused for want of --allow-unsafe-target (a file iolab did not make), resumed with
+    it: the option reached no drive, which was refused again telling the user to pass it."""
+    foreign = tmp_path / "foreign.img"
+    foreign.write_bytes(b"\x5a" * (16 << 20))  # someone's data, as far as iolab knows
+    f = tmp_path / "fleet.toml"
+    f.write_text(
+        f'[fleet]\nname = "res"\n[[drive]]\ntarget = "{SIM}"\nname = "sim"\n'
+        f'[[drive]]\ntarget = "file:{foreign}"\nname = "foreign"\n'
+    )
+    runs = tmp_path / "runs"
+    r = iolab("run", "latency", *QUICK, "--purge", "none", "--fleet", str(f), "--runs-dir", str(runs))
+    assert r.returncode == 3 and "Pass --allow-unsafe-target" in r.stdout, r.stdout + r.stderr
+    d = fleet_dir(r.stdout)
+    again = iolab("resume", str(d), "--allow-unsafe-target", "--runs-dir", str(runs), "--json")
+    assert again.returncode == 0, again.stdout + again.stderr
+    rows = {row["name"]: row for row in json.loads(again.stdout)["fleet_report"]["drives"]}
+    assert rows["foreign"]["state"] == "complete", rows["foreign"]
+    manifest = json.loads((Path(rows["foreign"]["run_dir"]) / "manifest.json").read_text())
+    assert any("overridden by --allow-unsafe-target" in o for o in manifest["safety_overrides"]), manifest
+    assert "--allow-unsafe-target" in json.loads((d / "fleet.json").read_text())["args"]
