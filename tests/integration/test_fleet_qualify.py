@@ -43,3 +43,37 @@ def test_resume_of_a_fleet_gives_its_drives_the_override_it_was_given(tmp_path):
     manifest = json.loads((Path(rows["foreign"]["run_dir"]) / "manifest.json").read_text())
     assert any("overridden by --allow-unsafe-target" in o for o in manifest["safety_overrides"]), manifest
     assert "--allow-unsafe-target" in json.loads((d / "fleet.json").read_text())["args"]
+
+
+def _four_drives(tmp: Path) -> Path:
+    """Three drives of one model and one of a lower class (entry-sata-compress: about half the
+    4 KiB read IOPS and an eighth of the writes): four drives, one fewer than the outlier rule needs."""
+    f = tmp / "fleet.toml"
+    f.write_text(
+        f'[fleet]\nname = "four"\n[[drive]]\ntarget = "{SIM}&seed={{i}}"\ncount = 3\nname = "ent{{i}}"\n'
+        '[[drive]]\ntarget = "sim:entry-sata-compress?user_gb=0.1"\nname = "entry"\n'
+    )
+    return f
+
+
+def test_a_fleet_too_small_for_the_outlier_rule_does_not_pass_it(tmp_path):
+    """Four drives, one of them twice as slow: the rule judged no figure (it needs five drives), yet
+    each drive's JUnit case `outlier rule` passed ("within the fleet on every figure") and the
+    summary said "outlier drives: none"."""
+    runs = tmp_path / "runs"
+    r = iolab("run", "iops", *QUICK, "--fleet", str(_four_drives(tmp_path)), "--runs-dir", str(runs), timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    d = fleet_dir(r.stdout)
+    doc = json.loads((d / "report.json").read_text())
+    write = next(f for f in doc["figures"] if f["name"] == "RND 4KiB R/W 0/100 IOPS")
+    assert write["values"]["entry"] < 0.5 * write["median"] and not write["judged"]
+    assert doc["summary"]["outlier_rule_applied"] is False
+    assert {tuple(row["outlier_judged"]) for row in doc["drives"]} == {()}
+    cases = _cases(d)
+    for drive in ("ent1", "ent2", "ent3", "entry"):
+        case = cases[(f"fleet.{drive}", "outlier rule")]
+        skipped = case.find("skipped")
+        assert skipped is not None and "5 or more drives" in (skipped.get("message") or ""), ET.tostring(case)
+    said = " ".join(r.stdout.split())
+    assert "outlier drives: none" not in said, said
+    assert "outlier drives: not judged (a figure is judged when 5 or more drives measured it; at most 4 did)" in said

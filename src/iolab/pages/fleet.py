@@ -135,6 +135,7 @@ def document(
     figs = {d.name: d.figures for d in drives}
     out_rows = []
     conditions = {d.name: d.conditions for d in drives}
+    judged = [d for d in dists if d.judged]
     for r in rows:
         c = conditions.get(r["name"]) or Conditions()
         out_rows.append(
@@ -142,6 +143,9 @@ def document(
                 **r,
                 "figures": figs.get(r["name"], {}),
                 "outliers": [f for f, _ in flagged.get(r["name"], [])],
+                # the figures of this drive the rule judged: none (too few drives measured each,
+                # or extremes only) is no pass of the rule, which JUnit and the tables say
+                "outlier_judged": [d.figure for d in judged if r["name"] in d.values],
                 "verdicts": [_verdict(v) for v in verdicts.get(r["name"], [])],
                 "compliant": c.compliant,
                 "noncompliance": list(c.noncompliance),
@@ -181,12 +185,51 @@ def document(
             "complete": sum(r["state"] == "complete" for r in rows),
             "not_complete": [r["name"] for r in rows if r["state"] != "complete"],
             "outlier_drives": sorted(flagged),
+            "outlier_rule_applied": bool(judged),
             "failing_criteria": failing,
         },
         "caveats": caveats(out_rows),
     }
     doc["exit_code"] = exit_code(doc)
     return doc
+
+
+def outliers_text(doc: dict) -> str:
+    """The outlier drives, 'none', or why the rule judged no figure (a fleet of fewer drives than
+    it needs: "none" read as four drives found alike, one of them twice as slow)."""
+    s = doc["summary"]
+    if s["outlier_drives"]:
+        return ", ".join(s["outlier_drives"])
+    if s.get("outlier_rule_applied", True) or not s["complete"]:
+        return "none"
+    return f"not judged ({not_judged_why(doc)})"
+
+
+def not_judged_why(doc: dict) -> str:
+    """Why the outlier rule judged none of the fleet's figures."""
+    least = doc["outlier_rule"]["min_drives"]
+    most = max((f["n"] for f in doc["figures"]), default=0)
+    if most < least:
+        return f"a figure is judged when {least} or more drives measured it; at most {most} did"
+    return "its figures are extremes, shown but not judged"
+
+
+def figure_not_flagged(fig: dict, doc: dict) -> str:
+    """A figure's outliers column when it has none: 'none', or why the rule did not judge it (the
+    pages said "not judged (value)" for a figure too few drives measured)."""
+    if fig["judged"]:
+        return "none"
+    if fig["n"] < doc["outlier_rule"]["min_drives"]:
+        return f"not judged (< {doc['outlier_rule']['min_drives']} drives)"
+    return "not judged (an extreme: one observation a drive)"
+
+
+def outlier_cell(r: dict) -> str:
+    """A drive's outlier column: the figures it strays on, '—' within the fleet on those judged,
+    'not judged' when the rule judged none of its figures."""
+    if r["outliers"]:
+        return ", ".join(r["outliers"])
+    return "—" if r.get("outlier_judged") or r["state"] != "complete" else "not judged"
 
 
 def figure_label(f: dict) -> str:

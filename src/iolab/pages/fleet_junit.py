@@ -59,6 +59,25 @@ def _steady_case(r: dict) -> tuple[str, str]:
     return "", msg
 
 
+def _outlier_case(r: dict, doc: dict) -> tuple[str, str]:
+    """A complete drive's outlier-rule case: a failure on the figures it strays on; skipped when
+    the rule judged none of its figures (fewer drives than the rule needs measured each, or
+    extremes only), which a CI system read as a pass; passed, naming how many figures it was
+    judged on, otherwise."""
+    if r["outliers"]:
+        msg = f"outlier on {', '.join(r['outliers'])}"
+        return f'<failure message={quoteattr(msg)} type="outlier"/>', msg
+    judged = r["outlier_judged"]
+    if not judged:
+        least = doc["outlier_rule"]["min_drives"]
+        msg = (
+            f"not judged: the outlier rule judges a figure only when {least} or more drives measured it, "
+            "and never an extreme (a maximum latency)"
+        )
+        return f"<skipped message={quoteattr(msg)}/>", msg
+    return "", f"within the fleet on the {len(judged)} figure{'s' if len(judged) > 1 else ''} judged"
+
+
 def junit_xml(doc: dict) -> str:
     """One test case per drive and check: its run, the outlier rule, its steady state, each
     spec-sheet criterion. A run that did not complete, an outlier, a steady state required and not
@@ -87,9 +106,10 @@ def junit_xml(doc: dict) -> str:
                 case(name, f"<skipped message={quoteattr('not measured: ' + why)}/>", why)
                 skipped += 1
         if ran:
-            msg = f"outlier on {', '.join(r['outliers'])}" if r["outliers"] else "within the fleet on every figure"
-            case("outlier rule", f'<failure message={quoteattr(msg)} type="outlier"/>' if r["outliers"] else "", msg)
-            failures += bool(r["outliers"])
+            body, msg = _outlier_case(r, doc)
+            case("outlier rule", body, msg)
+            failures += "<failure" in body
+            skipped += "<skipped" in body
             body, msg = _steady_case(r)
             case("steady state", body, msg)
             failures += "<failure" in body

@@ -6,7 +6,14 @@ from __future__ import annotations
 
 from iolab.core.units import given, num
 from iolab.figures.fleet import RESOLUTION
-from iolab.pages.fleet import conditions_text, figure_label, spec_cell
+from iolab.pages.fleet import (
+    conditions_text,
+    figure_label,
+    figure_not_flagged,
+    outlier_cell,
+    outliers_text,
+    spec_cell,
+)
 
 STRIP_WIDTH = 48
 
@@ -46,12 +53,6 @@ def strip(fig: dict, width: int = STRIP_WIDTH) -> str:
     return "".join(cols)
 
 
-def _why_not_judged(fig: dict, doc: dict) -> str:
-    if fig["n"] < doc["outlier_rule"]["min_drives"]:
-        return f"not judged (< {doc['outlier_rule']['min_drives']} drives)"
-    return "not judged (an extreme: one observation a drive)"
-
-
 def render(doc: dict, console) -> None:
     """The terminal view: each figure's distribution with its strip, then each drive's row."""
     from rich.table import Table
@@ -87,7 +88,7 @@ def render(doc: dict, console) -> None:
             _num(fig["min"]),
             _num(fig["max"]),
             strip(fig),
-            outs or ("none" if fig["judged"] else _why_not_judged(fig, doc)),
+            outs or figure_not_flagged(fig, doc),
         )
     console.print(t)
     say(console, doc["outlier_rule"]["text"])
@@ -107,11 +108,11 @@ def render(doc: dict, console) -> None:
         spec = spec_cell(vs)
         state = r["state"] + (f": {r['error']}" if r.get("error") and r["state"] != "complete" else "")
         labels = " ".join(f"{k}={v}" for k, v in r["labels"].items())
-        d.add_row(r["name"], r["where"], labels, state, conditions_text(r), ", ".join(r["outliers"]) or "—", spec)
+        d.add_row(r["name"], r["where"], labels, state, conditions_text(r), outlier_cell(r), spec)
     console.print(d)
     say(
         console,
-        f"outlier drives: {', '.join(s['outlier_drives']) or 'none'}; failing criteria: {s['failing_criteria']}; "
+        f"outlier drives: {outliers_text(doc)}; failing criteria: {s['failing_criteria']}; "
         f"drives not complete: {', '.join(s['not_complete']) or 'none'}",
     )
 
