@@ -77,3 +77,26 @@ def test_a_fleet_too_small_for_the_outlier_rule_does_not_pass_it(tmp_path):
     said = " ".join(r.stdout.split())
     assert "outlier drives: none" not in said, said
     assert "outlier drives: not judged (a figure is judged when 5 or more drives measured it; at most 4 did)" in said
+
+
+def test_each_drive_row_says_which_drive_it_was(tmp_path):
+    """A row named only by the fleet file's name: no model, serial, firmware or capacity in the
+    report, its JSON or its JUnit, though each drive's own run had read them."""
+    runs = tmp_path / "runs"
+    r = iolab("run", "iops", *QUICK, "--fleet", str(_four_drives(tmp_path)), "--runs-dir", str(runs), timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    d = fleet_dir(r.stdout)
+    doc = json.loads((d / "report.json").read_text())
+    rows = {row["name"]: row for row in doc["drives"]}
+    for name, row in rows.items():
+        rec = json.loads((d / "drives" / name / "out.json").read_text())["runs"][0]["target"]
+        assert {k: row[k] for k in ("model", "serial", "firmware", "capacity_bytes")} == {
+            k: rec[k] for k in ("model", "serial", "firmware", "capacity_bytes")
+        }
+    assert rows["entry"]["model"].startswith("sim SSD entry-sata-compress") and rows["ent1"]["capacity_bytes"] > 0
+    table = r.stdout.split("\ndrives", 1)[1]
+    entry_line = next(ln for ln in table.splitlines() if "entry " in ln)
+    assert "sim SSD entry-sata-compress" in entry_line and "sim-0.1.0" in entry_line and "100.00 MB" in entry_line
+    run_case = _cases(d)[("fleet.entry", "run")]
+    out = run_case.findtext("system-out") or ""
+    assert "model sim SSD entry-sata-compress" in out and "firmware sim-0.1.0" in out and "capacity 100.00 MB" in out

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from iolab.core.steady import STEADY_NOT_EVALUATED, STEADY_NOT_REACHED
 from iolab.core.units import given, given_percent
 from iolab.figures.fleet import (
+    DRIVE_FACTS,
     MAD_SIGMA,
     MIN_DRIVES,
     Conditions,
@@ -135,12 +136,14 @@ def document(
     figs = {d.name: d.figures for d in drives}
     out_rows = []
     conditions = {d.name: d.conditions for d in drives}
+    facts = {d.name: d.facts for d in drives}
     judged = [d for d in dists if d.judged]
     for r in rows:
         c = conditions.get(r["name"]) or Conditions()
         out_rows.append(
             {
                 **r,
+                **{k: (facts.get(r["name"]) or {}).get(k) for k in DRIVE_FACTS},
                 "figures": figs.get(r["name"], {}),
                 "outliers": [f for f, _ in flagged.get(r["name"], [])],
                 # the figures of this drive the rule judged: none (too few drives measured each,

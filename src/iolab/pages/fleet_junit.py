@@ -8,6 +8,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from iolab.core.errors import Exit
 from iolab.core.steady import STEADY_NOT_APPLICABLE, STEADY_NOT_EVALUATED, STEADY_NOT_REACHED, STEADY_REACHED
+from iolab.core.units import human_bytes
 
 STEADY_WORDS: dict[str, str] = {
     STEADY_REACHED: "reached",
@@ -15,6 +16,15 @@ STEADY_WORDS: dict[str, str] = {
     STEADY_NOT_EVALUATED: "not evaluated",
     STEADY_NOT_APPLICABLE: "not applicable (the test tracks none)",
 }
+
+
+def facts_text(r: dict) -> str:
+    """A drive's model, serial, firmware and capacity in one line, '—' for each its run did not read."""
+    cap = r.get("capacity_bytes")
+    return (
+        f"model {r.get('model') or '—'}, serial {r.get('serial') or '—'}, firmware {r.get('firmware') or '—'}, "
+        f"capacity {human_bytes(cap) if isinstance(cap, (int, float)) else '—'}"
+    )
 
 
 def _drive_code(code: object) -> int:
@@ -98,6 +108,8 @@ def junit_xml(doc: dict) -> str:
         why = f"{r['name']} ({r['target']} on {r['where']}): {r['state']}" + (
             f": {r['error']}" if r.get("error") else ""
         )
+        if ran:  # which drive it was: a CI job's reader replaces it by its serial
+            why += f"; {facts_text(r)}"
         case("run", "" if ran else f'<failure message={quoteattr(why)} type="run"/>', why)
         failures += not ran
         if not ran:  # every check still has its case: skipped, as the drive was not measured

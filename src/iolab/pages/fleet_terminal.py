@@ -4,7 +4,7 @@ compared, then each drive's row."""
 
 from __future__ import annotations
 
-from iolab.core.units import given, num
+from iolab.core.units import given, human_bytes, num
 from iolab.figures.fleet import RESOLUTION
 from iolab.pages.fleet import (
     conditions_text,
@@ -101,14 +101,18 @@ def render(doc: dict, console) -> None:
     for w in doc.get("warnings", []):
         say(console, f"warning: {w}")
     d = Table(title="drives", title_justify="left")
-    for h in ("drive", "where", "labels", "state", "steady state, conditions", "outlier on", "spec sheet"):
-        d.add_column(h)
+    heads = ("drive", "model", "serial", "firmware", "capacity", "where", "labels", "state")
+    for h in (*heads, "steady state, conditions", "outlier on", "spec sheet"):
+        d.add_column(h, justify="right" if h == "capacity" else "left")
     for r in doc["drives"]:
         vs = r["verdicts"]
         spec = spec_cell(vs)
         state = r["state"] + (f": {r['error']}" if r.get("error") and r["state"] != "complete" else "")
         labels = " ".join(f"{k}={v}" for k, v in r["labels"].items())
-        d.add_row(r["name"], r["where"], labels, state, conditions_text(r), outlier_cell(r), spec)
+        cap = r.get("capacity_bytes")
+        facts = [r.get(k) or "—" for k in ("model", "serial", "firmware")]
+        size = human_bytes(cap) if isinstance(cap, (int, float)) else "—"
+        d.add_row(r["name"], *facts, size, r["where"], labels, state, conditions_text(r), outlier_cell(r), spec)
     console.print(d)
     say(
         console,

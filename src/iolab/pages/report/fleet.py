@@ -103,6 +103,7 @@ def _drives_table(doc: dict[str, Any]) -> Table:
         rows.append(
             (
                 r["name"],
+                " · ".join(str(r.get(k) or "—") for k in ("model", "serial", "firmware")),
                 ", ".join(f"{k}={v}" for k, v in (r.get("labels") or {}).items()),
                 r["state"] + (f": {_short(r['error'])}" if r.get("error") else ""),
                 conditions_text(r),
@@ -112,7 +113,15 @@ def _drives_table(doc: dict[str, Any]) -> Table:
         )
     return Table(
         "Drives",
-        ("drive", "labels", "state", "steady state, conditions", "outlier on", "spec criteria failed"),
+        (
+            "drive",
+            "model · serial · firmware",
+            "labels",
+            "state",
+            "steady state, conditions",
+            "outlier on",
+            "spec criteria failed",
+        ),
         tuple(rows),
         "conditions: each drive's own run (compliance, steady state, audit); errors in full in report.json",
     )
