@@ -100,3 +100,34 @@ def test_each_drive_row_says_which_drive_it_was(tmp_path):
     run_case = _cases(d)[("fleet.entry", "run")]
     out = run_case.findtext("system-out") or ""
     assert "model sim SSD entry-sata-compress" in out and "firmware sim-0.1.0" in out and "capacity 100.00 MB" in out
+
+
+SHEET = (
+    '[sheet]\nmodel = "Example 400 GB SAS"\n'
+    '[[criterion]]\nfigure = "RND 4KiB R/W 0/100 IOPS"\nmin = 20\nunit = "kIOPS"\nname = "4K random write"\n'
+    '[[criterion]]\nfigure = "RND 4KiB R/W 100/0 IOPS"\nmin = 60\nunit = "kIOPS"\nname = "4K random read"\n'
+)
+
+
+def test_the_spec_sheets_bounds_stand_beside_the_figures(tmp_path):
+    """A quick fleet against a sheet: each verdict said "not judged: quick run (... = 4.795 kIOPS)"
+    without the bound it is held to, and the key figures gave no bound beside the distribution, so
+    the drive that would miss the sheet (entry: 4.8 kIOPS against ≥ 20) read like the others."""
+    (tmp_path / "sheet.toml").write_text(SHEET)
+    f = _four_drives(tmp_path)
+    f.write_text(f.read_text().replace('name = "four"\n', 'name = "four"\nspec_sheet = "sheet.toml"\n'))
+    runs = tmp_path / "runs"
+    r = iolab("run", "iops", *QUICK, "--fleet", str(f), "--runs-dir", str(runs), timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    d = fleet_dir(r.stdout)
+    doc = json.loads((d / "report.json").read_text())
+    entry = next(row for row in doc["drives"] if row["name"] == "entry")
+    write = next(v for v in entry["verdicts"] if v["criterion"] == "4K random write")
+    assert write["verdict"] == "not-judged" and write["why"].endswith("kIOPS; needs ≥ 20 kIOPS)"), write
+    assert write["bounds"] == "≥ 20 kIOPS" and doc["spec_sheet"]["criteria"][1]["bounds"] == "≥ 60 kIOPS"
+    skipped = _cases(d)[("fleet.entry", "criterion: 4K random write")].find("skipped")
+    assert skipped is not None and "needs ≥ 20 kIOPS" in (skipped.get("message") or "")
+    figures = r.stdout.split("key figures over the fleet", 1)[1].split("\ndrives", 1)[0]
+    line = next(ln for ln in figures.splitlines() if "RND 4KiB R/W 0/100 IOPS" in ln)
+    assert "4K random write ≥ 20 kIOPS" in line, figures
+    assert "spec sheet" in figures.splitlines()[2], figures  # the column's head

@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from iolab.core.steady import STEADY_NOT_EVALUATED, STEADY_NOT_REACHED
-from iolab.core.units import given, given_percent
+from iolab.core.units import given, given_percent, num
 from iolab.figures.fleet import (
     DRIVE_FACTS,
     MAD_SIGMA,
@@ -97,13 +97,30 @@ def spec_cell(vs: Sequence[dict]) -> str:
     or measured but not as the drive's, never reads as a pass)."""
     if not vs:
         return "—"
-    fails = [v["criterion"] for v in vs if v["verdict"] == "fail"]
+    fails = [_failed(v) for v in vs if v["verdict"] == "fail"]
     others = [(k, sum(v["verdict"] == k for v in vs)) for k in ("not-measured", "not-judged")]
     rest = ", ".join(f"{n} {k.replace('-', ' ')}" for k, n in others if n)
     passed = sum(v["verdict"] == "pass" for v in vs)
     if fails:
         return "FAIL: " + ", ".join(fails) + (f"; {rest}" if rest else "")
     return f"{passed} pass, {rest}" if rest else f"pass ({passed}/{len(vs)})"
+
+
+def _failed(v: dict) -> str:
+    """A failed criterion with the drive's value and the bound it missed: 'write latency 212.4 us
+    (needs ≤ 150 us)' (the criterion's name alone left the reader to find both)."""
+    if v.get("value") is None:
+        return v["criterion"]
+    unit = f" {v['unit']}" if v.get("unit") else ""
+    needs = f" (needs {v['bounds']})" if v.get("bounds") else ""
+    return f"{v['criterion']} {num(v['value'])}{unit}{needs}"
+
+
+def sheet_bounds(doc: dict, figure: str) -> str:
+    """The spec sheet's bounds on one key figure ('4K random write ≥ 35 kIOPS'), '—' for none."""
+    cs = ((doc.get("spec_sheet") or {}).get("criteria")) or []
+    said = [f"{c['name']} {c['bounds']}" if c["name"] != figure else c["bounds"] for c in cs if c["figure"] == figure]
+    return "; ".join(b for b in said if b.strip()) or "—"
 
 
 def _verdict(v: Verdict) -> dict:
@@ -113,6 +130,7 @@ def _verdict(v: Verdict) -> dict:
         "verdict": v.verdict,
         "value": v.value,
         "unit": v.unit or None,  # the unit `value` is in (the criterion's, else its figure's)
+        "bounds": v.criterion.bounds_text(),
         "why": v.why,
     }
 
@@ -174,7 +192,15 @@ def document(
             "path": str(sheet.path),
             "model": sheet.model,
             "criteria": [
-                {"name": c.name, "figure": c.figure, "min": c.min, "max": c.max, "unit": c.unit, "claim": c.claim}
+                {
+                    "name": c.name,
+                    "figure": c.figure,
+                    "min": c.min,
+                    "max": c.max,
+                    "unit": c.unit,
+                    "claim": c.claim,
+                    "bounds": c.bounds_text(),
+                }
                 for c in sheet.criteria
             ],
         },

@@ -12,6 +12,7 @@ from iolab.pages.fleet import (
     figure_not_flagged,
     outlier_cell,
     outliers_text,
+    sheet_bounds,
     spec_cell,
 )
 
@@ -73,6 +74,7 @@ def render(doc: dict, console) -> None:
         "max",
         "drives from min to max (× an outlier; the bar: the median)",
         "outliers",
+        *(("spec sheet",) if doc.get("spec_sheet") else ()),
     ):
         t.add_column(h, justify="right" if h in ("n", "median", "spread", "min", "max") else "left")
     for fig in doc["figures"]:
@@ -89,6 +91,7 @@ def render(doc: dict, console) -> None:
             _num(fig["max"]),
             strip(fig),
             outs or figure_not_flagged(fig, doc),
+            *((sheet_bounds(doc, fig["name"]),) if doc.get("spec_sheet") else ()),
         )
     console.print(t)
     say(console, doc["outlier_rule"]["text"])
