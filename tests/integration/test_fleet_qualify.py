@@ -131,3 +131,37 @@ def test_the_spec_sheets_bounds_stand_beside_the_figures(tmp_path):
     line = next(ln for ln in figures.splitlines() if "RND 4KiB R/W 0/100 IOPS" in ln)
     assert "4K random write ≥ 20 kIOPS" in line, figures
     assert "spec sheet" in figures.splitlines()[2], figures  # the column's head
+
+
+def test_each_drive_has_its_own_verdict_and_the_failed_criteria_are_named(tmp_path):
+    """Full (not quick) latency runs reach steady state, so the sheet judges them: the slower drive
+    fails its write latency. There was no verdict per drive (one line per check, and a JUnit case
+    each), and the summary said "failing criteria: 2" for one criterion failed on two drives."""
+    (tmp_path / "sheet.toml").write_text(
+        '[[criterion]]\nfigure = "ART RND 4KiB R/W 0/100"\nmax = 150\nunit = "us"\nname = "write latency"\n'
+        '[[criterion]]\nfigure = "DWPD"\nmin = 3\n'  # the latency test does not measure endurance
+    )
+    f = tmp_path / "fleet.toml"
+    f.write_text(
+        f'[fleet]\nname = "v"\nspec_sheet = "sheet.toml"\n[[drive]]\ntarget = "{SIM}"\nname = "ent"\n'
+        '[[drive]]\ntarget = "sim:entry-sata-compress?user_gb=0.1&seed={i}"\ncount = 2\nname = "entry{i}"\n'
+    )
+    runs = tmp_path / "runs"
+    r = iolab("run", "latency", "--no-report", "--fleet", str(f), "--runs-dir", str(runs), timeout=600)
+    assert r.returncode == 7, r.stdout + r.stderr
+    doc = json.loads((fleet_dir(r.stdout) / "report.json").read_text())
+    rows = {row["name"]: row for row in doc["drives"]}
+    assert {row["steady_state"] for row in rows.values()} == {"reached"}
+    assert rows["entry1"]["verdict"] == "failed" and rows["entry2"]["verdict"] == "failed"
+    assert any(w.startswith("fails write latency ") and "(needs ≤ 150 us)" in w for w in rows["entry1"]["verdict_why"])
+    # the fast drive passed what was judged, but DWPD was never measured and three drives are too
+    # few for the outlier rule: not a pass
+    assert rows["ent"]["verdict"] == "not-judged", rows["ent"]
+    assert rows["ent"]["verdict_why"] == ["outlier rule: no figure judged", "DWPD: not measured"]
+    s = doc["summary"]
+    assert (s["passed_drives"], s["failed_drives"], s["not_judged_drives"]) == ([], ["entry1", "entry2"], ["ent"])
+    said = " ".join(r.stdout.split())
+    assert "drives: 0 passed, 2 FAILED (entry1, entry2), 1 not judged (ent)" in said, said
+    assert "criteria failed: write latency (2 drives)" in said and "failing criteria: 2" not in said
+    entry_line = next(ln for ln in r.stdout.split("\ndrives", 1)[1].splitlines() if "entry1 " in ln)
+    assert " FAIL " in entry_line and "FAIL: write latency " in entry_line and "(needs ≤ 150 us)" in entry_line

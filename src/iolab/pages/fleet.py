@@ -9,6 +9,7 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 
+from iolab.core.errors import Exit
 from iolab.core.steady import STEADY_NOT_EVALUATED, STEADY_NOT_REACHED
 from iolab.core.units import given, given_percent, num
 from iolab.figures.fleet import (
@@ -174,6 +175,8 @@ def document(
                 "audit_failed": list(c.audit_failed),
             }
         )
+    for row in out_rows:
+        row["verdict"], row["verdict_why"] = drive_verdict(row)
     failing = sum(v.verdict == "fail" for vs in verdicts.values() for v in vs)
     doc = {
         "schema": REPORT_SCHEMA,
@@ -215,7 +218,8 @@ def document(
             "not_complete": [r["name"] for r in rows if r["state"] != "complete"],
             "outlier_drives": sorted(flagged),
             "outlier_rule_applied": bool(judged),
-            "failing_criteria": failing,
+            "failing_criteria": failing,  # failed verdicts: drives × criteria
+            **{f"{v.replace('-', '_')}_drives": [r["name"] for r in out_rows if r["verdict"] == v] for v in VERDICTS},
         },
         "caveats": caveats(out_rows),
     }
@@ -259,6 +263,48 @@ def outlier_cell(r: dict) -> str:
     if r["outliers"]:
         return ", ".join(r["outliers"])
     return "—" if r.get("outlier_judged") or r["state"] != "complete" else "not judged"
+
+
+VERDICTS = ("passed", "failed", "not-judged")
+
+
+def drive_verdict(r: dict) -> tuple[str, list[str]]:
+    """A drive's own verdict and why: failed (its run did not complete, it is an outlier, it fails
+    a criterion, or its run was required to reach steady state and did not), else not-judged
+    while any check was not made on its own figures (the outlier rule judged none of them, a
+    criterion not measured, or measured but not as the drive's: a quick run), else passed. Each
+    check had its own line, and no line said which drives qualified."""
+    if r["state"] in ("running", "pending"):
+        return "pending", [f"its run is {r['state']}"]
+    if r["state"] != "complete":
+        return "failed", [f"its run is {r['state']}"]
+    failed = [f"outlier on {f}" for f in r["outliers"]]
+    failed += [f"fails {_failed(v)}" for v in r["verdicts"] if v["verdict"] == "fail"]
+    if r.get("exit_code") == Exit.NOT_STEADY:
+        failed.append("steady state not reached (--require-steady)")
+    if failed:
+        return "failed", failed
+    open_ = [] if r["outlier_judged"] else ["outlier rule: no figure judged"]
+    open_ += [f"{v['criterion']}: {v['verdict'].replace('-', ' ')}" for v in r["verdicts"] if v["verdict"] != "pass"]
+    return ("not-judged", open_) if open_ else ("passed", [])
+
+
+def verdicts_text(doc: dict) -> str:
+    """'5 passed, 1 FAILED (entry), 0 not judged': the drives by their own verdict."""
+    s = doc["summary"]
+    parts = []
+    for v in VERDICTS:
+        names = s[f"{v.replace('-', '_')}_drives"]
+        word = "FAILED" if v == "failed" and names else v.replace("-", " ")
+        parts.append(f"{len(names)} {word}" + (f" ({_names(names)})" if names and v != "passed" else ""))
+    return ", ".join(parts)
+
+
+def failed_text(doc: dict) -> str:
+    """The criteria failed and on how many drives ('write latency (2 drives)'), or 'none': the
+    count of failed verdicts alone read as a count of criteria."""
+    seen = Counter(v["criterion"] for r in doc["drives"] for v in r["verdicts"] if v["verdict"] == "fail")
+    return ", ".join(f"{c} ({n} drive{'s' if n > 1 else ''})" for c, n in seen.items()) or "none"
 
 
 def figure_label(f: dict) -> str:

@@ -8,12 +8,14 @@ from iolab.core.units import given, human_bytes, num
 from iolab.figures.fleet import RESOLUTION
 from iolab.pages.fleet import (
     conditions_text,
+    failed_text,
     figure_label,
     figure_not_flagged,
     outlier_cell,
     outliers_text,
     sheet_bounds,
     spec_cell,
+    verdicts_text,
 )
 
 STRIP_WIDTH = 48
@@ -104,7 +106,7 @@ def render(doc: dict, console) -> None:
     for w in doc.get("warnings", []):
         say(console, f"warning: {w}")
     d = Table(title="drives", title_justify="left")
-    heads = ("drive", "model", "serial", "firmware", "capacity", "where", "labels", "state")
+    heads = ("drive", "verdict", "model", "serial", "firmware", "capacity", "where", "labels", "state")
     for h in (*heads, "steady state, conditions", "outlier on", "spec sheet"):
         d.add_column(h, justify="right" if h == "capacity" else "left")
     for r in doc["drives"]:
@@ -115,11 +117,14 @@ def render(doc: dict, console) -> None:
         cap = r.get("capacity_bytes")
         facts = [r.get(k) or "—" for k in ("model", "serial", "firmware")]
         size = human_bytes(cap) if isinstance(cap, (int, float)) else "—"
-        d.add_row(r["name"], *facts, size, r["where"], labels, state, conditions_text(r), outlier_cell(r), spec)
+        verdict = {"failed": "FAIL", "passed": "pass"}.get(r["verdict"], r["verdict"].replace("-", " "))
+        d.add_row(
+            r["name"], verdict, *facts, size, r["where"], labels, state, conditions_text(r), outlier_cell(r), spec
+        )
     console.print(d)
     say(
         console,
-        f"outlier drives: {outliers_text(doc)}; failing criteria: {s['failing_criteria']}; "
+        f"drives: {verdicts_text(doc)}; outlier drives: {outliers_text(doc)}; criteria failed: {failed_text(doc)}; "
         f"drives not complete: {', '.join(s['not_complete']) or 'none'}",
     )
 

@@ -9,7 +9,15 @@ from __future__ import annotations
 from typing import Any
 
 from iolab.core.units import given, num
-from iolab.pages.fleet import conditions_text, figure_label, figure_not_flagged, outlier_cell, outliers_text
+from iolab.pages.fleet import (
+    conditions_text,
+    failed_text,
+    figure_label,
+    figure_not_flagged,
+    outlier_cell,
+    outliers_text,
+    verdicts_text,
+)
 from iolab.pages.report import vfigure
 from iolab.pages.report.header import fit_banners, fit_column
 from iolab.pages.report.model import CONTENT_MM, CONTENT_WIDTH_MM, Document, Figure, Page, Table, Text, block_height
@@ -103,6 +111,7 @@ def _drives_table(doc: dict[str, Any]) -> Table:
         rows.append(
             (
                 r["name"],
+                r["verdict"].replace("-", " "),
                 " · ".join(str(r.get(k) or "—") for k in ("model", "serial", "firmware")),
                 ", ".join(f"{k}={v}" for k, v in (r.get("labels") or {}).items()),
                 r["state"] + (f": {_short(r['error'])}" if r.get("error") else ""),
@@ -115,6 +124,7 @@ def _drives_table(doc: dict[str, Any]) -> Table:
         "Drives",
         (
             "drive",
+            "verdict",
             "model · serial · firmware",
             "labels",
             "state",
@@ -180,7 +190,7 @@ def _intro(doc: dict[str, Any]) -> Text:
         (
             f"Fleet {f['name']}: {f['test']} on {s['drives']} drives, {s['complete']} complete"
             + (f" (not complete: {', '.join(s['not_complete'])})" if s["not_complete"] else "")
-            + f". Outliers: {outliers_text(doc)}; failing spec criteria: {s['failing_criteria']}.",
+            + f". Drives: {verdicts_text(doc)}. Outliers: {outliers_text(doc)}; spec criteria failed: {failed_text(doc)}.",
             f"Each drive ran: iolab {_args(doc)}.",
             *doc.get("caveats", []),
             *(f"Warning: {w}" for w in doc.get("warnings", [])[:3]),
