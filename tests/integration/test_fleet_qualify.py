@@ -6,10 +6,12 @@ drives apart, and the re-run of the drives that failed."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from .conftest import iolab
+from .conftest import IOLAB, iolab
 from .test_fleet import fleet_dir
 
 QUICK = ("--quick", "--cell-time", "100ms", "--max-rounds", "1", "--no-report")
@@ -165,3 +167,31 @@ def test_each_drive_has_its_own_verdict_and_the_failed_criteria_are_named(tmp_pa
     assert "criteria failed: write latency (2 drives)" in said and "failing criteria: 2" not in said
     entry_line = next(ln for ln in r.stdout.split("\ndrives", 1)[1].splitlines() if "entry1 " in ln)
     assert " FAIL " in entry_line and "FAIL: write latency " in entry_line and "(needs ≤ 150 us)" in entry_line
+
+
+def _iolab_in(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, COLUMNS="200")
+    return subprocess.run([*IOLAB, *args], capture_output=True, text=True, timeout=600, cwd=cwd, env=env)
+
+
+def test_a_fleet_resumed_from_another_directory_runs_its_own_file_drive(tmp_path):
+    """A fleet file naming its file drive by a relative path, resumed from another directory: the
+    refused drive was run on a new file of that name there, and reported complete as the fleet's."""
+    here, elsewhere, runs = tmp_path / "lab", tmp_path / "elsewhere", tmp_path / "runs"
+    here.mkdir()
+    elsewhere.mkdir()
+    (here / "d.img").write_bytes(b"\x5a" * (16 << 20))  # not iolab's: refused until overridden
+    (here / "fleet.toml").write_text(
+        f'[fleet]\nname = "rel"\n[[drive]]\ntarget = "{SIM}"\nname = "sim"\n'
+        '[[drive]]\ntarget = "file:d.img?size=16MiB"\nname = "d"\n'
+    )
+    args = ("run", "latency", *QUICK, "--purge", "none", "--fleet", "fleet.toml", "--runs-dir", str(runs))
+    r = _iolab_in(here, *args)
+    assert r.returncode == 3, r.stdout + r.stderr
+    d = fleet_dir(r.stdout)
+    again = _iolab_in(elsewhere, "resume", str(d), "--allow-unsafe-target", "--runs-dir", str(runs), "--json")
+    assert again.returncode == 0, again.stdout + again.stderr
+    row = next(x for x in json.loads(again.stdout)["fleet_report"]["drives"] if x["name"] == "d")
+    assert row["target"] == f"file:{here / 'd.img'}?size=16MiB", row["target"]
+    run_target = json.loads((Path(row["run_dir"]) / "manifest.json").read_text())["target"]["path"]
+    assert run_target == str(here / "d.img") and not (elsewhere / "d.img").exists(), run_target

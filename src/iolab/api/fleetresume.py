@@ -80,7 +80,7 @@ def resume(
             read_outcome(m, state.dir / "drives" / m.name / "out.json", None)
             if m.state not in ("complete", "interrupted"):
                 m.state = "interrupted"  # killed before it said anything: start it again
-    fleet = load_fleet(state.dir / "fleet.toml")
+    fleet = load_fleet(state.dir / "fleet.toml", Path(state.cwd) if state.cwd else None)
     state.args = with_options(state.args, extra or [])
     state.pid, state.state, state.ended, state.stopped_by = os.getpid(), "running", None, None
     state.save()
