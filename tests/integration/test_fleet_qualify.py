@@ -195,3 +195,29 @@ def test_a_fleet_resumed_from_another_directory_runs_its_own_file_drive(tmp_path
     assert row["target"] == f"file:{here / 'd.img'}?size=16MiB", row["target"]
     run_target = json.loads((Path(row["run_dir"]) / "manifest.json").read_text())["target"]["path"]
     assert run_target == str(here / "d.img") and not (elsewhere / "d.img").exists(), run_target
+
+
+def test_junit_class_names_hold_no_dots_of_a_drive_or_group_name(tmp_path):
+    """A CI system reads a JUnit class name's dots as packages: a file drive's default name
+    (`..._d.img`), a drive named `ent.1` and firmware `1.0.2` made `fleet.ent.1` class `1` of
+    package `fleet.ent`, and `fleet.group.1.1.0` class `0`."""
+    f = tmp_path / "fleet.toml"
+    f.write_text(
+        '[fleet]\nname = "dots"\ngroup_by = "firmware"\n'
+        f'[[drive]]\ntarget = "{SIM}&seed={{i}}"\ncount = 2\nname = "ent.{{i}}"\nlabels = {{ firmware = "1.0.2" }}\n'
+        f'[[drive]]\ntarget = "{SIM}&seed=1{{i}}"\ncount = 2\nname = "ent_{{i}}"\nlabels = {{ firmware = "1.1.0" }}\n'
+        f'[[drive]]\ntarget = "file:{tmp_path}/d.img?size=16MiB"\nlabels = {{ firmware = "1.1.0" }}\n'
+    )
+    runs = tmp_path / "runs"
+    r = iolab("run", "latency", *QUICK, "--purge", "none", "--fleet", str(f), "--runs-dir", str(runs), timeout=600)
+    assert r.returncode in (0, 7), r.stdout + r.stderr
+    d = fleet_dir(r.stdout)
+    names = [row["name"] for row in json.loads((d / "report.json").read_text())["drives"]]
+    assert "ent.1" in names and any(n.endswith("d.img_size_16MiB") for n in names), names
+    classes = {c for c, _ in _cases(d)}
+    drives = {c for c in classes if not c.startswith("fleet.group.")}
+    assert all(c.count(".") == 1 for c in drives), sorted(classes)
+    assert {"fleet.ent_1", "fleet.ent_1_2", "fleet.ent_2", "fleet.ent_2_2"} <= drives, sorted(drives)
+    assert {c for c in classes if c.startswith("fleet.group.")} == {"fleet.group.1_1_0"}, sorted(classes)
+    out = {c: e.findtext("system-out") for (c, n), e in _cases(d).items() if n == "run"}
+    assert out["fleet.ent_1"].startswith("ent.1 (") and out["fleet.ent_1_2"].startswith("ent_1 (")

@@ -88,6 +88,24 @@ def _outlier_case(r: dict, doc: dict) -> tuple[str, str]:
     return "", f"within the fleet on the {len(judged)} figure{'s' if len(judged) > 1 else ''} judged"
 
 
+def class_names(names: list[str]) -> dict[str, str]:
+    """Each name as one part of a JUnit class name: a CI system reads a class name's dots as its
+    package path (Jenkins shows `fleet.f1.img` as class `img` of package `fleet.f1`, and a host's
+    drive `10.0.0.2_d1.img` under four packages), so its dots become '_' (a name that then meets
+    another's gets '_2', '_3', ... in fleet order; each case's output names the drive as given)."""
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    for name in names:
+        base = cls = name.replace(".", "_")
+        n = 1
+        while cls in taken:
+            n += 1
+            cls = f"{base}_{n}"
+        out[name] = cls
+        taken.add(cls)
+    return out
+
+
 def junit_xml(doc: dict) -> str:
     """One test case per drive and check: its run, the outlier rule, its steady state, each
     spec-sheet criterion. A run that did not complete, an outlier, a steady state required and not
@@ -95,8 +113,9 @@ def junit_xml(doc: dict) -> str:
     but not as the drive's (not judged: a quick run, no steady state), and a steady state not
     reached but not required, are skipped."""
     cases, failures, skipped = [], 0, 0
+    classes = class_names([r["name"] for r in doc["drives"]])
     for r in doc["drives"]:
-        cls = quoteattr(f"fleet.{r['name']}")
+        cls = quoteattr(f"fleet.{classes[r['name']]}")
 
         def case(name: str, body: str, out: str, cls: str = cls) -> None:
             cases.append(
@@ -134,7 +153,7 @@ def junit_xml(doc: dict) -> str:
                 body, skipped = f"<skipped message={quoteattr(v['why'])}/>", skipped + 1
             case(f"criterion: {v['criterion']}", body, v["why"])
     for c in (doc.get("groups") or {}).get("comparisons", []):
-        cls = quoteattr(f"fleet.group.{c['group']}")
+        cls = quoteattr(f"fleet.group.{class_names([c['group']])[c['group']]}")
         for f in c["figures"]:
             msg = f"{f['name']}: {f['verdict']} vs group {c['baseline']} ({f['method']})"
             body = f'<failure message={quoteattr(msg)} type="group"/>' if f["name"] in c["regressions"] else ""
