@@ -133,6 +133,10 @@ def test_the_spec_sheets_bounds_stand_beside_the_figures(tmp_path):
     line = next(ln for ln in figures.splitlines() if "RND 4KiB R/W 0/100 IOPS" in ln)
     assert "4K random write ≥ 20 kIOPS" in line, figures
     assert "spec sheet" in figures.splitlines()[2], figures  # the column's head
+    # nothing failed on a quick run, but nothing passed either: its figures are not the drive's
+    ent = next(row for row in doc["drives"] if row["name"] == "ent1")
+    assert ent["verdict"] == "not-judged" and ent["verdict_why"][0].startswith("non-compliant run (quick profile")
+    assert "steady state not evaluated" in ent["verdict_why"] and doc["summary"]["passed_drives"] == []
 
 
 def test_each_drive_has_its_own_verdict_and_the_failed_criteria_are_named(tmp_path):

@@ -271,9 +271,10 @@ VERDICTS = ("passed", "failed", "not-judged")
 def drive_verdict(r: dict) -> tuple[str, list[str]]:
     """A drive's own verdict and why: failed (its run did not complete, it is an outlier, it fails
     a criterion, or its run was required to reach steady state and did not), else not-judged
-    while any check was not made on its own figures (the outlier rule judged none of them, a
-    criterion not measured, or measured but not as the drive's: a quick run), else passed. Each
-    check had its own line, and no line said which drives qualified."""
+    while its figures are not the drive's (a non-compliant run such as a quick one, a steady state
+    not reached or not evaluated, a failed audit) or a check was not made on them (the outlier rule
+    judged none, a criterion not measured or not judged), else passed. Each check had its own
+    line, and no line said which drives qualified."""
     if r["state"] in ("running", "pending"):
         return "pending", [f"its run is {r['state']}"]
     if r["state"] != "complete":
@@ -284,7 +285,15 @@ def drive_verdict(r: dict) -> tuple[str, list[str]]:
         failed.append("steady state not reached (--require-steady)")
     if failed:
         return "failed", failed
-    open_ = [] if r["outlier_judged"] else ["outlier rule: no figure judged"]
+    # figures not the drive's (a scaled-down run, no steady state, a failed audit) pass nothing,
+    # as the spec sheet does not judge them: "5 passed" of a quick fleet read as qualified
+    open_ = (
+        [f"non-compliant run ({'; '.join(r['noncompliance']) or 'see its run'})"] if r.get("compliant") is False else []
+    )
+    if r.get("steady_state") in (STEADY_NOT_REACHED, STEADY_NOT_EVALUATED):
+        open_.append(f"steady state {STEADY_WORDS[r['steady_state']]}")
+    open_ += [f"audit failed ({', '.join(r['audit_failed'])})"] if r.get("audit_failed") else []
+    open_ += [] if r["outlier_judged"] else ["outlier rule: no figure judged"]
     open_ += [f"{v['criterion']}: {v['verdict'].replace('-', ' ')}" for v in r["verdicts"] if v["verdict"] != "pass"]
     return ("not-judged", open_) if open_ else ("passed", [])
 
