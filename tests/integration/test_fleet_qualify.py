@@ -228,3 +228,26 @@ def test_junit_class_names_hold_no_dots_of_a_drive_or_group_name(tmp_path):
     assert {c for c in classes if c.startswith("fleet.group.")} == {"fleet.group.1_1_0"}, sorted(classes)
     out = {c: e.findtext("system-out") for (c, n), e in _cases(d).items() if n == "run"}
     assert out["fleet.ent_1"].startswith("ent.1 (") and out["fleet.ent_1_2"].startswith("ent_1 (")
+
+
+def test_a_fleet_resumed_with_a_relative_runs_dir_is_read_from_any_directory(tmp_path):
+    """`iolab resume FLEET --runs-dir runs`: the refused drive, started again, was recorded by the
+    relative path its run printed, and `iolab fleet` from another directory called it unreadable
+    (exit 2), as `run --fleet` did before its own fix."""
+    lab, elsewhere = tmp_path / "lab", tmp_path / "elsewhere"
+    lab.mkdir()
+    elsewhere.mkdir()
+    (lab / "d.img").write_bytes(b"\x5a" * (16 << 20))
+    (lab / "fleet.toml").write_text(
+        f'[fleet]\nname = "relres"\n[[drive]]\ntarget = "{SIM}"\nname = "sim"\n'
+        f'[[drive]]\ntarget = "file:{lab / "d.img"}"\nname = "d"\n'
+    )
+    r = _iolab_in(lab, "run", "latency", *QUICK, "--purge", "none", "--fleet", "fleet.toml", "--runs-dir", "runs")
+    assert r.returncode == 3, r.stdout + r.stderr
+    d = lab / fleet_dir(r.stdout)
+    again = _iolab_in(lab, "resume", str(d), "--allow-unsafe-target", "--runs-dir", "runs")
+    assert again.returncode == 0, again.stdout + again.stderr
+    rows = json.loads((d / "fleet.json").read_text())["members"]
+    assert all(Path(m["run_dir"]).is_absolute() for m in rows), rows
+    later = _iolab_in(elsewhere, "fleet", str(d))
+    assert later.returncode == 0 and "unreadable" not in later.stdout, later.stdout + later.stderr

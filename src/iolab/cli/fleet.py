@@ -124,7 +124,9 @@ def resume(
     if json_out:
         console = Console(stderr=True)
     with stop_on_signals():
-        state = go_on(fleet_dir, runs_dir or runs_root(), _event(console), extra)
+        # absolute, as `run --fleet` makes it: a drive started again named its run by the relative
+        # path it printed, which `iolab fleet` from another directory called unreadable
+        state = go_on(fleet_dir, (runs_dir or runs_root()).resolve(), _event(console), extra)
     return _report(state, None, (None, None), console, json_out, envelope="resume")
 
 
