@@ -9,15 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from iolab.core.units import given, num
-from iolab.pages.fleet import (
-    conditions_text,
-    failed_text,
-    figure_label,
-    figure_not_flagged,
-    outlier_cell,
-    outliers_text,
-    verdicts_text,
-)
+from iolab.pages import fleet as fleet_doc
+from iolab.pages.fleet import conditions_text, figure_label
 from iolab.pages.report import vfigure
 from iolab.pages.report.header import fit_banners, fit_column
 from iolab.pages.report.model import CONTENT_MM, CONTENT_WIDTH_MM, Document, Figure, Page, Table, Text, block_height
@@ -92,7 +85,7 @@ def _figures_table(doc: dict[str, Any]) -> Table:
             _num(f["median"]),
             "—" if f["spread_pct"] is None else f"±{f['spread_pct']:.2f} %",
             f"{_num(f['min'])} – {_num(f['max'])}",
-            ", ".join(o["drive"] for o in f["outliers"]) or figure_not_flagged(f, doc),
+            ", ".join(o["drive"] for o in f["outliers"]) or fleet_doc.figure_not_flagged(f, doc),
         )
         for f in doc["figures"]
     )
@@ -116,7 +109,7 @@ def _drives_table(doc: dict[str, Any]) -> Table:
                 ", ".join(f"{k}={v}" for k, v in (r.get("labels") or {}).items()),
                 r["state"] + (f": {_short(r['error'])}" if r.get("error") else ""),
                 conditions_text(r),
-                outlier_cell(r),
+                fleet_doc.outlier_cell(r),
                 ", ".join(failed) or ("—" if r["verdicts"] else "no spec sheet"),
             )
         )
@@ -190,7 +183,7 @@ def _intro(doc: dict[str, Any]) -> Text:
         (
             f"Fleet {f['name']}: {f['test']} on {s['drives']} drives, {s['complete']} complete"
             + (f" (not complete: {', '.join(s['not_complete'])})" if s["not_complete"] else "")
-            + f". Drives: {verdicts_text(doc)}. Outliers: {outliers_text(doc)}; spec criteria failed: {failed_text(doc)}.",
+            + f". Drives: {fleet_doc.verdicts_text(doc)}. Outliers: {fleet_doc.outliers_text(doc)}; spec criteria failed: {fleet_doc.failed_text(doc)}.",
             f"Each drive ran: iolab {_args(doc)}.",
             *doc.get("caveats", []),
             *(f"Warning: {w}" for w in doc.get("warnings", [])[:3]),
