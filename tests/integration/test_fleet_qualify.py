@@ -166,6 +166,7 @@ def test_each_drive_has_its_own_verdict_and_the_failed_criteria_are_named(tmp_pa
     assert rows["ent"]["verdict_why"] == ["outlier rule: no figure judged", "DWPD: not measured"]
     s = doc["summary"]
     assert (s["passed_drives"], s["failed_drives"], s["not_judged_drives"]) == ([], ["entry1", "entry2"], ["ent"])
+    assert s["failed_criteria"] == {"write latency": ["entry1", "entry2"]} and s["failing_criteria"] == 2
     said = " ".join(r.stdout.split())
     assert "drives: 0 passed, 2 FAILED (entry1, entry2), 1 not judged (ent)" in said, said
     assert "criteria failed: write latency (2 drives)" in said and "failing criteria: 2" not in said

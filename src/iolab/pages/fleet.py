@@ -219,6 +219,8 @@ def document(
             "outlier_drives": sorted(flagged),
             "outlier_rule_applied": bool(judged),
             "failing_criteria": failing,  # failed verdicts: drives × criteria
+            # each criterion failed and its drives, as the summary line names them
+            "failed_criteria": _failed_criteria(out_rows),
             **{f"{v.replace('-', '_')}_drives": [r["name"] for r in out_rows if r["verdict"] == v] for v in VERDICTS},
         },
         "caveats": caveats(out_rows),
@@ -309,11 +311,20 @@ def verdicts_text(doc: dict) -> str:
     return ", ".join(parts)
 
 
+def _failed_criteria(rows: Sequence[dict]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for r in rows:
+        for v in r["verdicts"]:
+            if v["verdict"] == "fail":
+                out.setdefault(v["criterion"], []).append(r["name"])
+    return out
+
+
 def failed_text(doc: dict) -> str:
     """The criteria failed and on how many drives ('write latency (2 drives)'), or 'none': the
     count of failed verdicts alone read as a count of criteria."""
-    seen = Counter(v["criterion"] for r in doc["drives"] for v in r["verdicts"] if v["verdict"] == "fail")
-    return ", ".join(f"{c} ({n} drive{'s' if n > 1 else ''})" for c, n in seen.items()) or "none"
+    seen = doc["summary"]["failed_criteria"]
+    return ", ".join(f"{c} ({len(ds)} drive{'s' if len(ds) > 1 else ''})" for c, ds in seen.items()) or "none"
 
 
 def figure_label(f: dict) -> str:
