@@ -136,6 +136,37 @@ def _verdict(v: Verdict) -> dict:
     }
 
 
+def drive_rows(
+    rows: Sequence[dict], drives: Sequence[DriveFigures], dists: Sequence[Distribution], verdicts: dict
+) -> list[dict]:
+    """Each drive's row of the report: its fleet.json row, the drive as its run read it, its
+    figures, outliers, verdicts and run conditions, and its own verdict."""
+    flagged = outliers_by_drive(dists)
+    by_name = {d.name: d for d in drives}
+    judged = [d for d in dists if d.judged]
+    out = []
+    for r in rows:
+        d = by_name.get(r["name"])
+        c = d.conditions if d else Conditions()
+        row = {
+            **r,
+            **{k: (d.facts if d else {}).get(k) for k in DRIVE_FACTS},
+            "figures": d.figures if d else {},
+            "outliers": [f for f, _ in flagged.get(r["name"], [])],
+            # the figures of this drive the rule judged: none (too few drives measured each,
+            # or extremes only) is no pass of the rule, which JUnit and the tables say
+            "outlier_judged": [x.figure for x in judged if r["name"] in x.values],
+            "verdicts": [_verdict(v) for v in verdicts.get(r["name"], [])],
+            "compliant": c.compliant,
+            "noncompliance": list(c.noncompliance),
+            "steady_state": c.steady_state,
+            "audit_failed": list(c.audit_failed),
+        }
+        row["verdict"], row["verdict_why"] = drive_verdict(row)
+        out.append(row)
+    return out
+
+
 def document(
     fleet: dict,
     rows: Sequence[dict],
@@ -151,32 +182,9 @@ def document(
     `rule`: the outlier rule's k and minimum deviation in %; `pool`: the fleet as one system at a
     latency bound (a latency-bound fleet)."""
     k, min_pct = rule
-    flagged = outliers_by_drive(dists)
-    figs = {d.name: d.figures for d in drives}
-    out_rows = []
-    conditions = {d.name: d.conditions for d in drives}
-    facts = {d.name: d.facts for d in drives}
+    out_rows = drive_rows(rows, drives, dists, verdicts)
     judged = [d for d in dists if d.judged]
-    for r in rows:
-        c = conditions.get(r["name"]) or Conditions()
-        out_rows.append(
-            {
-                **r,
-                **{k: (facts.get(r["name"]) or {}).get(k) for k in DRIVE_FACTS},
-                "figures": figs.get(r["name"], {}),
-                "outliers": [f for f, _ in flagged.get(r["name"], [])],
-                # the figures of this drive the rule judged: none (too few drives measured each,
-                # or extremes only) is no pass of the rule, which JUnit and the tables say
-                "outlier_judged": [d.figure for d in judged if r["name"] in d.values],
-                "verdicts": [_verdict(v) for v in verdicts.get(r["name"], [])],
-                "compliant": c.compliant,
-                "noncompliance": list(c.noncompliance),
-                "steady_state": c.steady_state,
-                "audit_failed": list(c.audit_failed),
-            }
-        )
-    for row in out_rows:
-        row["verdict"], row["verdict_why"] = drive_verdict(row)
+    flagged = outliers_by_drive(dists)
     failing = sum(v.verdict == "fail" for vs in verdicts.values() for v in vs)
     doc = {
         "schema": REPORT_SCHEMA,
