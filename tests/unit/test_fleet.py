@@ -123,7 +123,9 @@ def test_spec_sheet_toml_and_csv_judge_alike(tmp_path):
     # a run whose figures are not the drive's: measured, shown, neither passed nor failed
     held = judge("d1", figs, units, sheet, reasons=["quick run", "steady state not evaluated"])
     assert [v.verdict for v in held] == ["not-judged", "not-judged", "not-measured"]
-    assert held[0].why == f"not judged: quick run; steady state not evaluated ({W} = 34.00 kIOPS)", held[0].why
+    assert held[0].why == (
+        f"not judged: quick run; steady state not evaluated ({W} = 34.00 kIOPS; needs ≥ 35 kIOPS)"
+    ), held[0].why
     assert spec_cell([_verdict(v) for v in held]) == "0 pass, 1 not measured, 2 not judged"
 
 

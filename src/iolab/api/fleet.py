@@ -85,6 +85,7 @@ class FleetState:
     baseline: str | None = None
     pid: int = field(default_factory=os.getpid)  # the coordinator
     stopped_by: str | None = None  # the signal that stopped the coordinator (SIGINT: Ctrl-C)
+    cwd: str | None = None  # the fleet's directory of relative file: paths (fleetfile.load_fleet's base)
 
     def save(self) -> None:
         doc = {
@@ -130,6 +131,7 @@ def load_state(path: str | Path) -> FleetState:
             doc.get("baseline"),
             doc.get("pid", 0),
             doc.get("stopped_by"),
+            doc.get("cwd"),
         )
     except (KeyError, TypeError) as e:
         raise IolabError(
@@ -199,6 +201,7 @@ def open_fleet(fleet: Fleet, test: str, args: list[str], root: Path) -> FleetSta
         copy = write_fleet_file(d / f"spec-sheet{fleet.spec_sheet.suffix}", read_config(fleet.spec_sheet, "spec sheet"))
         sheet = str(copy.resolve())
     state = FleetState(d, test, fleet.name, args, members, now_iso(), spec_sheet=sheet, outlier_k=fleet.outlier_k)
+    state.cwd = os.getcwd()
     state.outlier_min_pct = fleet.outlier_min_pct
     state.group_by, state.baseline = fleet.group_by, fleet.baseline
     state.save()

@@ -28,6 +28,7 @@ that names the file, the table and the field."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -72,9 +73,14 @@ class Fleet:
     baseline: str | None = None
 
 
-def load_fleet(path: Path) -> Fleet:
-    """The fleet file at `path`, checked (IolabError names what is wrong and where)."""
+def load_fleet(path: Path, base: Path | None = None) -> Fleet:
+    """The fleet file at `path`, checked (IolabError names what is wrong and where). A relative
+    `file:` path of this machine is `base`'s (default: the current directory, as `--target` reads
+    it), and the drive's target names it whole: `iolab resume FLEET` from another directory gives
+    the fleet's own directory as `base`, where it ran a drive on a new file of the same name there
+    and reported it as the fleet's drive."""
     what = f"fleet file {path}"
+    base = base or Path.cwd()
     text = read_config(path, "fleet file")
     data = loads_toml(text, what)
     unknown = set(data) - {"fleet", "drive", "host"}
@@ -86,7 +92,7 @@ def load_fleet(path: Path) -> Fleet:
     head = _table(data.get("fleet", {}), f"{what}, [fleet]", FLEET_FIELDS)
     drives: list[FleetDrive] = []
     for i, t in enumerate(_tables(data, "drive", what)):
-        drives += _drives(t, None, {}, f"{what}, [[drive]] #{i + 1}")
+        drives += _drives(t, None, {}, f"{what}, [[drive]] #{i + 1}", base)
     for i, t in enumerate(_tables(data, "host", what)):
         where = f"{what}, [[host]] #{i + 1}"
         if not isinstance(t, dict):
@@ -181,7 +187,19 @@ def _labels(v, where: str) -> dict[str, str]:
     return {check_text(k, f"{where}: label"): check_text(str(x), f"{where}: label {k!r}") for k, x in v.items()}
 
 
-def _drives(t, host: Host | None, host_labels: dict[str, str], where: str) -> list[FleetDrive]:
+def _pinned(spec: str, base: Path) -> str:
+    """A `file:` spec of this machine with its path made absolute against `base` (else as given)."""
+    if not spec.startswith("file:"):
+        return spec
+    raw, q, rest = spec[len("file:") :].partition("?")
+    if not raw or os.path.isabs(os.path.expanduser(raw)):
+        return spec
+    return f"file:{os.path.normpath(base / raw)}{q}{rest}"
+
+
+def _drives(
+    t, host: Host | None, host_labels: dict[str, str], where: str, base: Path | None = None
+) -> list[FleetDrive]:
     t = _table(t, where, DRIVE_FIELDS)
     if "target" not in t:
         raise IolabError(f"{where}: field 'target' is missing (e.g. target = \"/dev/nvme0n1\").")
@@ -198,7 +216,8 @@ def _drives(t, host: Host | None, host_labels: dict[str, str], where: str) -> li
     labels = {**host_labels, **_labels(t.get("labels", {}), where)}
     out = []
     for i in range(1, count + 1):
-        s = spec.replace("{i}", str(i))
+        given = spec.replace("{i}", str(i))
+        s = _pinned(given, base) if host is None and base is not None else given
         try:
             tgt = drive_target(s, host)
         except IolabError as e:
@@ -209,7 +228,7 @@ def _drives(t, host: Host | None, host_labels: dict[str, str], where: str) -> li
                 "or an NBD export (nbd://..., nbd+unix:///?socket=...) its fio server opens."
             )
         n = fleet_name(
-            str(name).replace("{i}", str(i)) if name is not None else _default_name(s, host), f"{where}: name"
+            str(name).replace("{i}", str(i)) if name is not None else _default_name(given, host), f"{where}: name"
         )
         out.append(FleetDrive(n, s, host, labels))
     return out

@@ -7,7 +7,13 @@ whose row says it was running is read again from its own out.json: a drive's run
 (api/fleet.py), so it ran to its end and said how it ended there; one still running is waited
 for. A drive with a stored, interrupted run goes on with `iolab resume` of that run (its last
 complete round); one that never started, or left no run, starts again. A coordinator still
-alive is refused: the fleet is not run twice at once."""
+alive is refused: the fleet is not run twice at once.
+
+The safety and output options given to `iolab resume FLEET` (`--allow-unsafe-target`, ...) reach
+every drive it runs again, as `iolab resume RUN` takes them for one run: a drive refused for want
+of an override is run again with it (they were dropped, and the drive refused again, telling the
+user to pass the option they had just passed). They join the fleet's arguments in fleet.json, so
+a later resume keeps them."""
 
 from __future__ import annotations
 
@@ -32,7 +38,30 @@ def _alive(pid: int | None) -> bool:
     return b"iolab" in cmd
 
 
-def resume(fleet_dir: Path, root: Path, on_event: Callable[[Member, str], None]) -> FleetState:
+def with_options(args: list[str], extra: list[str]) -> list[str]:
+    """The fleet's arguments with `extra` (resume's options: flags, and `--ioengine X`, which
+    replaces the fleet's own engine) added where they are not already."""
+    out = list(args)
+    i = 0
+    while i < len(extra):
+        a = extra[i]
+        if a == "--ioengine" and i + 1 < len(extra):
+            j = out.index(a) if a in out else -1
+            if j >= 0 and j + 1 < len(out):
+                out[j + 1] = extra[i + 1]
+            else:
+                out += [a, extra[i + 1]]
+            i += 2
+            continue
+        if a not in out:
+            out.append(a)
+        i += 1
+    return out
+
+
+def resume(
+    fleet_dir: Path, root: Path, on_event: Callable[[Member, str], None], extra: list[str] | None = None
+) -> FleetState:
     state = load_state(fleet_dir)
     if state.state == "running" and _alive(state.pid):
         raise IolabError(
@@ -51,7 +80,8 @@ def resume(fleet_dir: Path, root: Path, on_event: Callable[[Member, str], None])
             read_outcome(m, state.dir / "drives" / m.name / "out.json", None)
             if m.state not in ("complete", "interrupted"):
                 m.state = "interrupted"  # killed before it said anything: start it again
-    fleet = load_fleet(state.dir / "fleet.toml")
+    fleet = load_fleet(state.dir / "fleet.toml", Path(state.cwd) if state.cwd else None)
+    state.args = with_options(state.args, extra or [])
     state.pid, state.state, state.ended, state.stopped_by = os.getpid(), "running", None, None
     state.save()
     return run_fleet(fleet, state, root, on_event)

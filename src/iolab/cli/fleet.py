@@ -100,15 +100,33 @@ def _event(console: Console):
     return event
 
 
-def resume(fleet_dir: Path, runs_dir: Optional[Path], console: Console, json_out: bool) -> int:
-    """`iolab resume FLEET_DIR`: the drives that did not end go on, then the fleet report."""
+def drive_options(args) -> list[str]:
+    """The options of `iolab resume FLEET` (cli/options.RunArgs) that each drive's run takes, those
+    given only: one left at its default is the fleet's own arguments' to decide."""
+    flags = {
+        "--allow-unsafe-target": args.allow_unsafe_target,
+        "--allow-system-disk": args.allow_system_disk,
+        "--listen-any": args.listen_any,
+        "--require-steady": args.require_steady,
+        "--no-report": not args.report,
+    }
+    return [f for f, on in flags.items() if on] + (["--ioengine", args.ioengine] if args.ioengine else [])
+
+
+def resume(
+    fleet_dir: Path, runs_dir: Optional[Path], console: Console, json_out: bool, extra: list[str] | None = None
+) -> int:
+    """`iolab resume FLEET_DIR`: the drives that did not end go on, then the fleet report; `extra`:
+    resume's options as given (`--allow-unsafe-target`, ...), for every drive it runs again."""
     from iolab.api.fleetresume import resume as go_on
     from iolab.store.manifest import runs_root
 
     if json_out:
         console = Console(stderr=True)
     with stop_on_signals():
-        state = go_on(fleet_dir, runs_dir or runs_root(), _event(console))
+        # absolute, as `run --fleet` makes it: a drive started again named its run by the relative
+        # path it printed, which `iolab fleet` from another directory called unreadable
+        state = go_on(fleet_dir, (runs_dir or runs_root()).resolve(), _event(console), extra)
     return _report(state, None, (None, None), console, json_out, envelope="resume")
 
 

@@ -187,7 +187,7 @@ def resume(
 
     json_out, require_steady = args.json_out, args.require_steady
     if (fleet_dir := cli_fleet.fleet_path(run_ref, args.runs_dir)) is not None:  # its drives not ended go on
-        raise typer.Exit(cli_fleet.resume(fleet_dir, args.runs_dir, console, json_out))
+        raise typer.Exit(cli_fleet.resume(fleet_dir, args.runs_dir, console, json_out, cli_fleet.drive_options(args)))
     want_json("resume", console, json_out)
     current: list[RunStore] = []
     records: list[dict] = []

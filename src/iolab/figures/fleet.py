@@ -60,6 +60,7 @@ class DriveFigures:
     figures: dict[str, float]  # figure name -> value, only the figures the run measured
     meta: dict[str, dict] = field(default_factory=dict)  # figure name -> unit, direction, kind
     conditions: Conditions = Conditions()
+    facts: dict[str, object] = field(default_factory=dict)  # DRIVE_FACTS, as the drive's run read them
 
 
 @dataclass(frozen=True)
@@ -118,7 +119,18 @@ def drive_figures(name: str, labels: dict[str, str], state: str, record: dict | 
     if isinstance(dwpd, (int, float)) and dwpd == dwpd and abs(dwpd) != float("inf"):
         figs["DWPD"] = float(dwpd)
         meta["DWPD"] = {"unit": "", "direction": "higher-is-better", "kind": "value"}
-    return DriveFigures(name, dict(labels), state, figs, meta, conditions_of(record))
+    return DriveFigures(name, dict(labels), state, figs, meta, conditions_of(record), facts_of(record))
+
+
+# What tells one drive from another where it sits in a rack (the name is the fleet file's): read by
+# the drive's own run (its record's target), so a row whose drive was swapped says so
+DRIVE_FACTS = ("vendor", "model", "serial", "firmware", "capacity_bytes")
+
+
+def facts_of(record: dict | None) -> dict[str, object]:
+    """The drive's model, serial, firmware and capacity as its run recorded them (None: not read)."""
+    target = (record or {}).get("target") or {}
+    return {k: target.get(k) for k in DRIVE_FACTS}
 
 
 def conditions_of(record: dict | None) -> Conditions:

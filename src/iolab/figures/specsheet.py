@@ -247,7 +247,9 @@ def judge(
             f" (data sheet: {given(c.claim)})" if c.claim is not None else ""
         )
         if reasons:
-            why = f"not judged: {'; '.join(reasons)} ({c.figure} = {num(v)} {unit})"
+            # the bound beside the value: a quick qualification run shows how near each drive came
+            needs = f"; needs {c.bounds_text()}" if c.bounds_text() else ""
+            why = f"not judged: {'; '.join(reasons)} ({c.figure} = {num(v)} {unit}{needs})"
             out.append(Verdict(drive, c, "not-judged", v, why, unit))
             continue
         out.append(Verdict(drive, c, "pass" if ok else "fail", v, why, unit))

@@ -9,9 +9,11 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 
+from iolab.core.errors import Exit
 from iolab.core.steady import STEADY_NOT_EVALUATED, STEADY_NOT_REACHED
-from iolab.core.units import given, given_percent
+from iolab.core.units import given, given_percent, num
 from iolab.figures.fleet import (
+    DRIVE_FACTS,
     MAD_SIGMA,
     MIN_DRIVES,
     Conditions,
@@ -96,13 +98,30 @@ def spec_cell(vs: Sequence[dict]) -> str:
     or measured but not as the drive's, never reads as a pass)."""
     if not vs:
         return "—"
-    fails = [v["criterion"] for v in vs if v["verdict"] == "fail"]
+    fails = [_failed(v) for v in vs if v["verdict"] == "fail"]
     others = [(k, sum(v["verdict"] == k for v in vs)) for k in ("not-measured", "not-judged")]
     rest = ", ".join(f"{n} {k.replace('-', ' ')}" for k, n in others if n)
     passed = sum(v["verdict"] == "pass" for v in vs)
     if fails:
         return "FAIL: " + ", ".join(fails) + (f"; {rest}" if rest else "")
     return f"{passed} pass, {rest}" if rest else f"pass ({passed}/{len(vs)})"
+
+
+def _failed(v: dict) -> str:
+    """A failed criterion with the drive's value and the bound it missed: 'write latency 212.4 us
+    (needs ≤ 150 us)' (the criterion's name alone left the reader to find both)."""
+    if v.get("value") is None:
+        return v["criterion"]
+    unit = f" {v['unit']}" if v.get("unit") else ""
+    needs = f" (needs {v['bounds']})" if v.get("bounds") else ""
+    return f"{v['criterion']} {num(v['value'])}{unit}{needs}"
+
+
+def sheet_bounds(doc: dict, figure: str) -> str:
+    """The spec sheet's bounds on one key figure ('4K random write ≥ 35 kIOPS'), '—' for none."""
+    cs = ((doc.get("spec_sheet") or {}).get("criteria")) or []
+    said = [f"{c['name']} {c['bounds']}" if c["name"] != figure else c["bounds"] for c in cs if c["figure"] == figure]
+    return "; ".join(b for b in said if b.strip()) or "—"
 
 
 def _verdict(v: Verdict) -> dict:
@@ -112,8 +131,40 @@ def _verdict(v: Verdict) -> dict:
         "verdict": v.verdict,
         "value": v.value,
         "unit": v.unit or None,  # the unit `value` is in (the criterion's, else its figure's)
+        "bounds": v.criterion.bounds_text(),
         "why": v.why,
     }
+
+
+def drive_rows(
+    rows: Sequence[dict], drives: Sequence[DriveFigures], dists: Sequence[Distribution], verdicts: dict
+) -> list[dict]:
+    """Each drive's row of the report: its fleet.json row, the drive as its run read it, its
+    figures, outliers, verdicts and run conditions, and its own verdict."""
+    flagged = outliers_by_drive(dists)
+    by_name = {d.name: d for d in drives}
+    judged = [d for d in dists if d.judged]
+    out = []
+    for r in rows:
+        d = by_name.get(r["name"])
+        c = d.conditions if d else Conditions()
+        row = {
+            **r,
+            **{k: (d.facts if d else {}).get(k) for k in DRIVE_FACTS},
+            "figures": d.figures if d else {},
+            "outliers": [f for f, _ in flagged.get(r["name"], [])],
+            # the figures of this drive the rule judged: none (too few drives measured each,
+            # or extremes only) is no pass of the rule, which JUnit and the tables say
+            "outlier_judged": [x.figure for x in judged if r["name"] in x.values],
+            "verdicts": [_verdict(v) for v in verdicts.get(r["name"], [])],
+            "compliant": c.compliant,
+            "noncompliance": list(c.noncompliance),
+            "steady_state": c.steady_state,
+            "audit_failed": list(c.audit_failed),
+        }
+        row["verdict"], row["verdict_why"] = drive_verdict(row)
+        out.append(row)
+    return out
 
 
 def document(
@@ -131,24 +182,9 @@ def document(
     `rule`: the outlier rule's k and minimum deviation in %; `pool`: the fleet as one system at a
     latency bound (a latency-bound fleet)."""
     k, min_pct = rule
+    out_rows = drive_rows(rows, drives, dists, verdicts)
+    judged = [d for d in dists if d.judged]
     flagged = outliers_by_drive(dists)
-    figs = {d.name: d.figures for d in drives}
-    out_rows = []
-    conditions = {d.name: d.conditions for d in drives}
-    for r in rows:
-        c = conditions.get(r["name"]) or Conditions()
-        out_rows.append(
-            {
-                **r,
-                "figures": figs.get(r["name"], {}),
-                "outliers": [f for f, _ in flagged.get(r["name"], [])],
-                "verdicts": [_verdict(v) for v in verdicts.get(r["name"], [])],
-                "compliant": c.compliant,
-                "noncompliance": list(c.noncompliance),
-                "steady_state": c.steady_state,
-                "audit_failed": list(c.audit_failed),
-            }
-        )
     failing = sum(v.verdict == "fail" for vs in verdicts.values() for v in vs)
     doc = {
         "schema": REPORT_SCHEMA,
@@ -167,7 +203,15 @@ def document(
             "path": str(sheet.path),
             "model": sheet.model,
             "criteria": [
-                {"name": c.name, "figure": c.figure, "min": c.min, "max": c.max, "unit": c.unit, "claim": c.claim}
+                {
+                    "name": c.name,
+                    "figure": c.figure,
+                    "min": c.min,
+                    "max": c.max,
+                    "unit": c.unit,
+                    "claim": c.claim,
+                    "bounds": c.bounds_text(),
+                }
                 for c in sheet.criteria
             ],
         },
@@ -181,12 +225,114 @@ def document(
             "complete": sum(r["state"] == "complete" for r in rows),
             "not_complete": [r["name"] for r in rows if r["state"] != "complete"],
             "outlier_drives": sorted(flagged),
-            "failing_criteria": failing,
+            "outlier_rule_applied": bool(judged),
+            "failing_criteria": failing,  # failed verdicts: drives × criteria
+            # each criterion failed and its drives, as the summary line names them
+            "failed_criteria": _failed_criteria(out_rows),
+            **{f"{v.replace('-', '_')}_drives": [r["name"] for r in out_rows if r["verdict"] == v] for v in VERDICTS},
         },
         "caveats": caveats(out_rows),
     }
     doc["exit_code"] = exit_code(doc)
     return doc
+
+
+def outliers_text(doc: dict) -> str:
+    """The outlier drives, 'none', or why the rule judged no figure (a fleet of fewer drives than
+    it needs: "none" read as four drives found alike, one of them twice as slow)."""
+    s = doc["summary"]
+    if s["outlier_drives"]:
+        return ", ".join(s["outlier_drives"])
+    if s.get("outlier_rule_applied", True) or not s["complete"]:
+        return "none"
+    return f"not judged ({not_judged_why(doc)})"
+
+
+def not_judged_why(doc: dict) -> str:
+    """Why the outlier rule judged none of the fleet's figures."""
+    least = doc["outlier_rule"]["min_drives"]
+    most = max((f["n"] for f in doc["figures"]), default=0)
+    if most < least:
+        return f"a figure is judged when {least} or more drives measured it; at most {most} did"
+    return "its figures are extremes, shown but not judged"
+
+
+def figure_not_flagged(fig: dict, doc: dict) -> str:
+    """A figure's outliers column when it has none: 'none', or why the rule did not judge it (the
+    pages said "not judged (value)" for a figure too few drives measured)."""
+    if fig["judged"]:
+        return "none"
+    if fig["n"] < doc["outlier_rule"]["min_drives"]:
+        return f"not judged (< {doc['outlier_rule']['min_drives']} drives)"
+    return "not judged (an extreme: one observation a drive)"
+
+
+def outlier_cell(r: dict) -> str:
+    """A drive's outlier column: the figures it strays on, '—' within the fleet on those judged,
+    'not judged' when the rule judged none of its figures."""
+    if r["outliers"]:
+        return ", ".join(r["outliers"])
+    return "—" if r.get("outlier_judged") or r["state"] != "complete" else "not judged"
+
+
+VERDICTS = ("passed", "failed", "not-judged")
+
+
+def drive_verdict(r: dict) -> tuple[str, list[str]]:
+    """A drive's own verdict and why: failed (its run did not complete, it is an outlier, it fails
+    a criterion, or its run was required to reach steady state and did not), else not-judged
+    while its figures are not the drive's (a non-compliant run such as a quick one, a steady state
+    not reached or not evaluated, a failed audit) or a check was not made on them (the outlier rule
+    judged none, a criterion not measured or not judged), else passed. Each check had its own
+    line, and no line said which drives qualified."""
+    if r["state"] in ("running", "pending"):
+        return "pending", [f"its run is {r['state']}"]
+    if r["state"] != "complete":
+        return "failed", [f"its run is {r['state']}"]
+    failed = [f"outlier on {f}" for f in r["outliers"]]
+    failed += [f"fails {_failed(v)}" for v in r["verdicts"] if v["verdict"] == "fail"]
+    if r.get("exit_code") == Exit.NOT_STEADY:
+        failed.append("steady state not reached (--require-steady)")
+    if failed:
+        return "failed", failed
+    # figures not the drive's (a scaled-down run, no steady state, a failed audit) pass nothing,
+    # as the spec sheet does not judge them: "5 passed" of a quick fleet read as qualified
+    open_ = (
+        [f"non-compliant run ({'; '.join(r['noncompliance']) or 'see its run'})"] if r.get("compliant") is False else []
+    )
+    if r.get("steady_state") in (STEADY_NOT_REACHED, STEADY_NOT_EVALUATED):
+        open_.append(f"steady state {STEADY_WORDS[r['steady_state']]}")
+    open_ += [f"audit failed ({', '.join(r['audit_failed'])})"] if r.get("audit_failed") else []
+    open_ += [] if r["outlier_judged"] else ["outlier rule: no figure judged"]
+    open_ += [f"{v['criterion']}: {v['verdict'].replace('-', ' ')}" for v in r["verdicts"] if v["verdict"] != "pass"]
+    return ("not-judged", open_) if open_ else ("passed", [])
+
+
+def verdicts_text(doc: dict) -> str:
+    """'5 passed, 1 FAILED (entry), 0 not judged': the drives by their own verdict."""
+    s = doc["summary"]
+    parts = []
+    for v in VERDICTS:
+        names = s[f"{v.replace('-', '_')}_drives"]
+        word = "FAILED" if v == "failed" and names else v.replace("-", " ")
+        parts.append(f"{len(names)} {word}" + (f" ({_names(names)})" if names and v != "passed" else ""))
+    return ", ".join(parts)
+
+
+def _failed_criteria(rows: Sequence[dict]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for r in rows:
+        for v in r["verdicts"]:
+            if v["verdict"] == "fail":
+                out.setdefault(v["criterion"], []).append(r["name"])
+    return out
+
+
+def failed_text(doc: dict) -> str:
+    """The criteria failed and on how many drives ('write latency (2 drives)'), or 'none': the
+    count of failed verdicts alone read as a count of criteria."""
+    seen = doc["summary"]["failed_criteria"]
+    return ", ".join(f"{c} ({len(ds)} drive{'s' if len(ds) > 1 else ''})" for c, ds in seen.items()) or "none"
 
 
 def figure_label(f: dict) -> str:

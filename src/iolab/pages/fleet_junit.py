@@ -8,6 +8,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from iolab.core.errors import Exit
 from iolab.core.steady import STEADY_NOT_APPLICABLE, STEADY_NOT_EVALUATED, STEADY_NOT_REACHED, STEADY_REACHED
+from iolab.core.units import human_bytes
 
 STEADY_WORDS: dict[str, str] = {
     STEADY_REACHED: "reached",
@@ -15,6 +16,15 @@ STEADY_WORDS: dict[str, str] = {
     STEADY_NOT_EVALUATED: "not evaluated",
     STEADY_NOT_APPLICABLE: "not applicable (the test tracks none)",
 }
+
+
+def facts_text(r: dict) -> str:
+    """A drive's model, serial, firmware and capacity in one line, '—' for each its run did not read."""
+    cap = r.get("capacity_bytes")
+    return (
+        f"model {r.get('model') or '—'}, serial {r.get('serial') or '—'}, firmware {r.get('firmware') or '—'}, "
+        f"capacity {human_bytes(cap) if isinstance(cap, (int, float)) else '—'}"
+    )
 
 
 def _drive_code(code: object) -> int:
@@ -59,6 +69,43 @@ def _steady_case(r: dict) -> tuple[str, str]:
     return "", msg
 
 
+def _outlier_case(r: dict, doc: dict) -> tuple[str, str]:
+    """A complete drive's outlier-rule case: a failure on the figures it strays on; skipped when
+    the rule judged none of its figures (fewer drives than the rule needs measured each, or
+    extremes only), which a CI system read as a pass; passed, naming how many figures it was
+    judged on, otherwise."""
+    if r["outliers"]:
+        msg = f"outlier on {', '.join(r['outliers'])}"
+        return f'<failure message={quoteattr(msg)} type="outlier"/>', msg
+    judged = r["outlier_judged"]
+    if not judged:
+        least = doc["outlier_rule"]["min_drives"]
+        msg = (
+            f"not judged: the outlier rule judges a figure only when {least} or more drives measured it, "
+            "and never an extreme (a maximum latency)"
+        )
+        return f"<skipped message={quoteattr(msg)}/>", msg
+    return "", f"within the fleet on the {len(judged)} figure{'s' if len(judged) > 1 else ''} judged"
+
+
+def class_names(names: list[str]) -> dict[str, str]:
+    """Each name as one part of a JUnit class name: a CI system reads a class name's dots as its
+    package path (Jenkins shows `fleet.f1.img` as class `img` of package `fleet.f1`, and a host's
+    drive `10.0.0.2_d1.img` under four packages), so its dots become '_' (a name that then meets
+    another's gets '_2', '_3', ... in fleet order; each case's output names the drive as given)."""
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    for name in names:
+        base = cls = name.replace(".", "_")
+        n = 1
+        while cls in taken:
+            n += 1
+            cls = f"{base}_{n}"
+        out[name] = cls
+        taken.add(cls)
+    return out
+
+
 def junit_xml(doc: dict) -> str:
     """One test case per drive and check: its run, the outlier rule, its steady state, each
     spec-sheet criterion. A run that did not complete, an outlier, a steady state required and not
@@ -66,8 +113,9 @@ def junit_xml(doc: dict) -> str:
     but not as the drive's (not judged: a quick run, no steady state), and a steady state not
     reached but not required, are skipped."""
     cases, failures, skipped = [], 0, 0
+    classes = class_names([r["name"] for r in doc["drives"]])
     for r in doc["drives"]:
-        cls = quoteattr(f"fleet.{r['name']}")
+        cls = quoteattr(f"fleet.{classes[r['name']]}")
 
         def case(name: str, body: str, out: str, cls: str = cls) -> None:
             cases.append(
@@ -79,6 +127,8 @@ def junit_xml(doc: dict) -> str:
         why = f"{r['name']} ({r['target']} on {r['where']}): {r['state']}" + (
             f": {r['error']}" if r.get("error") else ""
         )
+        if ran:  # which drive it was: a CI job's reader replaces it by its serial
+            why += f"; {facts_text(r)}"
         case("run", "" if ran else f'<failure message={quoteattr(why)} type="run"/>', why)
         failures += not ran
         if not ran:  # every check still has its case: skipped, as the drive was not measured
@@ -87,9 +137,10 @@ def junit_xml(doc: dict) -> str:
                 case(name, f"<skipped message={quoteattr('not measured: ' + why)}/>", why)
                 skipped += 1
         if ran:
-            msg = f"outlier on {', '.join(r['outliers'])}" if r["outliers"] else "within the fleet on every figure"
-            case("outlier rule", f'<failure message={quoteattr(msg)} type="outlier"/>' if r["outliers"] else "", msg)
-            failures += bool(r["outliers"])
+            body, msg = _outlier_case(r, doc)
+            case("outlier rule", body, msg)
+            failures += "<failure" in body
+            skipped += "<skipped" in body
             body, msg = _steady_case(r)
             case("steady state", body, msg)
             failures += "<failure" in body
@@ -102,7 +153,7 @@ def junit_xml(doc: dict) -> str:
                 body, skipped = f"<skipped message={quoteattr(v['why'])}/>", skipped + 1
             case(f"criterion: {v['criterion']}", body, v["why"])
     for c in (doc.get("groups") or {}).get("comparisons", []):
-        cls = quoteattr(f"fleet.group.{c['group']}")
+        cls = quoteattr(f"fleet.group.{class_names([c['group']])[c['group']]}")
         for f in c["figures"]:
             msg = f"{f['name']}: {f['verdict']} vs group {c['baseline']} ({f['method']})"
             body = f'<failure message={quoteattr(msg)} type="group"/>' if f["name"] in c["regressions"] else ""

@@ -4,9 +4,19 @@ compared, then each drive's row."""
 
 from __future__ import annotations
 
-from iolab.core.units import given, num
+from iolab.core.units import given, human_bytes, num
 from iolab.figures.fleet import RESOLUTION
-from iolab.pages.fleet import conditions_text, figure_label, spec_cell
+from iolab.pages.fleet import (
+    conditions_text,
+    failed_text,
+    figure_label,
+    figure_not_flagged,
+    outlier_cell,
+    outliers_text,
+    sheet_bounds,
+    spec_cell,
+    verdicts_text,
+)
 
 STRIP_WIDTH = 48
 
@@ -46,12 +56,6 @@ def strip(fig: dict, width: int = STRIP_WIDTH) -> str:
     return "".join(cols)
 
 
-def _why_not_judged(fig: dict, doc: dict) -> str:
-    if fig["n"] < doc["outlier_rule"]["min_drives"]:
-        return f"not judged (< {doc['outlier_rule']['min_drives']} drives)"
-    return "not judged (an extreme: one observation a drive)"
-
-
 def render(doc: dict, console) -> None:
     """The terminal view: each figure's distribution with its strip, then each drive's row."""
     from rich.table import Table
@@ -72,6 +76,7 @@ def render(doc: dict, console) -> None:
         "max",
         "drives from min to max (× an outlier; the bar: the median)",
         "outliers",
+        *(("spec sheet",) if doc.get("spec_sheet") else ()),
     ):
         t.add_column(h, justify="right" if h in ("n", "median", "spread", "min", "max") else "left")
     for fig in doc["figures"]:
@@ -87,7 +92,8 @@ def render(doc: dict, console) -> None:
             _num(fig["min"]),
             _num(fig["max"]),
             strip(fig),
-            outs or ("none" if fig["judged"] else _why_not_judged(fig, doc)),
+            outs or figure_not_flagged(fig, doc),
+            *((sheet_bounds(doc, fig["name"]),) if doc.get("spec_sheet") else ()),
         )
     console.print(t)
     say(console, doc["outlier_rule"]["text"])
@@ -100,18 +106,25 @@ def render(doc: dict, console) -> None:
     for w in doc.get("warnings", []):
         say(console, f"warning: {w}")
     d = Table(title="drives", title_justify="left")
-    for h in ("drive", "where", "labels", "state", "steady state, conditions", "outlier on", "spec sheet"):
-        d.add_column(h)
+    heads = ("drive", "verdict", "model", "serial", "firmware", "capacity", "where", "labels", "state")
+    for h in (*heads, "steady state, conditions", "outlier on", "spec sheet"):
+        d.add_column(h, justify="right" if h == "capacity" else "left")
     for r in doc["drives"]:
         vs = r["verdicts"]
         spec = spec_cell(vs)
         state = r["state"] + (f": {r['error']}" if r.get("error") and r["state"] != "complete" else "")
         labels = " ".join(f"{k}={v}" for k, v in r["labels"].items())
-        d.add_row(r["name"], r["where"], labels, state, conditions_text(r), ", ".join(r["outliers"]) or "—", spec)
+        cap = r.get("capacity_bytes")
+        facts = [r.get(k) or "—" for k in ("model", "serial", "firmware")]
+        size = human_bytes(cap) if isinstance(cap, (int, float)) else "—"
+        verdict = {"failed": "FAIL", "passed": "pass"}.get(r["verdict"], r["verdict"].replace("-", " "))
+        d.add_row(
+            r["name"], verdict, *facts, size, r["where"], labels, state, conditions_text(r), outlier_cell(r), spec
+        )
     console.print(d)
     say(
         console,
-        f"outlier drives: {', '.join(s['outlier_drives']) or 'none'}; failing criteria: {s['failing_criteria']}; "
+        f"drives: {verdicts_text(doc)}; outlier drives: {outliers_text(doc)}; criteria failed: {failed_text(doc)}; "
         f"drives not complete: {', '.join(s['not_complete']) or 'none'}",
     )
 

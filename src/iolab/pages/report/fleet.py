@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from iolab.core.units import given, num
+from iolab.pages import fleet as fleet_doc
 from iolab.pages.fleet import conditions_text, figure_label
 from iolab.pages.report import vfigure
 from iolab.pages.report.header import fit_banners, fit_column
@@ -84,7 +85,7 @@ def _figures_table(doc: dict[str, Any]) -> Table:
             _num(f["median"]),
             "—" if f["spread_pct"] is None else f"±{f['spread_pct']:.2f} %",
             f"{_num(f['min'])} – {_num(f['max'])}",
-            ", ".join(o["drive"] for o in f["outliers"]) or ("none" if f["judged"] else f"not judged ({f['kind']})"),
+            ", ".join(o["drive"] for o in f["outliers"]) or fleet_doc.figure_not_flagged(f, doc),
         )
         for f in doc["figures"]
     )
@@ -103,16 +104,27 @@ def _drives_table(doc: dict[str, Any]) -> Table:
         rows.append(
             (
                 r["name"],
+                r["verdict"].replace("-", " "),
+                " · ".join(str(r.get(k) or "—") for k in ("model", "serial", "firmware")),
                 ", ".join(f"{k}={v}" for k, v in (r.get("labels") or {}).items()),
                 r["state"] + (f": {_short(r['error'])}" if r.get("error") else ""),
                 conditions_text(r),
-                ", ".join(r["outliers"]) or "—",
+                fleet_doc.outlier_cell(r),
                 ", ".join(failed) or ("—" if r["verdicts"] else "no spec sheet"),
             )
         )
     return Table(
         "Drives",
-        ("drive", "labels", "state", "steady state, conditions", "outlier on", "spec criteria failed"),
+        (
+            "drive",
+            "verdict",
+            "model · serial · firmware",
+            "labels",
+            "state",
+            "steady state, conditions",
+            "outlier on",
+            "spec criteria failed",
+        ),
         tuple(rows),
         "conditions: each drive's own run (compliance, steady state, audit); errors in full in report.json",
     )
@@ -171,7 +183,7 @@ def _intro(doc: dict[str, Any]) -> Text:
         (
             f"Fleet {f['name']}: {f['test']} on {s['drives']} drives, {s['complete']} complete"
             + (f" (not complete: {', '.join(s['not_complete'])})" if s["not_complete"] else "")
-            + f". Outliers: {', '.join(s['outlier_drives']) or 'none'}; failing spec criteria: {s['failing_criteria']}.",
+            + f". Drives: {fleet_doc.verdicts_text(doc)}. Outliers: {fleet_doc.outliers_text(doc)}; spec criteria failed: {fleet_doc.failed_text(doc)}.",
             f"Each drive ran: iolab {_args(doc)}.",
             *doc.get("caveats", []),
             *(f"Warning: {w}" for w in doc.get("warnings", [])[:3]),
