@@ -163,7 +163,7 @@ def test_each_drive_has_its_own_verdict_and_the_failed_criteria_are_named(tmp_pa
     # the fast drive passed what was judged, but DWPD was never measured and three drives are too
     # few for the outlier rule: not a pass
     assert rows["ent"]["verdict"] == "not-judged", rows["ent"]
-    assert rows["ent"]["verdict_why"] == ["outlier rule: no figure judged", "DWPD: not measured"]
+    assert rows["ent"]["verdict_why"] == ["DWPD: not measured", "outlier rule: no figure judged"]
     s = doc["summary"]
     assert (s["passed_drives"], s["failed_drives"], s["not_judged_drives"]) == ([], ["entry1", "entry2"], ["ent"])
     assert s["failed_criteria"] == {"write latency": ["entry1", "entry2"]} and s["failing_criteria"] == 2
@@ -172,6 +172,19 @@ def test_each_drive_has_its_own_verdict_and_the_failed_criteria_are_named(tmp_pa
     assert "criteria failed: write latency (2 drives)" in said and "failing criteria: 2" not in said
     entry_line = next(ln for ln in r.stdout.split("\ndrives", 1)[1].splitlines() if "entry1 " in ln)
     assert " FAIL " in entry_line and "FAIL: write latency " in entry_line and "(needs ≤ 150 us)" in entry_line
+    # a sheet of what the runs measured: three drives are too few for the outlier rule, but the
+    # fast drive met every criterion and passes on the spec sheet alone, saying so (it was "not
+    # judged", so a fleet of fewer than five drives could never qualify a drive); the sheet judged
+    # all three, so the slow ones still fail
+    (tmp_path / "measured.toml").write_text(
+        '[[criterion]]\nfigure = "ART RND 4KiB R/W 0/100"\nmax = 150\nunit = "us"\nname = "write latency"\n'
+    )
+    f = iolab("fleet", str(fleet_dir(r.stdout)), "--spec-sheet", str(tmp_path / "measured.toml"), "--json")
+    assert f.returncode == 7, f.stderr  # the slow drives fail it
+    again = {row["name"]: row for row in json.loads(f.stdout)["drives"]}
+    assert again["ent"]["verdict"] == "passed", again["ent"]
+    assert again["ent"]["verdict_why"] == ["outlier rule: no figure judged (passed on the spec sheet alone)"]
+    assert again["entry1"]["verdict"] == again["entry2"]["verdict"] == "failed"
 
 
 def _iolab_in(cwd: Path, *args: str) -> subprocess.CompletedProcess:

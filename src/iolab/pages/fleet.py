@@ -282,8 +282,9 @@ def drive_verdict(r: dict) -> tuple[str, list[str]]:
     """A drive's own verdict and why: failed (its run did not complete, it is an outlier, it fails
     a criterion, or its run was required to reach steady state and did not), else not-judged
     while its figures are not the drive's (a non-compliant run such as a quick one, a steady state
-    not reached or not evaluated, a failed audit) or a check was not made on them (the outlier rule
-    judged none, a criterion not measured or not judged), else passed. Each check had its own
+    not reached or not evaluated, a failed audit) or a check was not made on them (a criterion not
+    measured or not judged; the outlier rule judged none and no spec sheet criterion did either),
+    else passed (on the spec sheet alone when the outlier rule judged none, which it says). Each check had its own
     line, and no line said which drives qualified."""
     if r["state"] in ("running", "pending"):
         return "pending", [f"its run is {r['state']}"]
@@ -303,9 +304,16 @@ def drive_verdict(r: dict) -> tuple[str, list[str]]:
     if r.get("steady_state") in (STEADY_NOT_REACHED, STEADY_NOT_EVALUATED):
         open_.append(f"steady state {STEADY_WORDS[r['steady_state']]}")
     open_ += [f"audit failed ({', '.join(r['audit_failed'])})"] if r.get("audit_failed") else []
-    open_ += [] if r["outlier_judged"] else ["outlier rule: no figure judged"]
     open_ += [f"{v['criterion']}: {v['verdict'].replace('-', ' ')}" for v in r["verdicts"] if v["verdict"] != "pass"]
-    return ("not-judged", open_) if open_ else ("passed", [])
+    if r["outlier_judged"]:
+        return ("not-judged", open_) if open_ else ("passed", [])
+    # a fleet too small for the outlier rule (or of extremes only) is still qualified against
+    # its spec sheet: a drive that met every criterion passes, saying what did not judge it;
+    # with no criterion either, nothing judged the drive, and a pass would be of nothing
+    unjudged = "outlier rule: no figure judged"
+    if open_ or not r["verdicts"]:
+        return "not-judged", [*open_, unjudged]
+    return "passed", [f"{unjudged} (passed on the spec sheet alone)"]
 
 
 def verdicts_text(doc: dict) -> str:
