@@ -44,7 +44,7 @@ from iolab.core.runfiles import FLEET_FILE, FLEET_SCHEMA
 from iolab.core.safefile import read_json
 from iolab.core.units import human_bytes
 from iolab.targets.facts import file_type
-from iolab.targets.files import created_by_iolab, mark_created
+from iolab.targets.files import iolab_mark, mark_created
 from iolab.targets.usage import mounts
 
 # Filesystems whose "files" are the kernel's interfaces (sysfs, /proc/sys, tracing, cgroups) or
@@ -138,7 +138,7 @@ def _problems(p: str, right_type, meant: str) -> list[str]:
         return [
             f"{p} has {st.st_nlink} hard links{via} (other names for the same file), so writing it changes them too"
         ]
-    if st.st_size > 0 and not (created_by_iolab(real) or _sim_state(real) or _in_run_dir(real) or _in_fleet_dir(real)):
+    if st.st_size > 0 and not (iolab_mark(real) is not None or _sim_state(real) or _in_run_dir(real) or _in_fleet_dir(real)):
         return [
             f"{p} already exists{via} and holds {human_bytes(st.st_size)} that iolab did not write (it carries "
             "no iolab mark), so it may be someone's data"
@@ -294,9 +294,10 @@ def made_for(path: str | Path, what: str) -> Iterator[Path]:
 
 
 def mark_written(path: str | Path) -> None:
-    """Mark a file iolab has just written as its own, so writing it again is allowed."""
+    """Mark a file iolab has just written as its own output, so writing it again is allowed (and
+    a run refuses it as a test's scratch file: targets/safety.py)."""
     if os.path.isfile(path):
-        mark_created(str(path))
+        mark_created(str(path), "output")
 
 
 @contextmanager
