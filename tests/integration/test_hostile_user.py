@@ -5,7 +5,10 @@ figure (docs/automation.md, Exit codes)."""
 from __future__ import annotations
 
 import hashlib
+import sqlite3
 from pathlib import Path
+
+import pytest
 
 from .conftest import iolab, quick_sim_run
 
@@ -54,3 +57,60 @@ def test_a_file_target_in_a_stored_run_is_refused(scratch):
         assert text.endswith("Nothing overrides this: choose another target."), text
     assert sorted(p.name for p in run.rglob("*")) == kept
     assert [d.name for d in runs.iterdir()] == [run.name]
+
+
+@pytest.fixture(scope="module")
+def file_run(tmp_path_factory) -> Path:
+    """A quick throughput run with real fio on a scratch file (a run `iolab power` takes)."""
+    d = tmp_path_factory.mktemp("hostile-file-run")
+    runs = d / "runs"
+    p = iolab(
+        "run", "throughput", "-t", f"file:{d}/drive.img?size=16MiB", "--quick", "--cell-time", "200ms",
+        "--max-rounds", "1", "--no-report", "-q", "--runs-dir", str(runs),
+    )  # fmt: skip
+    assert p.returncode in (0, 6), p.stdout + p.stderr
+    [run] = list(runs.iterdir())
+    return run
+
+
+def meter_log(run: Path, watts: str, at: float | None = None) -> str:
+    """Readings every 0.1 s over the run's cells, each `watts`; the first one's time `at`."""
+    db = sqlite3.connect(f"file:{run / 'results.db'}?mode=ro", uri=True)
+    first, last = db.execute("SELECT min(started), max(ended) FROM cells").fetchone()
+    times = [first - 1 + 0.1 * i for i in range(int((last - first + 2) / 0.1))]
+    if at is not None:
+        times[0] = at
+    return "time,watts\n" + "".join(f"{t!r},{watts}\n" for t in times)
+
+
+@pytest.mark.parametrize(
+    ("watts", "at", "says"),
+    [
+        # exit 0 and "1,000,000,000,000,000,152,432,... mW average" in power.json and the report
+        ("1e300", None, "line 2: power '1e300' is 1e+297 kW, more than the 10 kW a meter of drives reads"),
+        # a mW log under a "watts" header: 8,000 W per drive
+        ("8000000", None, "line 2: power '8000000' is 8,000 kW, more than the 10 kW"),
+        # OverflowError: timestamp out of range for platform time_t (a traceback, exit 1)
+        ("5", 1e300, "line 2: the time '1e+300' is more than 10,000,000,000 s (about 317 years) from 1970"),
+        # exit 0: "readings every 5.000e+299 s (median)"
+        ("5", -1e300, "line 2: the time '-1e+300' is more than 10,000,000,000 s"),
+    ],
+)
+def test_a_meter_reading_no_meter_gives_is_refused(file_run, tmp_path, watts, at, says):
+    log = tmp_path / "meter.csv"
+    log.write_text(meter_log(file_run, watts, at))
+    stored = file_run / "power.json"
+    before = stored.read_bytes() if stored.exists() else None
+    p = iolab("power", str(file_run), str(log))
+    text = refused(p, 2)
+    assert text.startswith(f"iolab: {log}, {says}"), text
+    assert (stored.read_bytes() if stored.exists() else None) == before
+
+
+def test_a_meter_reading_of_minus_zero_is_zero(file_run, tmp_path):
+    """'run: 0 mW average, -0 mW maximum' from a log whose readings were -0."""
+    log = tmp_path / "meter.csv"
+    log.write_text(meter_log(file_run, "-0"))
+    p = iolab("power", str(file_run), str(log))
+    assert p.returncode == 0, p.stderr
+    assert "run: 0 mW average, 0 mW maximum" in p.stdout and "-0" not in p.stdout, p.stdout
