@@ -114,3 +114,30 @@ def test_a_meter_reading_of_minus_zero_is_zero(file_run, tmp_path):
     p = iolab("power", str(file_run), str(log))
     assert p.returncode == 0, p.stderr
     assert "run: 0 mW average, 0 mW maximum" in p.stdout and "-0" not in p.stdout, p.stdout
+
+
+def test_a_corrupt_time_does_not_decide_the_time_unit(tmp_path):
+    """One DiskSim line at 1e308 (dropped by --skip-bad-lines) made the unit guess call every
+    unit 'impossible, times past 126 years' and fall back to ns: the kept trace of IOs 1,000
+    apart was read at 1,333,333 IOPS over 3 µs; numpy's overflow warnings printed first."""
+    trace = tmp_path / "t.txt"
+    trace.write_text("1e308 1 0 8 1\n0 1 8 8 0\n1000 1 8 8 0\n2000 1 8 8 0\n3000 1 16 8 0\n")
+    out = tmp_path / "t.parquet"
+    p = iolab("trace", "import", str(trace), "-f", "disksim", "-o", str(out), "--skip-bad-lines")
+    assert p.returncode == 0 and "Warning" not in p.stderr, p.stdout + p.stderr
+    text = " ".join(p.stdout.split())
+    assert "4 IOs from disksim" in text and "span: 3 ms from the first IO to the last (1,333 IOPS" in text, text
+    assert "skipped 1 bad line, e.g." in text and "time unit: us (guessed, likely" in text, text
+    assert "impossible" not in text, text
+    p = iolab("trace", "import", str(trace), "-f", "disksim", "-o", str(out))
+    text = refused(p, 2)
+    assert "t.txt:1: field 1 (time): out of range (more than 126 years from 0 once in ns)" in text, text
+
+
+def test_one_io_is_one(tmp_path):
+    """'1 IOs from disksim', 'skipped 1 bad lines'."""
+    trace = tmp_path / "t.txt"
+    trace.write_text("x\n0 1 8 8 0\n")
+    p = iolab("trace", "import", str(trace), "-f", "disksim", "-o", str(tmp_path / "t.parquet"), "--skip-bad-lines")
+    assert p.returncode == 0, p.stderr
+    assert f": 1 IO from disksim ({trace})" in p.stdout and "skipped 1 bad line, e.g." in p.stdout, p.stdout

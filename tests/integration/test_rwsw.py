@@ -125,7 +125,7 @@ def test_import_stops_at_a_bad_line_unless_told_to_skip(tmp_path):
         "--skip-bad-lines",
     )
     assert p.returncode == 0, p.stderr
-    assert "skipped 1 bad lines" in p.stdout
+    assert "skipped 1 bad line," in p.stdout
 
 
 def test_an_rwsw_test_without_a_workload_fails_cleanly(tmp_path):
