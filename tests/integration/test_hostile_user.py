@@ -141,3 +141,16 @@ def test_one_io_is_one(tmp_path):
     p = iolab("trace", "import", str(trace), "-f", "disksim", "-o", str(tmp_path / "t.parquet"), "--skip-bad-lines")
     assert p.returncode == 0, p.stderr
     assert f": 1 IO from disksim ({trace})" in p.stdout and "skipped 1 bad line, e.g." in p.stdout, p.stdout
+
+
+def test_a_file_target_in_proc_is_refused_not_asked_for_a_size(tmp_path):
+    """`-t file:/proc/self/mem` said "is empty, so its size must be given, e.g.
+    file:/proc/self/mem?size=8GiB" (exit 2): advice that only led to the pseudo-filesystem
+    refusal."""
+    runs = tmp_path / "runs"
+    for args in (("run", "latency", "--quick", "--runs-dir", str(runs), "-t"), ("info",)):
+        p = iolab(*args, "file:/proc/self/mem")
+        text = refused(p, 3)
+        assert "/proc/self/mem is on proc at /proc, where writes change the kernel, not a file" in text, text
+        assert "size" not in text, text
+    assert not runs.exists()
