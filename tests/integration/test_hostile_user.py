@@ -154,3 +154,42 @@ def test_a_file_target_in_proc_is_refused_not_asked_for_a_size(tmp_path):
         assert "/proc/self/mem is on proc at /proc, where writes change the kernel, not a file" in text, text
         assert "size" not in text, text
     assert not runs.exists()
+
+
+@pytest.fixture(scope="module")
+def huge_io_table(tmp_path_factory) -> Path:
+    """An MSR trace with an 8 GiB write (MSR sizes are bytes; the reader takes up to 1 EiB)."""
+    d = tmp_path_factory.mktemp("huge-io")
+    src = d / "t.csv"
+    src.write_text("128166372003061629,hm,0,Write,0,8589934592,1331\n128166372003071629,hm,0,Read,4096,4096,10\n")
+    p = iolab("trace", "import", str(src), "-f", "msr", "-o", str(d / "t.parquet"))
+    assert p.returncode == 0, p.stderr
+    return d / "t.parquet"
+
+
+@pytest.mark.parametrize(("fmt", "field"), [("vscsi", "4,294,967,295"), ("blktrace", "4,294,966,784")])
+def test_an_io_longer_than_a_binary_length_field_is_refused(huge_io_table, tmp_path, fmt, field):
+    """blktrace's and vSCSI's length fields are 32-bit: the 8 GiB write was written as 0 bytes
+    (numpy wrapped it), exit 0, and read back as a 0-byte write."""
+    out = tmp_path / f"t.{fmt}"
+    p = iolab("trace", "export", str(huge_io_table), "-f", fmt, "-o", str(out))
+    text = refused(p, 2)
+    assert f"1 IO is longer than {fmt}'s length field holds ({field} B): the longest is 8,589,934,592 B" in text
+    assert "Nothing was written; export to a format that writes sizes as text (msr, " in text, text
+    assert not out.exists()
+    p = iolab("trace", "export", str(huge_io_table), "-f", "blkparse", "-o", str(tmp_path / "t.txt"))
+    assert p.returncode == 0, p.stderr
+
+
+def test_a_trace_without_response_times_stays_without_them_through_vscsi(tmp_path):
+    """vSCSI was always written as version 2 records, whose rt of a table without response
+    times was 0: read back, 'response times: yes', every IO 0 µs."""
+    src = tmp_path / "t.txt"
+    src.write_text("".join(f"{i * 1000} 1 {i * 8} 8 1\n" for i in range(20)))
+    table, out = tmp_path / "t.parquet", tmp_path / "t.vscsi"
+    assert iolab("trace", "import", str(src), "-f", "disksim", "--time-unit", "us", "-o", str(table)).returncode == 0
+    p = iolab("trace", "export", str(table), "-f", "vscsi", "-o", str(out))
+    assert p.returncode == 0, p.stderr
+    assert out.stat().st_size == 20 * 32  # version 1 records
+    p = iolab("trace", "import", str(out), "-f", "vscsi", "--time-unit", "us", "-o", str(tmp_path / "back.parquet"))
+    assert p.returncode == 0 and "response times: not in this trace" in p.stdout, p.stdout + p.stderr

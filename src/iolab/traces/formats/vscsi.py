@@ -39,7 +39,7 @@ FORMAT = TraceFormat(
     name="vscsi",
     title="CloudPhysics vSCSI binary",
     load=load,
-    writers=(Writer("vscsi", write, record_bytes=40, sectors="offset"),),  # version 2 records, 40 B each
+    writers=(Writer("vscsi", write, record_bytes=40, sectors="offset", max_size=2**32 - 1),),  # v2 records: 40 B, u32 len
     magic=magic,
     time_unit=UNIT,
     latency=True,
