@@ -193,3 +193,14 @@ def test_a_trace_without_response_times_stays_without_them_through_vscsi(tmp_pat
     assert out.stat().st_size == 20 * 32  # version 1 records
     p = iolab("trace", "import", str(out), "-f", "vscsi", "--time-unit", "us", "-o", str(tmp_path / "back.parquet"))
     assert p.returncode == 0 and "response times: not in this trace" in p.stdout, p.stdout + p.stderr
+
+
+def test_a_span_that_rounds_up_to_the_next_unit_is_said_in_it(tmp_path):
+    """999,999 ns printed as 'span: 1e+03 µs': three digits were chosen before the rounding."""
+    src = tmp_path / "t.txt"
+    src.write_text("0 1 0 8 1\n999999 1 8 8 0\n")
+    p = iolab("trace", "import", str(src), "-f", "disksim", "--time-unit", "ns", "-o", str(tmp_path / "t.parquet"))
+    assert p.returncode == 0, p.stderr
+    assert "span: 1 ms from the first IO to the last (2,000 IOPS on average)" in p.stdout, p.stdout
+    p = iolab("trace", "import", str(src), "-f", "disksim", "-o", str(tmp_path / "guessed.parquet"))
+    assert p.returncode == 0 and "e+0" not in p.stdout, p.stdout

@@ -277,6 +277,8 @@ def duration_option(seconds: float) -> str:
 
 def human_span(seconds: float) -> str:
     """A duration for people: '136 ms', '2.5 s', '37.9 h (1.6 days)'."""
+    # rounded to the 3 digits shown before the unit is chosen: 999.9996 µs is '1 ms', not '1e+03 µs'
+    seconds = float(f"{seconds:.3g}") if seconds < 120 else seconds
     if seconds < 1e-3:
         return f"{seconds * 1e6:,.3g} µs"
     if seconds < 1:

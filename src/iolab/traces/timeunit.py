@@ -61,6 +61,7 @@ def given(unit: str, fmt: str) -> TimeUnit:
 
 
 def _human(seconds: float) -> str:
+    seconds = float(f"{seconds:.3g}")  # as human_span: 999.9996 µs is '1 ms', not '1e+03 µs'
     if seconds >= 7200:
         v, unit = (seconds / 3600, "h") if seconds < 172800 else (seconds / 86400, "days")
         return f"{v:,.3g} {unit}" if v < 1000 else f"{v:,.0f} {unit}"
