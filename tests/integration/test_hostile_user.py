@@ -204,3 +204,23 @@ def test_a_span_that_rounds_up_to_the_next_unit_is_said_in_it(tmp_path):
     assert "span: 1 ms from the first IO to the last (2,000 IOPS on average)" in p.stdout, p.stdout
     p = iolab("trace", "import", str(src), "-f", "disksim", "-o", str(tmp_path / "guessed.parquet"))
     assert p.returncode == 0 and "e+0" not in p.stdout, p.stdout
+
+
+@pytest.mark.parametrize("value", ["35,5", "12,34,567", "３５", "1,000_000"])
+def test_a_spec_sheet_number_is_read_as_written_or_refused(tmp_path, value):
+    """A CSV spec sheet dropped every comma and underscore before float(): a decimal comma,
+    '35,5', became a bound of ≥ 355 on the report's front page; full-width digits read as 35."""
+    sheet = tmp_path / "sheet.csv"
+    sheet.write_text(f'figure,min,unit\n"RND 4KiB R/W 0/100 IOPS","{value}",kIOPS\n')
+    p = iolab("report", "nothing-here", "--runs-dir", str(tmp_path), "--spec-sheet", str(sheet))
+    text = refused(p, 2)
+    assert f"line 2: field 'min' is '{value}'; give a number (ASCII digits 0-9" in text, text
+    assert "a decimal comma is a point, 35.5" in text, text
+
+
+@pytest.mark.parametrize("value", ["35,000", "1,000,000.5", "35_000", "3.5e4"])
+def test_a_spec_sheet_number_in_thousands_is_read(tmp_path, value):
+    sheet = tmp_path / "sheet.csv"
+    sheet.write_text(f'figure,min\n"RND 4KiB R/W 0/100 IOPS","{value}"\n')
+    p = iolab("report", "nothing-here", "--runs-dir", str(tmp_path), "--spec-sheet", str(sheet))
+    assert p.returncode == 2 and "no such run directory" in p.stderr and "field 'min'" not in p.stderr, p.stderr
