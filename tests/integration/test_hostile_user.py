@@ -224,3 +224,35 @@ def test_a_spec_sheet_number_in_thousands_is_read(tmp_path, value):
     sheet.write_text(f'figure,min\n"RND 4KiB R/W 0/100 IOPS","{value}"\n')
     p = iolab("report", "nothing-here", "--runs-dir", str(tmp_path), "--spec-sheet", str(sheet))
     assert p.returncode == 2 and "no such run directory" in p.stderr and "field 'min'" not in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize(
+    ("setting", "says"),
+    [
+        # a list given to a one-value parameter ran QoS at QD 132
+        ("qd=1,32", "give a whole number (a comma or underscore only between groups of three digits"),
+        (
+            "rounds=1,2",
+            "give a whole number (a comma or underscore only between groups of three digits, as in 35,000; one value, not a list)",
+        ),
+        # int() and float() read other scripts' digits: Arabic-Indic 3, full-width 5
+        ("qd=٣", "give a whole number"),
+        ("warranty_years=５", "give 0 (not given) or a number of years greater than 0"),
+        ("queue_depths=1,٢,4", "give distinct queue depths from 1 to 65,536"),
+    ],
+)
+def test_a_set_value_is_read_as_written_or_refused(setting, says):
+    test = "max-iops" if setting.startswith("queue_depths") else "qos"
+    p = iolab("plan", test, "--quick", "--set", setting)
+    text = refused(p, 2)
+    name, value = setting.split("=")
+    assert (
+        f"--set {name}='{value}') (test {test}): {says}" in text
+        or f"--set {name}='{value}' (test {test}): {says}" in text
+    ), text
+
+
+def test_a_set_value_in_thousands_is_read():
+    p = iolab("plan", "qos", "--quick", "--set", "rounds=1,000", "--set", "qd=1_024")
+    assert p.returncode == 0, p.stderr
+    assert "qd: 1024 (set with --set)" in p.stdout and "rounds: 1000 (set with --set)" in p.stdout, p.stdout

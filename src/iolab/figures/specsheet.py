@@ -22,14 +22,13 @@ import csv
 import difflib
 import io
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from iolab.core.errors import IolabError
 from iolab.core.safefile import loads_toml, read_config
-from iolab.core.units import ASCII_NUMBER, ascii_number, given, num
+from iolab.core.units import ASCII_NUMBER, GROUPED, given, grouped_number, num
 from iolab.core.usertext import check_text
 
 FIELDS = ("figure", "min", "max", "unit", "claim", "name")
@@ -121,20 +120,12 @@ def _csv_rows(text: str, what: str) -> list[tuple[str, dict]]:
     return [(f"line {i + 2}", {k: v for k, v in row.items() if v not in (None, "")}) for i, row in enumerate(reader)]
 
 
-# A CSV cell as a data sheet writes a number: ASCII, with commas (or underscores) only between
-# groups of three digits. Any comma used to be dropped, so a decimal comma ("35,5") read as 355.
-_GROUPED = re.compile(r"[-+]?[0-9]{1,3}(?:([,_])[0-9]{3})(?:\1[0-9]{3})*(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?")
-
-
 def _number(v, where: str) -> float:
     if isinstance(v, str):
-        text = v.strip()
-        grouped = _GROUPED.fullmatch(text)
-        value = ascii_number(text.replace(grouped.group(1), "") if grouped else text)
+        value = grouped_number(v)  # a CSV cell: any comma was dropped, so "35,5" read as 355
         if value is None:
             raise IolabError(
-                f"{where} is {v!r}; give a number ({ASCII_NUMBER}; a comma only between groups of three digits, "
-                "as in 35,000: a decimal comma is a point, 35.5)."
+                f"{where} is {v!r}; give a number ({ASCII_NUMBER}; {GROUPED}: a decimal comma is a point, 35.5)."
             )
         v = value
     # an infinite bound (TOML's inf, 1e400 or a CSV's 'inf') holds nothing: max = inf passed every
