@@ -16,8 +16,8 @@ import pytest
 
 from iolab import targets
 from iolab.core.errors import RefusedError
-from iolab.targets.files import iolab_mark
 from iolab.targets import parse_target
+from iolab.targets.files import iolab_mark
 
 from .conftest import iolab
 from .test_rwsw import msr_trace

@@ -18,6 +18,7 @@ from iolab.store.manifest import manifest_of, resolve_run
 from iolab.store.runstore import RunStore
 from iolab.store.writer import claim_run
 
+
 def attach(run_ref: str | Path, log: str | Path, offset_s: float = 0.0, min_coverage: float = MIN_COVERAGE) -> dict:
     """Align the meter log to the run's cells and keep both in the run; the power document."""
     if not 0.0 < min_coverage <= 1.0:

@@ -55,7 +55,8 @@ def mark_inode(path: str | Path, kind: str = "target") -> bool:
 
 
 def _ours(text: str | None) -> bool:
-    return bool(text) and any(text.startswith(t) for t in _SIDECAR_TEXT.values())
+    """A sidecar's text that iolab wrote (either kind)."""
+    return text is not None and any(text.startswith(t) for t in _SIDECAR_TEXT.values())
 
 
 def _write_sidecar(path: str, kind: str) -> None:

@@ -138,7 +138,9 @@ def _problems(p: str, right_type, meant: str) -> list[str]:
         return [
             f"{p} has {st.st_nlink} hard links{via} (other names for the same file), so writing it changes them too"
         ]
-    if st.st_size > 0 and not (iolab_mark(real) is not None or _sim_state(real) or _in_run_dir(real) or _in_fleet_dir(real)):
+    if st.st_size > 0 and not (
+        iolab_mark(real) is not None or _sim_state(real) or _in_run_dir(real) or _in_fleet_dir(real)
+    ):
         return [
             f"{p} already exists{via} and holds {human_bytes(st.st_size)} that iolab did not write (it carries "
             "no iolab mark), so it may be someone's data"
