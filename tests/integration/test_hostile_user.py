@@ -256,3 +256,26 @@ def test_a_set_value_in_thousands_is_read():
     p = iolab("plan", "qos", "--quick", "--set", "rounds=1,000", "--set", "qd=1_024")
     assert p.returncode == 0, p.stderr
     assert "qd: 1024 (set with --set)" in p.stdout and "rounds: 1000 (set with --set)" in p.stdout, p.stdout
+
+
+def test_a_trace_command_never_writes_over_its_own_input(tmp_path):
+    """Outputs are files the policy lets iolab replace, so `trace export T.parquet -o T.parquet`
+    replaced the IO table with its MSR export (exit 0: the table was gone), and importing an
+    exported trace with -o onto itself replaced the trace with a table."""
+    src = tmp_path / "t.txt"
+    src.write_text("".join(f"{i * 1000} 1 {i * 8} 8 1\n" for i in range(20)))
+    table, exported = tmp_path / "t.parquet", tmp_path / "t.msr"
+    assert iolab("trace", "import", str(src), "-f", "disksim", "--time-unit", "us", "-o", str(table)).returncode == 0
+    assert iolab("trace", "export", str(table), "-f", "msr", "-o", str(exported)).returncode == 0
+    (tmp_path / "link.parquet").symlink_to(table)
+    kept = {p: digest(p) for p in (table, exported)}
+    link = tmp_path / "link.parquet"
+    for args, what, read in [
+        (("export", str(table), "-f", "msr", "-o", str(table)), "trace file", table),
+        (("export", str(table), "-f", "msr", "-o", str(link)), "trace file", table),
+        (("import", str(exported), "-f", "msr", "-o", str(exported)), "IO table", exported),
+    ]:
+        p = iolab("trace", *args)
+        text = refused(p, 3)
+        assert f"Refusing to write the {what} '{args[-1]}': it is {read}, which this command reads" in text, text
+    assert {p: digest(p) for p in kept} == kept

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -239,6 +239,22 @@ def check_file(path: str | Path, what: str) -> Path:
     if problems:
         raise refusal(what, path, problems)
     return Path(path)
+
+
+def check_not_read(path: str | Path, reads: Iterable[str | Path], what: str) -> None:
+    """RefusedError when `path` is, by any name, a file the command reads: an iolab output is
+    one the policy lets iolab replace, so `trace export T.parquet -o T.parquet` (or importing an
+    exported trace onto itself) replaced its input with the output, exit 0."""
+    for f in reads:
+        try:
+            same = os.path.samefile(path, f)
+        except OSError:  # the output does not exist yet (or the input is gone): not the same file
+            continue
+        if same:
+            raise RefusedError(
+                f"Refusing to write the {what} {str(path)!r}: it is {f}, which this command reads, so the output "
+                "would replace its own input. Nothing was written; give another path."
+            )
 
 
 def directory_problem(path: str | Path) -> str | None:

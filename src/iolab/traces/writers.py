@@ -26,7 +26,7 @@ from pathlib import Path
 
 from iolab.core.errors import IolabError
 from iolab.core.units import counted
-from iolab.targets.writepolicy import check_file, mark_written
+from iolab.targets.writepolicy import check_file, check_not_read, mark_written
 from iolab.traces import formats
 from iolab.traces.registry import ExportJob
 from iolab.traces.table import TraceTable, connect, sql_str
@@ -73,6 +73,7 @@ def export_with_notes(
     if found is None:
         raise IolabError(f"cannot export to {fmt!r}; formats: {', '.join(formats.writer_names())}")
     out = check_file(out, "trace file")
+    check_not_read(out, [table.path], "trace file")
     # int(): the base is written into the writers' SQL as a number, never as text it could end
     base = int(base_unix_ns if base_unix_ns is not None else (table.start_unix_ns or 1_577_836_800_000_000_000))
     maj, mnr = (int(x) for x in devno.split(","))
