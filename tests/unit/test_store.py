@@ -448,7 +448,7 @@ def test_a_replaced_file_is_iolabs_even_when_killed_between_the_rename_and_the_m
     """A coordinator killed with -9 right after fleet.json took its new inode left it unmarked,
     and `iolab resume FLEET` refused to write it (CI, 2026-11-29): the mark must come first."""
     from iolab.store import durable
-    from iolab.targets.files import created_by_iolab
+    from iolab.targets.files import iolab_mark
 
     p = tmp_path / "fleet.json"
     durable.replace_file(p, b"{}\n", "fleet file")
@@ -459,7 +459,7 @@ def test_a_replaced_file_is_iolabs_even_when_killed_between_the_rename_and_the_m
     monkeypatch.setattr(durable, "mark_written", killed)
     with pytest.raises(KeyboardInterrupt):
         durable.replace_file(p, b'{"a": 1}\n', "fleet file")
-    assert p.read_bytes() == b'{"a": 1}\n' and created_by_iolab(str(p))
+    assert p.read_bytes() == b'{"a": 1}\n' and iolab_mark(str(p)) == "output"
     monkeypatch.undo()
     durable.replace_file(p, b"{}\n", "fleet file")  # and it may be written again
 

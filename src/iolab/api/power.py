@@ -12,13 +12,11 @@ from pathlib import Path
 from iolab.core.errors import IolabError
 from iolab.core.runfiles import METER_COPY, POWER_FILE
 from iolab.core.safefile import read_text
-from iolab.figures.power import MIN_COVERAGE, align, copy_record, parse_meter_log, to_document
+from iolab.figures.power import MAX_CLOCK_S, MIN_COVERAGE, align, copy_record, parse_meter_log, to_document
 from iolab.store.durable import replace_files, room_for
 from iolab.store.manifest import manifest_of, resolve_run
 from iolab.store.runstore import RunStore
 from iolab.store.writer import claim_run
-
-MAX_OFFSET_S = 1e10  # seconds: readings' times keep microseconds (a double's step at 1e10 is 2e-6)
 
 
 def attach(run_ref: str | Path, log: str | Path, offset_s: float = 0.0, min_coverage: float = MIN_COVERAGE) -> dict:
@@ -28,11 +26,11 @@ def attach(run_ref: str | Path, log: str | Path, offset_s: float = 0.0, min_cove
     if not math.isfinite(offset_s):
         # else every shifted meter time is NaN or infinite, and the log's first reading is blamed
         raise IolabError(f"the clock offset (--offset) must be a finite number of seconds, not {offset_s:g}.")
-    if abs(offset_s) > MAX_OFFSET_S:
+    if abs(offset_s) > MAX_CLOCK_S:
         # a meter whose clock was never set counts from 1970 (about 1.7e9 s off), which this takes;
         # past it, adding the offset rounds every reading's time to one value and the log is blamed
         raise IolabError(
-            f"the clock offset (--offset) {offset_s:g} s is more than {MAX_OFFSET_S:,.0f} s (about 317 years) "
+            f"the clock offset (--offset) {offset_s:g} s is more than {MAX_CLOCK_S:,.0f} s (about 317 years) "
             "either way; give this machine's clock minus the meter's, in seconds."
         )
     try:

@@ -13,13 +13,14 @@ declaration says so (`source`), and `parameter_rows` prints the choice on the re
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from iolab.core.errors import IolabError
 from iolab.core.plan import MAX_CELL_SECONDS, MAX_MULTIPLE, MAX_ROUNDS
-from iolab.core.units import duration, parse_duration, parse_size, share_text
+from iolab.core.units import GROUPED, ascii_number, duration, grouped_number, parse_duration, parse_size, share_text
 from iolab.core.usertext import check_text
 from iolab.core.workload import MAX_QUEUE_DEPTH, MAX_THREADS
 
@@ -80,13 +81,29 @@ MAX_WHOLE = 2**31 - 1
 def whole(text: str, least: int = 1, most: int = MAX_WHOLE, zero: str = "") -> int:
     """A whole number from `least` to `most`, said in the refusal as the parameter takes it
     (`zero`: what 0 means, for a parameter where 0 is 'not given')."""
-    try:
-        v = int(text.replace(",", "").replace("_", ""))
-    except ValueError:
-        raise ValueError("give a whole number") from None
+    s = text.strip()
+    if not (re.fullmatch(r"[-+]?[0-9]+", s) or (re.fullmatch(r"[-+]?[0-9,_]+", s) and grouped_number(s) is not None)):
+        # one value in ASCII digits: a list (1,32) is not read as its digits run together (132)
+        raise ValueError(f"give a whole number ({GROUPED}; one value, not a list)")
+    v = int(s.replace(",", "").replace("_", ""))
     if not least <= v <= most:
         raise ValueError(f"give a whole number from {least:,}{f' ({zero})' if zero else ''} to {most:,}")
     return v
+
+
+def _float(text: str) -> float:
+    """A number in ASCII (ascii_number): float() also read ٥ or ５ as 5 and 1_0 as 10."""
+    v = ascii_number(text)
+    if v is None:
+        raise ValueError(text)
+    return v
+
+
+def _int(text: str) -> int:
+    """One whole number of a list in ASCII digits (1_000 allowed): int() also read ٣ as 3."""
+    if not re.fullmatch(r"[-+]?[0-9]+(?:_[0-9]+)*", text):
+        raise ValueError(text)
+    return int(text)
 
 
 def positive_int(text: str) -> int:
@@ -130,7 +147,7 @@ def number_or_zero(text: str) -> float:
     """A number of years above 0, or 0 for 'not given' (a warranty)."""
     need = f"give 0 (not given) or a number of years greater than 0 and at most {MAX_WARRANTY_YEARS:g}"
     try:
-        v = float(text)
+        v = _float(text)
     except ValueError:
         raise ValueError(need) from None
     if v == 0:  # "0.0" is as much 0 as "0"
@@ -183,7 +200,7 @@ def round_count(text: str) -> int:
 
 def positive_float(text: str) -> float:
     try:
-        v = float(text)
+        v = _float(text)
     except ValueError:
         raise ValueError("give a number") from None
     if not math.isfinite(v) or v <= 0:
@@ -195,7 +212,7 @@ def capacity_multiple(text: str) -> float:
     """A volume to write, × the tested capacity: bounded as --precondition-factor is
     (plan.MAX_MULTIPLE), for the same reason (1e300 × capacity is no byte count)."""
     try:
-        v = float(text)
+        v = _float(text)
     except ValueError:
         raise ValueError("give a number") from None
     if not math.isfinite(v) or not 0 < v <= MAX_MULTIPLE:  # one range said for 0, inf and 1e300 alike
@@ -240,7 +257,7 @@ SHARES: tuple[Callable[[str], float], ...] = (fraction, fraction_below_one, shar
 def _fraction_value(text: str) -> float:
     t = text.strip()
     try:
-        return float(t[:-1] if t.endswith("%") else t) / 100
+        return _float(t[:-1] if t.endswith("%") else t) / 100
     except ValueError:
         raise ValueError("give a percentage (2 or 2%)") from None
 
@@ -307,7 +324,7 @@ def int_list(text: str, least: int = 0) -> tuple[int, ...]:
     t = text.replace(" ", "")
     if ":" in t:
         try:
-            start, step, stop = (int(x.replace("_", "")) for x in t.split(":"))
+            start, step, stop = (_int(x) for x in t.split(":"))
         except ValueError:
             raise ValueError("give START:STEP:STOP as three whole numbers") from None
         if start < 1 or step < 1 or stop < start or stop > MAX_WHOLE:
@@ -318,7 +335,7 @@ def int_list(text: str, least: int = 0) -> tuple[int, ...]:
         return tuple(range(start, stop + 1, step))
     items = _items(t)
     try:
-        values = tuple(int(x.replace("_", "")) for x in items)
+        values = tuple(_int(x) for x in items)
     except ValueError:
         raise ValueError("give whole numbers separated by commas, or START:STEP:STOP") from None
     if not values or min(values) < least or list(values) != sorted(set(values)):

@@ -88,6 +88,21 @@ def ascii_number(text: str) -> float | None:
     return float(s) if s.isascii() and _ASCII_NUMBER_RE.fullmatch(s) else None
 
 
+# The same number with its thousands grouped as a data sheet or a person writes them: commas
+# (or underscores) only between groups of three digits. Dropping every comma read a decimal
+# comma ("35,5") as 355 and a list given to a one-value parameter (qd=1,32) as 132.
+_GROUPED_RE = re.compile(r"[-+]?[0-9]{1,3}([,_])[0-9]{3}(?:\1[0-9]{3})*(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?")
+GROUPED = "a comma or underscore only between groups of three digits, as in 35,000"
+
+
+def grouped_number(text: str) -> float | None:
+    """ascii_number, also with its thousands grouped (35,000 or 35_000); None for anything else
+    (35,5, 1,32, 1,000_000, ３５)."""
+    s = text.strip()
+    grouped = _GROUPED_RE.fullmatch(s)
+    return ascii_number(s.replace(grouped.group(1), "") if grouped else s)
+
+
 def parse_percent(text: str, what: str = "percentage") -> float:
     """'50', '50%' or '50 %' -> 0.5 (the range is the caller's to check: '-5%' is read, -0.05,
     so that its refusal says it is out of range, not unreadable)."""
@@ -277,6 +292,8 @@ def duration_option(seconds: float) -> str:
 
 def human_span(seconds: float) -> str:
     """A duration for people: '136 ms', '2.5 s', '37.9 h (1.6 days)'."""
+    # rounded to the 3 digits shown before the unit is chosen: 999.9996 µs is '1 ms', not '1e+03 µs'
+    seconds = float(f"{seconds:.3g}") if seconds < 120 else seconds
     if seconds < 1e-3:
         return f"{seconds * 1e6:,.3g} µs"
     if seconds < 1:

@@ -44,6 +44,13 @@ GAP_FACTOR = 5.0  # a silence longer than this many slow intervals is a gap in t
 # are read as the meter's slow pace.
 SLOW_PCT = 99.5
 MIN_COVERAGE = 0.9  # the least share of a cell's window the log must cover for a figure
+# A meter's clock and the offset to this machine's, each at most this far from 0 either way (1970,
+# or the meter's own start): about 317 years, where readings' times still keep microseconds (a
+# double's step at 1e10 is 2e-6 s) and print as dates.
+MAX_CLOCK_S = 1e10
+# The most a reading may say: ten kilowatts is more than a drive, or a server full of them, draws;
+# above it the log is corrupt or its unit is wrong (mW under a "watts" header reads 1,000 × too high).
+MAX_READING_MW = 1e7
 TIME_NAMES = ("time", "timestamp", "t", "time_s", "epoch")
 POWER_NAMES = {
     "watts": 1000.0,
@@ -168,6 +175,17 @@ def parse_meter_log(text: str, source: str, offset_s: float = 0.0) -> MeterLog:
             raise IolabError(f"{where}: the power {r[pi]!r} is not a number.") from None
         if not (math.isfinite(p) and p >= 0 and math.isfinite(t)):
             raise IolabError(f"{where}: power {r[pi]!r} at {r[ti]!r} is not a finite non-negative reading.")
+        if p > MAX_READING_MW:
+            raise IolabError(
+                f"{where}: power {r[pi]!r} is {p / 1e6:,.6g} kW, more than the {MAX_READING_MW / 1e6:g} kW a meter "
+                "of drives reads; check the power column's unit (watts or mW, named in the header) and the line."
+            )
+        if abs(t - offset_s) > MAX_CLOCK_S:
+            raise IolabError(
+                f"{where}: the time {r[ti]!r} is more than {MAX_CLOCK_S:,.0f} s (about 317 years) from 1970; "
+                "give Unix seconds, ISO 8601 with an offset, or the meter's own seconds with --offset."
+            )
+        p += 0.0  # a reading of -0 is 0: the figures never say "-0 mW"
         if ts and t < ts[-1]:
             raise IolabError(
                 f"{where}: the time goes back ({r[ti]!r} after a later one); readings must be in time order."

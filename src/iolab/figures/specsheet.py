@@ -28,7 +28,7 @@ from pathlib import Path
 
 from iolab.core.errors import IolabError
 from iolab.core.safefile import loads_toml, read_config
-from iolab.core.units import given, num
+from iolab.core.units import ASCII_NUMBER, GROUPED, given, grouped_number, num
 from iolab.core.usertext import check_text
 
 FIELDS = ("figure", "min", "max", "unit", "claim", "name")
@@ -122,10 +122,12 @@ def _csv_rows(text: str, what: str) -> list[tuple[str, dict]]:
 
 def _number(v, where: str) -> float:
     if isinstance(v, str):
-        try:
-            v = float(v.replace(",", "").replace("_", ""))
-        except ValueError:
-            raise IolabError(f"{where} is {v!r}; give a number.") from None
+        value = grouped_number(v)  # a CSV cell: any comma was dropped, so "35,5" read as 355
+        if value is None:
+            raise IolabError(
+                f"{where} is {v!r}; give a number ({ASCII_NUMBER}; {GROUPED}: a decimal comma is a point, 35.5)."
+            )
+        v = value
     # an infinite bound (TOML's inf, 1e400 or a CSV's 'inf') holds nothing: max = inf passed every
     # drive as meeting a spec no data sheet states, min = inf failed every one
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):

@@ -166,6 +166,6 @@ def replace_files(files: Sequence[tuple[Path, bytes, str]]) -> None:
     mark can only follow the rename, since it names the inode."""
     for path, _, what in files:
         check_file(path, what)
-    _replace_together([(path, data) for path, data, _ in files], mark_inode)
+    _replace_together([(path, data) for path, data, _ in files], lambda tmp: mark_inode(tmp, "output"))
     for path, _, _ in files:
         mark_written(path)

@@ -5,6 +5,11 @@ btrfs and tmpfs). On a filesystem without user xattrs (vfat, some NFS) the mark 
 file `PATH.iolab` holding the marked file's inode number, so a file later replaced under the
 same name is not mistaken for ours. A non-empty file without either mark is refused as a
 write target: it may be someone's data.
+
+The files iolab writes as results (reports, exports, trace tables, simulator states) carry a
+mark of their own, `iolab output`: the write policy lets iolab replace them, but they are
+never a test's scratch file (one mark for both let `iolab run -t file:trace.parquet` overwrite
+an imported trace with fio's data).
 """
 
 from __future__ import annotations
@@ -20,24 +25,28 @@ from iolab.targets import host, lock
 from iolab.targets.model import Target
 
 MARK_XATTR = "user.iolab"
-_MARK_VALUE = b"created by iolab"
+# The xattr's value and the sidecar's text per kind of file: a scratch file a test writes
+# ("target": the value remote hosts' checks compare too, engines/hostcheck.py) or a result.
+_MARK_VALUE = {"target": b"created by iolab", "output": b"iolab output"}
+_SIDECAR_TEXT = {"target": "iolab target file, inode ", "output": "iolab output file, inode "}
 
 
 def sidecar(path: str) -> str:
     return path + ".iolab"
 
 
-def mark_created(path: str) -> None:
-    """Mark a file as made by iolab (xattr, or a sidecar where the filesystem has no xattrs)."""
-    if not mark_inode(path):
-        _write_sidecar(path)
+def mark_created(path: str, kind: str = "target") -> None:
+    """Mark a file as made by iolab (xattr, or a sidecar where the filesystem has no xattrs):
+    kind "target" for a test's scratch file, "output" for a result (report, trace table...)."""
+    if not mark_inode(path, kind):
+        _write_sidecar(path, kind)
 
 
-def mark_inode(path: str | Path) -> bool:
+def mark_inode(path: str | Path, kind: str = "target") -> bool:
     """The xattr mark alone (False where the filesystem has none): it stays with the inode
     when the file is renamed, so a file marked before it takes its name is never unmarked."""
     try:
-        os.setxattr(path, MARK_XATTR, _MARK_VALUE)
+        os.setxattr(path, MARK_XATTR, _MARK_VALUE[kind])
         return True
     except OSError as e:
         if e.errno not in (errno.ENOTSUP, errno.EOPNOTSUPP, errno.EPERM):
@@ -45,10 +54,12 @@ def mark_inode(path: str | Path) -> bool:
         return False
 
 
-_SIDECAR_TEXT = "iolab target file, inode "
+def _ours(text: str | None) -> bool:
+    """A sidecar's text that iolab wrote (either kind)."""
+    return text is not None and any(text.startswith(t) for t in _SIDECAR_TEXT.values())
 
 
-def _write_sidecar(path: str) -> None:
+def _write_sidecar(path: str, kind: str) -> None:
     """The sidecar sits beside a file the policy allowed, but its own name may be someone's:
     only a missing name or an older sidecar of iolab's is written, never through a symlink."""
     side = sidecar(path)
@@ -59,25 +70,35 @@ def _write_sidecar(path: str) -> None:
     with os.fdopen(fd, "r+") as f:
         st = os.fstat(f.fileno())
         old = f.read(st.st_size + 1) if stat.S_ISREG(st.st_mode) and st.st_size < 4096 else None
-        if old is None or (old and not old.startswith(_SIDECAR_TEXT)):
+        if old is None or (old and not _ours(old)):
             raise IolabError(
                 f"{side} exists and is not an iolab mark, so iolab cannot record there that it made {path} "
                 "(this filesystem has no extended attributes); remove or rename it, or use another target path."
             )
         f.seek(0)
         f.truncate()
-        f.write(f"{_SIDECAR_TEXT}{os.stat(path).st_ino}\n")
+        f.write(f"{_SIDECAR_TEXT[kind]}{os.stat(path).st_ino}\n")
 
 
-def created_by_iolab(path: str) -> bool:
+def iolab_mark(path: str) -> str | None:
+    """The kind of iolab's mark on the file at `path` ("target" or "output"), or None."""
     try:
-        if os.getxattr(path, MARK_XATTR) == _MARK_VALUE:
-            return True
+        value = os.getxattr(path, MARK_XATTR)
+        kind = next((k for k, v in _MARK_VALUE.items() if v == value), None)
+        if kind is not None:
+            return kind
     except OSError:
         pass
     side = host.read(Path(sidecar(path)))
     st = host.stat_or_none(path)
-    return bool(side and st and side == f"{_SIDECAR_TEXT}{st.st_ino}")
+    if not (side and st):
+        return None
+    return next((k for k, t in _SIDECAR_TEXT.items() if side == f"{t}{st.st_ino}"), None)
+
+
+def created_by_iolab(path: str) -> bool:
+    """A scratch file iolab made for a test, which a run may write (an output is not one)."""
+    return iolab_mark(path) == "target"
 
 
 def prepare_file(target: Target) -> str:
@@ -173,7 +194,7 @@ def allocate(fd: int, path: str, size: int, spec: str) -> None:
 def _remove_ours(path: str) -> None:
     """Remove a file iolab has just made, and its sidecar only when the sidecar is iolab's."""
     side = sidecar(path)
-    ours = not os.path.islink(side) and (host.read(Path(side)) or "").startswith(_SIDECAR_TEXT)
+    ours = not os.path.islink(side) and _ours(host.read(Path(side)))
     for p in (path, side) if ours else (path,):
         try:
             os.unlink(p)

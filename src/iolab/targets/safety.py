@@ -9,7 +9,8 @@ system disk (/, /boot, /boot/efi, /usr, /var or swap live on it, through partiti
 layers).
 
 Checks on a file: not a regular file, pseudo filesystem (/proc, /sys, ...: writepolicy.py),
-read-only (also a file without any write permission bit, which root could write), mounted (it
+run directory (in a stored run's directory, whose files are its record: writepolicy.py), iolab
+output (a report, export, trace table or simulator state: it carries iolab's output mark), read-only (also a file without any write permission bit, which root could write), mounted (it
 is active swap, or backs a mounted loop device), loop backing (it backs a loop device), not
 created by iolab (non-empty without iolab's mark), signature (a filesystem or other signature
 inside it, even in a file iolab once made), open.
@@ -17,7 +18,7 @@ inside it, even in a file iolab once made), open.
 A simulated drive's save= file passes the write policy of every output path (writepolicy.py).
 
 Overrides: mounted and system disk yield only to --allow-system-disk, which no refusal names;
-read-only, not a regular file, pseudo filesystem and save= yield to nothing; everything else
+read-only, not a regular file, pseudo filesystem, run directory and save= yield to nothing; everything else
 yields to --allow-unsafe-target.
 """
 
@@ -32,7 +33,7 @@ from iolab.core.errors import RefusedError
 from iolab.core.units import human_bytes
 from iolab.targets import host, lock
 from iolab.targets.facts import BlockDev, block_dev, file_type
-from iolab.targets.files import MARK_XATTR, created_by_iolab, sidecar
+from iolab.targets.files import MARK_XATTR, created_by_iolab, iolab_mark, sidecar
 from iolab.targets.kinds import kind_of
 from iolab.targets.model import ALLOW_SYSTEM_DISK, ALLOW_UNSAFE, Problem, Target
 from iolab.targets.usage import (
@@ -47,7 +48,7 @@ from iolab.targets.usage import (
     swap_file,
     system_use,
 )
-from iolab.targets.writepolicy import directory_problem, no_write_bits, pseudo_filesystem
+from iolab.targets.writepolicy import directory_problem, foreign_run, no_write_bits, pseudo_filesystem
 from iolab.targets.writepolicy import file_problems as output_problems
 
 
@@ -79,8 +80,15 @@ def judge(
     if not refused:
         return [f"{p} (overridden by {p.override})" for p in problems]
     head = f"{head}: {'; '.join(map(str, refused))}."
-    if any(p.override is None for p in refused):
-        raise RefusedError(head + " Nothing overrides this: make the target writable or choose another.")
+    final = [p for p in refused if p.override is None]
+    if final:
+        # making it writable is the way out of a read-only target alone (not a pseudo filesystem, a run's record)
+        fix = (
+            "make the target writable or choose another"
+            if all(p.check == "read-only" for p in final)
+            else "choose another target"
+        )
+        raise RefusedError(f"{head} Nothing overrides this: {fix}.")
     if any(p.override == ALLOW_SYSTEM_DISK for p in refused):
         raise RefusedError(
             head + " iolab does not write where a mounted filesystem, active swap or the running system "
@@ -266,6 +274,15 @@ def file_problems(target: Target) -> list[Problem]:
         return [
             Problem("pseudo filesystem", f"{path} is on {pseudo}, where writes change the kernel, not a file", None)
         ]
+    run = foreign_run(os.path.realpath(path))
+    if run is not None:  # a stored run's files are its record, and a new file there is not the run's
+        return [
+            Problem(
+                "run directory",
+                f"{path} is in the run directory {run}, whose files are that run's record, not a place to test",
+                None,
+            )
+        ]
     if st is None:  # iolab will create it, if it can
         parent = os.path.dirname(path)
         if not os.access(parent, os.W_OK | os.X_OK):
@@ -297,7 +314,15 @@ def file_problems(target: Target) -> list[Problem]:
             if on_it:
                 problems.append(Problem("mounted", f"{path} backs {d.node}: {', '.join(on_it)}", ALLOW_SYSTEM_DISK))
 
-    if st.st_size > 0 and not created_by_iolab(path):
+    if st.st_size > 0 and iolab_mark(path) == "output":
+        problems.append(
+            Problem(
+                "iolab output",
+                f"{path} holds {human_bytes(st.st_size)} that iolab wrote as a result (a report, export, trace "
+                "table or simulator state: its mark says so), not a scratch file it made to test on",
+            )
+        )
+    elif st.st_size > 0 and not created_by_iolab(path):
         problems.append(
             Problem(
                 "not created by iolab",

@@ -19,13 +19,14 @@ import stat
 import urllib.parse
 from collections.abc import Callable
 
-from iolab.core.errors import IolabError
+from iolab.core.errors import IolabError, RefusedError
 from iolab.core.units import parse_size
 from iolab.core.usertext import check_fio_value, check_text
 from iolab.targets import host
 from iolab.targets.facts import device_facts, file_type
 from iolab.targets.kinds import kind_for_spec
 from iolab.targets.model import DeviceFacts, Elsewhere, EndpointView, Target
+from iolab.targets.writepolicy import pseudo_filesystem
 
 _FORMS = (
     "Accepted forms: /dev/NAME[?size=SIZE] (a block device), file:PATH?size=8GiB, nbd://HOST[:PORT][/EXPORT]"
@@ -190,6 +191,12 @@ def parse_file(spec: str, text: str) -> Target:
     elif st is not None and st.st_size > 0:
         capacity = st.st_size
     else:
+        pseudo = pseudo_filesystem(path)
+        if pseudo:  # /proc/self/mem reads as empty: a size would only lead to the same refusal (safety.py)
+            raise RefusedError(
+                f"target {spec!r}: {path} is on {pseudo}, where writes change the kernel, not a file. "
+                "Nothing overrides this: choose another target."
+            )
         state = "is empty" if st is not None else "does not exist yet"
         raise IolabError(f"target {spec!r}: {path} {state}, so its size must be given, e.g. file:{raw}?size=8GiB.")
     return Target(kind="file", spec=spec, path=path, capacity=capacity, facts=device_facts(path), options=options)

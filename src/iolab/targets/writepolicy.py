@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -44,7 +44,7 @@ from iolab.core.runfiles import FLEET_FILE, FLEET_SCHEMA
 from iolab.core.safefile import read_json
 from iolab.core.units import human_bytes
 from iolab.targets.facts import file_type
-from iolab.targets.files import created_by_iolab, mark_created
+from iolab.targets.files import iolab_mark, mark_created
 from iolab.targets.usage import mounts
 
 # Filesystems whose "files" are the kernel's interfaces (sysfs, /proc/sys, tracing, cgroups) or
@@ -138,7 +138,9 @@ def _problems(p: str, right_type, meant: str) -> list[str]:
         return [
             f"{p} has {st.st_nlink} hard links{via} (other names for the same file), so writing it changes them too"
         ]
-    if st.st_size > 0 and not (created_by_iolab(real) or _sim_state(real) or _in_run_dir(real) or _in_fleet_dir(real)):
+    if st.st_size > 0 and not (
+        iolab_mark(real) is not None or _sim_state(real) or _in_run_dir(real) or _in_fleet_dir(real)
+    ):
         return [
             f"{p} already exists{via} and holds {human_bytes(st.st_size)} that iolab did not write (it carries "
             "no iolab mark), so it may be someone's data"
@@ -239,6 +241,22 @@ def check_file(path: str | Path, what: str) -> Path:
     return Path(path)
 
 
+def check_not_read(path: str | Path, reads: Iterable[str | Path], what: str) -> None:
+    """RefusedError when `path` is, by any name, a file the command reads: an iolab output is
+    one the policy lets iolab replace, so `trace export T.parquet -o T.parquet` (or importing an
+    exported trace onto itself) replaced its input with the output, exit 0."""
+    for f in reads:
+        try:
+            same = os.path.samefile(path, f)
+        except OSError:  # the output does not exist yet (or the input is gone): not the same file
+            continue
+        if same:
+            raise RefusedError(
+                f"Refusing to write the {what} {str(path)!r}: it is {f}, which this command reads, so the output "
+                "would replace its own input. Nothing was written; give another path."
+            )
+
+
 def directory_problem(path: str | Path) -> str | None:
     """Why the directory the file `path` names cannot hold it (a clause), or None: it is missing,
     or is a file (`/etc/passwd/j.xml`)."""
@@ -294,9 +312,10 @@ def made_for(path: str | Path, what: str) -> Iterator[Path]:
 
 
 def mark_written(path: str | Path) -> None:
-    """Mark a file iolab has just written as its own, so writing it again is allowed."""
+    """Mark a file iolab has just written as its own output, so writing it again is allowed (and
+    a run refuses it as a test's scratch file: targets/safety.py)."""
     if os.path.isfile(path):
-        mark_created(str(path))
+        mark_created(str(path), "output")
 
 
 @contextmanager

@@ -77,7 +77,9 @@ class Writer:
     the writer adds others (blkparse's summary); `record_bytes`: for a binary writer, the
     fixed record size fuzz.py mangles record by record (0: a stream, mangled as a whole).
     `sectors`: what the format writes in 512 B sectors, "offset" or "offset+size" ("": bytes);
-    writers.py rounds such IOs outward to whole sectors before the writer sees them."""
+    writers.py rounds such IOs outward to whole sectors before the writer sees them.
+    `max_size`: the largest IO, in bytes, the format's length field holds (0: no limit); a
+    table with a larger one is refused before anything is written (a binary field wraps)."""
 
     name: str
     write: Callable[[ExportJob], None]
@@ -85,6 +87,7 @@ class Writer:
     io_line: Callable[[bytes], bool] | None = None
     record_bytes: int = 0
     sectors: str = ""
+    max_size: int = 0
 
 
 @dataclass(frozen=True)

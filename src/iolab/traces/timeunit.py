@@ -61,6 +61,7 @@ def given(unit: str, fmt: str) -> TimeUnit:
 
 
 def _human(seconds: float) -> str:
+    seconds = float(f"{seconds:.3g}")  # as human_span: 999.9996 µs is '1 ms', not '1e+03 µs'
     if seconds >= 7200:
         v, unit = (seconds / 3600, "h") if seconds < 172800 else (seconds / 86400, "days")
         return f"{v:,.3g} {unit}" if v < 1000 else f"{v:,.0f} {unit}"
@@ -129,7 +130,10 @@ def detect(
     one per time) and `devices` (how many devices the trace covers) bound what is possible.
     `default` is the format's documented unit; `whole` is (unit, whose convention) for
     whole-number times, when that differs."""
-    keep = np.isfinite(times)
+    # a time past what the table stores even in ns is a line dropped (or refused) in every unit:
+    # it says nothing of the unit, and a corrupt 1e308 would call every unit impossible (and
+    # overflow the spans: numpy's warnings printed above iolab's message)
+    keep = np.isfinite(times) & (np.abs(times) <= MAX_TIME_NS)
     times, sizes = times[keep], (None if sizes is None else np.asarray(sizes, dtype=float)[keep])
     t = np.unique(times)
     default, who = (whole or (default, "")) if not fractional else (default, "")

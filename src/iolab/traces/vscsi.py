@@ -182,15 +182,22 @@ def import_vscsi(
 
 
 def write_vscsi(con, src: str, out: Path) -> None:
-    """Version 2 records (with rt), ts and rt in µs, from an export's rows `src` (writers.py)."""
+    """Version 2 records (with rt), ts and rt in µs, from an export's rows `src` (writers.py);
+    version 1 records (no rt) for a table without response times, which version 2 would give
+    as 0 µs each: read back, a trace 'with response times' of IOs that took no time."""
     rows = con.execute(f"SELECT time_ns, op, offset_bytes, size_bytes, latency_us FROM {src} ORDER BY n").fetchnumpy()
-    recs = np.zeros(len(rows["time_ns"]), dtype=V2)
+    # duckdb gives a column with NULLs as a masked array: a missing response time is masked or NaN
+    lat = np.ma.getdata(rows["latency_us"]).astype(float)
+    missing = np.ma.getmaskarray(rows["latency_us"]) | np.isnan(lat)
+    timed = not missing.all()
+    version = 2 if timed else 1
+    recs = np.zeros(len(rows["time_ns"]), dtype=LAYOUTS[version])
     recs["cmd"] = np.where(rows["op"] == "read", 0x28, 0x2A)
-    recs["ver"] = 2 << 8
+    recs["ver"] = version << 8
     recs["sn"] = np.arange(len(recs))
     recs["len"] = rows["size_bytes"]
     recs["lbn"] = rows["offset_bytes"] // 512
     recs["ts"] = rows["time_ns"] // 1000
-    lat = rows["latency_us"]
-    recs["rt"] = np.where(np.isnan(lat), 0, np.round(lat)) if lat.dtype.kind == "f" else 0
+    if timed:
+        recs["rt"] = np.where(missing, 0, np.round(np.where(missing, 0, lat)))
     out.write_bytes(recs.tobytes())

@@ -15,7 +15,9 @@ completions; so does biosnoop (LAT written to 1 µs; bcc itself prints 10 µs st
 has neither response times nor process names. fio v2 writes `wait` lines for the gaps
 between IOs. Formats that count in 512 B sectors (Writer.sectors) get each IO rounded outward
 to whole sectors, so that it still covers its bytes and none becomes 0 bytes long; the notes
-say how many IOs were changed.
+say how many IOs were changed. An IO longer than a binary format's length field holds
+(blktrace, vSCSI: 32-bit) is refused (Writer.max_size); vSCSI without response times is
+written as version 1 records, which have no rt.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from pathlib import Path
 
 from iolab.core.errors import IolabError
 from iolab.core.units import counted
-from iolab.targets.writepolicy import check_file, mark_written
+from iolab.targets.writepolicy import check_file, check_not_read, mark_written
 from iolab.traces import formats
 from iolab.traces.registry import ExportJob
 from iolab.traces.table import TraceTable, connect, sql_str
@@ -71,6 +73,7 @@ def export_with_notes(
     if found is None:
         raise IolabError(f"cannot export to {fmt!r}; formats: {', '.join(formats.writer_names())}")
     out = check_file(out, "trace file")
+    check_not_read(out, [table.path], "trace file")
     # int(): the base is written into the writers' SQL as a number, never as text it could end
     base = int(base_unix_ns if base_unix_ns is not None else (table.start_unix_ns or 1_577_836_800_000_000_000))
     maj, mnr = (int(x) for x in devno.split(","))
@@ -86,11 +89,29 @@ def export_with_notes(
                     f"{counted(changed, 'IO')} rounded outward to whole 512 B sectors ({fmt} writes {what} "
                     "in sectors): each covers at least its bytes"
                 )
+        _check_sizes(con, src, fmt, found[1].max_size)
         found[1].write(ExportJob(table, con, src, out, base, maj, mnr))
     finally:
         con.close()
     mark_written(out)
     return out, notes
+
+
+def _check_sizes(con, src: str, fmt: str, max_size: int) -> None:
+    """Refuse IOs longer than the format's length field holds (blktrace's and vSCSI's are 32-bit):
+    numpy stores such a size modulo 2^32, so an 8 GiB IO was written as 0 bytes, exit 0."""
+    if not max_size:
+        return
+    [(n, largest, at)] = con.execute(
+        f"SELECT count(*), max(size_bytes), arg_max(time_ns, size_bytes) FROM {src} WHERE size_bytes > {int(max_size)}"
+    ).fetchall()
+    if n:
+        carry = ", ".join(w.name for f in formats.all_formats() for w in f.writers if not w.max_size)
+        raise IolabError(
+            f"{counted(n, 'IO')} {'is' if n == 1 else 'are'} longer than {fmt}'s length field holds "
+            f"({max_size:,} B): the longest is {largest:,} B, at {at:,} ns. Nothing was written; export to a "
+            f"format that writes sizes as text ({carry}), or drop those IOs from the table first."
+        )
 
 
 __all__ = ["export_trace", "export_with_notes"]

@@ -40,7 +40,7 @@ FORMAT = TraceFormat(
     title="blktrace binary",
     load=load,
     # Records carry payloads of their own length: fuzz.py mangles the stream as a whole.
-    writers=(Writer("blktrace", write, sectors="offset+size"),),
+    writers=(Writer("blktrace", write, sectors="offset+size", max_size=(2**32 - 1) // 512 * 512),),  # u32 bytes
     magic=magic,
     latency=True,
 )

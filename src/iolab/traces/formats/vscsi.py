@@ -39,7 +39,8 @@ FORMAT = TraceFormat(
     name="vscsi",
     title="CloudPhysics vSCSI binary",
     load=load,
-    writers=(Writer("vscsi", write, record_bytes=40, sectors="offset"),),  # version 2 records, 40 B each
+    # version 2 records, 40 B each (version 1 without response times); len is a u32
+    writers=(Writer("vscsi", write, record_bytes=40, sectors="offset", max_size=2**32 - 1),),
     magic=magic,
     time_unit=UNIT,
     latency=True,
