@@ -307,6 +307,13 @@ def test_a_refused_setting_names_the_parameter_its_help_describes(test, setting,
     [
         ("op=1e9", "sim parameter op=1000000000: the user capacity", "user_gb"),
         ("user_gb=1e12", "sim parameter user_gb=1000000000000: with over-provisioning", "blocks_per_plane"),
+        # a huge value is said in exponent form, not as its 301 digits (and the flash it needs as many)
+        (
+            "user_gb=1e300",
+            "user_gb=1e300: with over-provisioning 0.2801015808 it needs 1.2801e300 GB of flash",
+            "000000",
+        ),
+        ("gc_reserve=1e300", "sim parameter gc_reserve=1e300 must be a whole number of at least 1", "000000"),
         # an op given as a percentage is judged as given, not called missing
         ("op=25%", 'sim parameter op="25%" is not a number: op is the spare flash over the user capacity', "give"),
         ("op=", "sim parameters: give user_gb or op", "not a number"),

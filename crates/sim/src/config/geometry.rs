@@ -1,6 +1,6 @@
 //! The flash's geometry and the user capacity it leaves, from a preset's merged values.
 
-use super::vals::Vals;
+use super::vals::{shown, Vals};
 use super::UNIT;
 
 /// The flash's shape, checked: what the FTL addresses and how much it holds.
@@ -111,22 +111,31 @@ pub(super) fn user_units(v: &Vals, geo: &Geometry, gc_reserve: u32) -> Result<u3
         })?;
         if op <= 0.0 {
             return Err(format!(
-                "sim parameter op={op} must be greater than zero (rho = (physical − user)/user)"
+                "sim parameter op={} must be greater than zero (rho = (physical − user)/user)",
+                shown(op)
             ));
         }
         let user = physical as f64 / (1.0 + op);
         (
             user,
-            format!("op={op}: the user capacity physical / (1 + op) = {user:.0} B"),
+            format!(
+                "op={}: the user capacity physical / (1 + op) = {} B",
+                shown(op),
+                shown(user.round())
+            ),
         )
     } else {
         let gb = v.num("user_gb")?;
         if gb <= 0.0 {
             return Err(format!(
-                "sim parameter user_gb={gb}: the user capacity must be greater than zero"
+                "sim parameter user_gb={}: the user capacity must be greater than zero",
+                shown(gb)
             ));
         }
-        (gb * 1e9, format!("user_gb={gb}: {:.0} B", gb * 1e9))
+        (
+            gb * 1e9,
+            format!("user_gb={}: {} B", shown(gb), shown((gb * 1e9).round())),
+        )
     };
     let user_units64 = (user_bytes / UNIT as f64).floor() as u64;
     if user_units64 == 0 || user_units64 >= u32::MAX as u64 - 1 {

@@ -3,7 +3,7 @@
 //! derived geometry.
 
 use super::geometry::{flash_geometry, user_units, Geometry};
-use super::vals::Vals;
+use super::vals::{shown, Vals};
 use super::*;
 
 /// (MB/s per direction, full duplex)
@@ -210,9 +210,11 @@ fn scaled_overrides(
     let most = (u32::MAX - 2) as f64 * g.chunk_bytes() as f64; // the chunks the simulator addresses
     if user_gb * 1e9 * (1.0 + rho) > most {
         return Err(format!(
-            "sim parameter user_gb={user_gb}: with over-provisioning {rho} it needs {:.0} GB of flash, more than \
+            "sim parameter user_gb={}: with over-provisioning {} it needs {} GB of flash, more than \
              the simulator addresses ({:.0} GB); give a smaller user_gb",
-            user_gb * (1.0 + rho),
+            shown(user_gb),
+            shown(rho),
+            shown((user_gb * (1.0 + rho)).round()),
             most / 1e9
         ));
     }
@@ -353,7 +355,8 @@ fn whole0(v: &Vals, k: &str) -> Result<u16, String> {
     let x = v.nonneg(k)?;
     if x.fract() != 0.0 || x > u16::MAX as f64 {
         return Err(format!(
-            "sim parameter {k}={x} must be a whole number (0 = no limit)"
+            "sim parameter {k}={} must be a whole number (0 = no limit)",
+            shown(x)
         ));
     }
     Ok(x as u16)
@@ -364,7 +367,9 @@ fn gc_pass(v: &Vals) -> Result<u64, String> {
     let (len, period) = (v.nonneg("gc_pass_ms")?, v.nonneg("gc_pass_period_ms")?);
     if period > 0.0 && len > period {
         return Err(format!(
-            "sim parameter gc_pass_ms={len} must be at most gc_pass_period_ms={period}"
+            "sim parameter gc_pass_ms={} must be at most gc_pass_period_ms={}",
+            shown(len),
+            shown(period)
         ));
     }
     Ok((len * 1e6).round() as u64)
@@ -425,7 +430,10 @@ fn compress_limit(v: &Vals) -> Result<f64, String> {
 fn pct(v: &Vals, k: &str, max: f64) -> Result<f64, String> {
     let x = v.nonneg(k)?;
     if x > max {
-        return Err(format!("sim parameter {k}={x} must be at most {max}"));
+        return Err(format!(
+            "sim parameter {k}={} must be at most {max}",
+            shown(x)
+        ));
     }
     Ok(x)
 }
