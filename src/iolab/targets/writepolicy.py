@@ -44,7 +44,7 @@ from iolab.core.runfiles import FLEET_FILE, FLEET_SCHEMA
 from iolab.core.safefile import read_json
 from iolab.core.units import human_bytes
 from iolab.targets.facts import file_type
-from iolab.targets.files import created_by_iolab, mark_created
+from iolab.targets.files import created_by_iolab, mark_created, mark_inode
 from iolab.targets.usage import mounts
 
 # Filesystems whose "files" are the kernel's interfaces (sysfs, /proc/sys, tracing, cgroups) or
@@ -297,6 +297,18 @@ def mark_written(path: str | Path) -> None:
     """Mark a file iolab has just written as its own, so writing it again is allowed."""
     if os.path.isfile(path):
         mark_created(str(path))
+
+
+def put_in_place(part: str | Path, path: str | Path) -> None:
+    """Rename a file written aside (`part`) to its name `path`, marked as iolab's before it takes
+    the name: the xattr goes with the inode through the rename. Marked after the rename, a stop
+    between the two left a whole file of iolab's that the next write refused as someone's data
+    (`iolab report --out DIR`, `export -o DIR`, `trace import --out T` again after a Ctrl-C). A
+    filesystem without xattrs gets the sidecar, which names the inode, so it can only follow."""
+    sealed = mark_inode(part)
+    os.replace(part, path)
+    if not sealed:
+        mark_written(path)
 
 
 @contextmanager

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from iolab.core.errors import IolabError
 from iolab.core.units import counted
-from iolab.targets.writepolicy import check_file, mark_written
+from iolab.targets.writepolicy import check_file, put_in_place
 from iolab.traces import formats
 from iolab.traces.registry import ExportJob
 from iolab.traces.table import TraceTable, connect, sql_str
@@ -75,6 +75,10 @@ def export_with_notes(
     base = int(base_unix_ns if base_unix_ns is not None else (table.start_unix_ns or 1_577_836_800_000_000_000))
     maj, mnr = (int(x) for x in devno.split(","))
     src, notes = _SRC.format(path=sql_str(str(table.path))), []
+    # written aside and put in place whole: a stop or a full disk midway left a half trace under
+    # the name, and the writer's OUT.body beside it, which the next export refused as someone's
+    part = out.with_name(f".{out.name}.partial")
+    part.unlink(missing_ok=True)  # a killed export's (unlinked: a planted symlink is not written through)
     con = connect()
     try:
         if found[1].sectors:
@@ -86,10 +90,11 @@ def export_with_notes(
                     f"{counted(changed, 'IO')} rounded outward to whole 512 B sectors ({fmt} writes {what} "
                     "in sectors): each covers at least its bytes"
                 )
-        found[1].write(ExportJob(table, con, src, out, base, maj, mnr))
+        found[1].write(ExportJob(table, con, src, part, base, maj, mnr))
+        put_in_place(part, out)
     finally:
         con.close()
-    mark_written(out)
+        part.unlink(missing_ok=True)
     return out, notes
 
 

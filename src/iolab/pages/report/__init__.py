@@ -33,7 +33,6 @@ are below report/ and may be used here; the comparison pages (compare_pages/) ar
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -80,7 +79,7 @@ def write_document(
     """Write `stem`.html and `stem`.pdf into out_dir (several documents: one file of all their
     pages in order, a sequence's report); returns both paths."""
     from iolab.pages.report.html import render  # jinja2: only where a report is written, not for every command
-    from iolab.targets.writepolicy import check_file, made_for, mark_written
+    from iolab.targets.writepolicy import check_file, made_for, put_in_place
 
     if (why := name_problem(stem)) is not None:  # a stem from what a run stores (its id, its test)
         raise IolabError(f"report name {stem!r} is not a plain file name ({why}); nothing was written in {out_dir}.")
@@ -99,10 +98,8 @@ def write_document(
         try:
             html_part.write_text(render(docs, title=title), encoding="utf-8")
             pages, missing = write_pdf(docs, pdf_part, title or docs[0].title, say)
-            os.replace(pdf_part, pdf_path)
-            os.replace(html_part, html_path)
-            mark_written(pdf_path)
-            mark_written(html_path)
+            put_in_place(pdf_part, pdf_path)
+            put_in_place(html_part, html_path)
         finally:
             html_part.unlink(missing_ok=True)
             pdf_part.unlink(missing_ok=True)

@@ -1,0 +1,92 @@
+"""A stop signal in the narrow windows of a write, as Ctrl-C at that moment would land: just after
+a file took its name but before it was marked as iolab's, or while a trace export's body was
+being copied. Each left a file that the same command, run again, refused as someone's data."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import default_signals, iolab, quick_sim_run
+
+pytestmark = pytest.mark.integration
+
+# `iolab ARGS` that sends itself SIGINT as soon as the first call of MODULE:NAME whose arguments
+# name MATCH has returned: the step after it (the mark, the next line) never begins. Deterministic
+# whatever the machine's speed, unlike a signal sent when a file is seen.
+STOP_AFTER = """
+import importlib, os, signal, sys
+module, attr, match = *sys.argv[1].split(":"), sys.argv[2]
+owner = importlib.import_module(module)
+real, done = getattr(owner, attr), []
+def then_stopped(*args, **kwargs):
+    result = real(*args, **kwargs)
+    if not done and match in repr(args):
+        done.append(1)
+        os.kill(os.getpid(), signal.SIGINT)
+    return result
+setattr(owner, attr, then_stopped)
+sys.argv = ["iolab", *sys.argv[3:]]
+from iolab.cli.main import main
+main()
+"""
+
+
+def stopped_after(where: str, match: str, *args: str) -> subprocess.CompletedProcess:
+    p = subprocess.run(
+        [sys.executable, "-c", STOP_AFTER, where, match, *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=dict(os.environ, COLUMNS="200"),
+        preexec_fn=default_signals,  # Ctrl-C is KeyboardInterrupt in the child whatever the suite's own
+    )
+    assert p.returncode == 130 and "Traceback" not in p.stderr, p.stderr
+    return p
+
+
+def again(*args: str) -> None:
+    """The same command, as the user runs it after the stop: it writes over what the stop left."""
+    p = iolab(*args)
+    assert p.returncode == 0 and "Refusing" not in p.stderr, p.stderr
+
+
+def test_a_stop_as_a_report_or_export_file_takes_its_name_leaves_it_iolabs(tmp_path):
+    run = quick_sim_run(tmp_path / "runs")
+    out = tmp_path / "out"
+    # the HTML, placed last: both files are in place, and were not yet marked
+    stopped_after("os:replace", f"{run.name}.html", "report", str(run), "--out", str(out))
+    assert sorted(p.name for p in out.iterdir()) == [f"{run.name}.html", f"{run.name}.pdf"]
+    again("report", str(run), "--out", str(out))
+    exported = tmp_path / "exported"
+    stopped_after("os:replace", "cells.csv", "export", str(run), "-o", str(exported))
+    assert [p.name for p in exported.iterdir()] == ["cells.csv"]
+    again("export", str(run), "-o", str(exported))
+
+
+def msr_trace(d: Path) -> Path:
+    """A small MSR trace (FILETIME, host, disk, type, offset, size, response time in 100 ns)."""
+    src = d / "hm_0.csv"
+    src.write_text(
+        "".join(f"{128166372000000000 + i * 5000},hm,0,Write,{i * 8192},4096,{300 + i}\n" for i in range(20))
+    )
+    return src
+
+
+def test_a_stop_in_a_trace_import_or_export_leaves_nothing_the_next_one_refuses(tmp_path):
+    table = tmp_path / "t.parquet"
+    import_it = ("trace", "import", str(msr_trace(tmp_path)), "--format", "msr", "--out", str(table))
+    stopped_after("os:replace", table.name, *import_it)  # in place, not yet marked
+    again(*import_it)
+    out = tmp_path / "t.msr"
+    export_it = ("trace", "export", str(table), "--format", "msr", "--out", str(out))
+    # while the body the writer copied out is read into the file: a stop there left t.msr half
+    # written and t.msr.body beside it, which the next export refused to write over
+    stopped_after("builtins:open", ".body", *export_it)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hm_0.csv", "t.parquet"]
+    again(*export_it)
+    assert len(out.read_text().splitlines()) == 20
