@@ -4,6 +4,7 @@ being copied. Each left a file that the same command, run again, refused as some
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -15,13 +16,17 @@ from .conftest import default_signals, iolab, quick_sim_run
 
 pytestmark = pytest.mark.integration
 
-# `iolab ARGS` that sends itself SIGINT as soon as the first call of MODULE:NAME whose arguments
-# name MATCH has returned: the step after it (the mark, the next line) never begins. Deterministic
-# whatever the machine's speed, unlike a signal sent when a file is seen.
+# `iolab ARGS` that sends itself SIGINT as soon as the first call of MODULE:NAME (NAME may be
+# Class.method) whose arguments name MATCH has returned: the step after it (the mark, the next
+# line) never begins. Deterministic whatever the machine's speed, unlike a signal sent when a
+# file is seen.
 STOP_AFTER = """
 import importlib, os, signal, sys
-module, attr, match = *sys.argv[1].split(":"), sys.argv[2]
+module, name, match = *sys.argv[1].split(":"), sys.argv[2]
 owner = importlib.import_module(module)
+*within, attr = name.split(".")
+for part in within:
+    owner = getattr(owner, part)
 real, done = getattr(owner, attr), []
 def then_stopped(*args, **kwargs):
     result = real(*args, **kwargs)
@@ -90,3 +95,21 @@ def test_a_stop_in_a_trace_import_or_export_leaves_nothing_the_next_one_refuses(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["hm_0.csv", "t.parquet"]
     again(*export_it)
     assert len(out.read_text().splitlines()) == 20
+
+
+def test_a_resume_stopped_as_it_takes_the_run_over_leaves_it_interrupted_not_running(tmp_path):
+    """`iolab resume` stamped the run as its own ('running', its pid) before the runner's stop
+    handling began: Ctrl-C in between left manifest.json 'running' with no writer, its earlier
+    reason gone, and the run said 'interrupted again'."""
+    runs = tmp_path / "runs"
+    quick = ("run", "latency", "--quick", "--max-rounds", "2", "--no-report", "--runs-dir", str(runs))
+    stopped_after("iolab.store.runstore:RunStore.finish_round", "", *quick)  # once its first round is stored
+    [run] = list(runs.iterdir())
+    manifest = run / "manifest.json"
+    assert json.loads(manifest.read_text())["state"] == "interrupted"
+    p = stopped_after("iolab.store.runstore:RunStore.claim", "", "resume", str(run), "--no-report")
+    m = json.loads(manifest.read_text())
+    assert (m["state"], m["error"]) == ("interrupted", "stopped by the user (Ctrl-C); finished rounds are kept"), m
+    assert "interrupted again: finished rounds are kept" in " ".join(p.stderr.split())
+    assert iolab("resume", str(run), "--no-report").returncode == 0
+    assert json.loads(manifest.read_text())["state"] == "complete"
