@@ -113,3 +113,64 @@ def test_a_resume_stopped_as_it_takes_the_run_over_leaves_it_interrupted_not_run
     assert "interrupted again: finished rounds are kept" in " ".join(p.stderr.split())
     assert iolab("resume", str(run), "--no-report").returncode == 0
     assert json.loads(manifest.read_text())["state"] == "complete"
+
+
+# `iolab ARGS` as a fleet coordinator that gets SIGTERM (a CI job's timeout, to it alone) while
+# drive NAME is being set up, and goes on setting it up only once the coordinator has taken the
+# stop in (its stop event is set): the moment a drive was started after the stop, and never told.
+TERM_AS_DRIVE_STARTS = """
+import os, signal, sys, threading, types
+import iolab.api.fleet as fleet
+made = []
+class Event(threading.Event):
+    def __init__(self):
+        super().__init__()
+        made.append(self)
+fleet.threading = types.SimpleNamespace(Lock=threading.Lock, Event=Event)
+real, name = fleet._keep_earlier, sys.argv[1]
+def set_up(d):
+    if d.name == name:
+        os.kill(os.getpid(), signal.SIGTERM)
+        assert made[0].wait(600), "the coordinator never took the stop in"
+    return real(d)
+fleet._keep_earlier = set_up
+sys.argv = ["iolab", *sys.argv[2:]]
+from iolab.cli.main import main
+main()
+"""
+
+
+def test_a_fleet_stopped_as_a_drive_is_set_up_never_starts_it(tmp_path):
+    f = tmp_path / "fleet.toml"
+    sim = "sim:enterprise-sas?user_gb=0.1"
+    f.write_text(
+        f'[fleet]\nname = "t"\nparallel = 1\n[[drive]]\ntarget = "{sim}&seed={{i}}"\ncount = 2\nname = "d{{i}}"\n'
+    )
+    runs = tmp_path / "runs"
+    quick = ("--quick", "--cell-time", "100ms", "--max-rounds", "1", "--no-report")
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            TERM_AS_DRIVE_STARTS,
+            "d2",
+            "run",
+            "latency",
+            *quick,
+            "--fleet",
+            str(f),
+            "--runs-dir",
+            str(runs),
+        ],  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=600,
+        preexec_fn=default_signals,
+    )
+    assert p.returncode == 143 and "Traceback" not in p.stderr, p.stdout + p.stderr
+    [d] = (runs / "fleets").iterdir()
+    state = json.loads((d / "fleet.json").read_text())
+    rows = {r["name"]: r["state"] for r in state["members"]}
+    # d2 was never started (it ran to its end, the fleet waiting for it: 'complete')
+    assert state["stopped_by"] == "SIGTERM" and rows == {"d1": "complete", "d2": "interrupted"}, state
+    assert not (d / "drives" / "d2" / "out.json").exists() and len(list(runs.glob("2*"))) == 1
