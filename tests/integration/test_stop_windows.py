@@ -73,6 +73,17 @@ def test_a_stop_as_a_report_or_export_file_takes_its_name_leaves_it_iolabs(tmp_p
     again("export", str(run), "-o", str(exported))
 
 
+def test_a_report_stopped_as_it_claims_the_run_leaves_no_claim_file(tmp_path):
+    """`iolab report RUN` claims the run (RUN/writer.lock names its process) before it writes into
+    it. Stopped just after the claim was recorded, or just after claim_run returned but before the
+    report held it to let go of, it left writer.lock naming a process that was gone."""
+    run = quick_sim_run(tmp_path / "runs")
+    for where, match in (("os:pwrite", '"command": "iolab report'), ("iolab.api.reports:claim_if_inside", "")):
+        stopped_after(where, match, "report", str(run))
+        assert not (run / "writer.lock").exists(), (where, (run / "writer.lock").read_text())
+        assert not (run / "report").exists()
+
+
 def msr_trace(d: Path) -> Path:
     """A small MSR trace (FILETIME, host, disk, type, offset, size, response time in 100 ns)."""
     src = d / "hm_0.csv"
