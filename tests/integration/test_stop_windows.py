@@ -185,3 +185,20 @@ def test_a_fleet_stopped_as_a_drive_is_set_up_never_starts_it(tmp_path):
     # d2 was never started (it ran to its end, the fleet waiting for it: 'complete')
     assert state["stopped_by"] == "SIGTERM" and rows == {"d1": "complete", "d2": "interrupted"}, state
     assert not (d / "drives" / "d2" / "out.json").exists() and len(list(runs.glob("2*"))) == 1
+
+
+def test_a_resume_stopped_before_its_runner_began_leaves_no_target_lock(scratch):
+    """`iolab resume` claims the target as it prepares the run; the runner lets the claim go however
+    it ends. Stopped in between, it left the target's lock file, which `iolab runs` then listed as
+    left by a run that was killed."""
+    runs = scratch / "runs"
+    target = f"file:{scratch}/drive.img?size=64MiB"
+    quick = ("--quick", "--cell-time", "200ms", "--max-rounds", "2", "--no-report", "--runs-dir", str(runs))
+    stopped_after("iolab.store.runstore:RunStore.finish_round", "", "run", "latency", "-t", target, *quick)
+    [run] = list(runs.iterdir())
+    locks = Path(os.environ["IOLAB_LOCK_DIR"])
+    assert list(locks.iterdir()) == []  # the run stopped by Ctrl-C let its target go
+    stopped_after("iolab.run.resume:prepare", "", "resume", str(run), "--no-report")
+    assert list(locks.iterdir()) == []
+    listed = iolab("runs", "--runs-dir", str(runs))
+    assert listed.returncode == 0 and "stale lock file" not in listed.stderr, listed.stderr
