@@ -63,9 +63,12 @@ def again(*args: str) -> None:
 def test_a_stop_as_a_report_or_export_file_takes_its_name_leaves_it_iolabs(tmp_path):
     run = quick_sim_run(tmp_path / "runs")
     out = tmp_path / "out"
-    # the HTML, placed last: both files are in place, and were not yet marked
-    stopped_after("os:replace", f"{run.name}.html", "report", str(run), "--out", str(out))
+    # the HTML, placed last: both files are in place, and were not yet marked; the stop said the
+    # report "was not kept"
+    p = stopped_after("os:replace", f"{run.name}.html", "report", str(run), "--out", str(out))
     assert sorted(p.name for p in out.iterdir()) == [f"{run.name}.html", f"{run.name}.pdf"]
+    said = " ".join(p.stderr.split())
+    assert f"interrupted: these reports are whole and kept: {out / run.name}.html, {out / run.name}.pdf" in said, said
     again("report", str(run), "--out", str(out))
     exported = tmp_path / "exported"
     stopped_after("os:replace", "cells.csv", "export", str(run), "-o", str(exported))
