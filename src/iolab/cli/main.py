@@ -370,6 +370,7 @@ def report(
     """Write each run's report: one self-contained HTML file and a PDF of the same pages (a fleet
     directory: the fleet's report, its key figures over the drives)."""
     from iolab.api import reports as api
+    from iolab.cli.runview import stopped_reports
     from iolab.run.stopsignals import Interrupted, exit_code, stop_on_signals
 
     api.check_spec_sheet(spec_sheet, sequence)  # a bad sheet is said before any run is looked for
@@ -396,15 +397,8 @@ def report(
                     console.print(f"fleet report: {esc(str(p))}", soft_wrap=True)
     except KeyboardInterrupt as e:
         by = f"stopped by {e.signal_name}" if isinstance(e, Interrupted) else "interrupted"
-        # the reports written whole before the stop, listed or not (it may have come as the last
-        # file took its name): "not kept" of a report whose HTML and PDF were in place was untrue
         kept = [] if sequence else api.reports_in_place(run_refs, out, began)
-        said = (
-            f"these reports are whole and kept: {esc(', '.join(map(str, kept)))}; a report stopped half-way is not"
-            if kept
-            else "the report being written was not kept (the reports listed above are whole)"
-        )
-        err.print(f"[yellow]{by}: {said}[/]", soft_wrap=True)
+        err.print(f"[yellow]{by}: {stopped_reports(kept)}[/]", soft_wrap=True)
         raise typer.Exit(exit_code(e)) from None
 
 

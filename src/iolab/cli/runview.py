@@ -54,6 +54,15 @@ def kept_report(run_dir: Path, run_id: str, since: float = 0.0) -> str:
     return f"a report stopped half-way is not kept{only} ({write})"
 
 
+def stopped_reports(kept: list[Path]) -> str:
+    """What `iolab report` stopped says of its reports (escaped): those whose HTML and PDF are both
+    in place, written by it (api.reports_in_place), listed or not: the stop may have come as the
+    last file took its name, and "not kept" of a report whose two files were in place was untrue."""
+    if kept:
+        return f"these reports are whole and kept: {esc(', '.join(map(str, kept)))}; a report stopped half-way is not"
+    return "the report being written was not kept (the reports listed above are whole)"
+
+
 def stopped_when_complete(by: str, store: RunStore, since: float = 0.0) -> str:
     """What a stop (`by`: 'interrupted', 'stopped by SIGTERM') says once the run was complete: it is
     stored whole, and what of its report is kept or how to write it (escaped; `since`: kept_report's)."""
