@@ -70,10 +70,18 @@ def test_a_stop_as_a_report_or_export_file_takes_its_name_leaves_it_iolabs(tmp_p
     said = " ".join(p.stderr.split())
     assert f"interrupted: these reports are whole and kept: {out / run.name}.html, {out / run.name}.pdf" in said, said
     again("report", str(run), "--out", str(out))
+    # the PDF, placed first: the stop left it alone, without its HTML; it now waits for both
+    alone = tmp_path / "alone"
+    stopped_after("os:replace", f"{run.name}.pdf", "report", str(run), "--out", str(alone))
+    assert sorted(p.name for p in alone.iterdir()) == [f"{run.name}.html", f"{run.name}.pdf"]
+    # the first table put in place: the stop left cells.csv alone (unmarked), an export's set
+    # half placed; it now takes effect once every file has its name
     exported = tmp_path / "exported"
     stopped_after("os:replace", "cells.csv", "export", str(run), "-o", str(exported))
-    assert [p.name for p in exported.iterdir()] == ["cells.csv"]
+    whole = sorted(p.name for p in exported.iterdir())
+    assert "cells.csv" in whole and "manifest.json" in whole and len(whole) > 2, whole
     again("export", str(run), "-o", str(exported))
+    assert sorted(p.name for p in exported.iterdir()) == whole
 
 
 def test_a_report_stopped_as_it_claims_the_run_leaves_no_claim_file(tmp_path):
@@ -205,3 +213,23 @@ def test_a_resume_stopped_before_its_runner_began_leaves_no_target_lock(scratch)
     assert list(locks.iterdir()) == []
     listed = iolab("runs", "--runs-dir", str(runs))
     assert listed.returncode == 0 and "stale lock file" not in listed.stderr, listed.stderr
+
+
+def test_a_stop_between_the_meter_log_and_power_json_leaves_a_pair(scratch):
+    """`iolab power` puts the log's copy in place, then power.json. Ctrl-C between the two renames
+    left the new log beside the figures of the one before, which every reader then refused as
+    not a pair (test_power.py's kill -9 there still is); the stop now waits for both."""
+    from .test_power import designed_log
+
+    runs = scratch / "runs"
+    line = ("run", "latency", "-t", f"file:{scratch}/drive.img?size=64MiB", "--quick", "--cell-time", "200ms")
+    p = iolab(*line, "--max-rounds", "1", "--no-report", "--runs-dir", str(runs))
+    assert p.returncode in (0, 6), p.stdout + p.stderr
+    [run] = list(runs.iterdir())
+    for name, step in (("first.csv", 0.01), ("second.csv", 0.05)):
+        (scratch / name).write_text(designed_log(run, shift=0.0, step=step)[0])
+    assert iolab("power", str(run), str(scratch / "first.csv")).returncode == 0
+    stopped_after("os:replace", "power-meter.csv", "power", str(run), str(scratch / "second.csv"))
+    assert (run / "power-meter.csv").read_text() == (scratch / "second.csv").read_text()
+    shown = iolab("show", str(run))
+    assert shown.returncode in (0, 6) and "Traceback" not in shown.stderr, shown.stderr

@@ -29,6 +29,7 @@ from iolab.core.errors import IolabError
 from iolab.core.fieldtypes import json_finite
 from iolab.core.results import row_spans
 from iolab.core.safefile import read_json
+from iolab.core.stopdefer import stop_deferred
 from iolab.figures.summary import PhaseSummary, summarise
 from iolab.pages.report.rundata import stored_power
 from iolab.store.durable import room_for
@@ -323,8 +324,9 @@ def _write_all(store: RunStore, tables: list[ExportTable], fmt: str, paths: list
         for table in tables:
             WRITERS[fmt](table, parts[paths[0].with_name(f"{table.name}.{fmt}")])
         shutil.copyfile(store.dir / "manifest.json", parts[paths[-1]])
-        for path, part in parts.items():
-            put_in_place(part, path)
+        with stop_deferred():  # a stop between two renames left new tables beside an earlier export's
+            for path, part in parts.items():
+                put_in_place(part, path)
     finally:
         for part in parts.values():
             part.unlink(missing_ok=True)
