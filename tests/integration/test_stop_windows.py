@@ -233,3 +233,50 @@ def test_a_stop_between_the_meter_log_and_power_json_leaves_a_pair(scratch):
     assert (run / "power-meter.csv").read_text() == (scratch / "second.csv").read_text()
     shown = iolab("show", str(run))
     assert shown.returncode in (0, 6) and "Traceback" not in shown.stderr, shown.stderr
+
+
+# `iolab ARGS` as a fleet coordinator that gets SIGTERM once its first drive has started, and a
+# second SIGTERM as it passes the first on to its drives (a CI runner that signals twice, or
+# Ctrl-C pressed twice): the second stop lands while the first is being handled.
+TERM_TWICE = """
+import os, signal, sys
+import iolab.api.fleet as fleet
+start, forward, sent = fleet._start_drive, fleet._forward, []
+def started(*args):
+    proc = start(*args)
+    if not sent:
+        sent.append(1)
+        os.kill(os.getpid(), signal.SIGTERM)
+    return proc
+def forwarded(*args):
+    if len(sent) == 1:
+        sent.append(2)
+        os.kill(os.getpid(), signal.SIGTERM)
+    return forward(*args)
+fleet._start_drive, fleet._forward = started, forwarded
+sys.argv = ["iolab", *sys.argv[1:]]
+from iolab.cli.main import main
+main()
+"""
+
+
+def test_a_fleet_stopped_twice_still_stops_its_drives_and_stores_its_end(tmp_path):
+    f = tmp_path / "fleet.toml"
+    f.write_text('[fleet]\nname = "t"\n[[drive]]\ntarget = "sim:enterprise-sas?user_gb=0.1"\nname = "d1"\n')
+    runs = tmp_path / "runs"
+    quick = ("--quick", "--cell-time", "1s", "--max-rounds", "25", "--no-report")
+    p = subprocess.run(
+        [sys.executable, "-c", TERM_TWICE, "run", "latency", *quick, "--fleet", str(f), "--runs-dir", str(runs)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        preexec_fn=default_signals,
+    )
+    assert p.returncode == 143 and "Traceback" not in p.stderr, p.stdout + p.stderr
+    [d] = (runs / "fleets").iterdir()
+    state = json.loads((d / "fleet.json").read_text())
+    # before: the second stop went out of the fleet as the first was handled: fleet.json said
+    # 'running' and d1 'running', and d1, never told, ran on after the coordinator had gone
+    assert (state["state"], state["stopped_by"]) == ("interrupted", "SIGTERM") and state["ended"], state
+    [d1] = state["members"]
+    assert d1["state"] == "interrupted" and not Path(f"/proc/{d1['pid']}").exists(), d1

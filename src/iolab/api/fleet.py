@@ -28,7 +28,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import get_type_hints
@@ -38,6 +38,7 @@ from iolab.core.errors import IolabError
 from iolab.core.fieldtypes import shown, wrong_type
 from iolab.core.runfiles import FLEET_FILE, FLEET_SCHEMA
 from iolab.core.safefile import loads_json, read_bytes, read_config, read_json
+from iolab.core.stopdefer import stop_deferred
 from iolab.run.stopsignals import Interrupted
 from iolab.store.durable import replace_file
 from iolab.store.manifest import fleet_dir, is_fleet_dir, now_iso
@@ -354,28 +355,45 @@ def run_fleet(
     pending = [m for m in state.members if m.state in ("pending", "interrupted")]
     pool = ThreadPoolExecutor(max_workers=max(1, min(fleet.parallel or len(pending), len(pending) or 1)))
     futures = [pool.submit(one, m) for m in pending]
-    interrupted = False
+
+    def stopped(e: KeyboardInterrupt) -> None:  # let the running drives store what they measured, and stop
+        with lock:  # no drive starts from here on (one)
+            stop.set()
+            state.stopped_by = e.signal_name if isinstance(e, Interrupted) else "SIGINT"
+            if isinstance(e, Interrupted):  # sent to the coordinator alone: each running drive gets it too
+                _forward(e.signum, [m.pid for m in state.members if m.state == "running" and m.pid])
+
+    interrupted = _wait_all(futures, stopped)
+    with stop_deferred():  # the fleet's end is stored whole; a stop now takes effect after it
+        pool.shutdown()
+        with lock:
+            state.ended = now_iso()
+            state.state = "interrupted" if interrupted else "complete"
+            for m in state.members:
+                if m.state == "pending":
+                    m.state = "interrupted"
+            state.save()
+    return state
+
+
+def _wait_all(futures: list[Future], stopped: Callable[[KeyboardInterrupt], None]) -> bool:
+    """Wait for every drive, each stop signal meanwhile handed to `stopped`; True if one came. A
+    stop is handled inside the try that waits, so one that comes while the last is handled (Ctrl-C
+    pressed twice, a second SIGTERM) is taken as the next: handled in the except clause, it went
+    out of the fleet half-way, the coordinator gone, fleet.json 'running' and the drives untold."""
+    stops: list[KeyboardInterrupt] = []
+    came = False
     for f in futures:
         while True:
             try:
+                while stops:
+                    came = True
+                    stopped(stops.pop(0))
                 f.result()
                 break
-            except KeyboardInterrupt as e:  # let the running drives store what they measured, and stop
-                interrupted = True
-                with lock:  # no drive starts from here on (one)
-                    stop.set()
-                    state.stopped_by = e.signal_name if isinstance(e, Interrupted) else "SIGINT"
-                    if isinstance(e, Interrupted):  # sent to the coordinator alone: each running drive gets it too
-                        _forward(e.signum, [m.pid for m in state.members if m.state == "running" and m.pid])
-    pool.shutdown()
-    with lock:
-        state.ended = now_iso()
-        state.state = "interrupted" if interrupted else "complete"
-        for m in state.members:
-            if m.state == "pending":
-                m.state = "interrupted"
-        state.save()
-    return state
+            except KeyboardInterrupt as e:
+                stops.append(e)
+    return came
 
 
 def start(fleet_file: Path, test: str, args: list[str], root: Path) -> tuple[Fleet, FleetState, list[str]]:
