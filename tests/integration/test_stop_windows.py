@@ -280,3 +280,48 @@ def test_a_fleet_stopped_twice_still_stops_its_drives_and_stores_its_end(tmp_pat
     assert (state["state"], state["stopped_by"]) == ("interrupted", "SIGTERM") and state["ended"], state
     [d1] = state["members"]
     assert d1["state"] == "interrupted" and not Path(f"/proc/{d1['pid']}").exists(), d1
+
+
+# `iolab ARGS` with several --target that gets Ctrl-C once each run has measured a cell, and a
+# second one as it passes the first on (Ctrl-C pressed twice): its runs, each in a process group
+# of its own, are told by it alone. The first argument is the runs directory to watch.
+CTRL_C_TWICE = """
+import glob, os, signal, subprocess, sys, time
+from iolab.api.scaleout import ChildStop
+runs, wait, forward, sent = sys.argv.pop(1), subprocess.Popen.wait, ChildStop.forward, []
+def waited(self, *args, **kwargs):
+    if not sent:
+        sent.append(1)
+        while len({p.split("/raw/")[0] for p in glob.glob(f"{runs}/*/raw/*.json")}) < 2:
+            assert self.poll() is None, "a run ended before it measured a cell"
+            time.sleep(0.01)
+        os.kill(os.getpid(), signal.SIGINT)
+    return wait(self, *args, **kwargs)
+def forwarded(self, e):
+    if len(sent) == 1:
+        sent.append(2)
+        os.kill(os.getpid(), signal.SIGINT)
+    return forward(self, e)
+subprocess.Popen.wait, ChildStop.forward = waited, forwarded
+sys.argv = ["iolab", *sys.argv[1:]]
+from iolab.cli.main import main
+main()
+"""
+
+
+def test_runs_on_several_targets_stopped_twice_are_each_told(scratch):
+    runs = scratch / "runs"
+    drives = [f"file:{scratch}/d{i}.img?size=64MiB" for i in (1, 2)]
+    quick = ("--quick", "--cell-time", "200ms", "--max-rounds", "25", "--no-report", "--runs-dir", str(runs))
+    p = subprocess.run(
+        [sys.executable, "-c", CTRL_C_TWICE, str(runs), "run", "latency", *quick, "-t", drives[0], "-t", drives[1]],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        preexec_fn=default_signals,
+    )
+    assert p.returncode == 130 and "Traceback" not in p.stderr, p.stdout + p.stderr
+    # before: the second Ctrl-C went out of the command as the first was passed on, and each
+    # run, never told, went on to its end after the command had gone
+    states = [json.loads(m.read_text())["state"] for m in runs.glob("*/manifest.json")]
+    assert states == ["interrupted", "interrupted"], p.stdout + p.stderr
