@@ -41,17 +41,29 @@ main()
 """
 
 
-def stopped_after(where: str, match: str, *args: str) -> subprocess.CompletedProcess:
+def harnessed(script: str, *args: str, code: int = 130) -> subprocess.CompletedProcess:
+    """`python -c SCRIPT ARGS` (one of the scripts here, which runs iolab), ended by the stop it
+    sends itself: exit `code` (130: Ctrl-C, 143: SIGTERM) and no traceback."""
     p = subprocess.run(
-        [sys.executable, "-c", STOP_AFTER, where, match, *args],
+        [sys.executable, "-c", script, *args],
         capture_output=True,
         text=True,
         timeout=600,
         env=dict(os.environ, COLUMNS="200"),
         preexec_fn=default_signals,  # Ctrl-C is KeyboardInterrupt in the child whatever the suite's own
     )
-    assert p.returncode == 130 and "Traceback" not in p.stderr, p.stderr
+    assert p.returncode == code and "Traceback" not in p.stderr, p.stdout + p.stderr
     return p
+
+
+def stopped_after(where: str, match: str, *args: str) -> subprocess.CompletedProcess:
+    return harnessed(STOP_AFTER, where, match, *args)
+
+
+def fleet_state(runs: Path) -> tuple[Path, dict]:
+    """The one fleet directory under `runs`, and what its fleet.json says."""
+    [d] = (runs / "fleets").iterdir()
+    return d, json.loads((d / "fleet.json").read_text())
 
 
 def again(*args: str) -> None:
@@ -169,29 +181,9 @@ def test_a_fleet_stopped_as_a_drive_is_set_up_never_starts_it(tmp_path):
         f'[fleet]\nname = "t"\nparallel = 1\n[[drive]]\ntarget = "{sim}&seed={{i}}"\ncount = 2\nname = "d{{i}}"\n'
     )
     runs = tmp_path / "runs"
-    quick = ("--quick", "--cell-time", "100ms", "--max-rounds", "1", "--no-report")
-    p = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            TERM_AS_DRIVE_STARTS,
-            "d2",
-            "run",
-            "latency",
-            *quick,
-            "--fleet",
-            str(f),
-            "--runs-dir",
-            str(runs),
-        ],  # fmt: skip
-        capture_output=True,
-        text=True,
-        timeout=600,
-        preexec_fn=default_signals,
-    )
-    assert p.returncode == 143 and "Traceback" not in p.stderr, p.stdout + p.stderr
-    [d] = (runs / "fleets").iterdir()
-    state = json.loads((d / "fleet.json").read_text())
+    quick = ("--quick", "--cell-time", "100ms", "--max-rounds", "1", "--no-report", "--fleet", str(f))
+    harnessed(TERM_AS_DRIVE_STARTS, "d2", "run", "latency", *quick, "--runs-dir", str(runs), code=143)
+    d, state = fleet_state(runs)
     rows = {r["name"]: r["state"] for r in state["members"]}
     # d2 was never started (it ran to its end, the fleet waiting for it: 'complete')
     assert state["stopped_by"] == "SIGTERM" and rows == {"d1": "complete", "d2": "interrupted"}, state
@@ -264,17 +256,9 @@ def test_a_fleet_stopped_twice_still_stops_its_drives_and_stores_its_end(tmp_pat
     f = tmp_path / "fleet.toml"
     f.write_text('[fleet]\nname = "t"\n[[drive]]\ntarget = "sim:enterprise-sas?user_gb=0.1"\nname = "d1"\n')
     runs = tmp_path / "runs"
-    quick = ("--quick", "--cell-time", "1s", "--max-rounds", "25", "--no-report")
-    p = subprocess.run(
-        [sys.executable, "-c", TERM_TWICE, "run", "latency", *quick, "--fleet", str(f), "--runs-dir", str(runs)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        preexec_fn=default_signals,
-    )
-    assert p.returncode == 143 and "Traceback" not in p.stderr, p.stdout + p.stderr
-    [d] = (runs / "fleets").iterdir()
-    state = json.loads((d / "fleet.json").read_text())
+    quick = ("--quick", "--cell-time", "1s", "--max-rounds", "25", "--no-report", "--fleet", str(f))
+    harnessed(TERM_TWICE, "run", "latency", *quick, "--runs-dir", str(runs), code=143)
+    _, state = fleet_state(runs)
     # before: the second stop went out of the fleet as the first was handled: fleet.json said
     # 'running' and d1 'running', and d1, never told, ran on after the coordinator had gone
     assert (state["state"], state["stopped_by"]) == ("interrupted", "SIGTERM") and state["ended"], state
@@ -313,14 +297,7 @@ def test_runs_on_several_targets_stopped_twice_are_each_told(scratch):
     runs = scratch / "runs"
     drives = [f"file:{scratch}/d{i}.img?size=64MiB" for i in (1, 2)]
     quick = ("--quick", "--cell-time", "200ms", "--max-rounds", "25", "--no-report", "--runs-dir", str(runs))
-    p = subprocess.run(
-        [sys.executable, "-c", CTRL_C_TWICE, str(runs), "run", "latency", *quick, "-t", drives[0], "-t", drives[1]],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        preexec_fn=default_signals,
-    )
-    assert p.returncode == 130 and "Traceback" not in p.stderr, p.stdout + p.stderr
+    p = harnessed(CTRL_C_TWICE, str(runs), "run", "latency", *quick, "-t", drives[0], "-t", drives[1])
     # before: the second Ctrl-C went out of the command as the first was passed on, and each
     # run, never told, went on to its end after the command had gone
     states = [json.loads(m.read_text())["state"] for m in runs.glob("*/manifest.json")]
