@@ -173,7 +173,8 @@ def test_history_counts_a_copied_run_directory_once_and_says_which_copy_it_left_
     assert made[0]["run_id"] in doc["history"]["skipped"][0]["reason"]
     shown = iolab("history", ART, "--runs-dir", str(root))
     said = " ".join(shown.stdout.split())
-    rows = [ln for ln in shown.stdout.splitlines() if made[0]["run_id"] in ln and not ln.startswith("skipped")]
+    # whole words: made[2] started in made[0]'s second is named X-2 (or X-3), which holds X
+    rows = [ln for ln in shown.stdout.splitlines() if made[0]["run_id"] in ln.split() and not ln.startswith("skipped")]
     assert shown.returncode == 0 and len(rows) == 1, shown.stdout
     assert f"skipped {root / 'copy-of-run'}: a copy of run {made[0]['run_id']}" in said, said
 
@@ -227,7 +228,8 @@ def test_history_marks_a_run_not_at_steady_state_and_one_whose_audit_failed(tmp_
     got = [(pt["run_id"], pt["steady_state"], pt["audit_failed"]) for pt in target["points"]]
     assert got == [(steady["run_id"], "reached", []), (short["run_id"], "not-evaluated", ["percentile-samples"])]
     shown = iolab("history", ART, "--runs-dir", str(root)).stdout
-    rows = {r["run_id"]: line for r in (steady, short) for line in shown.splitlines() if r["run_id"] in line}
+    # whole words: the short run started in the steady one's second is named X-2, which holds X
+    rows = {r["run_id"]: line for r in (steady, short) for line in shown.splitlines() if r["run_id"] in line.split()}
     assert " reached " in rows[steady["run_id"]] and " passed " in rows[steady["run_id"]], shown
     assert "not evaluated" in rows[short["run_id"]] and "FAILED: percentile-samples" in rows[short["run_id"]], shown
     page = out.read_text()

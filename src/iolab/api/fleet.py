@@ -28,7 +28,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import get_type_hints
@@ -38,6 +38,7 @@ from iolab.core.errors import IolabError
 from iolab.core.fieldtypes import shown, wrong_type
 from iolab.core.runfiles import FLEET_FILE, FLEET_SCHEMA
 from iolab.core.safefile import loads_json, read_bytes, read_config, read_json
+from iolab.core.stopdefer import stop_deferred
 from iolab.run.stopsignals import Interrupted
 from iolab.store.durable import replace_file
 from iolab.store.manifest import fleet_dir, is_fleet_dir, now_iso
@@ -289,6 +290,19 @@ def _keep_earlier(d: Path) -> None:
             mark_written(d / kept)
 
 
+def _start_drive(cmd: list[str], out: Path, log: Path) -> subprocess.Popen:
+    """The drive's own `iolab` process, its stdout into out.json and its stderr into log.txt,
+    both marked as iolab's now, not when the drive ends: the coordinator may be killed first.
+    Not stopped when the coordinator dies (kill -9): the drive's run goes on to its end and writes
+    out.json, where `iolab resume FLEET` finds it. (A parent-death signal would reach it once per
+    coordinator thread that exits, and a second SIGTERM ends a run before it can say where it
+    stopped.)"""
+    with open(out, "wb") as fo, open(log, "wb") as fe:
+        mark_written(out)
+        mark_written(log)
+        return subprocess.Popen(cmd, stdout=fo, stderr=fe, stdin=subprocess.DEVNULL)
+
+
 def _forward(signum: int, pids: list[int]) -> None:
     """A stop signal the coordinator got alone (SIGTERM from a CI job's timeout, SIGHUP) to its
     running drives, which store what they measured and stop as their own run would. Ctrl-C is not
@@ -319,19 +333,19 @@ def run_fleet(
         t0 = time.monotonic()
         _keep_earlier(d)
         out, log = check_file(d / "out.json", "fleet file"), check_file(d / "log.txt", "fleet file")
-        with open(out, "wb") as fo, open(log, "wb") as fe:
-            mark_written(out)  # marked now, not when the drive ends: the coordinator may be killed first
-            mark_written(log)
-            # Not stopped when the coordinator dies (kill -9): the drive's run goes on to its end and
-            # writes out.json, where `iolab resume FLEET` finds it. (A parent-death signal would reach
-            # it once per coordinator thread that exits, and a second SIGTERM ends a run before it
-            # can say where it stopped.)
-            proc = subprocess.Popen(cmd, stdout=fo, stderr=fe, stdin=subprocess.DEVNULL)
-            with lock:
-                m.state, m.pid = "running", proc.pid
-                state.save()
-            on_event(m, "start")
-            code = proc.wait()
+        # A stop is set, and passed on to the running drives, under the lock (below), and a drive
+        # starts under it only while there is none: each drive is told of a stop or never started.
+        # Started after the stop (it came while the drive was set up), a drive was told nothing and
+        # ran to its end while the stopped fleet waited for it (a CI job's SIGTERM, forwarded before
+        # the drive was running, never reached it).
+        with lock:
+            if stop.is_set():
+                return
+            proc = _start_drive(cmd, out, log)
+            m.state, m.pid = "running", proc.pid
+            state.save()
+        on_event(m, "start")
+        code = proc.wait()
         with lock:
             read_outcome(m, out, code)
             m.seconds = round(time.monotonic() - t0, 3)
@@ -341,28 +355,45 @@ def run_fleet(
     pending = [m for m in state.members if m.state in ("pending", "interrupted")]
     pool = ThreadPoolExecutor(max_workers=max(1, min(fleet.parallel or len(pending), len(pending) or 1)))
     futures = [pool.submit(one, m) for m in pending]
-    interrupted = False
+
+    def stopped(e: KeyboardInterrupt) -> None:  # let the running drives store what they measured, and stop
+        with lock:  # no drive starts from here on (one)
+            stop.set()
+            state.stopped_by = e.signal_name if isinstance(e, Interrupted) else "SIGINT"
+            if isinstance(e, Interrupted):  # sent to the coordinator alone: each running drive gets it too
+                _forward(e.signum, [m.pid for m in state.members if m.state == "running" and m.pid])
+
+    interrupted = _wait_all(futures, stopped)
+    with stop_deferred():  # the fleet's end is stored whole; a stop now takes effect after it
+        pool.shutdown()
+        with lock:
+            state.ended = now_iso()
+            state.state = "interrupted" if interrupted else "complete"
+            for m in state.members:
+                if m.state == "pending":
+                    m.state = "interrupted"
+            state.save()
+    return state
+
+
+def _wait_all(futures: list[Future], stopped: Callable[[KeyboardInterrupt], None]) -> bool:
+    """Wait for every drive, each stop signal meanwhile handed to `stopped`; True if one came. A
+    stop is handled inside the try that waits, so one that comes while the last is handled (Ctrl-C
+    pressed twice, a second SIGTERM) is taken as the next: handled in the except clause, it went
+    out of the fleet half-way, the coordinator gone, fleet.json 'running' and the drives untold."""
+    stops: list[KeyboardInterrupt] = []
+    came = False
     for f in futures:
         while True:
             try:
+                while stops:
+                    came = True
+                    stopped(stops.pop(0))
                 f.result()
                 break
-            except KeyboardInterrupt as e:  # let the running drives store what they measured, and stop
-                interrupted = True
-                stop.set()
-                state.stopped_by = e.signal_name if isinstance(e, Interrupted) else "SIGINT"
-                if isinstance(e, Interrupted):  # sent to the coordinator alone: each running drive gets it too
-                    with lock:
-                        _forward(e.signum, [m.pid for m in state.members if m.state == "running" and m.pid])
-    pool.shutdown()
-    with lock:
-        state.ended = now_iso()
-        state.state = "interrupted" if interrupted else "complete"
-        for m in state.members:
-            if m.state == "pending":
-                m.state = "interrupted"
-        state.save()
-    return state
+            except KeyboardInterrupt as e:
+                stops.append(e)
+    return came
 
 
 def start(fleet_file: Path, test: str, args: list[str], root: Path) -> tuple[Fleet, FleetState, list[str]]:

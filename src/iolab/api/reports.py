@@ -126,6 +126,29 @@ def write_report(run_dirs: Sequence[str | Path], out_dir: Path | None, spec_shee
     return written
 
 
+def reports_in_place(run_refs: Sequence[str | Path], out_dir: Path | None, since: float) -> list[Path]:
+    """The HTML and PDF of each run's report that are both in place and written since `since`
+    (a POSIX time): what a `write_report` that was stopped left whole. write_document puts each
+    file in place whole, so a pair written since is a whole report, though the stop came before
+    the command could list it."""
+    from iolab.core.safefile import read_json
+    from iolab.store.manifest import Manifest
+
+    kept: list[Path] = []
+    for ref in run_refs:
+        try:
+            d = resolve_run(ref).resolve()
+            stem = Manifest.from_document(read_json(d / "manifest.json", "run manifest", "manifest")).run_id
+            pair = [
+                (Path(out_dir) if out_dir is not None else d / "report") / f"{stem}{ext}" for ext in (".html", ".pdf")
+            ]
+            if all(p.is_file() and p.stat().st_mtime >= since for p in pair):
+                kept += pair
+        except (IolabError, OSError, TypeError, ValueError):
+            continue  # not a run it could have written a report of
+    return kept
+
+
 def write_sequence_report(run_refs: Sequence[str | Path], out_dir: Path | None = None) -> list[Path]:
     """One HTML and one PDF for runs of a sequence on one target (a summary page, then each
     run's own pages in the order they ran), in out_dir (default: `sequences/` beside the first

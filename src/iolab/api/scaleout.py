@@ -289,7 +289,8 @@ def _run_many(
                         threads[-1].start()
                 held.release()
         except KeyboardInterrupt as e:  # stopped while starting them: start no more
-            stop.forward(e)
+            stop.came.append(e)
+        stop.wait(None)  # a stop before any run started is told too
         for _spec, proc in procs:
             stop.wait(proc)
         for t in threads:
@@ -313,6 +314,7 @@ class ChildStop:
     def __init__(self, procs: list[tuple[str, subprocess.Popen]]):
         self.procs = procs
         self.code: int | None = None
+        self.came: list[KeyboardInterrupt] = []  # stops taken in, to be passed on inside `wait`
 
     def forward(self, e: KeyboardInterrupt) -> None:
         import signal
@@ -328,17 +330,22 @@ class ChildStop:
             if proc.poll() is None:
                 proc.send_signal(signum)
 
-    def wait(self, what: subprocess.Popen | threading.Thread) -> None:
-        """Wait for a run (or its output's reader) to end, whatever stop signals arrive meanwhile."""
+    def wait(self, what: subprocess.Popen | threading.Thread | None) -> None:
+        """Wait for a run (or its output's reader; None: nothing) to end, whatever stop signals
+        arrive meanwhile. Each is passed on inside the try that waits: passed on in the except
+        clause, a second Ctrl-C as the first was passed on went out of the command half-way, the
+        runs (in process groups of their own, which a terminal's Ctrl-C does not reach) never told."""
         while True:
             try:
+                while self.came:
+                    self.forward(self.came.pop(0))
                 if isinstance(what, subprocess.Popen):
                     what.wait()
-                else:
+                elif what is not None:
                     what.join()
                 return
             except KeyboardInterrupt as e:
-                self.forward(e)
+                self.came.append(e)
 
 
 def _without_targets(argv: list[str]) -> list[str]:

@@ -147,7 +147,7 @@ def partly(records: Sequence[dict], judged: dict, which: str) -> str:
     name, side_of = judged["name"], judged[which]
     if not side_of["samples"] or len(side_of["samples"]) == len(records):
         return ""
-    lacking = [r for r in records if next((f for f in r["figures"] if f["name"] == name), {}).get("value") is None]
+    lacking = [r for r in records if next((f.get("value") for f in r["figures"] if f["name"] == name), None) is None]
     why = unmeasured(lacking, name)
     ids = ", ".join(r["run_id"] for r in lacking)
     return (

@@ -193,7 +193,7 @@ def _one_repeat(
             procs.append((spec, proc))
         held.release()
     except KeyboardInterrupt as e:
-        stop.forward(e)
+        stop.came.append(e)  # passed on as `wait` begins, where a second stop cannot cut it short
     stop.wait(proc)
     try:
         return json.loads(told.read_text(encoding="utf-8"))

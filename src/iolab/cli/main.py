@@ -370,9 +370,11 @@ def report(
     """Write each run's report: one self-contained HTML file and a PDF of the same pages (a fleet
     directory: the fleet's report, its key figures over the drives)."""
     from iolab.api import reports as api
+    from iolab.cli.runview import stopped_reports
     from iolab.run.stopsignals import Interrupted, exit_code, stop_on_signals
 
     api.check_spec_sheet(spec_sheet, sequence)  # a bad sheet is said before any run is looked for
+    began = time.time()  # a report file older than this is not this command's
     try:
         with stop_on_signals():
             if sequence:
@@ -395,10 +397,8 @@ def report(
                     console.print(f"fleet report: {esc(str(p))}", soft_wrap=True)
     except KeyboardInterrupt as e:
         by = f"stopped by {e.signal_name}" if isinstance(e, Interrupted) else "interrupted"
-        err.print(
-            f"[yellow]{by}: the report being written was not kept (the reports listed above are whole)[/]",
-            soft_wrap=True,
-        )
+        kept = [] if sequence else api.reports_in_place(run_refs, out, began)
+        err.print(f"[yellow]{by}: {stopped_reports(kept)}[/]", soft_wrap=True)
         raise typer.Exit(exit_code(e)) from None
 
 

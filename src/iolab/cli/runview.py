@@ -49,9 +49,19 @@ def kept_report(run_dir: Path, run_id: str, since: float = 0.0) -> str:
     if not kept and (files or not report.exists()):
         earlier = f"; the one in {esc(str(report))} is of an earlier end" if files else ""
         return f"its report was not written ({write}{earlier})"
-    # write_document places the PDF first, then the HTML: a stop between leaves the PDF alone
+    # write_document places the PDF first, then the HTML: the PDF alone is a report stopped between
+    # the two (a stop signal there now waits for both, core/stopdefer.py; this is the rest)
     only = f" ({esc(kept[0].name)} alone was put in place; the HTML goes after it)" if kept else ""
     return f"a report stopped half-way is not kept{only} ({write})"
+
+
+def stopped_reports(kept: list[Path]) -> str:
+    """What `iolab report` stopped says of its reports (escaped): those whose HTML and PDF are both
+    in place, written by it (api.reports_in_place), listed or not: the stop may have come as the
+    last file took its name, and "not kept" of a report whose two files were in place was untrue."""
+    if kept:
+        return f"these reports are whole and kept: {esc(', '.join(map(str, kept)))}; a report stopped half-way is not"
+    return "the report being written was not kept (the reports listed above are whole)"
 
 
 def stopped_when_complete(by: str, store: RunStore, since: float = 0.0) -> str:

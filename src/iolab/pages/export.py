@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -30,13 +29,14 @@ from iolab.core.errors import IolabError
 from iolab.core.fieldtypes import json_finite
 from iolab.core.results import row_spans
 from iolab.core.safefile import read_json
+from iolab.core.stopdefer import stop_deferred
 from iolab.figures.summary import PhaseSummary, summarise
 from iolab.pages.report.rundata import stored_power
 from iolab.store.durable import room_for
 from iolab.store.manifest import manifest_of
 from iolab.store.runstore import RunStore
 from iolab.store.writer import claim_if_inside
-from iolab.targets.writepolicy import check_file, dir_problems, made_for, mark_written, refusal
+from iolab.targets.writepolicy import check_file, dir_problems, made_for, put_in_place, refusal
 from iolab.traces.sqltext import sql_str
 
 FORMATS = ("csv", "json", "parquet")
@@ -324,9 +324,9 @@ def _write_all(store: RunStore, tables: list[ExportTable], fmt: str, paths: list
         for table in tables:
             WRITERS[fmt](table, parts[paths[0].with_name(f"{table.name}.{fmt}")])
         shutil.copyfile(store.dir / "manifest.json", parts[paths[-1]])
-        for path, part in parts.items():
-            os.replace(part, path)
-            mark_written(path)
+        with stop_deferred():  # a stop between two renames left new tables beside an earlier export's
+            for path, part in parts.items():
+                put_in_place(part, path)
     finally:
         for part in parts.values():
             part.unlink(missing_ok=True)

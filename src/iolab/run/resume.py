@@ -263,8 +263,7 @@ def _built(store: RunStore, plan: TestPlan) -> TestPlan:
 
 def run(r: Resumption, engine: Engine, progress=None) -> None:
     manifest_of(r.store).notes.append("resumed: " + " ".join(r.notes))
-    r.store.claim()
-    Runner(r.plan, r.target, engine, r.store, r.options, progress).run(r.start)
+    Runner(r.plan, r.target, engine, r.store, r.options, progress).run(r.start, stamp=True)
 
 
 # -- where to continue -----------------------------------------------------------------------

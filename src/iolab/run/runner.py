@@ -29,7 +29,7 @@ from iolab.run.budget import Interval, drained, is_partial, latest, next_round_s
 from iolab.run.identity import target_identity
 from iolab.run.live import LiveFile
 from iolab.run.runstart import RunOptions, phase_summary
-from iolab.run.stopsignals import Interrupted, acted_on, raise_if_stopped
+from iolab.run.stopsignals import Interrupted, acted_on, held_stop, raise_if_stopped
 from iolab.store.durable import ResultsDiskFull, is_disk_full, write_atomic
 from iolab.store.manifest import manifest_of
 from iolab.store.runstore import RunStore
@@ -176,12 +176,21 @@ class Runner:
         except Exception as e:  # noqa: BLE001 (a bug in the model: say so, keep the run)
             m.notes.append(f"the simulator power model could not run: {e!r}")
 
-    def run(self, start_at: StartAt | None = None) -> None:
+    def run(self, start_at: StartAt | None = None, stamp: bool = False) -> None:
+        """Run the plan (from `start_at`: a resume) and store how the run ended. `stamp`: record
+        this process as the run's writer first (a resume; manifest.json says 'running' from then
+        on), with a stop held until the handling below that marks it interrupted has begun:
+        stamped before, a stop in between left 'running' with no writer and the earlier end's
+        reason gone."""
         m = manifest_of(self.store)
         hosts = self.hosts_engine()
         if start_at is not None and start_at.phase < len(self.plan.phases):  # past the last: only the end is left
             self.since_purge = written_since_purge(self.store, start_at.phase)
+        with held_stop() as stop:
+            if stamp:
+                self.store.claim()
         try:
+            stop.release()
             m.write_cache = self.engine.set_write_cache(self.target, self.plan.profile.write_cache)
             self.store.write_manifest()
             self.engine.prepare(self.target)

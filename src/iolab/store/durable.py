@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 from iolab.core.diskfull import is_disk_full
 from iolab.core.errors import Exit, IolabError
+from iolab.core.stopdefer import stop_deferred
 from iolab.targets.files import mark_inode
 from iolab.targets.writepolicy import check_file, mark_written
 
@@ -141,8 +142,11 @@ def _replace_together(files: Sequence[tuple[Path, bytes]], seal: Callable[[Path]
                 os.fsync(f.fileno())
             if seal is not None:
                 seal(tmps[-1])
-        for (path, _), tmp in zip(files, tmps):
-            os.replace(tmp, path)
+        # a stop between two renames left a set neither old nor new (a meter log beside the
+        # power.json of the one before): it takes effect once all have their names
+        with stop_deferred() if len(files) > 1 else nullcontext():
+            for (path, _), tmp in zip(files, tmps):
+                os.replace(tmp, path)
     except BaseException:
         for tmp in tmps:
             tmp.unlink(missing_ok=True)

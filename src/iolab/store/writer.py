@@ -24,6 +24,7 @@ claim counts its holders and is dropped when the last one releases it.
 
 from __future__ import annotations
 
+import atexit
 import errno
 import json
 import os
@@ -31,7 +32,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from iolab.core.errors import IolabError, RefusedError
@@ -51,6 +52,7 @@ class RunClaim:
     # a dead writer's claim file as this claim found it (its record, access and modification
     # times); None: there was none
     found: tuple[bytes, int, int] | None = None
+    pid: int = field(default_factory=os.getpid)  # the process that holds it (not a forked child)
 
     def release(self, failed: bool = False) -> None:
         """Drop the claim. `failed`: the command refused or failed, and a dead writer's claim file
@@ -83,6 +85,18 @@ def _put_back(fd: int, record: bytes, atime_ns: int, mtime_ns: int) -> None:
 
 
 _HELD: dict[str, RunClaim] = {}
+
+
+@atexit.register
+def _let_go_at_exit() -> None:
+    """The claims a command still holds as its process ends are let go of as a failed command's
+    are: a stop between claim_run's return and the `with` or ExitStack that would release it
+    (`iolab report RUN` stopped by Ctrl-C as it began) left writer.lock naming a process that
+    was gone. The kernel drops the flock at exit in any case; this removes the file with it."""
+    for claim in list(_HELD.values()):
+        if claim.pid == os.getpid():  # a forked child that exits leaves its parent's claims alone
+            claim.holders = 1
+            claim.release(failed=True)
 
 
 @contextmanager
@@ -137,11 +151,14 @@ def claim_run(run_dir: Path, instead: str = "") -> RunClaim:
     try:
         os.ftruncate(fd, 0)
         os.pwrite(fd, data, 0)
-    except OSError:  # a full disk (the caller says so): no claim is left behind, nor its descriptor
+        _HELD[key] = got
+        own_run(key)  # the write policy lets this process write into the run's directory now
+    except BaseException:
+        # a full disk (the caller says so), or a stop before the caller has the claim to let go
+        # of: no claim is left behind, nor its descriptor (a stop here left writer.lock naming
+        # this process once it was gone, `iolab report RUN` stopped by Ctrl-C as it began)
         got.release()
         raise
-    _HELD[key] = got
-    own_run(key)  # the write policy lets this process write into the run's directory now
     return got
 
 

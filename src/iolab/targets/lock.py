@@ -19,6 +19,7 @@ them), so the two exclude each other.
 
 from __future__ import annotations
 
+import atexit
 import errno
 import fcntl
 import hashlib
@@ -54,6 +55,7 @@ class TargetClaim:
     info: dict = field(default_factory=dict)
     file_held: bool = False  # file targets: an flock on the file itself
     parts: list[TargetClaim] = field(default_factory=list)  # loop devices: the backing file's claim
+    pid: int = field(default_factory=os.getpid)  # the process that holds it (not a forked child)
 
     def hold_file(self) -> None:
         """flock the file target itself, which holds across lock directories (a missing file
@@ -113,6 +115,17 @@ class TargetClaim:
 
 
 _HELD: dict[Target, TargetClaim] = {}
+
+
+@atexit.register
+def _let_go_at_exit() -> None:
+    """The claims a command still holds as its process ends are let go of, their lock files
+    removed: `iolab resume` stopped by Ctrl-C after it claimed the target but before its runner
+    (which releases it however it ends) began left the lock file, which `iolab runs` then listed
+    as left by a run that was killed. The kernel drops the locks at exit in any case."""
+    for got in list(_HELD.values()):
+        if got.pid == os.getpid():  # a forked child that exits leaves its parent's claims alone
+            got.release()
 
 
 def claim(target: Target) -> TargetClaim:

@@ -44,7 +44,7 @@ from iolab.core.runfiles import FLEET_FILE, FLEET_SCHEMA
 from iolab.core.safefile import read_json
 from iolab.core.units import human_bytes
 from iolab.targets.facts import file_type
-from iolab.targets.files import iolab_mark, mark_created
+from iolab.targets.files import iolab_mark, mark_created, mark_inode
 from iolab.targets.usage import mounts
 
 # Filesystems whose "files" are the kernel's interfaces (sysfs, /proc/sys, tracing, cgroups) or
@@ -316,6 +316,18 @@ def mark_written(path: str | Path) -> None:
     a run refuses it as a test's scratch file: targets/safety.py)."""
     if os.path.isfile(path):
         mark_created(str(path), "output")
+
+
+def put_in_place(part: str | Path, path: str | Path) -> None:
+    """Rename a file written aside (`part`) to its name `path`, marked as iolab's before it takes
+    the name: the xattr goes with the inode through the rename. Marked after the rename, a stop
+    between the two left a whole file of iolab's that the next write refused as someone's data
+    (`iolab report --out DIR`, `export -o DIR`, `trace import --out T` again after a Ctrl-C). A
+    filesystem without xattrs gets the sidecar, which names the inode, so it can only follow."""
+    sealed = mark_inode(part, "output")
+    os.replace(part, path)
+    if not sealed:
+        mark_written(path)
 
 
 @contextmanager

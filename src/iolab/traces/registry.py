@@ -51,16 +51,18 @@ class ExportJob:
         from iolab.targets.writepolicy import check_file
 
         tmp = check_file(self.out.with_name(self.out.name + ".body"), "trace export's temporary file")
-        self.con.execute(
-            f"COPY ({select_line}) TO {sql_str(str(tmp))} (FORMAT csv, HEADER false, QUOTE '', ESCAPE '', DELIMITER chr(1))"
-        )
-        with open(self.out, "wb") as f:
-            if header is not None:
-                f.write(header.encode() + b"\n")
-            with open(tmp, "rb") as body:
-                while chunk := body.read(1 << 22):
-                    f.write(chunk)
-        tmp.unlink()
+        try:  # removed however the copy ends: a stop left it, and the next export refused it as someone's
+            self.con.execute(
+                f"COPY ({select_line}) TO {sql_str(str(tmp))} (FORMAT csv, HEADER false, QUOTE '', ESCAPE '', DELIMITER chr(1))"
+            )
+            with open(self.out, "wb") as f:
+                if header is not None:
+                    f.write(header.encode() + b"\n")
+                with open(tmp, "rb") as body:
+                    while chunk := body.read(1 << 22):
+                        f.write(chunk)
+        finally:
+            tmp.unlink(missing_ok=True)
 
     def needs_latency(self, fmt: str, why: str) -> None:
         """Refuse a table without response times for a format that must write them."""

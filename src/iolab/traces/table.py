@@ -38,7 +38,7 @@ import duckdb
 
 from iolab.core.errors import IolabError
 from iolab.core.units import counted, human_span
-from iolab.targets.writepolicy import check_file, mark_written, output_dir
+from iolab.targets.writepolicy import check_file, output_dir, put_in_place
 from iolab.traces.sqltext import sql_str
 from iolab.traces.tablecheck import check_values, read_meta
 
@@ -263,10 +263,9 @@ def write_table(
             f"COPY ({_with_outstanding(cols, select_sql, presorted)}) TO {sql_str(str(tmp))} "
             f"(FORMAT parquet, {PARQUET_OPTIONS}, KV_METADATA {{{_META_KEY}: {sql_str(json.dumps(meta))}}})"
         )
-        tmp.replace(out)
+        put_in_place(tmp, out)
     finally:
         tmp.unlink(missing_ok=True)
-    mark_written(out)
     return TraceTable.open(out)
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from iolab.core.errors import IolabError
 from iolab.core.units import counted
-from iolab.targets.writepolicy import check_file, check_not_read, mark_written
+from iolab.targets.writepolicy import check_file, check_not_read, put_in_place
 from iolab.traces import formats
 from iolab.traces.registry import ExportJob
 from iolab.traces.table import TraceTable, connect, sql_str
@@ -78,6 +78,10 @@ def export_with_notes(
     base = int(base_unix_ns if base_unix_ns is not None else (table.start_unix_ns or 1_577_836_800_000_000_000))
     maj, mnr = (int(x) for x in devno.split(","))
     src, notes = _SRC.format(path=sql_str(str(table.path))), []
+    # written aside and put in place whole: a stop or a full disk midway left a half trace under
+    # the name, and the writer's OUT.body beside it, which the next export refused as someone's
+    part = out.with_name(f".{out.name}.partial")
+    part.unlink(missing_ok=True)  # a killed export's (unlinked: a planted symlink is not written through)
     con = connect()
     try:
         if found[1].sectors:
@@ -90,10 +94,11 @@ def export_with_notes(
                     "in sectors): each covers at least its bytes"
                 )
         _check_sizes(con, src, fmt, found[1].max_size)
-        found[1].write(ExportJob(table, con, src, out, base, maj, mnr))
+        found[1].write(ExportJob(table, con, src, part, base, maj, mnr))
+        put_in_place(part, out)
     finally:
         con.close()
-    mark_written(out)
+        part.unlink(missing_ok=True)
     return out, notes
 
 

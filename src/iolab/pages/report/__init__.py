@@ -33,13 +33,13 @@ are below report/ and may be used here; the comparison pages (compare_pages/) ar
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from iolab import __version__
 from iolab.core.errors import IolabError
+from iolab.core.stopdefer import stop_deferred
 from iolab.core.streams import note_line
 from iolab.core.usertext import name_problem
 from iolab.pages.report.model import Document, Page
@@ -80,7 +80,7 @@ def write_document(
     """Write `stem`.html and `stem`.pdf into out_dir (several documents: one file of all their
     pages in order, a sequence's report); returns both paths."""
     from iolab.pages.report.html import render  # jinja2: only where a report is written, not for every command
-    from iolab.targets.writepolicy import check_file, made_for, mark_written
+    from iolab.targets.writepolicy import check_file, made_for, put_in_place
 
     if (why := name_problem(stem)) is not None:  # a stem from what a run stores (its id, its test)
         raise IolabError(f"report name {stem!r} is not a plain file name ({why}); nothing was written in {out_dir}.")
@@ -93,16 +93,16 @@ def write_document(
         # Both are written aside, then each put in place whole: the PDF first, then the HTML, the
         # report's index (what a run's output and `iolab watch` link). Two renames are never one, so
         # the order is what a reader can rely on: whoever finds the HTML finds its PDF. A stop
-        # between them leaves the PDF alone, which the stop's message names (cli/runview.kept_report).
+        # signal between them takes effect once both are in place; a kill -9 there leaves the PDF
+        # alone, which a run's stop message names (cli/runview.kept_report).
         html_part, pdf_part = (p.with_name(f".{p.name}.partial") for p in (html_path, pdf_path))
         say = Progress(f"writing report {stem}")
         try:
             html_part.write_text(render(docs, title=title), encoding="utf-8")
             pages, missing = write_pdf(docs, pdf_part, title or docs[0].title, say)
-            os.replace(pdf_part, pdf_path)
-            os.replace(html_part, html_path)
-            mark_written(pdf_path)
-            mark_written(html_path)
+            with stop_deferred():  # a stop between the two left a new PDF beside an earlier HTML
+                put_in_place(pdf_part, pdf_path)
+                put_in_place(html_part, html_path)
         finally:
             html_part.unlink(missing_ok=True)
             pdf_part.unlink(missing_ok=True)

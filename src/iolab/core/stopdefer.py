@@ -1,0 +1,45 @@
+"""Steps a stop signal must not cut in two, at the bottom of the layers (the store, the write
+policy and the pages use it): files that belong together taking their names one rename after
+another (an export's tables and its manifest, `iolab power`'s meter log and power.json, a
+report's PDF and HTML). A stop between two renames left a set that was neither the old one nor
+the new one: an export of new tables beside an earlier export's manifest, or a new meter log
+beside the power.json computed from the one before.
+
+run/stopsignals.held_stop holds a stop for the run's own steps and raises it as an exception;
+here the signal is sent again once the block is done, to whatever handles it then (the run's
+handler, Python's Ctrl-C, or the default that ends the process), as if it had come a moment later.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+# Ctrl-C, and what a CI job's timeout or a closed terminal sends
+DEFERRED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@contextmanager
+def stop_deferred() -> Iterator[None]:
+    """Ctrl-C, SIGTERM and SIGHUP inside the block take effect once it is done. Outside the main
+    thread signals are not this thread's to hold, and a signal whose handler Python did not set
+    (getsignal gives None) is left as it is: the block runs as it is for them."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    came: list[int] = []
+    previous = {}
+    for s in DEFERRED:
+        h = signal.getsignal(s)
+        if h is not None and h is not signal.SIG_IGN:  # an ignored signal stays ignored
+            previous[s] = signal.signal(s, lambda signum, frame: came.append(signum))
+    try:
+        yield
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+        if came:
+            os.kill(os.getpid(), came[0])  # to the handler now in place, as the stop would have gone
