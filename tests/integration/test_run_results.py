@@ -543,3 +543,16 @@ def test_check_junit_file_passes_the_write_policy(runs, tmp_path):
         p = iolab("check", made[2]["path"], "--baseline", made[0]["path"], "--junit", str(fresh))
         assert p.returncode == 0, p.stderr
         assert "<testsuites" in fresh.read_text()
+
+
+def test_runs_started_in_one_second_are_listed_in_the_order_they_were_named(runs, tmp_path):
+    """Runs started in one second are named X, X-2, ... X-10 (a fleet's drives start so): text
+    order listed X-10 between X and X-2."""
+    _, made = runs
+    root = tmp_path / "same-second"
+    names = [f"20300101-000000-latency-x{s}" for s in ("", "-2", "-3", "-10", "-11")]
+    for name in reversed(names):
+        shutil.copytree(made[0]["path"], root / name, symlinks=True)
+    p = iolab("runs", "--runs-dir", str(root), "--json")
+    assert p.returncode == 0, p.stderr
+    assert [Path(r["path"]).name for r in json.loads(p.stdout)["listed"]] == names

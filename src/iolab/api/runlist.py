@@ -8,6 +8,7 @@ from pathlib import Path
 
 from iolab.core.errors import IolabError
 from iolab.core.procs import same_process_alive
+from iolab.core.runfiles import run_name_order
 from iolab.core.safefile import read_json
 from iolab.core.units import counted
 from iolab.store.manifest import Manifest, runs_root, unknown_parts
@@ -136,7 +137,9 @@ def list_runs(root: Path | None = None) -> list[RunSummary]:
     root = root or runs_root()
     if not root.is_dir():
         return []
-    return [summarise_run(d) for d in sorted(root.iterdir()) if _looks_like_run(d)]
+    return [
+        summarise_run(d) for d in sorted(root.iterdir(), key=lambda d: run_name_order(d.name)) if _looks_like_run(d)
+    ]
 
 
 def leftovers() -> list[str]:

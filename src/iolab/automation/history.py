@@ -18,6 +18,7 @@ from pathlib import Path
 from iolab.api.results import Run, open_run
 from iolab.api.runlist import list_runs
 from iolab.core.errors import IolabError
+from iolab.core.runfiles import run_name_order
 from iolab.core.steady import STEADY_NOT_SHOWN
 from iolab.figures.fleet import conditions_of
 from iolab.pages.fleet_junit import STEADY_WORDS
@@ -236,6 +237,6 @@ def history(figure: str, runs_dir: Path, test: str | None = None, target: str | 
             f"{runs_dir}; the targets: " + "; ".join(f"{g.id} ({g.label})" for g in groups.values()) + "."
         )
     for g in chosen:
-        g.points.sort(key=lambda p: (when(p.started), p.run_id))
+        g.points.sort(key=lambda p: (when(p.started), run_name_order(p.run_id)))
     chosen.sort(key=lambda g: when(g.points[0].started))
     return History(figure, meta[0], meta[1], list(tests), chosen, skipped)

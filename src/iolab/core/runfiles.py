@@ -2,6 +2,8 @@
 suites write them, reports and resume read them, and neither may import the other; and the
 state file that makes a folder a fleet directory, which the write policy (targets/) reads too."""
 
+import re
+
 ANALYSIS_FILE = "analysis.json"
 COMPOSITE_FILE = "composite.toml"
 REPLAY_FILE = "replay.toml"
@@ -14,3 +16,11 @@ FLEET_SCHEMA = "iolab-fleet"  # its "schema" field, which tells a fleet director
 # had ("" for none) is kept in this variable, so that a command iolab suggests typing there
 # (store/manifest.shell_runs_root) knows where it would write without --runs-dir
 SHELL_RUNS_VAR = "IOLAB_RUNS_OF_SHELL"
+
+
+def run_name_order(name: str) -> tuple[str | int, ...]:
+    """A run directory's name as runs are ordered: runs started in one second are named X, X-2, …
+    X-10 (store/runstore), which text order listed X, X-10, X-2; each group of ASCII digits is
+    compared as a number (re.split keeps text at even places and numbers at odd ones, so a
+    number is never compared with text)."""
+    return tuple(int(p) if i % 2 else p for i, p in enumerate(re.split(r"([0-9]+)", name)))
