@@ -12,6 +12,8 @@ def step_table(a):
     """The per-step figures of an analysis (the first and last 10 steps of a long trace)."""
     from rich.table import Table
 
+    from iolab.core.units import num
+
     t = Table(title="per step (the Self-Test figures)", title_justify="left")
     for col in ("step", "start s", "IOPS", "MB/s", "read %", "OIO avg / max", "RT avg / max µs"):
         t.add_column(col, justify="right")
@@ -25,7 +27,7 @@ def step_table(a):
             t.add_row("…", *[""] * 6)
         t.add_row(
             f"{s.index}{' (partial)' if s.partial else ''}",
-            f"{s.start_s:,.0f}",
+            num(s.start_s, trim=True),  # a step of 100 ms starts at 0.3 s, not "0"
             f(s.iops, ",.0f"),
             f(s.mbps, ",.1f"),
             f(s.read_pct, ".1f"),

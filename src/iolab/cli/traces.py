@@ -15,7 +15,7 @@ from iolab.cli.console import Console, write_out
 from iolab.cli.options import with_runs_dir
 from iolab.cli.traceout import kept_whole, step_table
 from iolab.core.errors import IolabError
-from iolab.core.units import counted, given, parse_duration, parse_size
+from iolab.core.units import counted, given, human_span, parse_duration, parse_size
 from iolab.core.usertext import RUN_REF
 from iolab.traces import formats as trace_formats
 
@@ -317,13 +317,13 @@ def _write_analysis(a, w, plan, out: Path) -> list[Path]:
         soft_wrap=True,
     )
     console.print(
-        f"replay: {counted(len(plan.steps), 'step')}, {plan.duration_s:,.1f} s"
+        f"replay: {counted(len(plan.steps), 'step')}, {human_span(plan.duration_s)}"
         + (
             f" ({counted(len(plan.skipped), 'step')} without IOs of the replayed streams left out)"
             if plan.skipped
             else ""
         )
-        + (f" (partial last step {plan.short[0]} left out: see the note above)" if plan.short else "")
+        + (f" (partial last step {plan.short[0]} left out: see the note below)" if plan.short else "")
     )
     return written
 

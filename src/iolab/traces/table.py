@@ -37,7 +37,7 @@ from pathlib import Path
 import duckdb
 
 from iolab.core.errors import IolabError
-from iolab.core.units import human_span
+from iolab.core.units import counted, human_span
 from iolab.targets.writepolicy import check_file, mark_written, output_dir
 from iolab.traces.sqltext import sql_str
 from iolab.traces.tablecheck import check_values, read_meta
@@ -168,7 +168,7 @@ class TraceTable:
 
     def summary(self) -> str:
         lines = [
-            f"{self.path}: {self.rows:,} IOs from {self.fmt} ({', '.join(self.sources)})",
+            f"{self.path}: {counted(self.rows, 'IO')} from {self.fmt} ({', '.join(self.sources)})",
             f"  span: {human_span(self.duration_s)} from the first IO to the last"
             + (f" ({_iops(self.rows / self.duration_s)} IOPS on average)" if self.duration_s > 0 else ""),
             f"  response times: {'yes' if self.has_latency else 'not in this trace'}",
