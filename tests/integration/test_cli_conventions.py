@@ -33,9 +33,12 @@ COMMANDS = [
     "check",
     "audit",
     "fleet",
+    "history",
+    "power",
     "capture",
     "sim presets",
     "sim calibrate",
+    "trace capture",
     "trace import",
     "trace analyze",
     "trace export",
@@ -80,6 +83,42 @@ def test_every_command_takes_h_as_help_with_readable_metavars(command):
     # help to a pipe is wider than 80 columns, so an option's help is not cut with "…"
     assert "…" not in short.stdout
     assert max(map(len, short.stdout.splitlines())) > 80
+    # arguments in capitals, as the docs write them (`iolab capture DEVICE`, not {device}; info's
+    # targets once as {TARGET}..., not {TARGET...}...)
+    [usage] = [line.split("[OPTIONS]", 1)[1] for line in short.stdout.splitlines() if "Usage: " in line]
+    assert not re.search(r"[{\[][a-z]", usage) and "...}" not in usage, usage
+    # a value is named for what it is (DURATION, SIZE, PCT, FILE), not by the type Typer reads it
+    # as: `sim calibrate --cell-time TEXT` beside `run --cell-time DURATION`
+    typed = re.findall(r"^│\s+(?:\*\s+)?(--[\w-]+)(?:\s+-\w)?\s+(?:TEXT|PATH)\s", short.stdout, re.M)
+    assert not typed, typed
+
+
+# Options whose value means another thing in each command that takes it
+DIFFERENT_VALUES = {
+    "--out": "a directory or a file",
+    "--format": "each command's formats",
+    "--baseline": "a run or a group",
+}
+
+
+def test_an_option_reads_the_same_in_every_command_that_takes_it():
+    # `--cell-time` was DURATION in `iolab run -h` and TEXT in `iolab sim calibrate -h`
+    seen: dict[str, dict[str, str]] = {}
+    for command in COMMANDS:
+        for name, row in _option_rows(cli(*command.split(), "-h").stdout).items():
+            words = row.split()[1:]
+            words = words[1:] if words and re.fullmatch(r"-\w", words[0]) else words
+            value = words[0] if words and (words[0].isupper() or "|" in words[0]) else ""
+            seen.setdefault(name, {})[command] = value
+    for name, values in seen.items():
+        if name not in DIFFERENT_VALUES:
+            assert len(set(values.values())) == 1, (name, values)
+    assert seen["--cell-time"] == {
+        "run": "DURATION",
+        "fio-job": "DURATION",
+        "plan": "DURATION",
+        "sim calibrate": "DURATION",
+    }
 
 
 @pytest.mark.parametrize("command", READERS)

@@ -224,17 +224,21 @@ def check(
     max_regression: str = typer.Option(
         "5%",
         "--max-regression",
+        metavar="PCT",
         help="The largest regression allowed in any figure, in % of the baseline, in the figure's bad direction.",
     ),
     tolerances: Optional[Path] = typer.Option(
         None,
         "--tolerances",
+        metavar="FILE",
         # escaped: Rich would read [tolerances] as markup and drop it
         help='A TOML file: its \\[tolerances] table gives a figure its own allowed regression ("FIGURE NAME" = '
         '"10%"), its \\[spread] table a figure\'s run-to-run standard deviation ("FIGURE NAME" = "4%").',
     ),
-    confidence: str = typer.Option("95%", "--confidence", help="Confidence of the noise interval."),
-    junit: Optional[Path] = typer.Option(None, "--junit", help="Also write the verdicts as JUnit XML to this file."),
+    confidence: str = typer.Option("95%", "--confidence", metavar="PCT", help="Confidence of the noise interval."),
+    junit: Optional[Path] = typer.Option(
+        None, "--junit", metavar="FILE", help="Also write the verdicts as JUnit XML to this file."
+    ),
     force: bool = typer.Option(
         False, "--force", help="Check runs with different settings, or incomplete runs, anyway."
     ),
@@ -288,15 +292,18 @@ def check(
 
 def history(
     figure: str = typer.Argument(
-        ..., help='A key figure\'s name as `iolab show` prints it, e.g. "RND 4KiB R/W 0/100 IOPS".'
+        ..., metavar="FIGURE", help='A key figure\'s name as `iolab show` prints it, e.g. "RND 4KiB R/W 0/100 IOPS".'
     ),
     runs_dir: Optional[Path] = typer.Option(None, "--runs-dir", metavar="DIR", help=RUNS_HELP),
-    test: Optional[str] = typer.Option(None, "--test", help="Only runs of this test."),
+    test: Optional[str] = typer.Option(None, "--test", metavar="TEST", help="Only runs of this test."),
     target: Optional[str] = typer.Option(
-        None, "--target", help="Only this target: its id as the table prints it, its serial, spec or label."
+        None,
+        "--target",
+        metavar="TARGET",
+        help="Only this target: its id as the table prints it, its serial, spec or label.",
     ),
     html: Optional[Path] = typer.Option(
-        None, "--html", help="Also write the trend chart as one self-contained HTML file."
+        None, "--html", metavar="FILE", help="Also write the trend chart as one self-contained HTML file."
     ),
     json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
 ):
