@@ -354,6 +354,21 @@ def history(
         emit("history", Exit.OK, history={**h.record(), "html": str(written) if written else None})
 
 
+def runs_given(refs: list[str], console: Console) -> list[str]:
+    """The runs of `iolab compare runs/*`: the shell's list also names the folders iolab writes
+    beside the runs (compare/, sequences/, fleets/), which were refused as no run (exit 2). Each
+    is passed over with a note; named alone, it is refused as before."""
+    from iolab.store.manifest import runs_dir_folder
+
+    kept = [r for r in refs if runs_dir_folder(Path(r)) is None]
+    for r in (r for r in refs if r not in kept and kept):
+        console.print(
+            f"note: {esc(r)} holds the runs directory's {runs_dir_folder(Path(r))}, not a run: passed over",
+            soft_wrap=True,
+        )
+    return kept or refs
+
+
 def compare_published(
     refs: list[str], out: Path, force: bool, labels: Sequence[str], json_out: bool, console: Console
 ) -> bool:

@@ -423,6 +423,7 @@ def compare(
     from iolab.store.manifest import runs_root
 
     want_json("compare", console, json_out)
+    run_refs = cli_auto.runs_given(run_refs, err)  # `runs/*` names the runs directory's own folders too
     if cli_auto.compare_published(run_refs, out or runs_root() / "compare", force, labels or (), json_out, console):
         return
     done = api.compare(run_refs, out or runs_root() / "compare", force=force, labels=labels or ())
@@ -449,8 +450,7 @@ def export(
     out: Optional[Path] = opts.EXPORT_OUT,
     runs_dir: Optional[Path] = RunsDirOpt,
 ):
-    """Export every table behind the report (cells, window averages, steady state, phases, series, histograms, power,
-    manifest), one file per table."""
+    """Export every table behind the report (cells, window averages, steady state, phases, series, histograms, power, manifest), one file per table."""
     from iolab.pages.export import export_run, export_stream
     from iolab.store.runstore import RunStore
 
