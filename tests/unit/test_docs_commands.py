@@ -160,3 +160,21 @@ def _leaves(cmd, path):
         yield path, cmd
     for name, sub in getattr(cmd, "commands", {}).items():
         yield from _leaves(sub, [*path, name])
+
+
+def test_every_field_of_the_outcome_document_is_described():
+    # the schema is the code's (pages/outcome_schema.py writes it): a field it gains is described
+    # on the page scripts read. `runs --json`'s `fleets` and a run record's `uid`,
+    # `ignored_options`, `endurance` and `unknown` were in every document and on no page
+    import json
+
+    schema = json.loads((ROOT / "docs/schema/outcome.schema.json").read_text())
+    auto = (ROOT / "docs/automation.md").read_text()
+    head, by_command = auto.split("and, by command:", 1)
+    tables = set(
+        re.findall(r"`([\w-]+)`", head.split("## `--json`", 1)[1] + by_command.split("A run record holds:")[0])
+    )
+    assert set(schema["properties"]) <= tables, sorted(set(schema["properties"]) - tables)
+    record = by_command.split("A run record holds:", 1)[1].split("Read a field with")[0]
+    named = set(re.findall(r"`([\w-]+)`", record))
+    assert set(schema["$defs"]["run"]["properties"]) <= named, sorted(set(schema["$defs"]["run"]["properties"]) - named)
