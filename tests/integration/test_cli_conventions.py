@@ -93,34 +93,6 @@ def test_every_command_takes_h_as_help_with_readable_metavars(command):
     assert not typed, typed
 
 
-# Options whose value means another thing in each command that takes it
-DIFFERENT_VALUES = {
-    "--out": "a directory or a file",
-    "--format": "each command's formats",
-    "--baseline": "a run or a group",
-}
-
-
-def test_an_option_reads_the_same_in_every_command_that_takes_it():
-    # `--cell-time` was DURATION in `iolab run -h` and TEXT in `iolab sim calibrate -h`
-    seen: dict[str, dict[str, str]] = {}
-    for command in COMMANDS:
-        for name, row in _option_rows(cli(*command.split(), "-h").stdout).items():
-            words = row.split()[1:]
-            words = words[1:] if words and re.fullmatch(r"-\w", words[0]) else words
-            value = words[0] if words and (words[0].isupper() or "|" in words[0]) else ""
-            seen.setdefault(name, {})[command] = value
-    for name, values in seen.items():
-        if name not in DIFFERENT_VALUES:
-            assert len(set(values.values())) == 1, (name, values)
-    assert seen["--cell-time"] == {
-        "run": "DURATION",
-        "fio-job": "DURATION",
-        "plan": "DURATION",
-        "sim calibrate": "DURATION",
-    }
-
-
 @pytest.mark.parametrize("command", READERS)
 def test_every_command_that_reads_runs_takes_runs_dir(command):
     out = cli(*command.split(), "-h").stdout

@@ -203,8 +203,8 @@ class RunArgs:
         "auto",
         "--purge",
         metavar="METHOD",
-        help="auto, nvme-format, nvme-sanitize, ata-secure-erase, sg-format, sg-sanitize, blkdiscard, file, none "
-        "(a device's ?size= below its size: auto discards that part alone; drive erases are refused).",
+        help="auto, nvme-format, nvme-sanitize, ata-secure-erase, sg-format, sg-sanitize, blkdiscard, file, sim, "
+        "sim-purge, none (a device's ?size= below its size: auto discards that part alone; drive erases are refused).",
     )
     allow_unsafe_target: bool = _opt(
         False,
