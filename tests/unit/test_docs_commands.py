@@ -178,3 +178,15 @@ def test_every_field_of_the_outcome_document_is_described():
     record = by_command.split("A run record holds:", 1)[1].split("Read a field with")[0]
     named = set(re.findall(r"`([\w-]+)`", record))
     assert set(schema["$defs"]["run"]["properties"]) <= named, sorted(set(schema["$defs"]["run"]["properties"]) - named)
+    # and `iolab plan --json`'s plan, its tests, phases and steps (max_rounds_from was on no page)
+    plan = schema["properties"]["plan"]["properties"]
+    section = auto.split("### `iolab plan --json`", 1)[1].split("## Progress")[0]
+    fields = {
+        *plan,
+        *plan["eta"]["properties"],
+        *plan["tests"]["items"]["properties"],
+        *schema["$defs"]["planned_phase"]["properties"],
+        *schema["$defs"]["planned_step"]["properties"],
+    }
+    named = set(re.findall(r"`([\w-]+)`", section))
+    assert fields <= named, sorted(fields - named)
