@@ -67,8 +67,11 @@ def emit(command: str, code: int, **parts) -> None:
 
 
 def emit_error(e: IolabError) -> None:
-    """The document of a command that ended with an error (main() calls it)."""
-    if _requested:
+    """The document of a command that ended with an error (main() calls it); none when the error
+    is that standard output takes no document."""
+    from iolab.core.streams import Undelivered
+
+    if _requested and not isinstance(e, Undelivered):
         emit_anyway(_requested["command"], e.exit_code, error=str(e))
 
 
