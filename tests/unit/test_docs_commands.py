@@ -190,3 +190,17 @@ def test_every_field_of_the_outcome_document_is_described():
     }
     named = set(re.findall(r"`([\w-]+)`", section))
     assert fields <= named, sorted(fields - named)
+    # and iolab check's object and run --repeat's summary
+    d = schema["$defs"]
+    for fields, section in (
+        (
+            {*d["check"]["properties"], *d["verdict"]["properties"], *d["side"]["properties"]},
+            ("## `iolab check`", "### On real"),
+        ),
+        (
+            {*d["repeat"]["properties"], *d["repeat"]["properties"]["figures"]["items"]["properties"]},
+            ("## Repeats", "## `iolab history`"),
+        ),
+    ):
+        named = set(re.findall(r"`([\w-]+)`", auto.split(section[0], 1)[1].split(section[1])[0]))
+        assert fields <= named, (section[0], sorted(fields - named))
