@@ -76,13 +76,7 @@ def capture(
     """Capture block IO on a device (tracefs block tracepoints) into an IO table for `iolab trace analyze`."""
     from iolab.traces.capture import capture as trace_capture
 
-    seconds = parse_duration(duration, "--duration")
-    buffer_kb = parse_size(buffer, "--buffer") // 1024
-    if buffer_kb < 4:
-        raise IolabError(f"--buffer {buffer}: give at least 4KiB per CPU (e.g. 16MiB).")
-    sample_bytes = 0 if sample_data is None else parse_size(sample_data, "--sample-data")
-    if sample_data is not None and sample_bytes < 4096:
-        raise IolabError(f"--sample-data {sample_data}: give at least 4KiB (one block), e.g. 64MiB.")
+    seconds, buffer_kb, sample_bytes = _capture_inputs(duration, buffer, sample_data)
     with console.status(f"capturing {esc(device)} for {seconds:g} s (Ctrl-C ends early)") as status:
 
         def tick(t) -> None:
@@ -113,6 +107,19 @@ def capture(
             "larger --buffer, or only the process that matters (--process).[/]",
             soft_wrap=True,
         )
+
+
+def _capture_inputs(duration: str, buffer: str, sample_data: str | None) -> tuple[float, int, int]:
+    """capture's --duration in seconds, --buffer in KiB and --sample-data in bytes (0: none),
+    each refused before anything is traced."""
+    seconds = parse_duration(duration, "--duration")
+    buffer_kb = parse_size(buffer, "--buffer") // 1024
+    if buffer_kb < 4:
+        raise IolabError(f"--buffer {buffer}: give at least 4KiB per CPU (e.g. 16MiB).")
+    sample_bytes = 0 if sample_data is None else parse_size(sample_data, "--sample-data")
+    if sample_data is not None and sample_bytes < 4096:
+        raise IolabError(f"--sample-data {sample_data}: give at least 4KiB (one block), e.g. 64MiB.")
+    return seconds, buffer_kb, sample_bytes
 
 
 @trace_app.command("import")
