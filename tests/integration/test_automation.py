@@ -278,6 +278,13 @@ def test_check_prints_each_tolerance_as_the_user_gave_it(tmp_path):
     own = iolab("check", paths[1], "--baseline", paths[0], "--max-regression", "2.34567891%", "--tolerances", str(tol))
     assert own.returncode in (0, 7), own.stdout + own.stderr
     assert "12.3456789 %" in own.stdout and "2.34567891 %" in own.stdout, own.stdout
+    # the page's example file is one a latency check takes (it named an IOPS figure beside latency
+    # ones, and a file naming a figure the test does not have is refused)
+    page = (ROOT / "docs/automation.md").read_text()
+    tol.write_text(re.search(r"```toml\n(.*?)```", page.split("**Allowed regression.**")[1], re.S).group(1))  # type: ignore[union-attr]
+    documented = iolab("check", paths[1], "--baseline", paths[0], "--tolerances", str(tol))
+    assert documented.returncode in (0, 7), documented.stdout + documented.stderr
+    assert "MRT RND 4KiB R/W 0/100" in documented.stdout and "3 %" in documented.stdout, documented.stdout
 
 
 def test_check_refuses_what_it_cannot_compare(tmp_path):

@@ -160,6 +160,9 @@ def test_a_document_that_does_not_reach_standard_output_fails(three, how):
                 p = _closed(*line, stdout=full)
         assert p.returncode == 2 and "standard output" in _said(p) and "not delivered" in _said(p), (line, p.stderr)
         assert "Traceback" not in p.stderr
+        # said once: `show --json >&-` added 'standard output was closed when iolab started' for
+        # the error's own document, which could not be delivered either
+        assert _said(p).count("not delivered") == 1, (line, p.stderr)
 
 
 def test_a_candidate_figure_the_baseline_lacks_is_listed_as_not_compared(tmp_path):

@@ -33,9 +33,12 @@ COMMANDS = [
     "check",
     "audit",
     "fleet",
+    "history",
+    "power",
     "capture",
     "sim presets",
     "sim calibrate",
+    "trace capture",
     "trace import",
     "trace analyze",
     "trace export",
@@ -80,6 +83,14 @@ def test_every_command_takes_h_as_help_with_readable_metavars(command):
     # help to a pipe is wider than 80 columns, so an option's help is not cut with "…"
     assert "…" not in short.stdout
     assert max(map(len, short.stdout.splitlines())) > 80
+    # arguments in capitals, as the docs write them (`iolab capture DEVICE`, not {device}; info's
+    # targets once as {TARGET}..., not {TARGET...}...)
+    [usage] = [line.split("[OPTIONS]", 1)[1] for line in short.stdout.splitlines() if "Usage: " in line]
+    assert not re.search(r"[{\[][a-z]", usage) and "...}" not in usage, usage
+    # a value is named for what it is (DURATION, SIZE, PCT, FILE), not by the type Typer reads it
+    # as: `sim calibrate --cell-time TEXT` beside `run --cell-time DURATION`
+    typed = re.findall(r"^│\s+(?:\*\s+)?(--[\w-]+)(?:\s+-\w)?\s+(?:TEXT|PATH)\s", short.stdout, re.M)
+    assert not typed, typed
 
 
 @pytest.mark.parametrize("command", READERS)

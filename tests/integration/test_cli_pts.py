@@ -237,7 +237,11 @@ def test_ctrl_c_stops_fio_and_marks_the_run_interrupted(scratch):
     )
     path = _wait_for_round(runs, 2, proc)
     os.killpg(proc.pid, signal.SIGINT)  # what the terminal sends on Ctrl-C
-    assert proc.wait(timeout=60) == 130
+    _, said = proc.communicate(timeout=60)
+    assert proc.returncode == 130, said
+    # the way on, as README gives it, with the path whole: it named `iolab report` alone, the
+    # path broken over two lines
+    assert f"`iolab resume {path}` continues it, `iolab report {path}` reports" in said, said
     store = RunStore.open(path)
     assert store.manifest.state == "interrupted"
     assert 1 in store.complete_rounds("main")

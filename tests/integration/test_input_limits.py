@@ -99,6 +99,10 @@ def test_a_write_saturation_time_limit_past_its_limit_is_refused(tmp_path):
     said = refused(p, runs)
     assert "Write Saturation time limit (--wsat-max-time): 3.6e+29 s is not allowed" in said, said
     assert "at most 1,000 days (the PTS uses 24 h)" in said, said
+    # just past the limit, said in the seconds given, not as '8.64864e+07 s'
+    p = iolab("plan", "wsat", "--wsat-max-time", "1001d")
+    said = " ".join(p.stderr.split())
+    assert p.returncode == 2 and "(--wsat-max-time): 86,486,400 s is not allowed" in said, said
 
 
 @pytest.mark.parametrize("value", ["1e300", "101", "inf", "nan", "-1"])

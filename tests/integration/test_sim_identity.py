@@ -33,3 +33,24 @@ def test_a_parameter_written_at_its_default_is_the_same_drive_in_history_and_com
     compared = iolab("compare", str(plain), str(slower), "--out", str(tmp_path / "cmp2"))
     [html] = (tmp_path / "cmp2").glob("*.html")
     assert "<title>Latency comparison — 2 drives</title>" in html.read_text()
+
+
+def test_over_provisioning_given_with_the_size_is_another_drive_to_a_fleet_and_history(tmp_path):
+    # with user_gb given, the simulator turns op into the flash geometry and lists op as the
+    # preset's own '': two drives of 28 % and 100 % spare were refused as one fleet drive
+    # ("drives 'op-default' and 'op-100' are the same drive") and drawn as one history line
+    runs = tmp_path / "runs"
+    fleet = tmp_path / "fleet.toml"
+    fleet.write_text(
+        '[fleet]\nname = "op"\n\n'
+        f'[[drive]]\ntarget = "{SMALL_SIM}"\nname = "op-default"\n\n'
+        f'[[drive]]\ntarget = "{SMALL_SIM}&op=1.0"\nname = "op-100"\n'
+    )
+    ran = iolab("run", "latency", "--quick", "--fleet", str(fleet), "--no-report", "--runs-dir", str(runs), timeout=600)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "same drive" not in ran.stderr and "2 complete" in ran.stdout, ran.stdout + ran.stderr
+    history = iolab("history", "ART RND 4KiB R/W 100/0", "--runs-dir", str(runs), "--json")
+    assert history.returncode == 0, history.stdout + history.stderr
+    targets = json.loads(history.stdout)["history"]["targets"]
+    assert sorted(len(t["points"]) for t in targets) == [1, 1], targets
+    assert any("op=1.0" in t["spec"] for t in targets), targets

@@ -100,7 +100,7 @@ def test_a_short_last_step_is_not_the_traces_maximum(tmp_path):
     said = " ".join(p.stdout.split())
     assert "per step IOPS: average over steps 400, max 400" in said, said
     assert "step 1 is partial (6 µs of a 10 s step" in said and "left out of the per-step average" in said, said
-    assert "1 (partial)" in said and "replay: 1 step, 10.0 s (partial last step 1 left out" in said, said
+    assert "1 (partial)" in said and "replay: 1 step, 10 s (partial last step 1 left out" in said, said
     a = json.loads((out / "analysis.json").read_text())
     assert [s["partial"] for s in a["steps"]] == [False, True]
     assert any("step 1 is partial" in n for n in a["notes"]), a["notes"]
@@ -124,6 +124,30 @@ def test_a_trace_shorter_than_a_step_is_not_called_a_maximum(tmp_path):
     said = " ".join(p.stdout.split())
     assert "per step IOPS: 200,000 (the only step, 5 µs)" in said and "max 200,000" not in said, said
     assert "the only step is partial (5 µs of a 10 s step" in said, said
+
+
+def test_steps_shorter_than_a_second_keep_their_start_and_length(tmp_path):
+    """--step 100ms printed every step's start as whole seconds (0, 0, 0, 0, 0, 1, 1, ...), the
+    trace's 4 s as '(4.0 s)' and one IO's 5 µs as '(0.0 s)', its 1 ms replay as '0.0 s', and
+    '1 IOs'; the replay line sent the reader to 'the note above', printed below it."""
+    table = msr_table(tmp_path, "fine", [(i * 10_000_000, i * 4096) for i in range(401)])
+    p = iolab("trace", "analyze", str(table), "--step", "100ms", "--out", str(tmp_path / "w"))
+    assert p.returncode == 0, p.stderr + p.stdout
+    lines = p.stdout.splitlines()
+    [replay] = [i for i, line in enumerate(lines) if line.startswith("replay: ")]
+    [note] = [i for i, line in enumerate(lines) if line.startswith("note: step 40 is partial")]
+    assert "see the note below" in lines[replay] and replay < note, p.stdout
+    starts = {m[0]: m[1] for m in re.findall(r"│\s+(\d+) │\s+([\d.,]+) │", p.stdout)}
+    assert starts["0"] == "0" and starts["3"] == "0.3" and starts["39"] == "3.9", starts
+    assert "41 steps of 0.1 s (4 s)" in " ".join(p.stdout.split()), p.stdout[:400]
+    one = tmp_path / "one.csv"
+    one.write_text("128166372000000000,hm,0,Read,0,4096,50\n")
+    p = iolab("trace", "import", str(one), "--out", str(tmp_path / "one.parquet"))
+    assert p.returncode == 0 and "1 IO from msr" in p.stdout, p.stdout + p.stderr
+    args = ("trace", "analyze", str(tmp_path / "one.parquet"), "--compress", "0.005", "--out", str(tmp_path / "w1"))
+    p = iolab(*args)
+    said = " ".join(p.stdout.split())
+    assert p.returncode == 0 and "replay: 1 step, 1 ms" in said and "1 step of 300 s (5 µs)" in said, said
 
 
 def test_a_long_trace_in_tiny_steps_is_refused_before_allocating(tmp_path):

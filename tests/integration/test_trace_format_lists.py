@@ -20,7 +20,7 @@ def _help(*args: str) -> str:
 
 
 def test_format_help_lists_the_registered_formats():
-    assert f"--format -f TEXT {', '.join(formats.writer_names())}." in _help("trace", "export")
+    assert f"--format -f FORMAT {', '.join(formats.writer_names())}." in _help("trace", "export")
     assert f"Trace format: {', '.join(formats.reader_names())} (default" in _help("trace", "import")
     variable = ", ".join(f.name for f in formats.all_formats() if f.time_unit)
     assert f"formats whose unit varies ({variable};" in _help("trace", "import")

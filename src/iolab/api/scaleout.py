@@ -365,7 +365,10 @@ def watch(
         None, metavar="RUNS_DIR", help="Runs directory (default ./runs or $IOLAB_RUNS)."
     ),
     bind: str = typer.Option(
-        "127.0.0.1", "--bind", help="Address to serve on. The page shows run details to whoever reaches it."
+        "127.0.0.1",
+        "--bind",
+        metavar="ADDRESS",
+        help="Address to serve on. The page shows run details to whoever reaches it.",
     ),
     port: int = typer.Option(8737, "--port", help="TCP port (0: any free port)."),
 ):

@@ -67,8 +67,11 @@ def emit(command: str, code: int, **parts) -> None:
 
 
 def emit_error(e: IolabError) -> None:
-    """The document of a command that ended with an error (main() calls it)."""
-    if _requested:
+    """The document of a command that ended with an error (main() calls it); none when the error
+    is that standard output takes no document."""
+    from iolab.core.streams import Undelivered
+
+    if _requested and not isinstance(e, Undelivered):
         emit_anyway(_requested["command"], e.exit_code, error=str(e))
 
 
@@ -226,17 +229,21 @@ def check(
     max_regression: str = typer.Option(
         "5%",
         "--max-regression",
+        metavar="PCT",
         help="The largest regression allowed in any figure, in % of the baseline, in the figure's bad direction.",
     ),
     tolerances: Optional[Path] = typer.Option(
         None,
         "--tolerances",
+        metavar="FILE",
         # escaped: Rich would read [tolerances] as markup and drop it
         help='A TOML file: its \\[tolerances] table gives a figure its own allowed regression ("FIGURE NAME" = '
         '"10%"), its \\[spread] table a figure\'s run-to-run standard deviation ("FIGURE NAME" = "4%").',
     ),
-    confidence: str = typer.Option("95%", "--confidence", help="Confidence of the noise interval."),
-    junit: Optional[Path] = typer.Option(None, "--junit", help="Also write the verdicts as JUnit XML to this file."),
+    confidence: str = typer.Option("95%", "--confidence", metavar="PCT", help="Confidence of the noise interval."),
+    junit: Optional[Path] = typer.Option(
+        None, "--junit", metavar="FILE", help="Also write the verdicts as JUnit XML to this file."
+    ),
     force: bool = typer.Option(
         False, "--force", help="Check runs with different settings, or incomplete runs, anyway."
     ),
@@ -290,15 +297,18 @@ def check(
 
 def history(
     figure: str = typer.Argument(
-        ..., help='A key figure\'s name as `iolab show` prints it, e.g. "RND 4KiB R/W 0/100 IOPS".'
+        ..., metavar="FIGURE", help='A key figure\'s name as `iolab show` prints it, e.g. "RND 4KiB R/W 0/100 IOPS".'
     ),
     runs_dir: Optional[Path] = typer.Option(None, "--runs-dir", metavar="DIR", help=RUNS_HELP),
-    test: Optional[str] = typer.Option(None, "--test", help="Only runs of this test."),
+    test: Optional[str] = typer.Option(None, "--test", metavar="TEST", help="Only runs of this test."),
     target: Optional[str] = typer.Option(
-        None, "--target", help="Only this target: its id as the table prints it, its serial, spec or label."
+        None,
+        "--target",
+        metavar="TARGET",
+        help="Only this target: its id as the table prints it, its serial, spec or label.",
     ),
     html: Optional[Path] = typer.Option(
-        None, "--html", help="Also write the trend chart as one self-contained HTML file."
+        None, "--html", metavar="FILE", help="Also write the trend chart as one self-contained HTML file."
     ),
     json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
 ):
@@ -347,6 +357,21 @@ def history(
         console.print(f"chart: {esc(str(written))}", soft_wrap=True)
     if json_out:
         emit("history", Exit.OK, history={**h.record(), "html": str(written) if written else None})
+
+
+def runs_given(refs: list[str], console: Console) -> list[str]:
+    """The runs of `iolab compare runs/*`: the shell's list also names the folders iolab writes
+    beside the runs (compare/, sequences/, fleets/), which were refused as no run (exit 2). Each
+    is passed over with a note; named alone, it is refused as before."""
+    from iolab.store.manifest import runs_dir_folder
+
+    kept = [r for r in refs if runs_dir_folder(Path(r)) is None]
+    for r in (r for r in refs if r not in kept and kept):
+        console.print(
+            f"note: {esc(r)} holds the runs directory's {runs_dir_folder(Path(r))}, not a run: passed over",
+            soft_wrap=True,
+        )
+    return kept or refs
 
 
 def compare_published(

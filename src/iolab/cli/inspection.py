@@ -19,7 +19,7 @@ console = Console()
 
 def info(
     specs: list[str] = typer.Argument(
-        ..., metavar="TARGET...", help="Target specs (read-only inspection; never writes): each is shown in turn."
+        ..., metavar="TARGET", help="Target specs (read-only inspection; never writes): each is shown in turn."
     ),
 ):
     """Show what each target reports about itself (model, serial, firmware, capacity, sectors, interface);

@@ -244,7 +244,9 @@ def resume(
 
 @app.command()
 def tests(
-    test: Optional[str] = typer.Argument(None, help="A test or sequence: list its parameters (--set NAME=VALUE)."),
+    test: Optional[str] = typer.Argument(
+        None, metavar="TEST", help="A test or sequence: list its parameters (--set NAME=VALUE)."
+    ),
 ):
     """List the tests iolab can run by family (name, sequence, input, what it does), or one test's parameters."""
     from rich.table import Table
@@ -421,6 +423,7 @@ def compare(
     from iolab.store.manifest import runs_root
 
     want_json("compare", console, json_out)
+    run_refs = cli_auto.runs_given(run_refs, err)  # `runs/*` names the runs directory's own folders too
     if cli_auto.compare_published(run_refs, out or runs_root() / "compare", force, labels or (), json_out, console):
         return
     done = api.compare(run_refs, out or runs_root() / "compare", force=force, labels=labels or ())
@@ -443,11 +446,11 @@ def compare(
 @app.command()
 def export(
     run_ref: str = typer.Argument(..., metavar="RUN", help=f"The run: {RUN_REF}."),
-    fmt: str = typer.Option("csv", "--format", "-f", help="csv, json or parquet."),
+    fmt: str = typer.Option("csv", "--format", "-f", metavar="csv|json|parquet", help="csv, json or parquet."),
     out: Optional[Path] = opts.EXPORT_OUT,
     runs_dir: Optional[Path] = RunsDirOpt,
 ):
-    """Export every table behind the report (cells, window averages, steady state, series, histograms, manifest), one file per table."""
+    """Export every table behind the report (cells, window averages, steady state, phases, series, histograms, power, manifest), one file per table."""
     from iolab.pages.export import export_run, export_stream
     from iolab.store.runstore import RunStore
 

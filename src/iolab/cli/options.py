@@ -67,9 +67,10 @@ TARGET_HELP = (
 # module into every command's start (`iolab --help` among them); test_quick_help.py holds it
 # to the code and to what `iolab plan --quick` builds.
 QUICK_HELP = (
-    "Scaled-down run (short cells, 512 MiB tested, ≤10 rounds; a simulated drive becomes a 512 MiB copy with "
-    "the same over-provisioning, larger for tests whose footprint needs more (consistency 4 GB, slc-cache 32 GB), "
-    "unless its target gives its size): finishes in minutes, labelled non-compliant."
+    "Scaled-down run (short cells, 512 MiB tested, ≤10 rounds; a simulated drive, sized in its target or not, "
+    "becomes a 512 MiB copy with the same over-provisioning, larger for tests whose footprint needs more "
+    "(consistency 4 GB, slc-cache 32 GB), or is tested whole when no larger): finishes in minutes, labelled "
+    "non-compliant."
 )
 
 
@@ -212,8 +213,8 @@ class RunArgs:
         "auto",
         "--purge",
         metavar="METHOD",
-        help="auto, nvme-format, nvme-sanitize, ata-secure-erase, sg-format, sg-sanitize, blkdiscard, file, none "
-        "(a device's ?size= below its size: auto discards that part alone; drive erases are refused).",
+        help="auto, nvme-format, nvme-sanitize, ata-secure-erase, sg-format, sg-sanitize, blkdiscard, file, sim, "
+        "sim-purge, none (a device's ?size= below its size: auto discards that part alone; drive erases are refused).",
     )
     allow_unsafe_target: bool = _opt(
         False,

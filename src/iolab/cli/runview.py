@@ -173,9 +173,11 @@ class RunView:
         if manifest_of(store).state == "complete":  # stopped while (or after) its end or report was written
             self.err.print(f"[yellow]{stopped_when_complete(by, store)}[/]", soft_wrap=True)
         else:
+            # what a user does next, with the run's path whole (not wrapped) to copy
             self.err.print(
-                f"[yellow]{by}: finished rounds are kept in {run_dir}; "
-                f"`iolab report {run_dir}` reports what was measured[/]"
+                f"[yellow]{by}: finished rounds are kept in {run_dir}; `iolab resume {run_dir}` continues "
+                f"it, `iolab report {run_dir}` reports what was measured[/]",
+                soft_wrap=True,
             )
         ended_early("run", self.args.json_out, self.records, store, exit_code(e))
 

@@ -12,6 +12,8 @@ def step_table(a):
     """The per-step figures of an analysis (the first and last 10 steps of a long trace)."""
     from rich.table import Table
 
+    from iolab.core.units import num
+
     t = Table(title="per step (the Self-Test figures)", title_justify="left")
     for col in ("step", "start s", "IOPS", "MB/s", "read %", "OIO avg / max", "RT avg / max µs"):
         t.add_column(col, justify="right")
@@ -25,7 +27,7 @@ def step_table(a):
             t.add_row("…", *[""] * 6)
         t.add_row(
             f"{s.index}{' (partial)' if s.partial else ''}",
-            f"{s.start_s:,.0f}",
+            num(s.start_s, trim=True),  # a step of 100 ms starts at 0.3 s, not "0"
             f(s.iops, ",.0f"),
             f(s.mbps, ",.1f"),
             f(s.read_pct, ".1f"),
@@ -33,6 +35,43 @@ def step_table(a):
             f"{f(s.rt_avg_us, ',.0f')} / {f(s.rt_max_us, ',.0f')}",
         )
     return t
+
+
+def write_analysis(a, w, plan, out: Path, console) -> list[Path]:
+    """Write analysis.json, the composite `w` and replay `plan` workloads and the plots; say what
+    the workloads hold on `console`. The files written, in order."""
+    from rich.markup import escape as esc
+
+    from iolab.core.runfiles import ANALYSIS_FILE, COMPOSITE_FILE, REPLAY_FILE
+    from iolab.core.units import counted, human_span
+    from iolab.pages.report.stream_plots import write_all
+    from iolab.targets.writepolicy import output_file
+    from iolab.traces.analysis import save_composite
+
+    with output_file(out / ANALYSIS_FILE, "analysis file") as path:
+        written = [a.save(path)]
+    with output_file(out / COMPOSITE_FILE, "analysis file") as path:
+        written.append(save_composite(w, path, a))
+    with output_file(out / REPLAY_FILE, "analysis file") as path:
+        written.append(plan.save(path))
+    written += list(write_all(a, out / "plots").values())
+    console.print(
+        esc(
+            f"composite: {', '.join(f'{s.label()} {s.share * 100:.1f} %' for s in w.streams)}; "
+            f"TC {w.threads} × QD {w.queue_depth}"
+        ),
+        soft_wrap=True,
+    )
+    console.print(
+        f"replay: {counted(len(plan.steps), 'step')}, {human_span(plan.duration_s)}"
+        + (
+            f" ({counted(len(plan.skipped), 'step')} without IOs of the replayed streams left out)"
+            if plan.skipped
+            else ""
+        )
+        + (f" (partial last step {plan.short[0]} left out: see the note below)" if plan.short else "")
+    )
+    return written
 
 
 @contextmanager

@@ -13,9 +13,9 @@ from rich.markup import escape as esc
 
 from iolab.cli.console import Console, write_out
 from iolab.cli.options import with_runs_dir
-from iolab.cli.traceout import kept_whole, step_table
+from iolab.cli.traceout import kept_whole, step_table, write_analysis
 from iolab.core.errors import IolabError
-from iolab.core.units import counted, given, parse_duration, parse_size
+from iolab.core.units import given, parse_duration, parse_size
 from iolab.core.usertext import RUN_REF
 from iolab.traces import formats as trace_formats
 
@@ -31,33 +31,44 @@ err = Console(stderr=True)
 @trace_app.command("capture")
 def capture(
     device: str = typer.Argument(
-        ..., help="Block device to trace, e.g. /dev/nvme0n1 (read-only: nothing is written to it)."
+        ..., metavar="DEVICE", help="Block device to trace, e.g. /dev/nvme0n1 (read-only: nothing is written to it)."
     ),
     duration: str = typer.Option(
-        ..., "--duration", "-d", help="How long to capture (e.g. 60s, 5m, 24h); Ctrl-C ends it early."
+        ...,
+        "--duration",
+        "-d",
+        metavar="DURATION",
+        help="How long to capture (e.g. 60s, 5m, 24h); Ctrl-C ends it early.",
     ),
     out: Path = typer.Option(
         ...,
         "--out",
         "-o",
+        metavar="FILE",
         help="The IO table to write (.parquet); the raw trace (the kernel's buffer pages, or blktrace's files) is kept beside it.",
     ),
     process: Optional[str] = typer.Option(
-        None, "--process", help="Only IOs issued by this process name (as the kernel shows it; * as a wildcard)."
+        None,
+        "--process",
+        metavar="NAME",
+        help="Only IOs issued by this process name (as the kernel shows it; * as a wildcard).",
     ),
     source: str = typer.Option(
         "auto",
         "--source",
+        metavar="tracefs|blktrace|auto",
         help="tracefs (block tracepoints), blktrace (the blktrace tool's binary output) or auto: blktrace when it works on this machine, else tracefs.",
     ),
     buffer: str = typer.Option(
         "16MiB",
         "--buffer",
+        metavar="SIZE",
         help="tracefs trace buffer per CPU (kernel memory while capturing); raise it if the capture reports dropped events.",
     ),
     sample_data: Optional[str] = typer.Option(
         None,
         "--sample-data",
+        metavar="SIZE",
         help="After the capture, read back (read-only) up to this much of the 4 KiB blocks written (e.g. 64MiB) "
         "and measure how much it compresses (zstd) and the share of duplicate blocks; `iolab trace analyze` reports it.",
     ),
@@ -65,13 +76,7 @@ def capture(
     """Capture block IO on a device (tracefs block tracepoints) into an IO table for `iolab trace analyze`."""
     from iolab.traces.capture import capture as trace_capture
 
-    seconds = parse_duration(duration, "--duration")
-    buffer_kb = parse_size(buffer, "--buffer") // 1024
-    if buffer_kb < 4:
-        raise IolabError(f"--buffer {buffer}: give at least 4KiB per CPU (e.g. 16MiB).")
-    sample_bytes = 0 if sample_data is None else parse_size(sample_data, "--sample-data")
-    if sample_data is not None and sample_bytes < 4096:
-        raise IolabError(f"--sample-data {sample_data}: give at least 4KiB (one block), e.g. 64MiB.")
+    seconds, buffer_kb, sample_bytes = _capture_inputs(duration, buffer, sample_data)
     with console.status(f"capturing {esc(device)} for {seconds:g} s (Ctrl-C ends early)") as status:
 
         def tick(t) -> None:
@@ -104,6 +109,19 @@ def capture(
         )
 
 
+def _capture_inputs(duration: str, buffer: str, sample_data: str | None) -> tuple[float, int, int]:
+    """capture's --duration in seconds, --buffer in KiB and --sample-data in bytes (0: none),
+    each refused before anything is traced."""
+    seconds = parse_duration(duration, "--duration")
+    buffer_kb = parse_size(buffer, "--buffer") // 1024
+    if buffer_kb < 4:
+        raise IolabError(f"--buffer {buffer}: give at least 4KiB per CPU (e.g. 16MiB).")
+    sample_bytes = 0 if sample_data is None else parse_size(sample_data, "--sample-data")
+    if sample_data is not None and sample_bytes < 4096:
+        raise IolabError(f"--sample-data {sample_data}: give at least 4KiB (one block), e.g. 64MiB.")
+    return seconds, buffer_kb, sample_bytes
+
+
 @trace_app.command("import")
 def trace_import(
     paths: list[Path] = typer.Argument(
@@ -113,9 +131,10 @@ def trace_import(
         None,
         "--format",
         "-f",
+        metavar="FORMAT",
         help=f"Trace format: {', '.join(trace_formats.reader_names())} (default: detected from the file when unambiguous).",
     ),
-    out: Path = typer.Option(..., "--out", "-o", help="The IO table to write (.parquet)."),
+    out: Path = typer.Option(..., "--out", "-o", metavar="FILE", help="The IO table to write (.parquet)."),
     skip_bad_lines: bool = typer.Option(
         False,
         "--skip-bad-lines",
@@ -124,6 +143,7 @@ def trace_import(
     time_unit: Optional[str] = typer.Option(
         None,
         "--time-unit",
+        metavar="ns|us|ms|s",
         help="Unit of the time field: ns, us, ms or s, for formats whose unit varies "
         f"({', '.join(f.name for f in trace_formats.all_formats() if f.time_unit)}; default: guessed from the times, "
         "and the guess is printed).",
@@ -146,8 +166,10 @@ def trace_export(
     trace: Path = typer.Argument(
         ..., metavar="TRACE", help="IO table (.parquet) from `iolab trace capture` or `iolab trace import`."
     ),
-    fmt: str = typer.Option(..., "--format", "-f", help=f"{', '.join(trace_formats.writer_names())}."),
-    out: Path = typer.Option(..., "--out", "-o", help="The file to write."),
+    fmt: str = typer.Option(
+        ..., "--format", "-f", metavar="FORMAT", help=f"{', '.join(trace_formats.writer_names())}."
+    ),
+    out: Path = typer.Option(..., "--out", "-o", metavar="FILE", help="The file to write."),
 ):
     """Write an IO table back out in a public trace format (reads and writes)."""
     from iolab.store.durable import room_for
@@ -185,14 +207,19 @@ def analyze(
         ..., metavar="TRACE", help="IO table (.parquet) from `iolab trace capture` or `iolab trace import`."
     ),
     out: Path = typer.Option(
-        ..., "--out", "-o", help="Directory for analysis.json, composite.toml, replay.toml and plots/."
+        ..., "--out", "-o", metavar="DIR", help="Directory for analysis.json, composite.toml, replay.toml and plots/."
     ),
-    step: str = typer.Option("5m", "--step", help="Capture step length (SNIA RWSW: 5 minutes)."),
+    step: str = typer.Option("5m", "--step", metavar="DURATION", help="Capture step length (SNIA RWSW: 5 minutes)."),
     threshold: str = typer.Option(
-        "3%", "--threshold", help="Dominant streams: at least this share of all IOs (a percentage: 3 or 3%)."
+        "3%",
+        "--threshold",
+        metavar="PCT",
+        help="Dominant streams: at least this share of all IOs (a percentage: 3 or 3%).",
     ),
-    process: Optional[str] = typer.Option(None, "--process", help="Only IOs of this process."),
-    device: Optional[list[str]] = typer.Option(None, "--device", help="Only IOs of this device (repeat for several)."),
+    process: Optional[str] = typer.Option(None, "--process", metavar="NAME", help="Only IOs of this process."),
+    device: Optional[list[str]] = typer.Option(
+        None, "--device", metavar="DEVICE", help="Only IOs of this device (repeat for several)."
+    ),
     qd: Optional[int] = typer.Option(
         None,
         "--qd",
@@ -205,7 +232,7 @@ def analyze(
         help="Replay time compression: 60 turns a 5-minute step into 5 s (each replayed step must last 1 ms to 24 h, as a run takes it).",
     ),
     replay_streams: str = typer.Option(
-        "dominant", "--replay-streams", help="Replay the dominant streams only, or all."
+        "dominant", "--replay-streams", metavar="dominant|all", help="Replay the dominant streams only, or all."
     ),
     max_steps: int = typer.Option(
         100_000,  # traces.analysis.streams.MAX_STEPS (imported where it analyses: this module starts light)
@@ -239,7 +266,7 @@ def analyze(
     made = not out.exists()
     output_dir(out, "analysis directory")
     with room_for("the analysis", out, "run the same `iolab trace analyze` again"), kept_whole(out, made):
-        written = _write_analysis(a, w, plan, out)
+        written = write_analysis(a, w, plan, out, console)
     # printed once it is on disk: a disk that fills (exit 5, nothing kept) shows no tables on
     # stdout that a user or a script would take for a saved analysis
     console.print(esc(a.summary()), soft_wrap=True)
@@ -292,40 +319,6 @@ def _need_qd(trace: Path) -> None:
             "and the composite and replay workloads cannot be built from it. Give the queue depth to use "
             "(--qd N). Nothing was analysed or written."
         )
-
-
-def _write_analysis(a, w, plan, out: Path) -> list[Path]:
-    """Write analysis.json, the composite `w` and replay `plan` workloads and the plots; say what
-    the workloads hold. The files written, in order."""
-    from iolab.core.runfiles import ANALYSIS_FILE, COMPOSITE_FILE, REPLAY_FILE
-    from iolab.pages.report.stream_plots import write_all
-    from iolab.targets.writepolicy import output_file
-    from iolab.traces.analysis import save_composite
-
-    with output_file(out / ANALYSIS_FILE, "analysis file") as path:
-        written = [a.save(path)]
-    with output_file(out / COMPOSITE_FILE, "analysis file") as path:
-        written.append(save_composite(w, path, a))
-    with output_file(out / REPLAY_FILE, "analysis file") as path:
-        written.append(plan.save(path))
-    written += list(write_all(a, out / "plots").values())
-    console.print(
-        esc(
-            f"composite: {', '.join(f'{s.label()} {s.share * 100:.1f} %' for s in w.streams)}; "
-            f"TC {w.threads} × QD {w.queue_depth}"
-        ),
-        soft_wrap=True,
-    )
-    console.print(
-        f"replay: {counted(len(plan.steps), 'step')}, {plan.duration_s:,.1f} s"
-        + (
-            f" ({counted(len(plan.skipped), 'step')} without IOs of the replayed streams left out)"
-            if plan.skipped
-            else ""
-        )
-        + (f" (partial last step {plan.short[0]} left out: see the note above)" if plan.short else "")
-    )
-    return written
 
 
 def _headline(p, value: dict[str, str]) -> str:
@@ -398,6 +391,7 @@ def sim_calibrate(
     base: str = typer.Option(
         "enterprise-sas",
         "--base",
+        metavar="PRESET",
         help="The SSD preset to start from; its parameters other than the fitted ones are kept.",
     ),
     budget: int = typer.Option(
@@ -406,10 +400,11 @@ def sim_calibrate(
     capacity: Optional[str] = typer.Option(
         None,
         "--capacity",
+        metavar="SIZE",
         help="Size of the simulated copy the fit runs on (default: the tested capacity, at most 1GiB).",
     ),
     cell_time: str = typer.Option(
-        "250ms", "--cell-time", help="Cell length in an evaluation (the run's own when shorter)."
+        "250ms", "--cell-time", metavar="DURATION", help="Cell length in an evaluation (the run's own when shorter)."
     ),
     rounds: int = typer.Option(
         2, "--rounds", help="Cell loops per evaluation after preconditioning; the last is compared."

@@ -38,7 +38,8 @@ PROFILE_SETTINGS: dict[str, dict[str, Any]] = {
 
 
 def _bad(field_: str, option: str, value: object, need: str, unit: str = "") -> IolabError:
-    shown = f"{value:g}{unit}" if _finite(value) and not _whole(value) else f"{value!r}{unit}"
+    # with the digits given: 1001d is '86,486,400 s', not :g's '8.64864e+07 s'
+    shown = f"{given(value)}{unit}" if isinstance(value, float) and math.isfinite(value) else f"{value!r}{unit}"
     return IolabError(f"{field_} ({option}): {shown} is not allowed; {need}. Nothing was run or written.")
 
 

@@ -49,10 +49,15 @@ def write_text(text: str, stream: TextIO | None = None) -> None:
         drop_output(out)
 
 
+class Undelivered(IolabError):
+    """A data document that did not reach standard output: the error's own document cannot
+    reach it either, so none is tried (it added the same paragraph a second time)."""
+
+
 def undeliverable(why: str) -> IolabError:
     """The paragraph of a data document (`--json`, `export -o -`) that did not reach standard
     output: a script reading it must not take the exit code 0 for a document it never got."""
-    return IolabError(
+    return Undelivered(
         f"standard output {why}, so the document this command prints there was not delivered; a script "
         "reading it would get nothing. Give the command a standard output it can write (a pipe or a file "
         "with room) and run it again."

@@ -209,6 +209,20 @@ def fleet_dir(ref: str | Path, root: Path | None = None) -> Path | None:
     return None
 
 
+# The folders iolab writes into a runs directory beside the runs (`iolab compare` without --out,
+# a sequence's one report, a fleet's directory): what `iolab compare runs/*` names beside them.
+RUNS_DIR_FOLDERS = {"compare": "comparisons", "sequences": "sequence reports", "fleets": "fleets"}
+
+
+def runs_dir_folder(p: Path) -> str | None:
+    """What `p` holds when it is one of the folders iolab writes beside the runs of a runs
+    directory (it is no run, and a run is stored beside it); None otherwise."""
+    if p.name not in RUNS_DIR_FOLDERS or not p.is_dir() or (p / "manifest.json").exists():
+        return None
+    beside = (d for d in p.parent.iterdir() if d.is_dir() and d != p)
+    return RUNS_DIR_FOLDERS[p.name] if any((d / "manifest.json").is_file() for d in beside) else None
+
+
 def resolve_run(ref: str | Path) -> Path:
     """A run is named by its directory path, by its directory's name under the runs root, or by
     its run id (the manifest's, which a renamed or copied directory keeps: `iolab runs` lists

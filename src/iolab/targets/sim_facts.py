@@ -32,10 +32,9 @@ def drive_key(preset: str, options: dict[str, str]) -> tuple:
 
 def drive_options(preset: str, options: dict[str, str]) -> dict[str, str]:
     """A spec's options as the drive they make: its seed (0 when none is given), and each other
-    option but a drive parameter the simulator reads at the preset's default (user_gb=400 on
-    enterprise-sas, or op=0.28 where user_gb=400 is given too, which the simulator then reads
-    as the default ''). Parameters the simulator does not read (an unknown preset, a value it
-    refuses) count as written."""
+    option but a drive parameter that leaves the drive as it is (user_gb=400 on enterprise-sas,
+    or op=0.28 where user_gb=400 is given too). Parameters the simulator does not read (an
+    unknown preset, a value it refuses) count as written."""
     given = {"seed": "0"} | dict(options)
     at_default = _at_default(preset, tuple(drive_params(options)))
     return {k: v for k, v in given.items() if k not in at_default}
@@ -43,12 +42,30 @@ def drive_options(preset: str, options: dict[str, str]) -> dict[str, str]:
 
 @functools.lru_cache(maxsize=256)
 def _at_default(preset: str, params: tuple[tuple[str, str], ...]) -> frozenset[str]:
+    """The parameters of `params` that change nothing: the drive the simulator resolves is the
+    same without them. Judged on the whole resolved drive, not on a parameter's own value: with
+    user_gb given, op is turned into the flash geometry and reads back as the preset's '', so
+    user_gb=0.25&op=1.0 (OP 99.6 %) was taken for user_gb=0.25 (OP 28.3 %), one drive to a fleet,
+    `iolab history` and the target checks. Dropped one at a time until none is left to drop
+    (user_gb=400&op=0.28: op changes nothing, then user_gb neither)."""
+
+    def drive(ps: list[tuple[str, str]]) -> dict:
+        return json.loads(_sim.describe(preset, ps))
+
+    kept = list(params)
     try:
-        read = dict(json.loads(_sim.describe(preset, list(params)))["params"])
-        default = dict(json.loads(_sim.describe(preset, []))["params"])
+        dropped = True
+        while dropped:
+            dropped = False
+            whole = drive(kept)
+            for i in range(len(kept)):
+                if drive(kept[:i] + kept[i + 1 :]) == whole:
+                    del kept[i]
+                    dropped = True
+                    break
     except (ValueError, KeyError, TypeError):
         return frozenset()
-    return frozenset(k for k, _ in params if k in read and k in default and _value(k, read[k]) == _value(k, default[k]))
+    return frozenset(k for k, _ in params) - {k for k, _ in kept}
 
 
 def _value(k: str, v: str) -> object:

@@ -203,8 +203,8 @@ class StreamAnalysis:
         if self.seq.gap_bytes:
             rule += f" (or up to {self.seq.gap_bytes} B past it)"
         head = [
-            f"{self.source} ({self.fmt}): {self.total_ios:,} reads and writes, {counted(len(self.steps), 'step')} of "
-            f"{self.step_s:g} s ({self.duration_s:,.1f} s)"
+            f"{self.source} ({self.fmt}): {counted(self.total_ios, 'read or write', 'reads and writes')}, {counted(len(self.steps), 'step')} of "
+            f"{self.step_s:g} s ({human_span(self.duration_s)})"
             + (f"; {self.excluded_ios:,} other IOs (trim, flush, zero-length) left out" if self.excluded_ios else ""),
             f"SEQ rule: {rule}",
             "",
