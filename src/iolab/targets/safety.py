@@ -44,11 +44,12 @@ from iolab.targets.usage import (
     mounted,
     mounts,
     open_by_others,
+    pseudo_filesystem,
     same_file,
     swap_file,
     system_use,
 )
-from iolab.targets.writepolicy import directory_problem, foreign_run, no_write_bits, pseudo_filesystem
+from iolab.targets.writepolicy import directory_problem, foreign_run, no_write_bits
 from iolab.targets.writepolicy import file_problems as output_problems
 
 

@@ -26,7 +26,7 @@ from iolab.targets import host
 from iolab.targets.facts import device_facts, file_type
 from iolab.targets.kinds import kind_for_spec
 from iolab.targets.model import DeviceFacts, Elsewhere, EndpointView, Target
-from iolab.targets.writepolicy import pseudo_filesystem
+from iolab.targets.usage import pseudo_filesystem
 
 _FORMS = (
     "Accepted forms: /dev/NAME[?size=SIZE] (a block device), file:PATH?size=8GiB, nbd://HOST[:PORT][/EXPORT]"

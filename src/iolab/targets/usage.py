@@ -9,6 +9,7 @@ import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from iolab.targets import host
 from iolab.targets.facts import BlockDev, block_dev_named, sysname
@@ -195,3 +196,44 @@ def system_use(dev: BlockDev, mount_list: list[Mount]) -> list[str]:
                 )
                 break
     return list(dict.fromkeys(out))
+
+
+# Filesystems whose "files" are the kernel's interfaces (sysfs, /proc/sys, tracing, cgroups) or
+# its device nodes: nothing iolab writes belongs there.
+PSEUDO_FILESYSTEMS = frozenset(
+    {
+        "proc",
+        "sysfs",
+        "debugfs",
+        "tracefs",
+        "cgroup",
+        "cgroup2",
+        "devtmpfs",
+        "devpts",
+        "securityfs",
+        "pstore",
+        "bpf",
+        "configfs",
+        "efivarfs",
+        "fusectl",
+        "binfmt_misc",
+        "selinuxfs",
+        "mqueue",
+        "nsfs",
+        "rpc_pipefs",
+    }
+)
+
+
+def pseudo_filesystem(path: str | Path) -> str | None:
+    """The pseudo filesystem (type and mount point) that `path` (symlinks resolved, or where it
+    would be created) lives on, or None."""
+    real = os.path.realpath(path)
+    best = None
+    for m in mounts():
+        mp = m.mountpoint
+        if (real == mp or real.startswith(mp.rstrip("/") + "/")) and (best is None or len(mp) >= len(best.mountpoint)):
+            best = m
+    if best is not None and best.fstype in PSEUDO_FILESYSTEMS:
+        return f"{best.fstype} at {best.mountpoint}"
+    return None

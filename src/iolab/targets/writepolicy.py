@@ -45,48 +45,9 @@ from iolab.core.safefile import read_json
 from iolab.core.units import human_bytes
 from iolab.targets.facts import file_type
 from iolab.targets.files import iolab_mark, mark_created, mark_inode
-from iolab.targets.usage import mounts
+from iolab.targets.usage import pseudo_filesystem
 
-# Filesystems whose "files" are the kernel's interfaces (sysfs, /proc/sys, tracing, cgroups) or
-# its device nodes: nothing iolab writes belongs there.
-PSEUDO_FILESYSTEMS = frozenset(
-    {
-        "proc",
-        "sysfs",
-        "debugfs",
-        "tracefs",
-        "cgroup",
-        "cgroup2",
-        "devtmpfs",
-        "devpts",
-        "securityfs",
-        "pstore",
-        "bpf",
-        "configfs",
-        "efivarfs",
-        "fusectl",
-        "binfmt_misc",
-        "selinuxfs",
-        "mqueue",
-        "nsfs",
-        "rpc_pipefs",
-    }
-)
 SIM_STATE_MAGIC = b"IOLABSIM"  # crates/sim/src/state.rs
-
-
-def pseudo_filesystem(path: str | Path) -> str | None:
-    """The pseudo filesystem (type and mount point) that `path` (symlinks resolved, or where it
-    would be created) lives on, or None."""
-    real = os.path.realpath(path)
-    best = None
-    for m in mounts():
-        mp = m.mountpoint
-        if (real == mp or real.startswith(mp.rstrip("/") + "/")) and (best is None or len(mp) >= len(best.mountpoint)):
-            best = m
-    if best is not None and best.fstype in PSEUDO_FILESYSTEMS:
-        return f"{best.fstype} at {best.mountpoint}"
-    return None
 
 
 def no_write_bits(st: os.stat_result) -> bool:
