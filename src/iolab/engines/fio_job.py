@@ -327,7 +327,8 @@ def _head_comments(target: Target, w: Workload, tag: str, size: int, note: str |
         f"; iolab round {tag}: {w.label()} on {target.spec}",
         f"; outstanding IO {counted(w.threads, 'thread')} x QD {w.queue_depth}, active range {w.active_range:g}"
         f" ({size} B from offset 0), entropy {w.entropy:g}",
-        f"; run by hand from this directory: fio --output-format=json+ --output={tag}.json {tag}.fio",
+        # true of the file a run keeps in raw/ and of the text `iolab fio-job` prints (no file)
+        f"; run by hand, this text saved as {tag}.fio: fio --output-format=json+ --output={tag}.json {tag}.fio",
     ]
     if note:
         head.append(f"; note: {note}")
