@@ -1,0 +1,68 @@
+"""What a reviewer's round left on quick runs, as a user meets it: a percentile too few IOs
+measure says so in show, --json and the summaries of the latency-bound test and of an RWSW
+comparison; a comparison of DIRTH runs says which rule chose each run's MidIOPS; a QoS run's
+measurement window says what it is used for; a forced comparison of two tests is named for both
+and ranks no figure only one run has; the consistency comparison gives each steady part's verdict."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from .conftest import SMALL_SIM, iolab
+from .test_review_labels import flat, only_run, page_text
+from .test_rwsw import workload  # noqa: F401  (the module-scoped capture analysed into wl/)
+
+pytestmark = pytest.mark.integration
+
+RWSW_SIM = "sim:enterprise-sas?user_gb=1"
+
+
+def compared(tmp_path: Path, *runs: Path, extra: tuple[str, ...] = ()) -> tuple[str, Path]:
+    """`iolab compare` of these runs: its terminal text and its HTML file."""
+    out = tmp_path / "cmp"
+    p = iolab("compare", *map(str, runs), "--out", str(out), *extra)
+    assert p.returncode == 0, p.stdout + p.stderr
+    [html] = out.glob("*.html")
+    return flat(p.stdout), html
+
+
+def test_latency_bound_says_why_its_sustained_percentile_is_not_measured(tmp_path):
+    # a 1 s sustain completes 64,000 IOs, too few for a 99.99 %: show printed a bare "—"
+    runs = tmp_path / "runs"
+    args = ("latency-bound", "--quick", "--set", "sustain=1s", "-t", SMALL_SIM, "--no-report")
+    lb = [only_run(runs, *args) for _ in (1, 2)]
+    shown = flat(iolab("show", str(lb[0])).stdout)
+    assert re.search(
+        r"— sustained 99\.99 % latency: not measured, its [\d,]+ IOs are too few for a 99\.99 %", shown
+    ), shown[-1500:]
+    doc = json.loads(iolab("show", str(lb[0]), "--json").stdout)
+    [fig] = [f for f in doc["runs"][0]["figures"] if f["name"] == "sustained 99.99 % latency"]
+    assert fig["value"] is None and "too few for a 99.99 %" in fig["unmeasured"], fig
+    _, html = compared(tmp_path, *lb)
+    text = page_text(html)
+    rows = re.findall(r"D[12] iolab sim SSD [^\]]+\] [\d,]+ [\d,]+ [\d.,]+ n/m \([\d,]+ IOs\)", text)
+    assert len(rows) == 2, text[:4000]
+
+
+def test_an_rwsw_comparison_summary_says_which_percentiles_too_few_ios_measure(workload, tmp_path):  # noqa: F811
+    # the RWSW summary printed "—" for Multi-WSAT's 99.999 % and DIRTH's 99.99 % of every drive
+    runs = tmp_path / "runs"
+    made = []
+    for seed in (1, 2):
+        target = f"{RWSW_SIM}&seed={seed}"
+        common = ("-w", str(workload / "wl"), "--quick", "--cell-time", "200ms", "-t", target, "--no-report")
+        made.append(only_run(runs, "multi-wsat", *common))
+        made.append(only_run(runs, "dirth-rwsw", *common, "--set", "oio=1,32,1024"))
+    _, html = compared(tmp_path, *made)
+    text = page_text(html)
+    n_m = r"n/m \([\d,]+ IOs\)"
+    assert re.search(rf"Multi-WSAT: 99\.999 % RT \(composite\) \(µs\) ↓ {n_m} {n_m}", text), text[:5000]
+    assert re.search(rf"DIRTH: 99\.99 % RT at OIO 32 \(µs\) ↓ {n_m} {n_m}", text), text[:5000]
+    assert "n/m (N IOs): a percentile its N IOs are too few to measure" in text
+    # a test neither drive ran is still a bare dash, and the caption says what it means
+    assert "Replay-Native: IOPS (whole replay) ↑ — —" in text
+    assert "'—': the drive has no run of that test" in text
