@@ -66,3 +66,29 @@ def test_an_rwsw_comparison_summary_says_which_percentiles_too_few_ios_measure(w
     # a test neither drive ran is still a bare dash, and the caption says what it means
     assert "Replay-Native: IOPS (whole replay) ↑ — —" in text
     assert "'—': the drive has no run of that test" in text
+
+
+def test_a_dirth_comparison_says_which_rule_chose_each_run_s_mid(tmp_path):
+    # "each run's decision, under its own ART cutoff" said nothing of Mid, which a run decided
+    # before the rule was stored (no rule.mid_from) chose among all points, past the cutoff too
+    runs = tmp_path / "runs"
+    args = ("dirth", "--quick", "--cell-time", "200ms", "-t", SMALL_SIM, "--no-report")
+    new, old = (only_run(runs, *args) for _ in (1, 2))
+    _, html = compared(tmp_path / "agree", new, old)
+    text = page_text(html)
+    assert "MaxIOPS under its own ART cutoff, MidIOPS as said below" in text, text[:3000]
+    assert "MidIOPS of every run: IOPS closest to (Max + Min) / 2 among points with ART < 5 ms." in text
+    # the second run as an older iolab stored its decision: without the Mid rule
+    doc = json.loads((old / "manifest.json").read_text())
+    for d in doc["decisions"]:
+        d["rule"].pop("mid_from", None)
+    (old / "manifest.json").write_text(json.dumps(doc))
+    _, html = compared(tmp_path / "differ", new, old)
+    text = page_text(html)
+    said = (
+        "The runs chose MidIOPS by different rules: D1: IOPS closest to (Max + Min) / 2 among points with ART < 5 ms; "
+        "D2: IOPS closest to (Max + Min) / 2 among all points, whatever their ART (a run decided before MidIOPS "
+        "was restricted to points under the cutoff)."
+    )
+    assert said in text, text[:3000]
+    assert "MidIOPS of every run" not in text
