@@ -92,3 +92,13 @@ def test_a_dirth_comparison_says_which_rule_chose_each_run_s_mid(tmp_path):
     )
     assert said in text, text[:3000]
     assert "MidIOPS of every run" not in text
+
+
+def test_qos_show_says_what_its_measurement_window_is_for(tmp_path):
+    # "measurement window: rounds 6–10" sat over "10 rounds: median IOPS …", figures of every round
+    run = only_run(tmp_path / "runs", "qos", "--quick", "-t", SMALL_SIM, "--no-report")
+    shown = flat(iolab("show", str(run)).stdout)
+    write, read = re.findall(r"measurement window: rounds 6–10 \(([^)]*)\) 10 rounds: median IOPS", shown)
+    assert write == "the basis of the WAF only; the figures below use all 10 rounds", shown[:3000]
+    assert read == "used by no figure of this phase; the figures below use all 10 rounds"
+    assert "basis: incompressible random write: the measurement window of phase 'write rounds' (rounds 6–10" in shown
