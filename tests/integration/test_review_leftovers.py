@@ -36,9 +36,9 @@ def test_latency_bound_says_why_its_sustained_percentile_is_not_measured(tmp_pat
     args = ("latency-bound", "--quick", "--set", "sustain=1s", "-t", SMALL_SIM, "--no-report")
     lb = [only_run(runs, *args) for _ in (1, 2)]
     shown = flat(iolab("show", str(lb[0])).stdout)
-    assert re.search(
-        r"— sustained 99\.99 % latency: not measured, its [\d,]+ IOs are too few for a 99\.99 %", shown
-    ), shown[-1500:]
+    assert re.search(r"— sustained 99\.99 % latency: not measured, its [\d,]+ IOs are too few for a 99\.99 %", shown), (
+        shown[-1500:]
+    )
     doc = json.loads(iolab("show", str(lb[0]), "--json").stdout)
     [fig] = [f for f in doc["runs"][0]["figures"] if f["name"] == "sustained 99.99 % latency"]
     assert fig["value"] is None and "too few for a 99.99 %" in fig["unmeasured"], fig
@@ -102,3 +102,19 @@ def test_qos_show_says_what_its_measurement_window_is_for(tmp_path):
     assert write == "the basis of the WAF only; the figures below use all 10 rounds", shown[:3000]
     assert read == "used by no figure of this phase; the figures below use all 10 rounds"
     assert "basis: incompressible random write: the measurement window of phase 'write rounds' (rounds 6–10" in shown
+
+
+def test_a_forced_comparison_of_two_tests_is_named_for_both_and_ranks_no_lone_figure(tmp_path):
+    # "compare-throughput-…" for a Throughput and a latency-bound run, each figure "#1" of one value,
+    # and the latency-bound run's unmeasured 99.99 % a bare "—"
+    runs = tmp_path / "runs"
+    qos = only_run(runs, "qos", "--quick", "--set", "rounds=2", "-t", SMALL_SIM, "--no-report")
+    lb = only_run(runs, "latency-bound", "--quick", "--set", "sustain=1s", "-t", SMALL_SIM, "--no-report")
+    said, html = compared(tmp_path, qos, lb, extra=("--force",))
+    assert html.name.startswith("compare-mixed-qos-latency-bound-2drives-"), html.name
+    assert "(#1)" not in said, said
+    assert re.search(r"sustained 99\.99 % latency \(µs; ↓\) │ — │ — \[(\w)\]", said), said
+    assert re.search(r"\[\w\] not measured: its [\d,]+ IOs are too few for a 99\.99 %", said), said
+    text = page_text(html)
+    assert text.startswith("Mixed (QoS Rounds, Latency-Bounded Maximum IOPS) comparison"), text[:300]
+    assert "a figure only one drive has is ranked for none" in text

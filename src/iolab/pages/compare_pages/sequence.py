@@ -185,7 +185,8 @@ def summary_pages(drives: list[dict[str, RunData]], labels: list[str], tests: Se
     src = (
         "Source: each run's results.db — Multi-WSAT and Individual Streams: mean over the steady-state window; "
         "Replay-Native: all IOs over all steps; DIRTH: the OIO 32 cell. Ranks compare the values as printed; tied "
-        "drives share a rank (1, 2, 2, 4); a drive without the figure is not ranked."
+        "drives share a rank (1, 2, 2, 4); a drive without the figure is not ranked, and a figure only one "
+        "drive has is ranked for none."
     )
     # One row per figure (there are more figures than drives), one column per drive.
     cols = ("key figure (unit, ↑ higher / ↓ lower is better)", *labels)
@@ -254,5 +255,7 @@ def sequence_summary_metrics(
         for m in t.key_figures(runs.get(t.name, ())):
             if t.summary_figures is not None and m.name not in t.summary_figures:
                 continue
-            out.append((t.name, KeyMetric(f"{t.label}: {m.name}", m.unit, m.higher_is_better, _OfTest(m, t.name), m.kind)))
+            out.append(
+                (t.name, KeyMetric(f"{t.label}: {m.name}", m.unit, m.higher_is_better, _OfTest(m, t.name), m.kind))
+            )
     return tuple(out)
