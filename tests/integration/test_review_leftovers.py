@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from iolab.pages.report.layoutcheck import check_report
+
 from .conftest import SMALL_SIM, iolab
 from .test_review_labels import flat, only_run, page_text
 from .test_rwsw import workload  # noqa: F401  (the module-scoped capture analysed into wl/)
@@ -118,3 +120,18 @@ def test_a_forced_comparison_of_two_tests_is_named_for_both_and_ranks_no_lone_fi
     text = page_text(html)
     assert text.startswith("Mixed (QoS Rounds, Latency-Bounded Maximum IOPS) comparison"), text[:300]
     assert "a figure only one drive has is ranked for none" in text
+
+
+def test_the_consistency_comparison_gives_each_steady_part_s_verdict(tmp_path):
+    # the comparison's "steady part" table gave a part NOT steady by the rule (the compressing
+    # entry drive's ramp from 1 s) its figures bare: only the ranking's [a] marks said so
+    runs = tmp_path / "runs"
+    args = ("consistency", "--quick", "--set", "duration=30s", "--set", "steady_from=1s", "--no-report")
+    steady = only_run(runs, *args, "-t", SMALL_SIM)
+    ramp = only_run(runs, *args, "-t", "sim:entry-sata-compress")
+    _, html = compared(tmp_path, steady, ramp)
+    text = page_text(html)
+    table = text.split("whether it was steady by the run's rule drive steady by the rule? mean IOPS")[1][:800]
+    verdicts = re.findall(r"from 1 s: ((?:NOT )?steady by the rule) \(range \d+ % [≤>] 20 %", table)
+    assert verdicts == ["steady by the rule", "NOT steady by the rule"], table
+    assert not [str(v) for v in check_report(html)]
