@@ -149,7 +149,6 @@ def build_comparison(
     heading: str | None = None,
 ) -> Document:
     first = runs[0]
-    m = first.manifest
     # runs of different tests (--force) are a mixed comparison, named for every test, not the first run's
     titles = list(dict.fromkeys(r.manifest.title for r in runs))
     title = titles[0] if len(titles) == 1 else f"Mixed ({', '.join(titles)})"
