@@ -49,6 +49,8 @@ def test_ties_are_judged_at_the_printed_precision():
 def test_a_missing_figure_is_unranked_not_last():
     assert competition_ranks([None, 10.0, 20.0], higher_is_better=True) == [None, 2, 1]
     assert competition_ranks([None, None], higher_is_better=False) == [None, None]
+    # one value alone is ranked against nothing: it was "#1"
+    assert competition_ranks([None, 10.0], higher_is_better=True) == [None, None]
 
 
 def _metric(name, higher):

@@ -10,6 +10,7 @@ imports this module.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -115,13 +116,38 @@ def mixed_key_metrics(tests: Sequence[str], runs: Sequence[list[PhaseSummary]]) 
     return tuple(out)
 
 
-def _only_from(get: Callable[[list[PhaseSummary]], float | None], ids: set[int]):
-    """`get` for the runs whose phases are `ids`, not measured (None) for any other."""
+@dataclass(frozen=True)
+class _OnlyFrom:
+    """`get` for the runs whose phases are `ids`, not measured (None) for any other. What the
+    getter says of its value (why a percentile is not measured, a steady part's note) it says for
+    those runs alone: a bare closure lost it, and a forced comparison printed a bare "—"."""
 
-    def own(phases: list[PhaseSummary]) -> float | None:
-        return get(phases) if id(phases) in ids else None
+    get: Callable[[list[PhaseSummary]], float | None]
+    ids: frozenset[int]
 
-    return own
+    def __call__(self, phases: list[PhaseSummary]) -> float | None:
+        return self.get(phases) if id(phases) in self.ids else None
+
+    def _said(self, name: str, phases: list[PhaseSummary], nothing: object) -> object:
+        said = getattr(self.get, name, None)
+        return said(phases) if callable(said) and id(phases) in self.ids else nothing
+
+    def unmeasured(self, phases: list[PhaseSummary]) -> str:
+        return str(self._said("unmeasured", phases, ""))
+
+    def unmeasured_ios(self, phases: list[PhaseSummary]) -> int | None:
+        n = self._said("unmeasured_ios", phases, None)
+        return int(n) if isinstance(n, int) else None
+
+    def note(self, phases: list[PhaseSummary]) -> str:
+        return str(self._said("note", phases, ""))
+
+    def caveat(self, phases: list[PhaseSummary]) -> str:
+        return str(self._said("caveat", phases, ""))
+
+
+def _only_from(get: Callable[[list[PhaseSummary]], float | None], ids: set[int]) -> _OnlyFrom:
+    return _OnlyFrom(get, frozenset(ids))
 
 
 def mixed_overlays(tests: Sequence[str]):

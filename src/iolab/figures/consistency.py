@@ -85,16 +85,21 @@ class SteadyPart:
         return f"{'steady' if self.steady else 'NOT steady'} by the rule ({', '.join(parts)}, {of})"
 
 
+def part_verdict(sp: Spread | None) -> str:
+    """Whether the part was steady by the rule, in a table's cell: the verdict and its numbers."""
+    if sp is None:
+        return "none: the run ended before it"
+    if sp.steady is None:
+        return f"not judged ({counted(sp.seconds, 'second')}: too few for the rule's pieces)"
+    return sp.steady.text()
+
+
 def part_text(sp: Spread | None, start: float) -> str:
     """What the figures of the part after `start` are: of a part steady by the rule, or not."""
     head = f"steady part (from {start:g} s): "
-    if sp is None:
-        return head + "none: the run ended before it"
-    if sp.steady is None:
-        return head + f"not judged ({counted(sp.seconds, 'second')}: too few for the rule's pieces)"
-    if sp.steady.steady:
-        return head + sp.steady.text()
-    return head + f"{sp.steady.text()}: these figures are of the part after {start:g} s, not of a steady drive"
+    if sp is None or sp.steady is None or sp.steady.steady:
+        return head + part_verdict(sp)
+    return head + f"{part_verdict(sp)}: these figures are of the part after {start:g} s, not of a steady drive"
 
 
 def part_title(sp: Spread | None, start: float) -> str:

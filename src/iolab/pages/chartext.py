@@ -5,15 +5,17 @@ consistency period's figures and the dips of its stored per-second series."""
 from __future__ import annotations
 
 import statistics
+from dataclasses import dataclass
 
 from rich import box
 from rich.console import Console
 from rich.markup import escape as esc
 from rich.table import Table
 
-from iolab.core.units import num, pct_text
+from iolab.core.units import counted, num, pct_text
 from iolab.figures.compare.characterise import DIRECTIONS, direction_figures, grid
 from iolab.figures.consistency import part_text
+from iolab.figures.endurance import steady_random_write
 from iolab.figures.summary import PhaseSummary
 from iolab.pages.report.char_series import phase_series, steady_figures
 from iolab.pages.report.rundata import rounds_text
@@ -71,7 +73,28 @@ def _direction_text(f: dict[str, float | None], op: str) -> str:
     )
 
 
-def qos_view(ph: PhaseSummary, console: Console) -> None:
+@dataclass(frozen=True)
+class _QosView:
+    """Per-round figures of a QoS phase. Its figures use every round, not the measurement window
+    (the last rounds), which show prints above them: `window_use` says what that window is for,
+    where "measurement window: rounds 6–10" read as the rounds of the IOPS below it."""
+
+    def __call__(self, ph: PhaseSummary, console: Console) -> None:
+        _qos_rounds(ph, console)
+
+    @staticmethod
+    def window_use(ph: PhaseSummary) -> str:
+        every = f"the figures below use all {counted(len(ph.rows), 'round')}"
+        # the window of a random-write phase is the WAF's basis (figures/endurance.py); a read phase's serves none
+        if steady_random_write([ph]) is not None:
+            return f"the basis of the WAF only; {every}"
+        return f"used by no figure of this phase; {every}"
+
+
+qos_view = _QosView()
+
+
+def _qos_rounds(ph: PhaseSummary, console: Console) -> None:
     rows = list(ph.rows)
     if not rows:
         console.print("no round measured")

@@ -241,7 +241,10 @@ def render_phase(ph: PhaseSummary, console: Console, view: PhaseView) -> None:
     rounds = rounds_count(ph)
     console.print(f"[bold]{esc(ph.phase.name)}[/]: {rounds}; {steady}; {esc(ph.phase.stop_reason or 'unfinished')}")
     if ph.window:
-        console.print(f"measurement window: {rounds_text(ph.window)}")
+        # a view whose figures do not come from the window says what the window is for instead
+        use = getattr(view, "window_use", None)
+        said = use(ph) if callable(use) else ""
+        console.print(esc(f"measurement window: {rounds_text(ph.window)}" + (f" ({said})" if said else "")))
     view(ph, console)
     if ph.verdicts:
         render_steady(ph, console)

@@ -124,8 +124,12 @@ class KeyMetric(Generic[Drive]):
 
 def competition_ranks(values: Sequence[float | None], higher_is_better: bool) -> list[int | None]:
     """Rank = 1 + the number of drives strictly better; ties share a rank; None is unranked.
-    Values are compared as printed (units.num)."""
+    Values are compared as printed (units.num). A figure only one drive has is ranked for none:
+    "#1" of one value (a forced comparison of two tests, each figure of one run) claimed a win
+    over drives that have no such figure."""
     keyed = [printed_value(v) for v in values]
+    if sum(v is not None for v in keyed) < 2:
+        return [None] * len(keyed)
     ranks: list[int | None] = []
     for v in keyed:
         if v is None:
@@ -375,10 +379,14 @@ def check_comparable(runs: Sequence[RunFacts], force: bool) -> list[str]:
     return diffs
 
 
-def comparison_stem(test: str, run_ids: Sequence[str]) -> str:
-    """A stable file name: the same runs compared again overwrite the same report."""
+def comparison_stem(tests: Sequence[str], run_ids: Sequence[str]) -> str:
+    """A stable file name: the same runs compared again overwrite the same report. Runs of
+    different tests (--force) make a "mixed" comparison named for its tests, not for the first
+    run's (a Throughput and a latency-bound run made "compare-throughput-…")."""
     digest = hashlib.sha1("\n".join(run_ids).encode()).hexdigest()[:8]
-    return f"compare-{test}-{len(run_ids)}drives-{digest}"
+    names = list(dict.fromkeys(tests))
+    what = names[0] if len(names) == 1 else "mixed-" + ("-".join(names) if len(names) <= 3 else f"{len(names)}tests")
+    return f"compare-{what}-{len(run_ids)}drives-{digest}"
 
 
 def open_runs(run_refs: Sequence[str | Path]) -> list[Path]:

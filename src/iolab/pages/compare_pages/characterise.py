@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from iolab.core.units import num
 from iolab.figures.compare.characterise import grid
+from iolab.figures.consistency import part_verdict
 from iolab.figures.summary import PhaseSummary
 from iolab.pages.report import plot_style, plots, vfigure
 from iolab.pages.report.char_series import consistency_figures as consistency_facts
-from iolab.pages.report.char_series import consistency_series
+from iolab.pages.report.char_series import consistency_series, steady_from
 from iolab.pages.report.model import CONTENT_WIDTH_MM, Figure, Page, Table
 from iolab.pages.report.rundata import RunData
 from iolab.pages.report.vaxes import Axes
@@ -166,6 +167,9 @@ def consistency_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
         rows.append(
             (
                 label,
+                # the verdict beside the figures, as the run's own report gives it: only the ranking's
+                # marks said a part was NOT steady, and this table gave its figures bare
+                f"from {steady_from(run):g} s: {part_verdict(sp)}",
                 num(sp.mean) if sp else "—",
                 f"{sp.cv:.1%}" if sp else "—",
                 f"{sp.min_over_max:.1%}" if sp else "—",
@@ -179,10 +183,11 @@ def consistency_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
         "Source: each run's results.db table series.",
     )
     table = Table(
-        "steady part",
-        ("drive", "mean IOPS", "CV", "min ÷ max", "periodic dips"),
+        "steady part of each run (after its own start), and whether it was steady by the run's rule",
+        ("drive", "steady by the rule?", "mean IOPS", "CV", "min ÷ max", "periodic dips"),
         tuple(rows),
-        "Source: each run's results.db table series, after the run's steady-part start.",
+        "Source: each run's results.db table series, after the run's steady-part start; the rule: "
+        "the steady-state range and fit-line excursion over pieces of the part.",
     )
     if height <= 120:
         return [Page("IO Consistency: drives", (figure, table))]

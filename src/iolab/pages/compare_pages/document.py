@@ -80,7 +80,9 @@ def write_comparison(
     diffs = check_comparable([facts(r, lab, params) for r, lab in zip(runs, labels)], force)
     metrics = figures([r.phases for r in runs])
     doc = build_comparison(runs, labels, diffs, metrics, overlays, heading)
-    paths = write_document(doc, out_dir, comparison_stem(runs[0].manifest.test, [r.manifest.run_id for r in runs]))
+    paths = write_document(
+        doc, out_dir, comparison_stem([r.manifest.test for r in runs], [r.manifest.run_id for r in runs])
+    )
     return ranked(runs, labels, diffs, metrics, paths)
 
 
@@ -147,16 +149,18 @@ def build_comparison(
     heading: str | None = None,
 ) -> Document:
     first = runs[0]
-    m = first.manifest
+    # runs of different tests (--force) are a mixed comparison, named for every test, not the first run's
+    titles = list(dict.fromkeys(r.manifest.title for r in runs))
+    title = titles[0] if len(titles) == 1 else f"Mixed ({', '.join(titles)})"
     # one drive reached over one path and over several is two runs, not two drives
     drives = len({drive_id(r) for r in runs})
     what = f"{len(runs)} drives" if drives == len(runs) else f"{len(runs)} runs"
     pages = summary_pages(runs, labels, metrics) + (overlays(runs, labels) if overlays else [])
     pages += [p for r, lab in zip(runs, labels) for p in parts_pages(r, lab)] + drives_pages(runs, labels, diffs)
     return Document(
-        title=f"{m.title} comparison — {what}",
+        title=f"{title} comparison — {what}",
         spec=header.spec_line(first, heading),
-        test_name=f"{m.title} — comparison of {what}",
+        test_name=f"{title} — comparison of {what}",
         started=min(r.manifest.started for r in runs),
         ended=max((r.manifest.ended or "not finished") for r in runs),
         device=f"{what} (see Devices Under Test)",
@@ -315,7 +319,7 @@ def summary_pages(runs: list[RunData], labels: list[str], metrics: tuple[KeyMetr
         "Source: each run's results.db (cells), each figure as that run's own `iolab show` gives it (a PTS "
         "steady-state figure: the mean over its measurement window; others: what the figure's name says, "
         "e.g. the median or worst round, a search's answer); ranks compare the values as printed; tied "
-        "drives share a rank (competition ranking 1, 2, 2, 4)."
+        "drives share a rank (competition ranking 1, 2, 2, 4); a figure only one drive has is ranked for none."
     )
     cols = ("drive", *(m.heading for m in metrics))
     values = Table(

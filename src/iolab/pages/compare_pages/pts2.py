@@ -8,7 +8,7 @@ from __future__ import annotations
 from iolab.core.units import duration, num
 from iolab.figures.compare.hir import hir_result
 from iolab.figures.compare.pts2 import chosen_points, demand_points
-from iolab.figures.points import OP_PHASE, POINT_NAMES, PREWRITE
+from iolab.figures.points import MID_UNDER_CUTOFF, OP_PHASE, POINT_NAMES, PREWRITE, OperatingPoints
 from iolab.pages.report import latency_plots, plots
 from iolab.pages.report.model import Figure, Page, Table, Text
 from iolab.pages.report.rundata import RunData
@@ -53,12 +53,13 @@ def xsr_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
 
 
 def dirth_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
-    series, hists, rows = [], [], []
+    series, hists, rows, decided_by = [], [], [], []
     for r, lab in zip(runs, labels):
         pts = sorted(demand_points(r.phases), key=lambda p: (p.oio, p.iops))
         if pts:
             series.append(plots.Series(lab, tuple(float(p.oio) for p in pts), tuple(p.iops for p in pts)))
         ops = chosen_points(r.phases)
+        decided_by.append((lab.split()[0], ops))
         rows.append(
             (
                 lab,
@@ -87,7 +88,7 @@ def dirth_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
     src = f"{SRC}, phase 'demand variation': each point's mean over its measurement window."
     decided = (
         "Source: each run's decision (manifest.json decisions), made from its demand-variation measurement "
-        "window: the IOPS and ART the choice rested on."
+        "window: the IOPS and ART the choice rested on. " + _mid_rules(decided_by)
     )
     pages = [
         Page(
@@ -106,7 +107,7 @@ def dirth_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
             "Operating Points",
             (
                 Table(
-                    "Max/Mid/Min points per drive (each run's decision, under its own ART cutoff)",
+                    "Max/Mid/Min points per drive (each run's decision; MaxIOPS under its own ART cutoff, MidIOPS as said below)",
                     ("drive", "MaxIOPS", "MidIOPS", "MinIOPS"),
                     tuple(rows),
                     decided,
@@ -129,6 +130,28 @@ def dirth_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
             )
         )
     return pages
+
+
+def _mid_words(ops: OperatingPoints) -> str:
+    if ops.mid_from == MID_UNDER_CUTOFF:
+        return ops.rules()[1]
+    # a decision stored before the rule was named (no mid_from) chose among every point
+    return (
+        "IOPS closest to (Max + Min) / 2 among all points, whatever their ART (a run decided before MidIOPS was "
+        "restricted to points under the cutoff)"
+    )
+
+
+def _mid_rules(decided_by: list[tuple[str, OperatingPoints | None]]) -> str:
+    """Which rule chose each run's MidIOPS: once when the runs agree, per run when they differ. A
+    run decided before Mid was restricted to points under the ART cutoff chose it among all points,
+    and the table's "under its own ART cutoff" is then true of its Max alone."""
+    said = [(d, _mid_words(ops)) for d, ops in decided_by if ops is not None]
+    if not said:
+        return ""
+    if len({w for _, w in said}) == 1:
+        return f"MidIOPS of every run: {said[0][1]}."
+    return "The runs chose MidIOPS by different rules: " + "; ".join(f"{d}: {w}" for d, w in said) + "."
 
 
 def hir_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
@@ -20,7 +21,7 @@ from iolab import __version__
 from iolab.core.errors import IolabError
 from iolab.core.testparams import Param
 from iolab.core.units import counted
-from iolab.figures.compare import KeyMetric, check_comparable, summary_table
+from iolab.figures.compare import NOT_MEASURED, KeyMetric, check_comparable, summary_table
 from iolab.figures.summary import PhaseSummary
 from iolab.pages.compare_pages.document import (
     _metric_bars_page,
@@ -184,7 +185,8 @@ def summary_pages(drives: list[dict[str, RunData]], labels: list[str], tests: Se
     src = (
         "Source: each run's results.db — Multi-WSAT and Individual Streams: mean over the steady-state window; "
         "Replay-Native: all IOs over all steps; DIRTH: the OIO 32 cell. Ranks compare the values as printed; tied "
-        "drives share a rank (1, 2, 2, 4); a drive without the figure is not ranked."
+        "drives share a rank (1, 2, 2, 4); a drive without the figure is not ranked, and a figure only one "
+        "drive has is ranked for none."
     )
     # One row per figure (there are more figures than drives), one column per drive.
     cols = ("key figure (unit, ↑ higher / ↓ lower is better)", *labels)
@@ -193,8 +195,8 @@ def summary_pages(drives: list[dict[str, RunData]], labels: list[str], tests: Se
     values = Table(
         f"{family} summary: key figures per drive",
         cols,
-        tuple((m.short, *(m.fmt(st.values[i][j]) for i in range(n))) for j, m in enumerate(metrics)),
-        src,
+        tuple((m.short, *(m.text(st.values[i][j], by_test[i]) for i in range(n))) for j, m in enumerate(metrics)),
+        src + " '—': the drive has no run of that test, or its run has no such figure." + NOT_MEASURED,
         links,
     )
     ranks = Table(
@@ -219,9 +221,24 @@ def summary_pages(drives: list[dict[str, RunData]], labels: list[str], tests: Se
     return pages
 
 
-def _of_test(m: KeyMetric[list[PhaseSummary]], test: str) -> Callable[[dict[str, list[PhaseSummary]]], float | None]:
-    """A test's key figure read from one drive's phases per test."""
-    return lambda by_test: m.get(by_test.get(test, []))
+@dataclass(frozen=True)
+class _OfTest:
+    """A test's key figure read from one drive's phases per test. It passes on why a percentile
+    has no value (too few IOs) where the test's own getter knows: a bare lambda lost it, and the
+    summary printed "—" for a 99.999 % its 15,082 IOs could not measure."""
+
+    metric: KeyMetric[list[PhaseSummary]]
+    test: str
+
+    def __call__(self, by_test: dict[str, list[PhaseSummary]]) -> float | None:
+        return self.metric.get(by_test.get(self.test, []))
+
+    def unmeasured(self, by_test: dict[str, list[PhaseSummary]]) -> str:
+        return self.metric.unmeasured(by_test.get(self.test, []))
+
+    def unmeasured_ios(self, by_test: dict[str, list[PhaseSummary]]) -> int | None:
+        ios = getattr(self.metric.get, "unmeasured_ios", None)
+        return ios(by_test.get(self.test, [])) if callable(ios) else None
 
 
 def sequence_summary_metrics(
@@ -238,5 +255,7 @@ def sequence_summary_metrics(
         for m in t.key_figures(runs.get(t.name, ())):
             if t.summary_figures is not None and m.name not in t.summary_figures:
                 continue
-            out.append((t.name, KeyMetric(f"{t.label}: {m.name}", m.unit, m.higher_is_better, _of_test(m, t.name))))
+            out.append(
+                (t.name, KeyMetric(f"{t.label}: {m.name}", m.unit, m.higher_is_better, _OfTest(m, t.name), m.kind))
+            )
     return tuple(out)
