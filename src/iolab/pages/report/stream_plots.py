@@ -278,6 +278,6 @@ def write_all(a: StreamAnalysis, out_dir: str | Path) -> dict[str, Path]:
     for name, drawing in drawings(a).items():
         path = d / f"{name}.svg"
         path.write_text(standalone_svg(drawing), encoding="utf-8")
-        mark_written(path)
+        mark_written(path, "plot")
         out[name] = path
     return out
