@@ -39,7 +39,9 @@ The same pseudo-filesystem and permission-bit rules apply to file targets (safet
 
 from __future__ import annotations
 
+import itertools
 import os
+import shutil
 import stat
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -354,8 +356,31 @@ def put_in_place(part: str | Path, path: str | Path, what: str) -> None:
 
 
 @contextmanager
-def output_file(path: str | Path, what: str) -> Iterator[Path]:
-    """Check a file against the policy, hand it to the writer, then mark it as iolab's."""
+def output_file(path: str | Path, what: str, keep: bool = False) -> Iterator[Path]:
+    """Check a file against the policy and hand the writer a new file beside it (holding a copy
+    of the file with `keep`, for a writer that appends), which then takes the name, marked as
+    iolab's first (put_in_place); a writer that fails or is stopped leaves the file as it was.
+    Written in place and marked after, a stop between the two left an unmarked file that the
+    next write refused as someone's data (a data sample beside a captured trace)."""
     p = check_file(path, what)
-    yield p
-    mark_written(p, what)
+    part = _new_part(p)
+    try:
+        if keep and p.is_file():
+            shutil.copyfile(p, part)
+        yield part
+        put_in_place(part, p, what)
+    finally:
+        part.unlink(missing_ok=True)
+
+
+def _new_part(p: Path) -> Path:
+    """A new, empty file beside `p` for its next contents, made under a name nothing holds
+    (O_EXCL: a file of that name, someone's or a killed writer's, is never written or removed)."""
+    for n in itertools.count():
+        part = p.with_name(f".{p.name}.{os.getpid()}-{n}.partial")
+        try:
+            os.close(os.open(part, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666))
+            return part
+        except FileExistsError:
+            continue
+    raise AssertionError("unreachable")
