@@ -359,7 +359,6 @@ def test_sidecar_mark_when_filesystem_has_no_xattrs(tmp_path, monkeypatch):
     assert not targets.created_by_iolab(str(f))
 
 
-
 def test_the_sidecar_mark_records_an_outputs_kind(tmp_path, monkeypatch):
     """Without xattrs an output's kind is in its sidecar, after the inode; the policy reads it there
     too, and an older sidecar without one is an output of unknown kind."""
@@ -380,6 +379,7 @@ def test_the_sidecar_mark_records_an_outputs_kind(tmp_path, monkeypatch):
     assert "is iolab's IO table" in file_problems(f, "JUnit file")[0]
     (tmp_path / "t.parquet.iolab").write_text(f"iolab output file, inode {f.stat().st_ino}\n")
     assert read_mark(str(f)) == ("output", None) and file_problems(f, "JUnit file") == []
+
 
 @pytest.mark.parametrize("kind", ["data", "symlink"])
 def test_the_sidecar_mark_never_overwrites_a_file_of_the_same_name(tmp_path, monkeypatch, kind):

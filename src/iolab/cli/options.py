@@ -4,16 +4,15 @@ of every command are cli_typer.py's); nothing here runs a test."""
 
 import functools
 import inspect
-import os
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
 from iolab.api import registry
-from iolab.cli.runsdir import runs_dir_option
 from iolab.cli.auto import JSON_HELP, STEADY_HELP, emit, emit_anyway, record_of, records_code
+from iolab.cli.runsdir import runs_dir_option
 from iolab.core.errors import IolabError
 from iolab.core.ioengines import AUTO_RULE, check_ioengine
 from iolab.core.testparams import OWN_OPTION, parse_settings
@@ -22,8 +21,6 @@ from iolab.core.units import parse_duration, parse_percent, parse_size
 if TYPE_CHECKING:
     from iolab.core.plan import Profile
     from iolab.run.runstart import RunOptions
-
-
 
 
 def _opt(default, *names: str, help: str, metavar: Optional[str] = None, **kw):

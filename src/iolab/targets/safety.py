@@ -372,4 +372,6 @@ def sim_problems(target: Target) -> list[Problem]:
     # the state is written at the run's end, into no directory it makes: a missing one is said
     # before the run measures anything, not once it has (the run was stored, then failed to save)
     missing = directory_problem(save)
-    return [Problem("save=", p, None) for p in ([f"{save}: {missing}"] if missing else output_problems(save, SIM_STATE))]
+    return [
+        Problem("save=", p, None) for p in ([f"{save}: {missing}"] if missing else output_problems(save, SIM_STATE))
+    ]
