@@ -27,6 +27,7 @@ pytestmark = pytest.mark.integration
 STOP_AFTER_WRITE = """
 import sys
 from iolab.targets import writepolicy
+from iolab.pages.report import stream_plots  # a writer that imported the mark by name
 match, done = sys.argv[1], []
 for name in ("mark_written", "put_in_place"):
     def stopped(*args, _real=getattr(writepolicy, name), **kwargs):
@@ -34,7 +35,9 @@ for name in ("mark_written", "put_in_place"):
             done.append(1)
             raise KeyboardInterrupt
         return _real(*args, **kwargs)
-    setattr(writepolicy, name, stopped)
+    for module in (writepolicy, stream_plots):
+        if hasattr(module, name):
+            setattr(module, name, stopped)
 sys.argv = ["iolab", *sys.argv[2:]]
 from iolab.cli.main import main
 main()
@@ -88,3 +91,26 @@ def test_a_list_of_run_directories_stopped_as_it_is_written_is_still_appended_to
     said = [json.loads(line) for line in told.read_text().splitlines()]
     assert said[-1] in {str(d) for d in runs.iterdir()} and len(said) == len(set(said)), said
     assert read_mark(str(told)) == ("output", "list of run directories for several --target")
+
+
+def test_an_analysis_stopped_as_a_plot_is_written_is_written_again(tmp_path):
+    """`trace analyze --out DIR` wrote each plot in place, then marked it: stopped between the two,
+    in a directory that was there before (whose files a failed analysis does not take away), the
+    same command run again refused the plot as someone's data."""
+    from .test_trace_analyze_refusals import spc_trace
+
+    spc_trace(tmp_path / "t.spc")
+    table = tmp_path / "t.parquet"
+    imported = as_a_child({}, "trace", "import", str(tmp_path / "t.spc"), "--format", "spc", "--out", str(table))
+    assert imported.returncode == 0, imported.stderr
+    out = tmp_path / "analysis"
+    out.mkdir()
+    analyze = ("trace", "analyze", str(table), "--step", "1s", "--qd", "4", "--out", str(out))
+    p = as_a_child({}, *analyze, stop="stream_map.svg")
+    assert p.returncode == 130 and "Traceback" not in p.stderr, p.stderr
+    plot = out / "plots" / "stream_map.svg"
+    assert not plot.exists() or read_mark(str(plot)) == ("output", "plot")
+    p = as_a_child({}, *analyze)
+    assert p.returncode == 0 and "Refusing" not in p.stderr, p.stderr
+    assert read_mark(str(plot)) == ("output", "plot")
+    no_parts(plot.parent)
