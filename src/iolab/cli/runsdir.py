@@ -31,8 +31,6 @@ def _check(value: Path) -> None:
     every command: each said it its own way (`history`: "no such runs directory", `show RUN`:
     "no such run directory", `run`: a refusal to write it). A missing one is each command's to
     judge (`run` makes it)."""
-    from iolab.targets.facts import file_type  # the targets package is heavy: only when it is needed
-
     try:
         st = os.stat(value)
     except FileNotFoundError:
@@ -42,6 +40,8 @@ def _check(value: Path) -> None:
             f"--runs-dir {value}: it cannot be examined ({e.strerror}). Nothing was read or written."
         ) from None
     if not os.path.isdir(value):
+        from iolab.targets.facts import file_type  # the targets package is heavy: only when it is needed
+
         via = f" (through a symlink to {os.path.realpath(value)})" if os.path.islink(value) else ""
         raise IolabError(
             f"--runs-dir {value}: it is {file_type(st.st_mode)}{via}, not a directory. Give the directory "
