@@ -104,3 +104,33 @@ def test_a_calibration_copy_the_simulator_cannot_build_blames_capacity(two_runs,
     text = said(iolab("sim", "calibrate", str(first), "--capacity", capacity, "--budget", "1"))
     assert text.startswith(f"iolab: --capacity {shown}: the simulator cannot build a copy of enterprise-sas"), text
     assert "--base" not in text, text
+
+
+# every command that takes --runs-dir, with what else it needs to get as far as reading it
+TAKE_RUNS_DIR = [
+    ("run", "latency", "--quick", "-t", SMALL_SIM, "--no-report"),
+    ("resume", "x"),
+    ("runs",),
+    ("show", "x"),
+    ("report", "x"),
+    ("compare", "x", "y"),
+    ("export", "x"),
+    ("check", "x", "--baseline", "y"),
+    ("history", "IOPS"),
+    ("watch", "--port", "0"),
+    ("fleet",),
+    ("plan", "latency", "--quick", "-t", SMALL_SIM),
+    ("audit", "x"),
+    ("power", "x"),
+]
+
+
+@pytest.mark.parametrize("args", TAKE_RUNS_DIR, ids=lambda a: a[0])
+def test_a_runs_dir_that_is_a_file_is_said_to_be_one(tmp_path, args):
+    """`--runs-dir FILE` said "no such runs directory" (history), "no such run directory" (show,
+    report, compare, ...) or refused to write it (run), each its own way."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("someone's notes\n")
+    text = said(iolab(*args, "--runs-dir", str(notes), timeout=60))
+    assert text.startswith(f"iolab: --runs-dir {notes}: it is a regular file, not a directory."), text
+    assert "no such" not in text and notes.read_text() == "someone's notes\n"

@@ -152,6 +152,35 @@ def test_watch_refuses_another_host_name(watched, host):
         assert status == 421 and b"the report" not in body and run.encode() not in body
 
 
+def ask(method: str, path: str) -> http.client.HTTPResponse:
+    """One request by `method` (its body read: none for a HEAD)."""
+    c = http.client.HTTPConnection("127.0.0.1", PORT, timeout=20)
+    try:
+        c.request(method, path, body=b"x=1" if method in ("POST", "PUT") else None)
+        r = c.getresponse()
+        r.body = r.read()  # type: ignore[attr-defined]
+        return r
+    finally:
+        c.close()
+
+
+def test_watch_answers_head_as_get_without_the_body_and_refuses_other_methods(watched):
+    """HEAD (curl -I, link checkers) was answered 501 "Unsupported method", as POST was; HEAD is now
+    GET's status and headers without its body, every other method 405 with an Allow header."""
+    root, run, proc, _ = watched
+    for path in ("/", "/api/runs", f"/runs/{run}/report/index.html", "/nope", f"/runs/{run}/report/passwd.html"):
+        r, g = ask("HEAD", path), ask("GET", path)
+        assert (r.status, r.body) == (g.status, b""), path
+        assert r.getheader("Content-Type") == g.getheader("Content-Type"), path
+        if path != "/api/runs":  # the snapshot's own (its times) may differ by a byte between the two
+            assert r.getheader("Content-Length") == str(len(g.body)), path
+    for method in ("POST", "PUT", "DELETE", "PATCH", "OPTIONS", "BREW"):
+        r = ask(method, "/api/runs")
+        assert (r.status, r.getheader("Allow")) == (405, "GET, HEAD"), method
+        assert b"read-only" in r.body and run.encode() not in r.body, method
+    assert proc.poll() is None  # and nothing under the runs directory changed: the fixture checks
+
+
 def test_watch_without_a_runs_directory_says_so(tmp_path):
     p = subprocess.run(
         [*IOLAB, "watch", str(tmp_path / "none"), "--port", "0"],

@@ -113,3 +113,27 @@ def test_the_self_test_page_says_what_the_written_data_is_like(tmp_path):
     assert f"Written data (compressibility, duplicates): {NO_DATA}." in text(analyse(t))
     sample = ds.sample_written_data(tmp_path / "img", t, 1 << 20)
     assert "W" + sample.text()[1:] + "." in text(analyse(t))
+
+
+def test_a_stop_as_the_sample_is_written_leaves_none_the_next_refuses(tmp_path, monkeypatch):
+    """The sample beside a captured trace was written in place, then marked: a stop between the two
+    left an unmarked file that the next capture to the same table refused as someone's data. It is
+    written aside now (writepolicy.output_file); stopped just after the write, the name holds
+    nothing, and the next sample is written."""
+    from iolab.targets import writepolicy
+    from iolab.targets.files import read_mark
+
+    known_image(tmp_path / "img", np.random.default_rng(5))
+    t = table_from_rows([(0, "d", "write", 8 * B, 8 * B, "p", 10.0)], tmp_path / "t.parquet")
+
+    def stopped(*args, **kwargs):  # whichever follows the write: its mark, or its rename into place
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(writepolicy, "mark_written", stopped)
+    monkeypatch.setattr(writepolicy, "put_in_place", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        ds.sample_written_data(tmp_path / "img", t, 1 << 20)
+    assert not ds.sidecar(t.path).exists() and sorted(p.name for p in tmp_path.iterdir()) == ["img", "t.parquet"]
+    monkeypatch.undo()
+    assert ds.sample_written_data(tmp_path / "img", t, 1 << 20).written_blocks == 8
+    assert read_mark(str(ds.sidecar(t.path))) == ("output", "data sample file")

@@ -453,7 +453,7 @@ def test_a_replaced_file_is_iolabs_even_when_killed_between_the_rename_and_the_m
     p = tmp_path / "fleet.json"
     durable.replace_file(p, b"{}\n", "fleet file")
 
-    def killed(_path):
+    def killed(_path, _what):
         raise KeyboardInterrupt  # stands for the kill: nothing after the rename runs
 
     monkeypatch.setattr(durable, "mark_written", killed)

@@ -340,12 +340,18 @@ def test_not_enough_space_says_the_free_space_before_the_failed_allocation(tmp_p
         targets.prepare_file(t)
 
 
-def test_sidecar_mark_when_filesystem_has_no_xattrs(tmp_path, monkeypatch):
+@pytest.fixture
+def no_xattrs(monkeypatch):
+    """A filesystem without user xattrs (vfat, some NFS): the mark is the sidecar."""
+
     def unsupported(*a):
         raise OSError(95, "Operation not supported")
 
     monkeypatch.setattr(os, "setxattr", unsupported)
     monkeypatch.setattr(os, "getxattr", unsupported)
+
+
+def test_sidecar_mark_when_filesystem_has_no_xattrs(tmp_path, no_xattrs):
     f = tmp_path / "v.img"
     f.write_bytes(b"x" * 10)
     targets.mark_created(str(f))
@@ -359,16 +365,27 @@ def test_sidecar_mark_when_filesystem_has_no_xattrs(tmp_path, monkeypatch):
     assert not targets.created_by_iolab(str(f))
 
 
+def test_the_sidecar_mark_records_an_outputs_kind(tmp_path, no_xattrs):
+    """Without xattrs an output's kind is in its sidecar, after the inode; the policy reads it there
+    too, and an older sidecar without one is an output of unknown kind."""
+    from iolab.targets.files import read_mark
+    from iolab.targets.writepolicy import file_problems
+
+    f = tmp_path / "t.parquet"
+    f.write_bytes(b"PAR1" * 10)
+    targets.mark_created(str(f), "output", "IO table")
+    assert (tmp_path / "t.parquet.iolab").read_text() == f"iolab output file, inode {f.stat().st_ino}: IO table\n"
+    assert read_mark(str(f)) == ("output", "IO table")
+    assert file_problems(f, "IO table") == []
+    assert "is iolab's IO table" in file_problems(f, "JUnit file")[0]
+    (tmp_path / "t.parquet.iolab").write_text(f"iolab output file, inode {f.stat().st_ino}\n")
+    assert read_mark(str(f)) == ("output", None) and file_problems(f, "JUnit file") == []
+
+
 @pytest.mark.parametrize("kind", ["data", "symlink"])
-def test_the_sidecar_mark_never_overwrites_a_file_of_the_same_name(tmp_path, monkeypatch, kind):
+def test_the_sidecar_mark_never_overwrites_a_file_of_the_same_name(tmp_path, no_xattrs, kind):
     """Without xattrs the mark is a file named after the target; a user's file (or a symlink to
     one) under that name is refused, never replaced."""
-
-    def unsupported(*a):
-        raise OSError(95, "Operation not supported")
-
-    monkeypatch.setattr(os, "setxattr", unsupported)
-    monkeypatch.setattr(os, "getxattr", unsupported)
     theirs = tmp_path / "notes.txt"
     theirs.write_text("someone's notes\n")
     side = tmp_path / "v.img.iolab"

@@ -287,7 +287,7 @@ def _keep_earlier(d: Path) -> None:
         if (d / name).is_file():
             check_file(d / name, "fleet file")  # iolab's own, as every file it moves
             (d / name).rename(check_file(d / kept, "fleet file"))
-            mark_written(d / kept)
+            mark_written(d / kept, "fleet file")
 
 
 def _start_drive(cmd: list[str], out: Path, log: Path) -> subprocess.Popen:
@@ -298,8 +298,8 @@ def _start_drive(cmd: list[str], out: Path, log: Path) -> subprocess.Popen:
     coordinator thread that exits, and a second SIGTERM ends a run before it can say where it
     stopped.)"""
     with open(out, "wb") as fo, open(log, "wb") as fe:
-        mark_written(out)
-        mark_written(log)
+        mark_written(out, "fleet file")
+        mark_written(log, "fleet file")
         return subprocess.Popen(cmd, stdout=fo, stderr=fe, stdin=subprocess.DEVNULL)
 
 

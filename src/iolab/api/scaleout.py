@@ -41,7 +41,7 @@ def tell_run_dir(told: Path, run_dir: Path) -> None:
 
     # the path comes from the environment: written as every path iolab writes, under the policy
     with (
-        output_file(told, "list of run directories for several --target") as path,
+        output_file(told, "list of run directories for several --target", keep=True) as path,
         path.open("a", encoding="utf-8") as f,
     ):
         f.write(json.dumps(str(run_dir)) + "\n")

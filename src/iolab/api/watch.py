@@ -255,6 +255,9 @@ def _live(run_dir: Path) -> dict | None:
     return live
 
 
+ALLOWED = "GET, HEAD"  # the methods the page answers
+
+
 def handler_for(root: Path):
     root = Path(root).resolve()
 
@@ -295,6 +298,19 @@ def handler_for(root: Path):
             else:
                 self._send(404, "text/plain", b"not found")
 
+        # HEAD is GET without the body (curl -I, link checkers); every other method is not
+        # allowed on this read-only page: 405 naming the two that are, where http.server
+        # answered each of them, HEAD too, 501 "Unsupported method"
+        do_HEAD = do_GET  # noqa: N815 (http.server's name)
+
+        def __getattr__(self, name: str):
+            if name.startswith("do_"):  # http.server looks up do_<METHOD> for the request's method
+                return self._not_allowed
+            raise AttributeError(name)
+
+        def _not_allowed(self) -> None:
+            self._send(405, "text/plain", b"iolab watch is read-only: it answers GET and HEAD", {"Allow": ALLOWED})
+
         def _host_ok(self) -> bool:
             # the address and port the client reached: the ones given to --bind and --port, or
             # with a wildcard bind the interface's own address
@@ -307,13 +323,16 @@ def handler_for(root: Path):
         def _refuse(self, found: Found) -> None:
             self._send(found.status, "text/plain; charset=utf-8", html.escape(found.why).encode())
 
-        def _send(self, code: int, ctype: str, body: bytes) -> None:
+        def _send(self, code: int, ctype: str, body: bytes, headers: dict[str, str] | None = None) -> None:
             self.send_response(code)
             self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Content-Length", str(len(body)))  # a HEAD's too: the GET's length
             self.send_header("Cache-Control", "no-store")
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
             self.end_headers()
-            self.wfile.write(body)
+            if self.command != "HEAD":
+                self.wfile.write(body)
 
         def log_message(self, fmt, *args) -> None:
             pass  # polling every second would flood the terminal

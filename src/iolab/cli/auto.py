@@ -16,10 +16,11 @@ from rich.markup import escape as esc
 from rich.table import Table
 
 from iolab.cli.console import Console, write_out
+from iolab.cli.runsdir import runs_dir_option
 from iolab.core.errors import Exit, IolabError
 from iolab.core.streams import OUTCOME_FILE_ENV, note_line
 from iolab.core.units import given, num, percent
-from iolab.core.usertext import RUN_REF, RUNS_HELP
+from iolab.core.usertext import RUN_REF
 
 # Runs, their records and checks are imported by the functions that read them: `iolab --help`
 # mounts these commands without loading the store, the reports or the statistics.
@@ -299,7 +300,7 @@ def history(
     figure: str = typer.Argument(
         ..., metavar="FIGURE", help='A key figure\'s name as `iolab show` prints it, e.g. "RND 4KiB R/W 0/100 IOPS".'
     ),
-    runs_dir: Optional[Path] = typer.Option(None, "--runs-dir", metavar="DIR", help=RUNS_HELP),
+    runs_dir: Optional[Path] = runs_dir_option(),
     test: Optional[str] = typer.Option(None, "--test", metavar="TEST", help="Only runs of this test."),
     target: Optional[str] = typer.Option(
         None,

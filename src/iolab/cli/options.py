@@ -4,50 +4,23 @@ of every command are cli_typer.py's); nothing here runs a test."""
 
 import functools
 import inspect
-import os
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
 from iolab.api import registry
 from iolab.cli.auto import JSON_HELP, STEADY_HELP, emit, emit_anyway, record_of, records_code
+from iolab.cli.runsdir import runs_dir_option
 from iolab.core.errors import IolabError
 from iolab.core.ioengines import AUTO_RULE, check_ioengine
-from iolab.core.runfiles import SHELL_RUNS_VAR
 from iolab.core.testparams import OWN_OPTION, parse_settings
 from iolab.core.units import parse_duration, parse_percent, parse_size
-from iolab.core.usertext import RUNS_HELP
 
 if TYPE_CHECKING:
     from iolab.core.plan import Profile
     from iolab.run.runstart import RunOptions
-
-
-def _set_runs_dir(ctx: typer.Context, value: Optional[Path]) -> Optional[Path]:
-    # Every module that finds a run by its id reads IOLAB_RUNS; setting it for the command's
-    # length gives the option the same reach as the variable, child processes included. The
-    # shell's own value is kept beside it (SHELL_RUNS_VAR; an outer iolab's kept one stands): a
-    # command suggested for typing there must name the runs directory unless it is the shell's.
-    if value is not None:
-        before = {k: os.environ.get(k) for k in ("IOLAB_RUNS", SHELL_RUNS_VAR)}
-        os.environ.setdefault(SHELL_RUNS_VAR, before["IOLAB_RUNS"] or "")
-        os.environ["IOLAB_RUNS"] = str(value)
-        ctx.call_on_close(lambda: _restore_env(before))
-    return value
-
-
-def _restore_env(before: dict[str, Optional[str]]) -> None:
-    for k, v in before.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
-
-
-def runs_dir_option() -> Any:  # typer.Option is typed Any, so it defaults any parameter
-    return typer.Option(None, "--runs-dir", metavar="DIR", help=RUNS_HELP, callback=_set_runs_dir, is_eager=True)
 
 
 def _opt(default, *names: str, help: str, metavar: Optional[str] = None, **kw):

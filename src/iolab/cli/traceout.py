@@ -48,12 +48,14 @@ def write_analysis(a, w, plan, out: Path, console) -> list[Path]:
     from iolab.targets.writepolicy import output_file
     from iolab.traces.analysis import save_composite
 
+    # each written beside its name, which it then takes (output_file): the names are the files
     with output_file(out / ANALYSIS_FILE, "analysis file") as path:
-        written = [a.save(path)]
+        a.save(path)
     with output_file(out / COMPOSITE_FILE, "analysis file") as path:
-        written.append(save_composite(w, path, a))
+        save_composite(w, path, a)
     with output_file(out / REPLAY_FILE, "analysis file") as path:
-        written.append(plan.save(path))
+        plan.save(path)
+    written = [out / ANALYSIS_FILE, out / COMPOSITE_FILE, out / REPLAY_FILE]
     written += list(write_all(a, out / "plots").values())
     console.print(
         esc(

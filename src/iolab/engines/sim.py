@@ -32,7 +32,7 @@ from iolab.core.workload import Workload
 from iolab.engines.capabilities import Capabilities
 from iolab.targets import PurgeOutcome, Target
 from iolab.targets.sim_facts import describe, drive_params
-from iolab.targets.writepolicy import check_file, mark_written
+from iolab.targets.writepolicy import SIM_STATE, check_file, mark_written
 
 # Each round's seed mixes in its tag, exactly as the fio engine's randseed does, so rounds do
 # not replay the same offsets and every run stays reproducible.
@@ -460,7 +460,7 @@ class SimEngine:
         """Save the drive's state to `path` under the write policy (checked again here: the
         path may have changed since the run's safety checks). The state is written beside it
         and renamed into place, so the previous state survives a failed save."""
-        path = Path(check_file(path, "simulator state file (save=)"))
+        path = Path(check_file(path, SIM_STATE))
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         tmp.unlink(missing_ok=True)
         try:
@@ -472,7 +472,7 @@ class SimEngine:
             raise IolabError(f"target {target.spec}: {e}") from None
         finally:
             tmp.unlink(missing_ok=True)
-        mark_written(path)
+        mark_written(path, SIM_STATE)
 
     def counters(self, target: Target) -> dict[str, float]:
         """The drive's present counters (lifetime totals, wear, free blocks)."""

@@ -326,7 +326,7 @@ def _write_all(store: RunStore, tables: list[ExportTable], fmt: str, paths: list
         shutil.copyfile(store.dir / "manifest.json", parts[paths[-1]])
         with stop_deferred():  # a stop between two renames left new tables beside an earlier export's
             for path, part in parts.items():
-                put_in_place(part, path)
+                put_in_place(part, path, "export file")
     finally:
         for part in parts.values():
             part.unlink(missing_ok=True)

@@ -170,6 +170,7 @@ def replace_files(files: Sequence[tuple[Path, bytes, str]]) -> None:
     mark can only follow the rename, since it names the inode."""
     for path, _, what in files:
         check_file(path, what)
-    _replace_together([(path, data) for path, data, _ in files], lambda tmp: mark_inode(tmp, "output"))
-    for path, _, _ in files:
-        mark_written(path)
+    whats = {path.with_name(path.name + ".tmp"): what for path, _, what in files}  # _replace_together's tmp names
+    _replace_together([(path, data) for path, data, _ in files], lambda tmp: mark_inode(tmp, "output", whats[tmp]))
+    for path, _, what in files:
+        mark_written(path, what)

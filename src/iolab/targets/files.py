@@ -7,9 +7,11 @@ same name is not mistaken for ours. A non-empty file without either mark is refu
 write target: it may be someone's data.
 
 The files iolab writes as results (reports, exports, trace tables, simulator states) carry a
-mark of their own, `iolab output`: the write policy lets iolab replace them, but they are
+mark of their own, `iolab output: WHAT`: the write policy lets iolab replace them, but they are
 never a test's scratch file (one mark for both let `iolab run -t file:trace.parquet` overwrite
-an imported trace with fio's data).
+an imported trace with fio's data). WHAT is what the file is, as its writer names it to the
+policy ("IO table", "JUnit file", ...): the policy replaces an output only with one of the same
+kind (writepolicy.py). Outputs marked before the kind was recorded carry `iolab output` alone.
 """
 
 from __future__ import annotations
@@ -29,24 +31,35 @@ MARK_XATTR = "user.iolab"
 # ("target": the value remote hosts' checks compare too, engines/hostcheck.py) or a result.
 _MARK_VALUE = {"target": b"created by iolab", "output": b"iolab output"}
 _SIDECAR_TEXT = {"target": "iolab target file, inode ", "output": "iolab output file, inode "}
+# an output's kind follows the mark: the xattr's value after this, the sidecar's text after the inode
+_KIND_AFTER = ": "
 
 
 def sidecar(path: str) -> str:
     return path + ".iolab"
 
 
-def mark_created(path: str, kind: str = "target") -> None:
+def mark_created(path: str, kind: str = "target", what: str | None = None) -> None:
     """Mark a file as made by iolab (xattr, or a sidecar where the filesystem has no xattrs):
-    kind "target" for a test's scratch file, "output" for a result (report, trace table...)."""
-    if not mark_inode(path, kind):
-        _write_sidecar(path, kind)
+    kind "target" for a test's scratch file, "output" for a result, `what` naming which
+    (report file, IO table...)."""
+    if not mark_inode(path, kind, what):
+        _write_sidecar(path, kind, what)
 
 
-def mark_inode(path: str | Path, kind: str = "target") -> bool:
+def _kind_suffix(kind: str, what: str | None) -> str:
+    if what is None:
+        return ""
+    if kind != "output" or "\n" in what:
+        raise ValueError(f"an output's kind is one line, and only an output has one: {kind!r}, {what!r}")
+    return _KIND_AFTER + what
+
+
+def mark_inode(path: str | Path, kind: str = "target", what: str | None = None) -> bool:
     """The xattr mark alone (False where the filesystem has none): it stays with the inode
     when the file is renamed, so a file marked before it takes its name is never unmarked."""
     try:
-        os.setxattr(path, MARK_XATTR, _MARK_VALUE[kind])
+        os.setxattr(path, MARK_XATTR, _MARK_VALUE[kind] + _kind_suffix(kind, what).encode())
         return True
     except OSError as e:
         if e.errno not in (errno.ENOTSUP, errno.EOPNOTSUPP, errno.EPERM):
@@ -59,7 +72,7 @@ def _ours(text: str | None) -> bool:
     return text is not None and any(text.startswith(t) for t in _SIDECAR_TEXT.values())
 
 
-def _write_sidecar(path: str, kind: str) -> None:
+def _write_sidecar(path: str, kind: str, what: str | None) -> None:
     """The sidecar sits beside a file the policy allowed, but its own name may be someone's:
     only a missing name or an older sidecar of iolab's is written, never through a symlink."""
     side = sidecar(path)
@@ -77,23 +90,43 @@ def _write_sidecar(path: str, kind: str) -> None:
             )
         f.seek(0)
         f.truncate()
-        f.write(f"{_SIDECAR_TEXT[kind]}{os.stat(path).st_ino}\n")
+        f.write(f"{_SIDECAR_TEXT[kind]}{os.stat(path).st_ino}{_kind_suffix(kind, what)}\n")
 
 
 def iolab_mark(path: str) -> str | None:
     """The kind of iolab's mark on the file at `path` ("target" or "output"), or None."""
+    mark = read_mark(path)
+    return None if mark is None else mark[0]
+
+
+def read_mark(path: str) -> tuple[str, str | None] | None:
+    """iolab's mark on the file at `path`: ("target", None), ("output", what the output is), or
+    ("output", None) for one marked before outputs recorded their kind; None when unmarked."""
     try:
-        value = os.getxattr(path, MARK_XATTR)
-        kind = next((k for k, v in _MARK_VALUE.items() if v == value), None)
-        if kind is not None:
-            return kind
+        mark = _parse(os.getxattr(path, MARK_XATTR).decode("utf-8", "replace"), dict(_MARK_VALUE_TEXT))
+        if mark is not None:
+            return mark
     except OSError:
         pass
     side = host.read(Path(sidecar(path)))
     st = host.stat_or_none(path)
     if not (side and st):
         return None
-    return next((k for k, t in _SIDECAR_TEXT.items() if side == f"{t}{st.st_ino}"), None)
+    return _parse(side, {k: f"{t}{st.st_ino}" for k, t in _SIDECAR_TEXT.items()})
+
+
+_MARK_VALUE_TEXT = {k: v.decode() for k, v in _MARK_VALUE.items()}
+
+
+def _parse(text: str, plain: dict[str, str]) -> tuple[str, str | None] | None:
+    """The mark `text` is, given the plain text of each kind's mark (an output's may go on with
+    its kind)."""
+    for kind, head in plain.items():
+        if text == head:
+            return kind, None
+        if kind == "output" and text.startswith(head + _KIND_AFTER) and len(text) > len(head + _KIND_AFTER):
+            return kind, text[len(head + _KIND_AFTER) :]
+    return None
 
 
 def created_by_iolab(path: str) -> bool:

@@ -49,7 +49,7 @@ from iolab.targets.usage import (
     swap_file,
     system_use,
 )
-from iolab.targets.writepolicy import directory_problem, foreign_run, no_write_bits
+from iolab.targets.writepolicy import SIM_STATE, directory_problem, foreign_run, no_write_bits
 from iolab.targets.writepolicy import file_problems as output_problems
 
 
@@ -373,4 +373,6 @@ def sim_problems(target: Target) -> list[Problem]:
     # the state is written at the run's end, into no directory it makes: a missing one is said
     # before the run measures anything, not once it has (the run was stored, then failed to save)
     missing = directory_problem(save)
-    return [Problem("save=", p, None) for p in ([f"{save}: {missing}"] if missing else output_problems(save))]
+    return [
+        Problem("save=", p, None) for p in ([f"{save}: {missing}"] if missing else output_problems(save, SIM_STATE))
+    ]

@@ -18,22 +18,30 @@ to) is
   - an existing non-empty file with other names (hard links), which a write would change too;
   - an existing non-empty file iolab did not make: iolab replaces only files carrying its mark
     (the xattr or sidecar that file targets carry), an empty file, a simulator state file (it
-    begins with the state's magic), or a file inside the run directory this process writes or a
-    fleet directory (reports
-    and exports that older versions wrote without the mark, and any of their files copied where
-    the mark did not follow: `cp -r`, rsync without -X, a filesystem without xattrs);
+    begins with the state's magic) when a state is written, or a file inside the run directory
+    this process writes or a fleet directory (reports and exports that older versions wrote
+    without the mark, and any of their files copied where the mark did not follow: `cp -r`,
+    rsync without -X, a filesystem without xattrs);
+  - an existing non-empty file iolab made as another kind of file: its mark records what it is
+    (the `what` its writer gave this policy: "IO table", "JUnit file", "report file", ...), and
+    an output is replaced only by a write of the same kind, never a test's scratch file
+    (`check --junit my_trace.parquet` replaced an imported trace table with JUnit XML). An
+    output marked before its kind was recorded (`iolab output` alone) is replaced by any
+    output, as it was then, and carries its kind from that write on;
   - read-only: no write permission bit is set (root could write it anyway; iolab does not), or
     the filesystem is mounted read-only.
 Nothing overrides these: the user chooses another path or removes the file. Every file written
-through `output_file` is marked as iolab's afterwards, so writing it again (a report written
-twice, a state saved over the one it was loaded from) is allowed.
+through `output_file` or `put_in_place` is marked as iolab's `what`, so writing it again (a
+report written twice, a state saved over the one it was loaded from) is allowed.
 
 The same pseudo-filesystem and permission-bit rules apply to file targets (safety.py).
 """
 
 from __future__ import annotations
 
+import itertools
 import os
+import shutil
 import stat
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -44,10 +52,11 @@ from iolab.core.runfiles import FLEET_FILE, FLEET_SCHEMA
 from iolab.core.safefile import read_json
 from iolab.core.units import human_bytes
 from iolab.targets.facts import file_type
-from iolab.targets.files import iolab_mark, mark_created, mark_inode
+from iolab.targets.files import mark_created, mark_inode, read_mark
 from iolab.targets.usage import pseudo_filesystem
 
 SIM_STATE_MAGIC = b"IOLABSIM"  # crates/sim/src/state.rs
+SIM_STATE = "simulator state file (save=)"  # what the simulator's save= writes (engines/sim.py)
 
 
 def no_write_bits(st: os.stat_result) -> bool:
@@ -55,17 +64,17 @@ def no_write_bits(st: os.stat_result) -> bool:
     return not st.st_mode & 0o222
 
 
-def file_problems(path: str | Path) -> list[str]:
-    """Why iolab must not write the file at `path` (each a clause naming the path), or []."""
-    return _problems(str(path), stat.S_ISREG, "a regular file")
+def file_problems(path: str | Path, what: str) -> list[str]:
+    """Why iolab must not write the file at `path` as a `what` (each a clause naming the path), or []."""
+    return _problems(str(path), stat.S_ISREG, "a regular file", what)
 
 
 def dir_problems(path: str | Path) -> list[str]:
     """Why iolab must not create or write into the directory at `path`, or []."""
-    return _problems(str(path), stat.S_ISDIR, "a directory")
+    return _problems(str(path), stat.S_ISDIR, "a directory", None)
 
 
-def _problems(p: str, right_type, meant: str) -> list[str]:
+def _problems(p: str, right_type, meant: str, what: str | None) -> list[str]:
     real = os.path.realpath(p)
     via = f" (through a symlink to {real})" if real != os.path.abspath(p) else ""
     try:
@@ -99,14 +108,30 @@ def _problems(p: str, right_type, meant: str) -> list[str]:
         return [
             f"{p} has {st.st_nlink} hard links{via} (other names for the same file), so writing it changes them too"
         ]
-    if st.st_size > 0 and not (
-        iolab_mark(real) is not None or _sim_state(real) or _in_run_dir(real) or _in_fleet_dir(real)
-    ):
+    if st.st_size == 0:
+        return []
+    mark = read_mark(real)
+    if mark is not None:
+        return _other_kind(p, via, mark, what)
+    if not ((what == SIM_STATE and _sim_state(real)) or _in_run_dir(real) or _in_fleet_dir(real)):
         return [
             f"{p} already exists{via} and holds {human_bytes(st.st_size)} that iolab did not write (it carries "
             "no iolab mark), so it may be someone's data"
         ]
     return []
+
+
+def _other_kind(p: str, via: str, mark: tuple[str, str | None], what: str | None) -> list[str]:
+    """A marked file is replaced only by a write of what it is: an output of the same kind, or one
+    marked before outputs recorded their kind (it may be any, so any output replaces it)."""
+    kind, was = mark
+    if kind == "output" and (was is None or was == what):
+        return []
+    held = "a test's scratch file iolab made" if kind == "target" else f"iolab's {was}"
+    return [
+        f"{p} is {held}{via}: iolab replaces a file it wrote only with the same kind of file, so this "
+        "write would lose it"
+    ]
 
 
 def _parent_problems(p: str, real: str) -> list[str]:
@@ -196,7 +221,7 @@ def refusal(what: str, path: str | Path, problems: list[str]) -> RefusedError:
 
 def check_file(path: str | Path, what: str) -> Path:
     """RefusedError unless the policy lets iolab write the file at `path`."""
-    problems = file_problems(path)
+    problems = file_problems(path, what)
     if problems:
         raise refusal(what, path, problems)
     return Path(path)
@@ -272,28 +297,51 @@ def made_for(path: str | Path, what: str) -> Iterator[Path]:
         raise
 
 
-def mark_written(path: str | Path) -> None:
-    """Mark a file iolab has just written as its own output, so writing it again is allowed (and
-    a run refuses it as a test's scratch file: targets/safety.py)."""
+def mark_written(path: str | Path, what: str) -> None:
+    """Mark a file iolab has just written as its own output, a `what`, so writing it again as one
+    is allowed (and a run refuses it as a test's scratch file: targets/safety.py)."""
     if os.path.isfile(path):
-        mark_created(str(path), "output")
+        mark_created(str(path), "output", what)
 
 
-def put_in_place(part: str | Path, path: str | Path) -> None:
+def put_in_place(part: str | Path, path: str | Path, what: str) -> None:
     """Rename a file written aside (`part`) to its name `path`, marked as iolab's before it takes
     the name: the xattr goes with the inode through the rename. Marked after the rename, a stop
     between the two left a whole file of iolab's that the next write refused as someone's data
     (`iolab report --out DIR`, `export -o DIR`, `trace import --out T` again after a Ctrl-C). A
     filesystem without xattrs gets the sidecar, which names the inode, so it can only follow."""
-    sealed = mark_inode(part, "output")
+    sealed = mark_inode(part, "output", what)
     os.replace(part, path)
     if not sealed:
-        mark_written(path)
+        mark_written(path, what)
 
 
 @contextmanager
-def output_file(path: str | Path, what: str) -> Iterator[Path]:
-    """Check a file against the policy, hand it to the writer, then mark it as iolab's."""
+def output_file(path: str | Path, what: str, keep: bool = False) -> Iterator[Path]:
+    """Check a file against the policy and hand the writer a new file beside it (holding a copy
+    of the file with `keep`, for a writer that appends), which then takes the name, marked as
+    iolab's first (put_in_place); a writer that fails or is stopped leaves the file as it was.
+    Written in place and marked after, a stop between the two left an unmarked file that the
+    next write refused as someone's data (a data sample beside a captured trace)."""
     p = check_file(path, what)
-    yield p
-    mark_written(p)
+    part = _new_part(p)
+    try:
+        if keep and p.is_file():
+            shutil.copyfile(p, part)
+        yield part
+        put_in_place(part, p, what)
+    finally:
+        part.unlink(missing_ok=True)
+
+
+def _new_part(p: Path) -> Path:
+    """A new, empty file beside `p` for its next contents, made under a name nothing holds
+    (O_EXCL: a file of that name, someone's or a killed writer's, is never written or removed)."""
+    for n in itertools.count():
+        part = p.with_name(f".{p.name}.{os.getpid()}-{n}.partial")
+        try:
+            os.close(os.open(part, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666))
+            return part
+        except FileExistsError:
+            continue
+    raise AssertionError("unreachable")

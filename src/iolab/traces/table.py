@@ -263,7 +263,7 @@ def write_table(
             f"COPY ({_with_outstanding(cols, select_sql, presorted)}) TO {sql_str(str(tmp))} "
             f"(FORMAT parquet, {PARQUET_OPTIONS}, KV_METADATA {{{_META_KEY}: {sql_str(json.dumps(meta))}}})"
         )
-        put_in_place(tmp, out)
+        put_in_place(tmp, out, "IO table")
     finally:
         tmp.unlink(missing_ok=True)
     return TraceTable.open(out)

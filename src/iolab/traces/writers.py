@@ -72,8 +72,8 @@ def export_with_notes(
     found = formats.writer(fmt)
     if found is None:
         raise IolabError(f"cannot export to {fmt!r}; formats: {', '.join(formats.writer_names())}")
+    check_not_read(out, [table.path], "trace file")  # the more telling refusal: said first
     out = check_file(out, "trace file")
-    check_not_read(out, [table.path], "trace file")
     # int(): the base is written into the writers' SQL as a number, never as text it could end
     base = int(base_unix_ns if base_unix_ns is not None else (table.start_unix_ns or 1_577_836_800_000_000_000))
     maj, mnr = (int(x) for x in devno.split(","))
@@ -95,7 +95,7 @@ def export_with_notes(
                 )
         _check_sizes(con, src, fmt, found[1].max_size)
         found[1].write(ExportJob(table, con, src, part, base, maj, mnr))
-        put_in_place(part, out)
+        put_in_place(part, out, "trace file")
     finally:
         con.close()
         part.unlink(missing_ok=True)

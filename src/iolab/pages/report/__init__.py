@@ -101,8 +101,8 @@ def write_document(
             html_part.write_text(render(docs, title=title), encoding="utf-8")
             pages, missing = write_pdf(docs, pdf_part, title or docs[0].title, say)
             with stop_deferred():  # a stop between the two left a new PDF beside an earlier HTML
-                put_in_place(pdf_part, pdf_path)
-                put_in_place(html_part, html_path)
+                put_in_place(pdf_part, pdf_path, "report file")
+                put_in_place(html_part, html_path, "report file")
         finally:
             html_part.unlink(missing_ok=True)
             pdf_part.unlink(missing_ok=True)

@@ -30,7 +30,7 @@ from iolab.pages.report.vaxes import TITLE_PT, Axes, Fill
 from iolab.pages.report.vaxes import Path as Series
 from iolab.pages.report.vector import Drawing, Line, Rect, svg
 from iolab.pages.report.vtext import Canvas, fill_mm, text_height
-from iolab.targets.writepolicy import check_file, mark_written, output_dir
+from iolab.targets.writepolicy import check_file, output_dir, output_file
 from iolab.traces.analysis.streamstats import StreamAnalysis
 
 MAX_BINS = 800  # columns drawn across a plot: about as many as its width has pixels on screen
@@ -276,8 +276,9 @@ def write_all(a: StreamAnalysis, out_dir: str | Path) -> dict[str, Path]:
         check_file(d / f"{name}.svg", "plot")
     out = {}
     for name, drawing in drawings(a).items():
-        path = d / f"{name}.svg"
-        path.write_text(standalone_svg(drawing), encoding="utf-8")
-        mark_written(path)
-        out[name] = path
+        # written beside its name, which it takes marked: written in place and marked after, a
+        # stop between the two left a plot that the next analysis refused as someone's data
+        with output_file(d / f"{name}.svg", "plot") as part:
+            part.write_text(standalone_svg(drawing), encoding="utf-8")
+        out[name] = d / f"{name}.svg"
     return out
