@@ -207,6 +207,8 @@ def _refused_as_one_drive(first: str, second: str, runs: Path) -> str:
     [
         ("sim:enterprise-sas", "sim:enterprise-sas"),
         ("sim:enterprise-sas?user_gb=0.25&seed=3", "sim:enterprise-sas?seed=3&user_gb=.250"),  # spelt apart
+        # a choice in capitals is the simulator's same choice (both ran as two drives)
+        ("sim:enterprise-sas?user_gb=0.25&gc=fifo", "sim:enterprise-sas?gc=FIFO&user_gb=0.25"),
         # the preset's own capacity written out (both ran, as two drives)
         ("sim:enterprise-sas", "sim:enterprise-sas?user_gb=400"),
     ],

@@ -54,6 +54,8 @@ def _at_default(preset: str, params: tuple[tuple[str, str], ...]) -> frozenset[s
 def _value(k: str, v: str) -> object:
     if k == "seed":
         return int(v)
+    # as the simulator reads it (config/resolve.rs merged): gc=FIFO is gc=fifo's drive
+    v = v.strip().lower()
     try:
         x = float(v)
     except ValueError:
