@@ -69,3 +69,24 @@ def test_the_documented_mechanism_defaults_are_the_presets_own():
         shown = dict(re.findall(r"│ ([a-z_]+) +│ ([^ │]+)", p.stdout))
         wrong = {k: (v, shown.get(k)) for k, v in values.items() if float(v) != float(shown[k])}
         assert not wrong, f"{preset}: documented, shown: {wrong}"
+
+
+@pytest.mark.parametrize(
+    ("target", "says"),
+    [
+        # the run aborted allocating 34 GB (buffer) or 885 GB (a per-second series), exit 134
+        ("sim:enterprise-sas?user_gb=0.25&buffer_kib=1e300", "buffer_kib=1e300 must be at most 1048576 (1 GiB)"),
+        ("sim:enterprise-sas?user_gb=0.25&overhead_us=1e300", "overhead_us=1e300 must be at most 3600000000"),
+        ("sim:sata-7200-hdd?capacity_gb=0.5&cache_mib=1e300", "cache_mib=1e300 must be at most 4096 (4 GiB)"),
+        # never ended / wrapped the clock and printed the default drive's figures, exit 0
+        ("sim:enterprise-sas?user_gb=0.25&link_mbps=1e-300", "link_mbps=1e-300 must be at least 1 MB/s"),
+        ("sim:enterprise-sas?user_gb=0.25&channel_mbps=1e-300", "channel_mbps=1e-300 must be at least 1 MB/s"),
+        ("sim:sata-7200-hdd?capacity_gb=0.5&rpm=1e-300", "rpm=1e-300 must be at least 0.01666"),
+    ],
+)
+def test_an_impossible_time_rate_or_buffer_is_refused_before_the_run(scratch, target, says):
+    runs = scratch / "runs"
+    p = iolab("run", "latency", "--quick", "--no-report", "--runs-dir", str(runs), "-t", target, timeout=120)
+    err = " ".join(p.stderr.split())
+    assert p.returncode == 2 and says in err, p.stdout[-2000:] + p.stderr[-2000:]
+    assert "backtrace" not in err and not runs.exists()
