@@ -90,3 +90,15 @@ def test_an_impossible_time_rate_or_buffer_is_refused_before_the_run(scratch, ta
     err = " ".join(p.stderr.split())
     assert p.returncode == 2 and says in err, p.stdout[-2000:] + p.stderr[-2000:]
     assert "backtrace" not in err and not runs.exists()
+
+
+def test_a_drive_too_small_for_the_slc_cache_given_names_the_cache():
+    """user_gb=8&slc_gb=0.5 on client-nvme-slc (without slc_gb, or with 0.1, the drive is
+    taken) was told only that user_gb=8 is too small: the cache the user asked for is what
+    takes the spare blocks, and lowering it is the other way out."""
+    p = iolab("plan", "iops", "--quick", "-t", "sim:client-nvme-slc?user_gb=8&slc_gb=0.5")
+    said = " ".join(p.stderr.split())
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "the smallest user_gb it takes here is 16, or lower slc_gb=0.5, which takes spare blocks" in said, said
+    p = iolab("plan", "iops", "--quick", "-t", "sim:client-nvme-slc?user_gb=8&slc_gb=0.1")
+    assert p.returncode == 0, p.stdout + p.stderr

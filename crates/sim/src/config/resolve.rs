@@ -120,8 +120,9 @@ pub fn resolve_ssd(preset: &str, overrides: &[(String, String)]) -> Result<SsdCo
             // user_gb…) is for a drive of the preset's full flash, the wrong way here
             Some(gb) => format!(
                 "sim parameter {}: too small for preset {preset}: its flash scaled down to this capacity leaves \
-                 garbage collection too few spare blocks; the smallest user_gb it takes here is {gb}",
-                given.join(" with ")
+                 garbage collection too few spare blocks; the smallest user_gb it takes here is {gb}{}",
+                given.join(" with "),
+                spare_takers(overrides)
             ),
             None => format!(
                 "sim parameter {}: the flash sized for this capacity is refused: {e}",
@@ -131,6 +132,24 @@ pub fn resolve_ssd(preset: &str, overrides: &[(String, String)]) -> Result<SsdCo
     })?;
     cfg.overrides = overrides.to_vec();
     Ok(cfg)
+}
+
+/// The parameters given that take spare blocks as well as the capacity, named as another way
+/// out of a drive too small: user_gb=8&slc_gb=0.5 on client-nvme-slc was told only of the
+/// smallest user_gb, though the SLC cache the user asked for is what leaves too little spare.
+fn spare_takers(overrides: &[(String, String)]) -> String {
+    let given: Vec<String> = overrides
+        .iter()
+        .filter(|(k, _)| k == "slc_gb" || k == "gc_reserve")
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    if given.is_empty() {
+        return String::new();
+    }
+    format!(
+        ", or lower {}, which takes spare blocks at this capacity",
+        given.join(" or ")
+    )
 }
 
 /// The smallest user_gb above the one given that the preset takes with the other overrides
@@ -322,14 +341,17 @@ fn resolve_ssd_exact(preset: &str, overrides: &[(String, String)]) -> Result<Ssd
     })
 }
 
+/// The GC reserve, whose least is 2 (gc_reserve=1.5 was told "a whole number of at least 1").
 fn gc_reserve(v: &Vals) -> Result<u32, String> {
-    let n = v.count("gc_reserve")?;
-    if n < 2 {
+    let x = v.num("gc_reserve")?;
+    if x < 2.0 || x.fract() != 0.0 || x > u32::MAX as f64 {
         return Err(format!(
-            "sim parameter gc_reserve={n} must be at least 2 FTL blocks"
+            "sim parameter gc_reserve={} must be a whole number of FTL blocks from 2 to {}",
+            shown(x),
+            u32::MAX
         ));
     }
-    Ok(n)
+    Ok(x as u32)
 }
 
 /// The link's name, its rate per direction (`link_mbps` when given, else the link's own) and
