@@ -82,6 +82,8 @@ def test_the_documented_mechanism_defaults_are_the_presets_own():
         ("sim:enterprise-sas?user_gb=0.25&link_mbps=1e-300", "link_mbps=1e-300 must be at least 1 MB/s"),
         ("sim:enterprise-sas?user_gb=0.25&channel_mbps=1e-300", "channel_mbps=1e-300 must be at least 1 MB/s"),
         ("sim:sata-7200-hdd?capacity_gb=0.5&rpm=1e-300", "rpm=1e-300 must be at least 0.01666"),
+        # "greater than zero", then rounded to a read of 0 ns
+        ("sim:enterprise-sas?user_gb=0.25&t_read_us=1e-9", "t_read_us=1e-9 must be at least 0.001 (a nanosecond)"),
     ],
 )
 def test_an_impossible_time_rate_or_buffer_is_refused_before_the_run(scratch, target, says):

@@ -6,78 +6,88 @@
 
 use _sim::config::resolve;
 
-fn refusal(preset: &str, k: &str, v: &str) -> String {
-    match resolve(preset, &[(k.to_string(), v.to_string())]) {
-        Ok(_) => panic!("{preset} {k}={v} was accepted"),
-        Err(e) => e,
-    }
-}
+const SSD: &str = "enterprise-sas";
+const HDD: &str = "sata-7200-hdd";
+
+/// (preset, parameter, value, what the refusal says)
+const REFUSED: &[(&str, &str, &str, &str)] = &[
+    (
+        SSD,
+        "overhead_us",
+        "1e300",
+        "overhead_us=1e300 must be at most 3600000000 (an hour)",
+    ),
+    (SSD, "t_prog_us", "1e300", "t_prog_us=1e300 must be at most"),
+    (
+        SSD,
+        "gc_pass_ms",
+        "1e300",
+        "gc_pass_ms=1e300 must be at most 3600000 (an hour)",
+    ),
+    (
+        SSD,
+        "idle_ms",
+        "3600001",
+        "idle_ms=3600001 must be at most 3600000",
+    ),
+    (
+        SSD,
+        "channel_mbps",
+        "1e-300",
+        "channel_mbps=1e-300 must be at least 1 MB/s",
+    ),
+    (
+        SSD,
+        "link_mbps",
+        "1e-300",
+        "link_mbps=1e-300 must be at least 1 MB/s",
+    ),
+    (
+        SSD,
+        "buffer_kib",
+        "1e300",
+        "buffer_kib=1e300 must be at most 1048576 (1 GiB)",
+    ),
+    (
+        SSD,
+        "t_read_us",
+        "1e-9",
+        "t_read_us=1e-9 must be at least 0.001 (a nanosecond)",
+    ),
+    (
+        HDD,
+        "overhead_us",
+        "1e300",
+        "overhead_us=1e300 must be at most 3600000000 (an hour)",
+    ),
+    (
+        HDD,
+        "cache_mib",
+        "1e300",
+        "cache_mib=1e300 must be at most 4096 (4 GiB)",
+    ),
+    (HDD, "rpm", "1e-300", "rpm=1e-300 must be at least"),
+    (
+        HDD,
+        "inner_mbps",
+        "1e-300",
+        "inner_mbps=1e-300 must be at least 1 MB/s",
+    ),
+    (
+        HDD,
+        "track_seek_ms",
+        "1e300",
+        "track_seek_ms=1e300 must be at most 3600000 (an hour)",
+    ),
+];
 
 #[test]
 fn impossible_times_rates_and_buffers_are_refused_naming_the_parameter() {
-    let ssd = [
-        (
-            "overhead_us",
-            "1e300",
-            "overhead_us=1e300 must be at most 3600000000 (an hour)",
-        ),
-        ("t_prog_us", "1e300", "t_prog_us=1e300 must be at most"),
-        (
-            "gc_pass_ms",
-            "1e300",
-            "gc_pass_ms=1e300 must be at most 3600000 (an hour)",
-        ),
-        (
-            "idle_ms",
-            "3600001",
-            "idle_ms=3600001 must be at most 3600000",
-        ),
-        (
-            "channel_mbps",
-            "1e-300",
-            "channel_mbps=1e-300 must be at least 1 MB/s",
-        ),
-        (
-            "link_mbps",
-            "1e-300",
-            "link_mbps=1e-300 must be at least 1 MB/s",
-        ),
-        (
-            "buffer_kib",
-            "1e300",
-            "buffer_kib=1e300 must be at most 1048576 (1 GiB)",
-        ),
-    ];
-    for (k, v, says) in ssd {
-        let e = refusal("enterprise-sas", k, v);
-        assert!(e.contains(says), "{k}={v}: {e}");
-    }
-    let hdd = [
-        (
-            "overhead_us",
-            "1e300",
-            "overhead_us=1e300 must be at most 3600000000 (an hour)",
-        ),
-        (
-            "cache_mib",
-            "1e300",
-            "cache_mib=1e300 must be at most 4096 (4 GiB)",
-        ),
-        ("rpm", "1e-300", "rpm=1e-300 must be at least"),
-        (
-            "inner_mbps",
-            "1e-300",
-            "inner_mbps=1e-300 must be at least 1 MB/s",
-        ),
-        (
-            "track_seek_ms",
-            "1e300",
-            "track_seek_ms=1e300 must be at most 3600000 (an hour)",
-        ),
-    ];
-    for (k, v, says) in hdd {
-        let e = refusal("sata-7200-hdd", k, v);
-        assert!(e.contains(says), "{k}={v}: {e}");
+    for &(preset, k, v, says) in REFUSED {
+        match resolve(preset, &[(k.to_string(), v.to_string())]) {
+            Ok(_) => panic!("{preset} {k}={v} was accepted"),
+            Err(e) => assert!(e.contains(says), "{preset} {k}={v}: {e}"),
+        }
     }
 }
 
@@ -87,13 +97,14 @@ fn the_largest_values_taken_still_build_a_drive() {
         ("idle_ms", "3600000"),
         ("buffer_kib", "1048576"),
         ("channel_mbps", "1"),
+        ("t_read_us", "0.001"),
     ] {
         let kv = [
             ("user_gb".to_string(), "0.25".to_string()),
             (k.to_string(), v.to_string()),
         ];
-        assert!(resolve("enterprise-sas", &kv).is_ok(), "{k}={v}");
+        assert!(resolve(SSD, &kv).is_ok(), "{k}={v}");
     }
     let kv = [("cache_mib".to_string(), "4096".to_string())];
-    assert!(resolve("sata-7200-hdd", &kv).is_ok());
+    assert!(resolve(HDD, &kv).is_ok());
 }

@@ -320,7 +320,8 @@ fn resolve_ssd_exact(preset: &str, overrides: &[(String, String)]) -> Result<Ssd
         compress_floor: compress_floor(&v)?,
         compress_ceiling: compress_ceiling(&v, &geo, user_units, gc_reserve)?,
         compress_limit: compress_limit(&v)?,
-        buffer_units: buffer_units(&v)?,
+        // at most 1 GiB, a DRAM write buffer beyond any drive's
+        buffer_units: (v.size_at_most("buffer_kib", 1_048_576.0, "1 GiB")? / 4.0).floor() as u32,
         pace: pct(&v, "pace_pct", 100.0)? / 100.0,
         plp: v.on("plp"),
         policy: policy(&v),
@@ -397,19 +398,6 @@ fn gc_pass(v: &Vals) -> Result<u64, String> {
         ));
     }
     Ok((len * 1e6).round() as u64)
-}
-
-/// The write buffer in mapping units: at most 1 GiB, a DRAM write buffer's size beyond any
-/// drive's (buffer_kib=1e300 allocated 32 GiB of slots and aborted the process).
-fn buffer_units(v: &Vals) -> Result<u32, String> {
-    let kib = v.nonneg("buffer_kib")?;
-    if kib > 1_048_576.0 {
-        return Err(format!(
-            "sim parameter buffer_kib={} must be at most 1048576 (1 GiB)",
-            shown(kib)
-        ));
-    }
-    Ok((kib / 4.0).floor() as u32)
 }
 
 fn at_most(n: u32, max: u32, k: &str) -> Result<u32, String> {

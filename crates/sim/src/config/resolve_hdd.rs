@@ -47,7 +47,8 @@ pub fn resolve_hdd(preset: &str, overrides: &[(String, String)]) -> Result<HddCo
         seek_knee: knee,
         outer_mbps: outer,
         inner_mbps: inner,
-        cache_units: cache_units(&v)?,
+        // at most 4 GiB, a cache beyond any drive's
+        cache_units: (v.size_at_most("cache_mib", 4096.0, "4 GiB")? * 256.0) as u32,
         ncq: v.count("ncq")?,
         age_weight: pct(&v, "age_weight_pct", 100.0)? / 100.0,
         overhead_ns: v.time_ns("overhead_us", 1e3, true)?,
@@ -69,17 +70,4 @@ fn rpm(v: &Vals) -> Result<f64, String> {
         ));
     }
     Ok(rpm)
-}
-
-/// The cache in 4 KiB units: at most 4 GiB, beyond any drive's (cache_mib=1e300 allocated
-/// slots for 16 TiB and aborted the process).
-fn cache_units(v: &Vals) -> Result<u32, String> {
-    let mib = v.nonneg("cache_mib")?;
-    if mib > 4096.0 {
-        return Err(format!(
-            "sim parameter cache_mib={} must be at most 4096 (4 GiB)",
-            shown(mib)
-        ));
-    }
-    Ok((mib * 256.0) as u32)
 }

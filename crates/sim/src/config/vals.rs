@@ -87,7 +87,30 @@ impl Vals<'_> {
                 shown(most)
             ));
         }
-        Ok((x * ns_per_unit).round() as u64)
+        let ns = (x * ns_per_unit).round() as u64;
+        if ns == 0 && !zero {
+            // t_read_us=1e-9 passed "greater than zero" and then read in 0 ns
+            return Err(format!(
+                "sim parameter {k}={} must be at least {} (a nanosecond)",
+                shown(x),
+                shown(1.0 / ns_per_unit)
+            ));
+        }
+        Ok(ns)
+    }
+    /// A size at most `most` (`what` says it in words): a larger one is a buffer or cache
+    /// beyond any drive's, whose slots the simulator would allocate (buffer_kib=1e300 asked for
+    /// 32 GiB of them and aborted the process).
+    pub(super) fn size_at_most(&self, k: &str, most: f64, what: &str) -> Result<f64, String> {
+        let x = self.nonneg(k)?;
+        if x > most {
+            return Err(format!(
+                "sim parameter {k}={} must be at most {} ({what})",
+                shown(x),
+                shown(most)
+            ));
+        }
+        Ok(x)
     }
     /// A link's or channel's rate in MB/s, at least `MIN_RATE_MBPS`.
     pub(super) fn rate(&self, k: &str) -> Result<f64, String> {
