@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import iolab
+from .conftest import iolab, saved_sim_state
+from .test_hostile_input import files_under, refused
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).parents[2]
@@ -19,12 +20,7 @@ def test_a_state_loads_only_into_a_drive_of_the_parameters_it_was_saved_with(scr
     """A state saved from enterprise-sas loaded into `...&t_prog_us=5000&gc=fifo` ran the saved
     drive (greedy, 1,150 µs programs: every figure the same as without them, exit 0) while the
     run recorded the target's parameters."""
-    state = scratch / "s.state"
-    saved = iolab(
-        "run", "latency", "--quick", "--no-report", "-q", "--runs-dir", str(scratch / "saved"),
-        "-t", f"sim:enterprise-sas?user_gb=0.25&save={state}",
-    )  # fmt: skip
-    assert saved.returncode == 0 and state.is_file(), saved.stderr
+    state = saved_sim_state(scratch)
     runs = scratch / "runs"
     other = f"sim:enterprise-sas?user_gb=0.25&load={state}&t_prog_us=5000&gc=fifo"
     for cmd in ("plan", "run"):
@@ -87,11 +83,12 @@ def test_the_documented_mechanism_defaults_are_the_presets_own():
     ],
 )
 def test_an_impossible_time_rate_or_buffer_is_refused_before_the_run(scratch, target, says):
-    runs = scratch / "runs"
-    p = iolab("run", "latency", "--quick", "--no-report", "--runs-dir", str(runs), "-t", target, timeout=120)
-    err = " ".join(p.stderr.split())
-    assert p.returncode == 2 and says in err, p.stdout[-2000:] + p.stderr[-2000:]
-    assert "backtrace" not in err and not runs.exists()
+    before = files_under(scratch)
+    p = iolab(
+        "run", "latency", "--quick", "--no-report", "--runs-dir", str(scratch / "runs"), "-t", target, timeout=120
+    )
+    err = refused(p, scratch, before)  # exit 2, one paragraph, no run directory
+    assert says in err and "backtrace" not in err, err
 
 
 def test_a_drive_too_small_for_the_slc_cache_given_names_the_cache():
