@@ -209,6 +209,18 @@ def iolab(*args: str, timeout: float = 900, env: dict | None = None) -> subproce
 SMALL_SIM = "sim:enterprise-sas?user_gb=0.25"
 
 
+def saved_sim_state(d: Path) -> Path:
+    """The state file (save=) of SMALL_SIM after a quick latency run, written in `d` (the run
+    stored under d/saved)."""
+    state = d / "s.state"
+    saved = iolab(
+        "run", "latency", "--quick", "--no-report", "-q", "--runs-dir", str(d / "saved"),
+        "-t", f"{SMALL_SIM}&save={state}",
+    )  # fmt: skip
+    assert saved.returncode == 0 and state.is_file(), saved.stderr
+    return state
+
+
 def quick_sim_run(runs: Path, target: str = SMALL_SIM) -> Path:
     """A finished quick latency run on a small simulated drive, without its report (a few
     seconds), stored in `runs`: its directory."""

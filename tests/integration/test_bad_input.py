@@ -207,6 +207,8 @@ def _refused_as_one_drive(first: str, second: str, runs: Path) -> str:
     [
         ("sim:enterprise-sas", "sim:enterprise-sas"),
         ("sim:enterprise-sas?user_gb=0.25&seed=3", "sim:enterprise-sas?seed=3&user_gb=.250"),  # spelt apart
+        # a choice in capitals is the simulator's same choice (both ran as two drives)
+        ("sim:enterprise-sas?user_gb=0.25&gc=fifo", "sim:enterprise-sas?gc=FIFO&user_gb=0.25"),
         # the preset's own capacity written out (both ran, as two drives)
         ("sim:enterprise-sas", "sim:enterprise-sas?user_gb=400"),
     ],
@@ -313,7 +315,9 @@ def test_a_refused_setting_names_the_parameter_its_help_describes(test, setting,
             "user_gb=1e300: with over-provisioning 0.2801015808 it needs 1.2801e300 GB of flash",
             "000000",
         ),
-        ("gc_reserve=1e300", "sim parameter gc_reserve=1e300 must be a whole number of at least 1", "000000"),
+        ("gc_reserve=1e300", "sim parameter gc_reserve=1e300 must be a whole number of FTL blocks from 2 to", "000000"),
+        # the reserve's least is 2, not the 1 every count has ("a whole number of at least 1")
+        ("gc_reserve=1.5", "sim parameter gc_reserve=1.5 must be a whole number of FTL blocks from 2 to", "at least 1"),
         # an op given as a percentage is judged as given, not called missing
         ("op=25%", 'sim parameter op="25%" is not a number: op is the spare flash over the user capacity', "give"),
         ("op=", "sim parameters: give user_gb or op", "not a number"),

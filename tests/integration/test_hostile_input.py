@@ -19,7 +19,7 @@ from iolab.core.workload import Workload
 from iolab.engines.fio_job import build_job
 from iolab.targets import Target
 
-from .conftest import iolab
+from .conftest import iolab, saved_sim_state
 
 INJECT = "victim.dat\n[global]\nexec_prerun=touch PWNED"
 
@@ -398,12 +398,7 @@ def test_a_sim_state_fifo_is_refused_and_no_run_is_left(scratch):
 def test_a_sim_state_changed_on_disk_is_refused_and_no_run_is_left(scratch, damage):
     """A saved state with 5 bytes flipped in its body loaded and ran (exit 0): the drive then
     measured a state no drive was ever in."""
-    state = scratch / "s.state"
-    saved = iolab(
-        "run", "latency", "--quick", "--no-report", "-q", "--runs-dir", str(scratch / "saved"),
-        "-t", f"sim:enterprise-sas?user_gb=0.25&save={state}",
-    )  # fmt: skip
-    assert saved.returncode == 0 and state.is_file(), saved.stderr
+    state = saved_sim_state(scratch)
     body = bytearray(state.read_bytes())
     if damage == "flipped":
         for i in range(5):

@@ -31,7 +31,7 @@ from iolab.core.safefile import check_regular
 from iolab.core.workload import Workload
 from iolab.engines.capabilities import Capabilities
 from iolab.targets import PurgeOutcome, Target
-from iolab.targets.sim_facts import describe, drive_params
+from iolab.targets.sim_facts import describe, drive_params, saved_mismatch
 from iolab.targets.writepolicy import SIM_STATE, check_file, mark_written
 
 # Each round's seed mixes in its tag, exactly as the fio engine's randseed does, so rounds do
@@ -168,6 +168,10 @@ def _loaded(target: Target, path: str) -> _sim.Drive:
             f"not the {target.path} drive of {target.capacity} B this target describes. Give the same "
             "preset and parameters the state was saved with."
         )
+    # the state carries its own parameters, and the drive runs with them (sim_facts.saved_mismatch)
+    mismatch = saved_mismatch(target.path, dict(target.options), info["params"])
+    if mismatch:
+        raise IolabError(f"target {target.spec}: the state in {path} {mismatch}")
     return drive
 
 

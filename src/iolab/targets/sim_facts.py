@@ -71,11 +71,32 @@ def _at_default(preset: str, params: tuple[tuple[str, str], ...]) -> frozenset[s
 def _value(k: str, v: str) -> object:
     if k == "seed":
         return int(v)
+    # as the simulator reads it (config/resolve.rs merged): gc=FIFO is gc=fifo's drive
+    v = v.strip().lower()
     try:
         x = float(v)
     except ValueError:
         return v
     return x if x == x else v
+
+
+def saved_mismatch(preset: str, options: dict[str, str], saved: list) -> str | None:
+    """What a saved state's resolved parameters (`saved`, the loaded drive's) set otherwise
+    than the drive `sim:PRESET?options` describes, as a refusal's words; None when they agree
+    (numbers by value: 0.25 and .250 are one). A loaded drive runs with the parameters it was
+    saved with: a target adding gc=fifo or t_prog_us=5000 to a state saved without them ran the
+    saved drive while the run recorded the target's, every figure labelled with a drive that
+    never ran."""
+    given = dict(describe(preset, options)["params"])
+    differ = [(k, v, given.get(k, "")) for k, v in saved if _value(k, v) != _value(k, given.get(k, ""))]
+    if not differ:
+        return None
+    was = ", ".join(f"{k}={a or '(unset)'}" for k, a, _ in differ)
+    wants = ", ".join(f"{k}={b or '(unset)'}" for k, _, b in differ)
+    return (
+        f"was saved from a drive with {was}, not {wants} as this target describes, and a loaded drive "
+        "runs with the parameters it was saved with. Give the same preset and parameters the state was saved with."
+    )
 
 
 def drive_params(options: dict[str, str]) -> list[tuple[str, str]]:

@@ -38,7 +38,8 @@ pub(super) fn flash_geometry(v: &Vals) -> Result<Geometry, String> {
     let page_kib = v.pos("page_kib")?;
     if page_kib.fract() != 0.0 || !(page_kib as u64).is_multiple_of(4) {
         return Err(format!(
-            "sim parameter page_kib={page_kib} must be a multiple of the 4 KiB mapping unit"
+            "sim parameter page_kib={} must be a multiple of the 4 KiB mapping unit",
+            shown(page_kib)
         ));
     }
     let g: u32 = if v.on("compression") { 4 } else { 1 };
@@ -77,7 +78,10 @@ pub(super) fn flash_geometry(v: &Vals) -> Result<Geometry, String> {
         (0, 0)
     };
     if n_slc >= blocks_per_plane {
-        return Err(format!("sim parameter slc_gb={slc_gb}: the SLC cache would take all {blocks_per_plane} FTL blocks"));
+        return Err(format!(
+            "sim parameter slc_gb={}: the SLC cache would take all {blocks_per_plane} FTL blocks",
+            shown(slc_gb)
+        ));
     }
     Ok(Geometry {
         channels,

@@ -15,6 +15,7 @@ mod golden;
 mod params;
 mod presets;
 mod resolve;
+mod resolve_hdd;
 mod vals;
 
 pub use params::*;

@@ -3,6 +3,7 @@
 //! derived geometry.
 
 use super::geometry::{flash_geometry, user_units, Geometry};
+pub use super::resolve_hdd::resolve_hdd;
 use super::vals::{shown, Vals};
 use super::*;
 
@@ -17,7 +18,7 @@ fn link_props(name: &str) -> (f64, bool) {
     }
 }
 
-fn find_preset(name: &str) -> Result<&'static Preset, String> {
+pub(super) fn find_preset(name: &str) -> Result<&'static Preset, String> {
     PRESETS.iter().find(|p| p.name == name).ok_or_else(|| {
         let names: Vec<&str> = PRESETS.iter().map(|p| p.name).collect();
         format!("sim preset {name:?} is unknown; choose one of: {} (list them with `iolab sim presets`)", names.join(", "))
@@ -25,7 +26,7 @@ fn find_preset(name: &str) -> Result<&'static Preset, String> {
 }
 
 /// Preset values with the user's overrides applied, checked for unknown names and bad words.
-fn merged(
+pub(super) fn merged(
     preset: &Preset,
     overrides: &[(String, String)],
 ) -> Result<Vec<(String, String)>, String> {
@@ -119,8 +120,9 @@ pub fn resolve_ssd(preset: &str, overrides: &[(String, String)]) -> Result<SsdCo
             // user_gb…) is for a drive of the preset's full flash, the wrong way here
             Some(gb) => format!(
                 "sim parameter {}: too small for preset {preset}: its flash scaled down to this capacity leaves \
-                 garbage collection too few spare blocks; the smallest user_gb it takes here is {gb}",
-                given.join(" with ")
+                 garbage collection too few spare blocks; the smallest user_gb it takes here is {gb}{}",
+                given.join(" with "),
+                spare_takers(overrides)
             ),
             None => format!(
                 "sim parameter {}: the flash sized for this capacity is refused: {e}",
@@ -130,6 +132,24 @@ pub fn resolve_ssd(preset: &str, overrides: &[(String, String)]) -> Result<SsdCo
     })?;
     cfg.overrides = overrides.to_vec();
     Ok(cfg)
+}
+
+/// The parameters given that take spare blocks as well as the capacity, named as another way
+/// out of a drive too small: user_gb=8&slc_gb=0.5 on client-nvme-slc was told only of the
+/// smallest user_gb, though the SLC cache the user asked for is what leaves too little spare.
+fn spare_takers(overrides: &[(String, String)]) -> String {
+    let given: Vec<String> = overrides
+        .iter()
+        .filter(|(k, _)| k == "slc_gb" || k == "gc_reserve")
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    if given.is_empty() {
+        return String::new();
+    }
+    format!(
+        ", or lower {}, which takes spare blocks at this capacity",
+        given.join(" or ")
+    )
 }
 
 /// The smallest user_gb above the one given that the preset takes with the other overrides
@@ -254,9 +274,9 @@ fn resolve_ssd_exact(preset: &str, overrides: &[(String, String)]) -> Result<Ssd
     let gc_reserve = gc_reserve(&v)?;
     let user_units = user_units(&v, &geo, gc_reserve)?;
     let (link, link_mbps, link_full_duplex) = host_link(&v)?;
-    let us = |k: &str| -> Result<u64, String> { Ok((v.pos(k)? * 1000.0).round() as u64) };
-    let us0 = |k: &str| -> Result<u64, String> { Ok((v.nonneg(k)? * 1000.0).round() as u64) };
-    let ms0 = |k: &str| -> Result<u64, String> { Ok((v.nonneg(k)? * 1e6).round() as u64) };
+    let us = |k: &str| v.time_ns(k, 1e3, false);
+    let us0 = |k: &str| v.time_ns(k, 1e3, true);
+    let ms0 = |k: &str| v.time_ns(k, 1e6, true);
     Ok(SsdConfig {
         preset: preset.to_string(),
         params: vals.clone(),
@@ -272,7 +292,7 @@ fn resolve_ssd_exact(preset: &str, overrides: &[(String, String)]) -> Result<Ssd
         t_erase_ns: us("t_erase_us")?,
         slc_t_read_ns: us("slc_read_us")?,
         slc_t_prog_ns: us("slc_prog_us")?,
-        channel_mbps: v.pos("channel_mbps")?,
+        channel_mbps: v.rate("channel_mbps")?,
         link_mbps,
         link_full_duplex,
         link,
@@ -300,7 +320,8 @@ fn resolve_ssd_exact(preset: &str, overrides: &[(String, String)]) -> Result<Ssd
         compress_floor: compress_floor(&v)?,
         compress_ceiling: compress_ceiling(&v, &geo, user_units, gc_reserve)?,
         compress_limit: compress_limit(&v)?,
-        buffer_units: (v.nonneg("buffer_kib")? / 4.0).floor() as u32,
+        // at most 1 GiB, a DRAM write buffer beyond any drive's
+        buffer_units: (v.size_at_most("buffer_kib", 1_048_576.0, "1 GiB")? / 4.0).floor() as u32,
         pace: pct(&v, "pace_pct", 100.0)? / 100.0,
         plp: v.on("plp"),
         policy: policy(&v),
@@ -321,23 +342,26 @@ fn resolve_ssd_exact(preset: &str, overrides: &[(String, String)]) -> Result<Ssd
     })
 }
 
+/// The GC reserve, whose least is 2 (gc_reserve=1.5 was told "a whole number of at least 1").
 fn gc_reserve(v: &Vals) -> Result<u32, String> {
-    let n = v.count("gc_reserve")?;
-    if n < 2 {
+    let x = v.num("gc_reserve")?;
+    if x < 2.0 || x.fract() != 0.0 || x > u32::MAX as f64 {
         return Err(format!(
-            "sim parameter gc_reserve={n} must be at least 2 FTL blocks"
+            "sim parameter gc_reserve={} must be a whole number of FTL blocks from 2 to {}",
+            shown(x),
+            u32::MAX
         ));
     }
-    Ok(n)
+    Ok(x as u32)
 }
 
 /// The link's name, its rate per direction (`link_mbps` when given, else the link's own) and
 /// whether it is full duplex.
-fn host_link(v: &Vals) -> Result<(String, f64, bool), String> {
+pub(super) fn host_link(v: &Vals) -> Result<(String, f64, bool), String> {
     let link = v.raw("link").to_string();
     let (mut mbps, full_duplex) = link_props(&link);
     if !v.raw("link_mbps").is_empty() {
-        mbps = v.pos("link_mbps")?;
+        mbps = v.rate("link_mbps")?;
     }
     Ok((link, mbps, full_duplex))
 }
@@ -365,6 +389,7 @@ fn whole0(v: &Vals, k: &str) -> Result<u16, String> {
 /// A pass's length, within its period (a pass longer than the period would never end).
 fn gc_pass(v: &Vals) -> Result<u64, String> {
     let (len, period) = (v.nonneg("gc_pass_ms")?, v.nonneg("gc_pass_period_ms")?);
+    v.time_ns("gc_pass_ms", 1e6, true)?;
     if period > 0.0 && len > period {
         return Err(format!(
             "sim parameter gc_pass_ms={} must be at most gc_pass_period_ms={}",
@@ -427,7 +452,7 @@ fn compress_limit(v: &Vals) -> Result<f64, String> {
 }
 
 /// A percentage parameter between 0 and `max`.
-fn pct(v: &Vals, k: &str, max: f64) -> Result<f64, String> {
+pub(super) fn pct(v: &Vals, k: &str, max: f64) -> Result<f64, String> {
     let x = v.nonneg(k)?;
     if x > max {
         return Err(format!(
@@ -436,54 +461,4 @@ fn pct(v: &Vals, k: &str, max: f64) -> Result<f64, String> {
         ));
     }
     Ok(x)
-}
-
-pub fn resolve_hdd(preset: &str, overrides: &[(String, String)]) -> Result<HddConfig, String> {
-    let p = find_preset(preset)?;
-    let vals = merged(p, overrides)?;
-    let v = Vals(&vals);
-    let capacity = (v.pos("capacity_gb")? * 1e9) as u64 / 4096 * 4096;
-    if capacity == 0 {
-        return Err("sim parameter capacity_gb is below one 4 KiB block".into());
-    }
-    let track = v.pos("track_seek_ms")?;
-    let full = v.pos("full_seek_ms")?;
-    if full < track {
-        return Err(format!(
-            "sim parameter full_seek_ms={full} is shorter than track_seek_ms={track}"
-        ));
-    }
-    let knee = v.pos("seek_knee")?;
-    if knee >= 1.0 {
-        return Err(format!(
-            "sim parameter seek_knee={knee} must be between 0 and 1"
-        ));
-    }
-    let outer = v.pos("outer_mbps")?;
-    let inner = v.pos("inner_mbps")?;
-    if inner > outer {
-        return Err(format!(
-            "sim parameter inner_mbps={inner} exceeds outer_mbps={outer} (outer tracks are longer)"
-        ));
-    }
-    let (link, link_mbps, _) = host_link(&v)?;
-    Ok(HddConfig {
-        preset: preset.to_string(),
-        params: vals.clone(),
-        overrides: overrides.to_vec(),
-        capacity,
-        rpm: v.pos("rpm")?,
-        track_seek_ns: track * 1e6,
-        full_seek_ns: full * 1e6,
-        seek_knee: knee,
-        outer_mbps: outer,
-        inner_mbps: inner,
-        cache_units: (v.nonneg("cache_mib")? * 256.0) as u32,
-        ncq: v.count("ncq")?,
-        age_weight: pct(&v, "age_weight_pct", 100.0)? / 100.0,
-        overhead_ns: (v.nonneg("overhead_us")? * 1000.0) as u64,
-        time_spread: pct(&v, "time_spread_pct", 90.0)? / 100.0,
-        link_mbps,
-        link,
-    })
 }

@@ -8,7 +8,8 @@ pub(super) struct Vals<'a>(pub(super) &'a [(String, String)]);
 /// significant digits (user_gb=1e300 was echoed as its 301 digits, and the flash it needs as as
 /// many more).
 pub(super) fn shown(x: f64) -> String {
-    if x.abs() < 1e15 {
+    // and a tiny one too: link_mbps=1e-300 was echoed as 0.000… in 300 digits
+    if x.abs() < 1e15 && (x == 0.0 || x.abs() >= 1e-6) {
         return format!("{x}");
     }
     let s = format!("{x:.5e}");
@@ -18,6 +19,16 @@ pub(super) fn shown(x: f64) -> String {
         mantissa.trim_end_matches('0').trim_end_matches('.')
     )
 }
+
+/// The longest any time parameter may be, in seconds. The simulator's clock counts nanoseconds
+/// in 64 bits: a time of 1e300 µs saturated to its largest value and wrapped the clock
+/// (t_prog_us=1e300 gave a "0.2 s" run of 31,783 s at 0.009 IOPS), or its per-second series
+/// grew past memory (overhead_us=1e300: the process aborted allocating 885 GB).
+pub(super) const MAX_TIME_S: f64 = 3600.0;
+/// The slowest a link or channel may be, in MB/s: a transfer at 1e-300 MB/s took so long that
+/// channel_mbps=1e-300 wrapped the clock (every figure the default drive's) and link_mbps=1e-300
+/// never ended.
+pub(super) const MIN_RATE_MBPS: f64 = 1.0;
 
 impl Vals<'_> {
     pub(super) fn raw(&self, k: &str) -> &str {
@@ -64,6 +75,54 @@ impl Vals<'_> {
         }
         Ok(v as u32)
     }
+    /// A time parameter in nanoseconds (`ns_per_unit` of them per unit given; zero allowed
+    /// where `zero` says so), at most `MAX_TIME_S`.
+    pub(super) fn time_ns(&self, k: &str, ns_per_unit: f64, zero: bool) -> Result<u64, String> {
+        let x = if zero { self.nonneg(k)? } else { self.pos(k)? };
+        let most = MAX_TIME_S * 1e9 / ns_per_unit;
+        if x > most {
+            return Err(format!(
+                "sim parameter {k}={} must be at most {} (an hour)",
+                shown(x),
+                shown(most)
+            ));
+        }
+        let ns = (x * ns_per_unit).round() as u64;
+        if ns == 0 && !zero {
+            // t_read_us=1e-9 passed "greater than zero" and then read in 0 ns
+            return Err(format!(
+                "sim parameter {k}={} must be at least {} (a nanosecond)",
+                shown(x),
+                shown(1.0 / ns_per_unit)
+            ));
+        }
+        Ok(ns)
+    }
+    /// A size at most `most` (`what` says it in words): a larger one is a buffer or cache
+    /// beyond any drive's, whose slots the simulator would allocate (buffer_kib=1e300 asked for
+    /// 32 GiB of them and aborted the process).
+    pub(super) fn size_at_most(&self, k: &str, most: f64, what: &str) -> Result<f64, String> {
+        let x = self.nonneg(k)?;
+        if x > most {
+            return Err(format!(
+                "sim parameter {k}={} must be at most {} ({what})",
+                shown(x),
+                shown(most)
+            ));
+        }
+        Ok(x)
+    }
+    /// A link's or channel's rate in MB/s, at least `MIN_RATE_MBPS`.
+    pub(super) fn rate(&self, k: &str) -> Result<f64, String> {
+        let x = self.pos(k)?;
+        if x < MIN_RATE_MBPS {
+            return Err(format!(
+                "sim parameter {k}={} must be at least {MIN_RATE_MBPS} MB/s",
+                shown(x)
+            ));
+        }
+        Ok(x)
+    }
     pub(super) fn on(&self, k: &str) -> bool {
         self.raw(k) == "on"
     }
@@ -81,5 +140,8 @@ mod tests {
         assert_eq!(shown(0.25), "0.25");
         assert_eq!(shown(400.0), "400");
         assert_eq!(shown(1e14), "100000000000000");
+        assert_eq!(shown(1e-300), "1e-300");
+        assert_eq!(shown(0.0), "0");
+        assert_eq!(shown(0.000001), "0.000001");
     }
 }
