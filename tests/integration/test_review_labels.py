@@ -79,13 +79,17 @@ def test_a_quick_copy_names_the_drive_it_stands_for_and_its_size(tmp_path):
         536_870_912,
     ), target
     report = page_text(a / "report" / f"{a.name}.html")
-    assert "Capacity 536.9 MB (a copy of sim:enterprise-sas, a 400.0 GB drive)" in report, report[:3000]
+    # the header column names the size (its Target row the preset; the whole spec overflowed the
+    # column), Run Details' note the drive copied
+    assert "Capacity 536.9 MB (a copy of a 400.0 GB drive)" in report, report[:3000]
+    assert "--quick simulated a 0.537 GB copy of sim:enterprise-sas" in report, report
     p = iolab("compare", str(a), str(b), "--out", str(tmp_path / "cmp"))
     assert p.returncode == 0, p.stdout + p.stderr
     [html] = (tmp_path / "cmp").glob("*.html")
     both = page_text(html)
-    assert "536.9 MB (a copy of sim:client-nvme-slc, a 480.0 GB drive)" in both, both[:3000]
-    assert "536.9 MB (a copy of sim:enterprise-sas, a 400.0 GB drive)" in both
+    # each drive's model names its preset beside it
+    assert "client-nvme-slc, OP 14.8%; FW sim-0.1.0; 536.9 MB (a copy of a 480.0 GB drive)" in both, both[:3000]
+    assert "enterprise-sas, OP 27.9%; FW sim-0.1.0; 536.9 MB (a copy of a 400.0 GB drive)" in both
 
 
 def test_a_percentile_too_few_ios_measured_says_so_in_summaries_and_in_show(tmp_path):

@@ -83,8 +83,10 @@ def whole(text: str, least: int = 1, most: int = MAX_WHOLE, zero: str = "") -> i
     (`zero`: what 0 means, for a parameter where 0 is 'not given')."""
     s = text.strip()
     if not (re.fullmatch(r"[-+]?[0-9]+", s) or (re.fullmatch(r"[-+]?[0-9,_]+", s) and grouped_number(s) is not None)):
-        # one value in ASCII digits: a list (1,32) is not read as its digits run together (132)
-        raise ValueError(f"give a whole number ({GROUPED}; one value, not a list)")
+        # one value in ASCII digits: a list (1,32) is not read as its digits run together (132);
+        # the grouping advice only for a value that has a comma or underscore to be told about
+        advice = f" ({GROUPED}; one value, not a list)" if re.search(r"[,_]", s) else ""
+        raise ValueError(f"give a whole number{advice}")
     v = int(s.replace(",", "").replace("_", ""))
     if not least <= v <= most:
         raise ValueError(f"give a whole number from {least:,}{f' ({zero})' if zero else ''} to {most:,}")

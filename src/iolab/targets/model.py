@@ -73,9 +73,10 @@ def drive_bytes(kind: str, capacity: int, device_bytes: int | None) -> int:
     return device_bytes if kind == "block" and device_bytes and device_bytes > capacity else capacity
 
 
-def copy_text(target: Mapping[str, Any]) -> str:
-    """What a stored run's simulated copy stands for, "a copy of sim:enterprise-sas, a 400.0 GB drive";
-    "" when the run tested the drive itself. The copy's own capacity (0.537 GB) is what every
+def copy_text(target: Mapping[str, Any], named: bool = True) -> str:
+    """What a stored run's simulated copy stands for, "a copy of sim:enterprise-sas, a 400.0 GB drive"
+    ("a copy of a 400.0 GB drive" not `named`, where the drive's spec is printed beside it: a
+    report header's column, whose Target row gives the preset); "" when the run tested the drive itself. The copy's own capacity (0.537 GB) is what every
     capacity line gives, so without this a quick run of a 400 GB and of a 480 GB drive both read
     "536.9 MB" beside the drives' names. A run stored before the drive's size was recorded names
     the drive alone."""
@@ -83,6 +84,8 @@ def copy_text(target: Mapping[str, Any]) -> str:
     if not of:
         return ""
     size = int(target.get("copy_of_capacity") or 0)
+    if size and not named:
+        return f"a copy of a {size / 1e9:.1f} GB drive"
     return f"a copy of {of}" + (f", a {size / 1e9:.1f} GB drive" if size else "")
 
 

@@ -131,7 +131,9 @@ def capacity_text(run: RunData) -> str:
         return NOT_REPORTED
     # a device tested in its first part (?size=) is still the size it is
     drive = recorded_drive_bytes(t)
-    of = f" ({copy_text(t)})" if copy_text(t) else ""
+    # the drive's spec is the Target row's preset and Run Details' note: the column names its size
+    # (with the spec too, the default quick run's Device Under Test column overflowed)
+    of = f" ({copy_text(t, named=False)})" if copy_text(t) else ""
     return eng(drive, "B") + (f" ({eng(tested, 'B')} tested)" if tested and tested != drive else "") + of
 
 
