@@ -194,7 +194,7 @@ def test_an_error_with_json_is_a_document_with_its_exit_code(tmp_path):
         ("show --json", "Missing argument 'RUN'"),
         ("run iops --max-rounds many --json", "--max-rounds"),
         ("runs --json --runs-dir {d}/missing", "does not exist"),
-        ("runs --json --runs-dir {d}/afile", "is not a directory"),
+        ("runs --json --runs-dir {d}/afile", "it is a regular file, not a directory"),
     ],
 )
 def test_a_usage_error_or_a_runs_directory_that_is_not_one_gives_a_document_too(line, said, tmp_path):

@@ -15,6 +15,7 @@ from typer._click.exceptions import ClickException
 from typer._coercion import RuntimeParam, build_runtime_param
 from typer._param_types import coerce_cli_path
 
+from iolab.core.errors import IolabError
 from iolab.core.usertext import check_argv, check_env
 
 # Help printed to a file or a pipe: wide enough that an option's help is not cut to a narrow
@@ -103,13 +104,14 @@ def _json_usage_errors(cmd, parse_args):
         given = args[: args.index("--")] if "--" in args else list(args)  # the parser empties args
         try:
             return parse_args(ctx, args)
-        except ClickException as e:
+        except (ClickException, IolabError) as e:  # IolabError: an option's own check (--runs-dir)
             if "--json" in given:
                 from iolab.cli.auto import emit_anyway
                 from iolab.pages.outcome_schema import COMMANDS
 
                 if cmd.name in COMMANDS:
-                    emit_anyway(cmd.name, e.exit_code, error=e.format_message())
+                    said = e.format_message() if isinstance(e, ClickException) else str(e)
+                    emit_anyway(cmd.name, e.exit_code, error=said)
             raise
 
     return parse

@@ -20,7 +20,17 @@ mod vals;
 
 pub use params::*;
 pub use presets::*;
-pub use resolve::{resolve, resolve_hdd, resolve_ssd};
+pub use resolve::resolve_ssd;
+pub use resolve_hdd::resolve_hdd;
+
+/// A preset's drive with the overrides given: here, above both resolvers, so neither imports the
+/// other (resolve_hdd reads resolve's shared helpers).
+pub fn resolve(preset: &str, overrides: &[(String, String)]) -> Result<DriveConfig, String> {
+    match resolve::find_preset(preset)?.kind {
+        Kind::Ssd => resolve_ssd(preset, overrides).map(DriveConfig::Ssd),
+        Kind::Hdd => resolve_hdd(preset, overrides).map(DriveConfig::Hdd),
+    }
+}
 
 pub const UNIT: u64 = 4096; // mapping unit, bytes
 

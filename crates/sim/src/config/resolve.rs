@@ -3,7 +3,6 @@
 //! derived geometry.
 
 use super::geometry::{flash_geometry, user_units, Geometry};
-pub use super::resolve_hdd::resolve_hdd;
 use super::vals::{shown, Vals};
 use super::*;
 
@@ -80,14 +79,6 @@ pub(super) fn merged(
         }
     }
     Ok(vals)
-}
-
-pub fn resolve(preset: &str, overrides: &[(String, String)]) -> Result<DriveConfig, String> {
-    let p = find_preset(preset)?;
-    match p.kind {
-        Kind::Ssd => resolve_ssd(preset, overrides).map(DriveConfig::Ssd),
-        Kind::Hdd => resolve_hdd(preset, overrides).map(DriveConfig::Hdd),
-    }
 }
 
 /// A drive sized by `user_gb` has at least this many FTL blocks: fewer, longer blocks than
