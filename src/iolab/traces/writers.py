@@ -26,7 +26,7 @@ from pathlib import Path
 
 from iolab.core.errors import IolabError
 from iolab.core.units import counted
-from iolab.targets.writepolicy import check_file, check_not_read, put_in_place
+from iolab.targets.writepolicy import check_not_read, output_file
 from iolab.traces import formats
 from iolab.traces.registry import ExportJob
 from iolab.traces.table import TraceTable, connect, sql_str
@@ -73,33 +73,30 @@ def export_with_notes(
     if found is None:
         raise IolabError(f"cannot export to {fmt!r}; formats: {', '.join(formats.writer_names())}")
     check_not_read(out, [table.path], "trace file")  # the more telling refusal: said first
-    out = check_file(out, "trace file")
     # int(): the base is written into the writers' SQL as a number, never as text it could end
     base = int(base_unix_ns if base_unix_ns is not None else (table.start_unix_ns or 1_577_836_800_000_000_000))
     maj, mnr = (int(x) for x in devno.split(","))
     src, notes = _SRC.format(path=sql_str(str(table.path))), []
-    # written aside and put in place whole: a stop or a full disk midway left a half trace under
-    # the name, and the writer's OUT.body beside it, which the next export refused as someone's
-    part = out.with_name(f".{out.name}.partial")
-    part.unlink(missing_ok=True)  # a killed export's (unlinked: a planted symlink is not written through)
     con = connect()
     try:
-        if found[1].sectors:
-            [(changed,)] = con.execute(f"SELECT count(*) FROM {src} WHERE {_UNALIGNED[found[1].sectors]}").fetchall()
-            src = _OUTWARD[found[1].sectors].format(src=src)
-            if changed:
-                what = "offsets" if found[1].sectors == "offset" else "offsets and sizes"
-                notes.append(
-                    f"{counted(changed, 'IO')} rounded outward to whole 512 B sectors ({fmt} writes {what} "
-                    "in sectors): each covers at least its bytes"
-                )
-        _check_sizes(con, src, fmt, found[1].max_size)
-        found[1].write(ExportJob(table, con, src, part, base, maj, mnr))
-        put_in_place(part, out, "trace file")
+        # written aside and put in place whole (output_file, which checks the policy first): a stop
+        # or a full disk midway left a half trace under the name, which the next export refused
+        with output_file(out, "trace file") as part:
+            sectors = found[1].sectors
+            if sectors:
+                [(changed,)] = con.execute(f"SELECT count(*) FROM {src} WHERE {_UNALIGNED[sectors]}").fetchall()
+                src = _OUTWARD[sectors].format(src=src)
+                if changed:
+                    what = "offsets" if sectors == "offset" else "offsets and sizes"
+                    notes.append(
+                        f"{counted(changed, 'IO')} rounded outward to whole 512 B sectors ({fmt} writes {what} "
+                        "in sectors): each covers at least its bytes"
+                    )
+            _check_sizes(con, src, fmt, found[1].max_size)
+            found[1].write(ExportJob(table, con, src, part, base, maj, mnr))
     finally:
         con.close()
-        part.unlink(missing_ok=True)
-    return out, notes
+    return Path(out), notes
 
 
 def _check_sizes(con, src: str, fmt: str, max_size: int) -> None:
