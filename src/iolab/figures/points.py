@@ -101,6 +101,10 @@ class OperatingPoints:
     mid_from: str = MID_UNDER_CUTOFF
     # how many demand points had ART under the cutoff (None: a run decided before it was stored)
     under_cutoff: int | None = None
+    # (name, owner): a name that is another's point, measured once, under the owner's cells (Mid
+    # on Max's or Min's point). Empty for a run decided before points were shared: it measured
+    # every name on its own, Mid on Min's point twice.
+    shared: tuple[tuple[str, str], ...] = ()
 
     def named(self) -> tuple[tuple[str, DemandPoint | None], ...]:
         return tuple(zip(POINT_NAMES, (self.max, self.mid, self.min)))
@@ -109,7 +113,22 @@ class OperatingPoints:
         """The points as a decision stores them (decide.Decision.chosen), with how many points
         the cutoff left to choose Max and Mid from."""
         out: dict = {n: asdict(p) for n, p in self.named() if p is not None}
+        out |= {SHARED_KEY: dict(self.shared)} if self.shared else {}
         return out | ({UNDER_CUTOFF_KEY: self.under_cutoff} if self.under_cutoff is not None else {})
+
+    def cells_of(self, name: str) -> str:
+        """The point name whose cells hold `name`'s pre-write and histogram (its own, unless shared)."""
+        return dict(self.shared).get(name, name)
+
+    def measured(self) -> tuple[tuple[str, DemandPoint], ...]:
+        """The points the run measures, each once, in POINT_NAMES' order (the PTS's Max, Mid, Min)."""
+        return tuple((n, p) for n, p in self.named() if p is not None and self.cells_of(n) == n)
+
+    def shared_text(self, name: str) -> str:
+        """'MidIOPS = MaxIOPS point TC4/QD8, histogram shared' where `name` reads another point's
+        cells; "" where it has its own."""
+        owner, p = self.cells_of(name), dict(self.named()).get(name)
+        return f"{name} = {owner} point {p.label()}, histogram shared" if owner != name and p else ""
 
     def _art(self) -> str:
         return f"ART < {self.art_cutoff_ms:g} ms" if self.art_cutoff_ms is not None else "ART under the cutoff"
@@ -163,7 +182,24 @@ def operating_points(points: Sequence[DemandPoint], art_cutoff_us: float) -> Ope
     if top is not None and low is not None:
         middle = (top.iops + low.iops) / 2
         mid = min(qualified, key=lambda p: (abs(p.iops - middle), p.oio))
-    return OperatingPoints(top, mid, low, art_cutoff_us / 1000, MID_UNDER_CUTOFF, len(qualified))
+    return OperatingPoints(
+        top, mid, low, art_cutoff_us / 1000, MID_UNDER_CUTOFF, len(qualified), _shared((top, mid, low))
+    )
+
+
+def _shared(points: tuple[DemandPoint | None, ...]) -> tuple[tuple[str, str], ...]:
+    """Each name whose point an earlier owner holds: Max owns first, then Min (TC1/QD1 is measured
+    as Min whenever it is Min), Mid last, so a pre-write and histogram (70 min at full length)
+    never run twice at one TC/QD."""
+    named = dict(zip(POINT_NAMES, points))
+    owners = ("MaxIOPS", "MinIOPS", "MidIOPS")
+    out = []
+    for n in POINT_NAMES:
+        p = named[n]
+        owner = next((o for o in owners if p is not None and named[o] is not None and named[o].label() == p.label()), n)
+        if owner != n:
+            out.append((n, owner))
+    return tuple(out)
 
 
 # The DIRTH flow's phases and cell keys: suites/dirth_flow.py builds them, reports read them.
@@ -172,6 +208,7 @@ PREWRITE = "pre-write"
 POINT_NAMES = ("MaxIOPS", "MidIOPS", "MinIOPS")
 DECISION = "dirth-operating-points"
 UNDER_CUTOFF_KEY = "points_under_cutoff"  # in the decision's `chosen`, beside the points
+SHARED_KEY = "cells_of"  # in `chosen`: {name: owner} for a name measured under another's cells
 
 
 def point_key(threads: int, depth: int) -> str:
@@ -192,7 +229,7 @@ def decided_points(decisions: Iterable[dict]) -> OperatingPoints | None:
     if d is None:
         return None
     chosen, rule = d.get("chosen", {}), d.get("rule", {})
-    under = chosen.get(UNDER_CUTOFF_KEY)
+    under, shared = chosen.get(UNDER_CUTOFF_KEY), chosen.get(SHARED_KEY)
     top, mid, low = (DemandPoint(**chosen[n]) if isinstance(chosen.get(n), dict) else None for n in POINT_NAMES)
     return OperatingPoints(
         top,
@@ -202,4 +239,6 @@ def decided_points(decisions: Iterable[dict]) -> OperatingPoints | None:
         # a decision stored before the rule was named chose Mid among all points
         mid_from=rule.get("mid_from", MID_ALL_POINTS),
         under_cutoff=under if isinstance(under, int) else None,
+        # a decision stored before points were shared: each name has its own cells
+        shared=tuple((str(n), str(o)) for n, o in shared.items()) if isinstance(shared, dict) else (),
     )

@@ -425,7 +425,7 @@ def render_hir(ph: PhaseSummary, console: Console) -> None:
 def render_dirth(ph: PhaseSummary, console: Console) -> None:
     """DIRTH: its IOPS over TC × QD (demand variation); the Max/Mid/Min points are printed
     with the operating-points phase (the run's decision); other phases per cell."""
-    from iolab.figures.compare.pts2 import demand_points  # compare imports no textreport code
+    from iolab.figures.compare.pts2 import demand_points, point_cell  # compare imports no textreport code
     from iolab.figures.points import DV_PHASE, decided_points
 
     points = demand_points([ph])
@@ -439,6 +439,10 @@ def render_dirth(ph: PhaseSummary, console: Console) -> None:
             console.print("(each point's IOPS and ART: the mean over the demand-variation window)")
         if ops and ops.mid_same_as():
             console.print(esc(ops.mid_same_as()), soft_wrap=True)
+        for name, owner in ops.shared if ops else ():  # measured once, as `owner`: its cells are both
+            c = point_cell([ph], name)
+            got = f"{num(c.iops)} IOPS, ART {num(c.lat_mean_us)} µs, MRT {num(c.lat_max_us)} µs" if c else "not measured"
+            console.print(esc(f"{ops.shared_text(name)}: {got} (the {owner} cells)"), soft_wrap=True)
         return
     depths = sorted({p.queue_depth for p in points}, reverse=True)
     tcs = {p.threads for p in points}
