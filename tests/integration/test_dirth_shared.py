@@ -112,3 +112,65 @@ def test_a_run_that_measured_mid_on_its_own_reads_as_before(tmp_path):
     text = page_text(next((run / "report").glob("*.html")))
     assert "Response Time Histogram — MidIOPS TC1/QD4" in text and "histogram shared" not in text
     assert "TC1/QD1 (= MinIOPS)" in text
+
+
+def _killed_in_the_operating_points(scratch: Path) -> Path:
+    """A quick DIRTH on a file whose Mid is Min's point, killed (-9) once the MaxIOPS histogram
+    cell has begun: its pre-write stored, the rest of the phase not."""
+    from .test_resume import run_and_kill
+
+    target = f"file:{scratch}/target.img?size=64MiB"
+    run = ("dirth", "--cell-time", "200ms", "--max-rounds", "5", "-t", target, *COINCIDE)
+    return run_and_kill(scratch, scratch / "runs", "operating_points-r01-c01", run)
+
+
+def _resumed(run: Path) -> tuple[RunStore, str]:
+    p = iolab("resume", str(run), "--no-report", timeout=900)
+    assert p.returncode == 0, p.stderr + p.stdout
+    store = RunStore.open(run)
+    assert store.manifest.state == "complete"
+    assert [c.cell_key for c in store.cells("operating points")] == [
+        "MaxIOPS pre-write",
+        "MaxIOPS TC1/QD32",
+        "MinIOPS pre-write",
+        "MinIOPS TC1/QD1",
+    ]
+    [d] = [d for d in store.manifest.decisions if d["phase"] == "operating points"]
+    assert d["chosen"]["cells_of"] == {"MidIOPS": "MinIOPS"}
+    assert f"{SHARED}:" in flat(iolab("show", str(run)).stdout)
+    return store, flat(p.stdout)
+
+
+def test_resume_in_the_operating_points_measures_the_shared_point_once(scratch):
+    run = _killed_in_the_operating_points(scratch)
+    store, said = _resumed(run)
+    assert "operating points: cannot continue from round 1: no round had finished" in said
+    assert "builds it from the stored results" not in said
+    assert [c.cell_key for c in store.cells(kind="interrupted", complete_only=False)] == ["MaxIOPS pre-write"]
+
+
+def test_resume_of_a_run_stored_with_mid_measured_twice_runs_its_operating_points_as_built_now(scratch):
+    # the run as an iolab that measured Mid on Min's point a second time left it: its stored
+    # phase has Mid's cells between Max's and Min's, its decision no `cells_of`
+    run = _killed_in_the_operating_points(scratch)
+    doc = json.loads((run / "manifest.json").read_text())
+    [op] = [p for p in doc["plan"]["phases"] if p["name"] == "operating points"]
+    op["cells"][2:2] = ["MidIOPS pre-write", "MidIOPS TC1/QD1"]
+    [d] = [d for d in doc["decisions"] if d["phase"] == "operating points"]
+    del d["chosen"]["cells_of"]
+    d["outcome"] = d["outcome"].split(f"; {SHARED}")[0]
+    (run / "manifest.json").write_text(json.dumps(doc))
+    store, said = _resumed(run)
+    built = re.escape(
+        "operating points: this iolab builds it from the stored results as cells MaxIOPS pre-write, "
+        "MaxIOPS TC1/QD32, MinIOPS pre-write, MinIOPS TC1/QD1 (the run stored MaxIOPS pre-write, MaxIOPS "
+        "TC1/QD32, MidIOPS pre-write, MidIOPS TC1/QD1, MinIOPS pre-write, MinIOPS TC1/QD1), so what it measured is set "
+        "aside ("
+    ) + r"\d+ raw files in raw/interrupted-\*/\) and it runs again from its start as built now\."
+    assert re.search(built, said), said
+    assert "operating points: decided by dirth-operating-points: " in said  # decided again as it runs
+    # the decision the stopped run stored goes to the notes; the phase is decided again as it runs
+    assert "operating points: superseded decision (its phase runs again): MaxIOPS at TC1/QD32" in said
+    assert [c.cell_key for c in store.cells(kind="interrupted", complete_only=False)] == ["MaxIOPS pre-write"]
+    [op] = [p for p in store.manifest.plan["phases"] if p["name"] == "operating points"]
+    assert op["cells"] == [c.cell_key for c in store.cells("operating points")]

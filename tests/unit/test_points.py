@@ -126,3 +126,12 @@ def test_a_point_named_twice_is_measured_once_and_the_decision_says_whose_cells_
     low = asdict(DemandPoint(1, 1, 10_000.0, 100.0))
     old = decided_points([{"rule": record["rule"], "chosen": {n: low for n in ("MaxIOPS", "MidIOPS", "MinIOPS")}}])
     assert old.shared == () and old.cells_of("MidIOPS") == "MidIOPS" and old.shared_text("MidIOPS") == ""
+
+
+def test_two_points_under_the_cutoff_tie_and_mid_is_min_s_lower_outstanding_io():
+    # the two ends are equally far from (Max + Min) / 2; in floats 76,613.7 - 48,115.0 is
+    # 28,498.699999999997 and 48,115.0 - 19,616.3 is 28,498.7, so Max looked nearer (Mid = Max)
+    assert abs(76_613.7 - (76_613.7 + 19_616.3) / 2) < abs(19_616.3 - (76_613.7 + 19_616.3) / 2)
+    for top, low in ((76_613.7, 19_616.3), (14_302.1, 12_135.3), (50_048.1, 22_551.2), (38_052.3, 5_558.1)):
+        ops = operating_points(grid({(1, 32): (top, 1_000), (1, 1): (low, 100)}), 5_000)
+        assert ops.mid.label() == "TC1/QD1" and ops.shared == (("MidIOPS", "MinIOPS"),), (top, low)

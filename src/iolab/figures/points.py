@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
+from fractions import Fraction
 
 from iolab.core.testparams import Param, fraction, positive_float, show_percent
 
@@ -180,8 +181,11 @@ def operating_points(points: Sequence[DemandPoint], art_cutoff_us: float) -> Ope
     low = next((p for p in points if p.threads == 1 and p.queue_depth == 1), None)
     mid = None
     if top is not None and low is not None:
-        middle = (top.iops + low.iops) / 2
-        mid = min(qualified, key=lambda p: (abs(p.iops - middle), p.oio))
+        # distances to the middle in exact arithmetic: with two points under the cutoff both are
+        # equally far, and float rounding of (max + min) / 2 chose either (a file run's Mid fell on
+        # Max where the tie rule says Min's lower outstanding IO)
+        twice_middle = Fraction(top.iops) + Fraction(low.iops)
+        mid = min(qualified, key=lambda p: (abs(2 * Fraction(p.iops) - twice_middle), p.oio))
     return OperatingPoints(
         top, mid, low, art_cutoff_us / 1000, MID_UNDER_CUTOFF, len(qualified), _shared((top, mid, low))
     )
