@@ -75,7 +75,10 @@ def test_show_json_and_the_report_give_mid_the_shared_figures_with_their_label(r
     assert "Response Time Histogram — MinIOPS TC1/QD1 = MidIOPS" in text
     assert "Response Time Histogram — MidIOPS" not in text
     assert re.search(re.escape(SHARED) + r" [\d,]+ [\d.,]+ [\d.,]+ Source", text), text[-5000:]
-    assert "MidIOPS IOPS closest to (Max + Min) / 2 among points with ART < 5 ms TC1/QD1 (= MinIOPS point, histogram shared)" in text
+    assert (
+        "MidIOPS IOPS closest to (Max + Min) / 2 among points with ART < 5 ms TC1/QD1 (= MinIOPS point, histogram shared)"
+        in text
+    )
 
 
 def test_compare_and_check_read_mid_from_the_shared_cells_and_say_so(runs, tmp_path):
@@ -161,12 +164,15 @@ def test_resume_of_a_run_stored_with_mid_measured_twice_runs_its_operating_point
     d["outcome"] = d["outcome"].split(f"; {SHARED}")[0]
     (run / "manifest.json").write_text(json.dumps(doc))
     store, said = _resumed(run)
-    built = re.escape(
-        "operating points: this iolab builds it from the stored results as cells MaxIOPS pre-write, "
-        "MaxIOPS TC1/QD32, MinIOPS pre-write, MinIOPS TC1/QD1 (the run stored MaxIOPS pre-write, MaxIOPS "
-        "TC1/QD32, MidIOPS pre-write, MidIOPS TC1/QD1, MinIOPS pre-write, MinIOPS TC1/QD1), so what it measured is set "
-        "aside ("
-    ) + r"\d+ raw files in raw/interrupted-\*/\) and it runs again from its start as built now\."
+    built = (
+        re.escape(
+            "operating points: this iolab builds it from the stored results as cells MaxIOPS pre-write, "
+            "MaxIOPS TC1/QD32, MinIOPS pre-write, MinIOPS TC1/QD1 (the run stored MaxIOPS pre-write, MaxIOPS "
+            "TC1/QD32, MidIOPS pre-write, MidIOPS TC1/QD1, MinIOPS pre-write, MinIOPS TC1/QD1), so what it measured is set "
+            "aside ("
+        )
+        + r"\d+ raw files in raw/interrupted-\*/\) and it runs again from its start as built now\."
+    )
     assert re.search(built, said), said
     assert "operating points: decided by dirth-operating-points: " in said  # decided again as it runs
     # the decision the stopped run stored goes to the notes; the phase is decided again as it runs

@@ -124,7 +124,7 @@ def test_a_point_named_twice_is_measured_once_and_the_decision_says_whose_cells_
     record = {"rule": {"name": DECISION, "art_cutoff_ms": 5.0}, "chosen": ops.record()}
     assert decided_points([record]).shared == ops.shared
     low = asdict(DemandPoint(1, 1, 10_000.0, 100.0))
-    old = decided_points([{"rule": record["rule"], "chosen": {n: low for n in ("MaxIOPS", "MidIOPS", "MinIOPS")}}])
+    old = decided_points([{"rule": record["rule"], "chosen": dict.fromkeys(("MaxIOPS", "MidIOPS", "MinIOPS"), low)}])
     assert old.shared == () and old.cells_of("MidIOPS") == "MidIOPS" and old.shared_text("MidIOPS") == ""
 
 

@@ -180,7 +180,12 @@ def test_dirth_measures_a_point_named_twice_once():
     curve = {(1, 32): (60_000, 500), (1, 1): (10_000, 100)}
     samples = [Sample(r, f"TC{t}/QD{q}", i, None, t * q, a) for r in range(1, 6) for (t, q), (i, a) in curve.items()]
     phase, decision = p.phases[2].build({"demand variation": samples})
-    assert [c.key for c in phase.cells] == ["MaxIOPS pre-write", "MaxIOPS TC1/QD32", "MinIOPS pre-write", "MinIOPS TC1/QD1"]
+    assert [c.key for c in phase.cells] == [
+        "MaxIOPS pre-write",
+        "MaxIOPS TC1/QD32",
+        "MinIOPS pre-write",
+        "MinIOPS TC1/QD1",
+    ]
     assert decision.record()["chosen"]["cells_of"] == {"MidIOPS": "MinIOPS"}
     assert decided_points([decision.record()]).mid.label() == "TC1/QD1"  # Mid is still decided, and named
     assert "MidIOPS = MinIOPS point TC1/QD1, histogram shared (its pre-write and histogram run once" in decision.outcome

@@ -195,15 +195,10 @@ def _shared(points: tuple[DemandPoint | None, ...]) -> tuple[tuple[str, str], ..
     """Each name whose point an earlier owner holds: Max owns first, then Min (TC1/QD1 is measured
     as Min whenever it is Min), Mid last, so a pre-write and histogram (70 min at full length)
     never run twice at one TC/QD."""
-    named = dict(zip(POINT_NAMES, points))
-    owners = ("MaxIOPS", "MinIOPS", "MidIOPS")
-    out = []
-    for n in POINT_NAMES:
-        p = named[n]
-        owner = next((o for o in owners if p is not None and named[o] is not None and named[o].label() == p.label()), n)
-        if owner != n:
-            out.append((n, owner))
-    return tuple(out)
+    at = {n: p.label() for n, p in zip(POINT_NAMES, points) if p is not None}
+    owners = [n for n in ("MaxIOPS", "MinIOPS", "MidIOPS") if n in at]
+    owner = {n: next(o for o in owners if at[o] == at[n]) for n in at}
+    return tuple((n, owner[n]) for n in POINT_NAMES if n in at and owner[n] != n)
 
 
 # The DIRTH flow's phases and cell keys: suites/dirth_flow.py builds them, reports read them.

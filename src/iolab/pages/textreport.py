@@ -441,8 +441,11 @@ def render_dirth(ph: PhaseSummary, console: Console) -> None:
             console.print(esc(ops.mid_same_as()), soft_wrap=True)
         for name, owner in ops.shared if ops else ():  # measured once, as `owner`: its cells are both
             c = point_cell([ph], name)
-            got = f"{num(c.iops)} IOPS, ART {num(c.lat_mean_us)} µs, MRT {num(c.lat_max_us)} µs" if c else "not measured"
-            console.print(esc(f"{ops.shared_text(name)}: {got} (the {owner} cells)"), soft_wrap=True)
+            got = (
+                f"{num(c.iops)} IOPS, ART {num(c.lat_mean_us)} µs, MRT {num(c.lat_max_us)} µs" if c else "not measured"
+            )
+            said = ops.shared_text(name) if ops else name
+            console.print(esc(f"{said}: {got} (the {owner} cells)"), soft_wrap=True)
         return
     depths = sorted({p.queue_depth for p in points}, reverse=True)
     tcs = {p.threads for p in points}

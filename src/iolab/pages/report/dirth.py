@@ -355,8 +355,7 @@ def _histogram_pages(run: RunData) -> list[Page]:
         ("cell", "IOPS", "ART (µs)", "MRT (µs)"),
         tuple(rows),
         f"Source: results.db table cells, phase {OP_PHASE!r} (one round); the points are the run's decision "
-        "(Run Details)."
-        + "".join(f" {n}: the {o} cells (one point, measured once)." for n, o in shared),
+        "(Run Details)." + "".join(f" {n}: the {o} cells (one point, measured once)." for n, o in shared),
         run.raw_links(list(ph.rows)),
     )
     return pages + table_pages("Operating Points — Max/Mid/Min", [table])
@@ -367,6 +366,8 @@ def _labelled(page: Page, ops: OperatingPoints | None, owner: str) -> Page:
     said = [ops.shared_text(n) for n, o in ops.shared if o == owner] if ops else []
     if not said:
         return page
-    blocks = tuple(replace(b, caption=f"{b.caption}; {'; '.join(said)}") if isinstance(b, Figure) else b for b in page.blocks)
+    blocks = tuple(
+        replace(b, caption=f"{b.caption}; {'; '.join(said)}") if isinstance(b, Figure) else b for b in page.blocks
+    )
     names = " = ".join(n for n, o in (ops.shared if ops else ()) if o == owner)
     return Page(f"{page.title} = {names}", blocks)
