@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from iolab.pages.report.layoutcheck import check_report
 from iolab.store.runstore import RunStore
 
 from .conftest import SMALL_SIM, iolab
@@ -74,6 +75,7 @@ def test_show_json_and_the_report_give_mid_the_shared_figures_with_their_label(r
     text = page_text(html)
     assert "Response Time Histogram — MinIOPS TC1/QD1 = MidIOPS" in text
     assert "Response Time Histogram — MidIOPS" not in text
+    assert check_report(html) == []  # the longer caption and title still fit their page
     assert re.search(re.escape(SHARED) + r" [\d,]+ [\d.,]+ [\d.,]+ Source", text), text[-5000:]
     assert (
         "MidIOPS IOPS closest to (Max + Min) / 2 among points with ART < 5 ms TC1/QD1 (= MinIOPS point, histogram shared)"

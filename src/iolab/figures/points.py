@@ -192,9 +192,9 @@ def operating_points(points: Sequence[DemandPoint], art_cutoff_us: float) -> Ope
 
 
 def _shared(points: tuple[DemandPoint | None, ...]) -> tuple[tuple[str, str], ...]:
-    """Each name whose point an earlier owner holds: Max owns first, then Min (TC1/QD1 is measured
-    as Min whenever it is Min), Mid last, so a pre-write and histogram (70 min at full length)
-    never run twice at one TC/QD."""
+    """Each name whose point another name owns: Max first, then Min, Mid last (Mid on Min's point is
+    measured as Min; TC1/QD1 alone under the cutoff is all three, measured as Max), so a pre-write
+    and histogram (70 min at full length) never run twice at one TC/QD."""
     at = {n: p.label() for n, p in zip(POINT_NAMES, points) if p is not None}
     owners = [n for n in ("MaxIOPS", "MinIOPS", "MidIOPS") if n in at]
     owner = {n: next(o for o in owners if at[o] == at[n]) for n in at}
