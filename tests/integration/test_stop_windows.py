@@ -96,6 +96,31 @@ def test_a_stop_as_a_report_or_export_file_takes_its_name_leaves_it_iolabs(tmp_p
     assert sorted(p.name for p in exported.iterdir()) == whole
 
 
+def test_a_reports_pdf_and_html_are_both_old_or_both_new_whenever_a_stop_lands(tmp_path):
+    """A report's PDF and HTML are put in place as a pair (writepolicy.output_files, under one
+    deferred stop): Ctrl-C between the two renames left a new PDF beside the HTML of the report
+    before it. A file put in place is a new inode (renamed over the old name), so the inodes say
+    which report each name holds whatever their contents."""
+    run = quick_sim_run(tmp_path / "runs")
+    out = tmp_path / "out"
+    again("report", str(run), "--out", str(out))
+    pair = [out / f"{run.name}{ext}" for ext in (".pdf", ".html")]
+
+    def inodes() -> list[int]:
+        return [p.stat().st_ino for p in pair]
+
+    old = inodes()
+    # stopped as the PDF has taken its name, the HTML not yet: both new once the stop takes effect
+    stopped_after("os:replace", f"{run.name}.pdf", "report", str(run), "--out", str(out))
+    new = inodes()
+    assert all(n != o for n, o in zip(new, old)), (old, new)
+    # stopped once both are written aside, before either rename: both as they were
+    stopped_after("iolab.pages.report:write_pdf", "", "report", str(run), "--out", str(out))
+    assert inodes() == new
+    assert sorted(p.name for p in out.iterdir()) == sorted(p.name for p in pair)  # nothing written aside is left
+    assert pair[0].read_bytes().startswith(b"%PDF") and pair[1].stat().st_size > 0
+
+
 def test_a_report_stopped_as_it_claims_the_run_leaves_no_claim_file(tmp_path):
     """`iolab report RUN` claims the run (RUN/writer.lock names its process) before it writes into
     it. Stopped just after the claim was recorded, or just after claim_run returned but before the
