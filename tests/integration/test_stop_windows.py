@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from .conftest import default_signals, iolab, quick_sim_run
+from .conftest import SMALL_SIM, default_signals, iolab, quick_sim_run
 
 pytestmark = pytest.mark.integration
 
@@ -154,6 +155,25 @@ def test_a_stop_in_a_trace_import_or_export_leaves_nothing_the_next_one_refuses(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["hm_0.csv", "t.parquet"]
     again(*export_it)
     assert len(out.read_text().splitlines()) == 20
+
+
+def test_a_ctrl_c_a_background_run_ignores_stays_ignored_as_its_run_directory_is_made(tmp_path):
+    """A run started in the background (SIGINT ignored) ignores Ctrl-C for its whole life
+    (stop_on_signals); the steps that hold a stop (run/stopsignals.held_stop: the run directory
+    made, not yet known to its caller) caught it there and stopped the run, exit 130."""
+    runs = tmp_path / "runs"
+    p = subprocess.run(
+        [sys.executable, "-c", STOP_AFTER, "iolab.api.runs:start", "", "run", "latency", "--quick", "-t", SMALL_SIM]
+        + ["--no-report", "--runs-dir", str(runs)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=dict(os.environ, COLUMNS="200"),
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),  # as a background job starts it
+    )
+    assert p.returncode == 0 and "interrupted" not in p.stderr, p.stderr
+    [run] = list(runs.iterdir())
+    assert json.loads((run / "manifest.json").read_text())["state"] == "complete"
 
 
 def test_a_resume_stopped_as_it_takes_the_run_over_leaves_it_interrupted_not_running(tmp_path):
