@@ -237,7 +237,7 @@ def steady_rule_text(run: RunData) -> str:
     (a run none of whose phases tracks steady state: that the rule does not apply)."""
     if run.manifest.steady_rule == NOT_APPLICABLE:
         return "not applicable (no phase tracks steady state)"
-    rule = SteadyRule(strict=bool(run.manifest.profile.get("strict_steady")))
+    rule = SteadyRule.of_profile(run.manifest.profile)
     cmp = "<" if rule.strict else "≤"
     return (
         f"range {cmp} {rule.range_limit:.0%}, fit excursion {cmp} {rule.slope_limit:.0%} of average "
@@ -373,7 +373,7 @@ def measure_caveats(run: RunData) -> list[Caveat]:
         )
     if unjudged := run.unjudged():
         # as prominent as a failed one: a window of 3 rounds is no steady state either
-        window = SteadyRule(strict=bool(run.manifest.profile.get("strict_steady"))).window
+        window = SteadyRule.of_profile(run.manifest.profile).window
         out.append(Caveat(NOT_EVALUATED, tuple(_unjudged_text(name, ph, window) for name, ph in unjudged)))
     if run.audit is not None and not run.audit.passed:
         names = ", ".join(r.name for r in run.audit.failed)

@@ -13,7 +13,7 @@ from typing import Any
 
 from iolab.core.decide import decision_text
 from iolab.core.results import PERCENTILES
-from iolab.core.steady import VariableVerdict
+from iolab.core.steady import SteadyRule, VariableVerdict
 from iolab.core.units import counted, denoise, duration, eng, kib_label, num, pct_text, sentence, unmeasured_text
 from iolab.figures.summary import CellAverage, PhaseSummary, rounds_count
 from iolab.pages.report import header, latency_plots, plots
@@ -177,7 +177,7 @@ def steady_table(
 def measurement_window_pages(
     run: RunData, ph: PhaseSummary, ylabel_for: Callable[[VariableVerdict], str]
 ) -> list[Page]:
-    strict = bool(run.manifest.profile.get("strict_steady"))
+    strict = SteadyRule.of_profile(run.manifest.profile).strict
     pages = []
     for v in ph.verdicts:
         png = plots.measurement_window(v, ylabel_for(v), height_mm=95)
