@@ -19,7 +19,7 @@ from iolab.figures.summary import CellAverage, PhaseSummary, rounds_count
 from iolab.pages.report import header, latency_plots, plots
 from iolab.pages.report.model import CONTENT_MM, Figure, Page, Table, Text, split_rows
 from iolab.pages.report.rundata import RunData, rounds_text, window_rows
-from iolab.pages.report.steadywords import judged, variable_verdict
+from iolab.pages.report.steadywords import judged, passes_but, variable_verdict
 
 Getter = Callable[[CellAverage], float | None]
 TextGetter = Callable[[CellAverage], float | str | None]  # text: a getter may say n/m itself
@@ -110,6 +110,11 @@ def convergence_page(
 def steady_note(run: RunData, ph: PhaseSummary) -> Text:
     if ph.steady is True:
         msg = f"Steady state reached: measurement window {rounds_text(ph.window)}."
+    elif ph.steady is False and (refused := ph.not_accepted()) is not None:
+        msg = (
+            f"STEADY STATE NOT ACHIEVED: {passes_but(refused)}. The results use its "
+            f"{counted(len(ph.window), 'complete round')} ({rounds_text(ph.window)}) as the measurement window."
+        )
     elif ph.steady is False:
         msg = (
             f"STEADY STATE NOT ACHIEVED. The results use the last {counted(len(ph.window), 'complete round')} "
@@ -143,7 +148,11 @@ _INFO_CHECK: dict[bool | None, str] = {True: "steady", False: "not steady"}
 
 
 def steady_table(
-    v: VariableVerdict, rule_strict: bool, decides: bool = True, phase_steady: bool | None = True
+    v: VariableVerdict,
+    rule_strict: bool,
+    decides: bool = True,
+    phase_steady: bool | None = True,
+    refused: str | None = None,
 ) -> Table:
     pr = f"{v.range_allowed / v.average:.0%}" if v.average else "—"
     ps = f"{v.fit_allowed / v.average:.0%}" if v.average else "—"
@@ -162,7 +171,7 @@ def steady_table(
             judged(denoise(v.fit_excursion, v.average), v.fit_allowed, v.slope_ok, rule_strict),
         ),
         ("Least-squares linear fit", v.formula() + " (R = round)"),
-        ("Verdict", variable_verdict(v, phase_steady)),
+        ("Verdict", variable_verdict(v, phase_steady, refused)),
     )
     if not decides:
         rows += (("Role", "shown only: the phase's steady state is decided by its other tracking variables"),)
@@ -189,7 +198,10 @@ def measurement_window_pages(
             "bands: ±10 % (steady-state slope limit) and ±20 % (range limit) of the window average.",
         )
         pages.append(
-            Page(f"Steady State Measurement Window — {v.name}", (fig, steady_table(v, strict, decides, ph.steady)))
+            Page(
+                f"Steady State Measurement Window — {v.name}",
+                (fig, steady_table(v, strict, decides, ph.steady, ph.not_accepted())),
+            )
         )
     return pages
 
