@@ -14,12 +14,12 @@ from typing import Any
 from iolab.core.decide import decision_text
 from iolab.core.results import PERCENTILES
 from iolab.core.steady import VariableVerdict
-from iolab.core.units import counted, denoise, duration, eng, kib_label, num, pct_text, sentence, unmeasured_text
+from iolab.core.units import counted, duration, eng, kib_label, num, pct_text, sentence, unmeasured_text
 from iolab.figures.summary import CellAverage, PhaseSummary, rounds_count
 from iolab.pages.report import header, latency_plots, plots
 from iolab.pages.report.model import CONTENT_MM, Figure, Page, Table, Text, split_rows
 from iolab.pages.report.rundata import RunData, rounds_text, window_rows
-from iolab.pages.report.steadywords import judged, passes_but, variable_verdict
+from iolab.pages.report.steadywords import passes_but, steady_table
 
 Getter = Callable[[CellAverage], float | None]
 TextGetter = Callable[[CellAverage], float | str | None]  # text: a getter may say n/m itself
@@ -145,42 +145,6 @@ def steady_note(run: RunData, ph: PhaseSummary) -> Text:
 # The for-information check's outcome; None: too few intervals to judge, which is neither
 # steady nor "not steady" (it said "not steady" there).
 _INFO_CHECK: dict[bool | None, str] = {True: "steady", False: "not steady"}
-
-
-def steady_table(
-    v: VariableVerdict,
-    rule_strict: bool,
-    decides: bool = True,
-    phase_steady: bool | None = True,
-    refused: str | None = None,
-) -> Table:
-    pr = f"{v.range_allowed / v.average:.0%}" if v.average else "—"
-    ps = f"{v.fit_allowed / v.average:.0%}" if v.average else "—"
-    rows: tuple[tuple[str, str], ...] = (
-        ("Measurement window", f"rounds {v.rounds[0]}–{v.rounds[-1]}"),
-        ("Values (y)", ", ".join(num(x) for x in v.values)),
-        ("Average", num(v.average)),
-        (f"Allowed maximum data excursion ({pr} of average)", num(v.range_allowed)),
-        (
-            "Measured data excursion (max − min)",
-            judged(v.range_measured, v.range_allowed, v.range_ok, rule_strict),
-        ),
-        (f"Allowed maximum slope excursion ({ps} of average)", num(v.fit_allowed)),
-        (
-            "Measured slope excursion (|m| × window span)",
-            judged(denoise(v.fit_excursion, v.average), v.fit_allowed, v.slope_ok, rule_strict),
-        ),
-        ("Least-squares linear fit", v.formula() + " (R = round)"),
-        ("Verdict", variable_verdict(v, phase_steady, refused)),
-    )
-    if not decides:
-        rows += (("Role", "shown only: the phase's steady state is decided by its other tracking variables"),)
-    return Table(
-        f"Steady-state determination: {v.name}",
-        ("item", "value"),
-        rows,
-        "Source: results.db table steady (values recorded by the runner at the end of the last evaluated round).",
-    )
 
 
 def measurement_window_pages(
