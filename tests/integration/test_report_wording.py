@@ -93,7 +93,7 @@ def test_hir_does_not_call_a_preconditioning_that_never_reached_steady_state_ste
     [doc] = json.loads(shown.stdout)["runs"]
     assert doc["steady_state"] == "not-reached"
     names = [f["name"] for f in doc["figures"]]
-    assert "PC IOPS, window mean (RND 4 KiB W)" in names and not any("steady" in n for n in names), names
+    assert "Preconditioning IOPS, window mean (RND 4 KiB W)" in names and not any("steady" in n for n in names), names
     run = RunData.load(run_dir, tmp_path / "work")
     tables = [b for page in hir_overlays([run, run], ["D1", "D2"]) for b in page.blocks if isinstance(b, Table)]
     [table] = [t for t in tables if t.caption == "Recovery per drive (×)"]
