@@ -35,8 +35,7 @@ def credit_limit(doc: dict[str, Any]) -> None:
     """Name the user's --capacity-limit in an old quick run's document (in place): the profile's
     text, the active range's parameter, the copy's note and a non-compliance line of its own."""
     profile = doc.get("profile")
-    given = users_limit(profile) if isinstance(profile, dict) else None
-    if given is None:
+    if not isinstance(profile, dict) or (given := users_limit(profile)) is None:
         return
     source = f"--capacity-limit {given}"
     profile["capacity_limit_given"] = given
@@ -48,7 +47,9 @@ def credit_limit(doc: dict[str, Any]) -> None:
     ):
         params["Active range"] = params["Active range"].replace(_RANGE, f"{_RANGE}, the size of {source}")
     notes = doc.get("notes")
-    for i, note in enumerate(notes if isinstance(notes, list) else ()):
+    if not isinstance(notes, list):
+        return
+    for i, note in enumerate(notes):
         copy = _COPY_NOTE.match(note) if isinstance(note, str) else None
         if copy is None:
             continue
