@@ -91,6 +91,9 @@ class DemandPoint:
 # decided before the rule was stored chose among all points whatever their ART: its label says so.
 MID_UNDER_CUTOFF = "under-cutoff"
 MID_ALL_POINTS = "all-points"
+# MinIOPS is no choice but A.11's fixed lowest demand: its rule in words, never its point's own
+# label again (a table's "MinIOPS | TC1/QD1 | TC1/QD1" read as a row filled in twice by mistake)
+MIN_RULE = "fixed by A.11: the lowest demand, one thread at queue depth 1"
 
 
 @dataclass(frozen=True)
@@ -141,7 +144,7 @@ class OperatingPoints:
             if self.mid_from == MID_UNDER_CUTOFF
             else "among all points, whatever their ART (the rule this run was decided by)"
         )
-        return (f"highest IOPS with {self._art()}", f"IOPS closest to (Max + Min) / 2 {among}", "TC1/QD1")
+        return (f"highest IOPS with {self._art()}", f"IOPS closest to (Max + Min) / 2 {among}", MIN_RULE)
 
     def mid_is(self) -> tuple[str, ...]:
         """The other points Mid is the same point as (MaxIOPS, MinIOPS), under today's rule."""

@@ -237,9 +237,14 @@ def render_phase(ph: PhaseSummary, console: Console, view: PhaseView) -> None:
     # a phase that runs to its budget whatever its verdict (PhaseSummary.reports_only): the
     # verdict is information, worded as the report's header words it, not a red failure
     words = INFO_STEADY_WORDS if ph.reports_only else PHASE_STEADY_WORDS
-    steady = words[ph.steady_state]
+    steady, reason = words[ph.steady_state], esc(ph.phase.stop_reason or "unfinished")
+    refused = None if ph.reports_only else ph.not_accepted()
+    if refused is not None:  # its numbers passed: "NOT reached" read as if they had failed
+        but = f", but {esc(refused)}" if refused else ", but the run did not accept it"
+        steady = "[red]steady state NOT accepted[/]: the window passes the rule's range and slope" + but
+        reason = "; ".join(c for c in reason.split("; ") if c.startswith("reached the round limit")) or reason
     rounds = rounds_count(ph)
-    console.print(f"[bold]{esc(ph.phase.name)}[/]: {rounds}; {steady}; {esc(ph.phase.stop_reason or 'unfinished')}")
+    console.print(f"[bold]{esc(ph.phase.name)}[/]: {rounds}; {steady}; {reason}")
     if ph.window:
         # a view whose figures do not come from the window says what the window is for instead
         use = getattr(view, "window_use", None)

@@ -188,7 +188,7 @@ def hir_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
                 Figure("Host Idle Recovery: mean burst IOPS after each idle, one bar per drive", png, src),
                 Table(
                     "Recovery per drive (×)",
-                    ("drive", "PC IOPS (window mean)", *(f"after {duration(i)}" for i in idles)),
+                    ("drive", "preconditioning IOPS (window mean)", *(f"after {duration(i)}" for i in idles)),
                     rows,
                     src,
                 ),

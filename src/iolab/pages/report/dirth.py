@@ -16,6 +16,7 @@ from iolab.figures.points import (
     ART_CUTOFF,
     DECISION,
     DV_PHASE,
+    MIN_RULE,
     OP_PHASE,
     PC_PHASE,
     POINT_NAMES,
@@ -300,7 +301,7 @@ def _operating_points_table(run: RunData) -> Table:
     decided = [d for d in run.manifest.decisions if d.get("rule", {}).get("name") == DECISION]
     ops = decided_points(decided)
     cut = ops.art_cutoff_ms if ops else None
-    rules = ops.rules() if ops else ("highest IOPS under the ART cutoff", "IOPS closest to (Max + Min) / 2", "TC1/QD1")
+    rules = ops.rules() if ops else ("highest IOPS under the ART cutoff", "IOPS closest to (Max + Min) / 2", MIN_RULE)
     same = ops.mid_same_as() if ops else ""
     rows = []
     for (name, p), rule in zip(ops.named() if ops else ((n, None) for n in POINT_NAMES), rules):
