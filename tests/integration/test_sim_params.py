@@ -12,6 +12,7 @@ import pytest
 
 from .conftest import iolab, saved_sim_state
 from .test_hostile_input import files_under, refused
+from .test_review_labels import only_run, page_text
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).parents[2]
@@ -124,3 +125,20 @@ def test_a_drive_without_a_write_buffer_acknowledges_a_write_once_its_page_is_pr
     cache_off = _qd1_write_us(scratch, "sim:enterprise-sas?plp=off", "--write-cache", "off")
     assert through > t_prog, (through, t_prog)
     assert abs(through / cache_off - 1) < 0.05, (through, cache_off)
+
+
+def test_an_slc_drive_shows_the_over_provisioning_gc_has_beside_all_the_flash(scratch):
+    """client-nvme-slc's model line said 'OP 14.8%': its 20 SLC-mode blocks counted as spare at
+    their TLC size, while GC has the main area's 9.7 %. A drive without an SLC cache has one
+    figure, the same for both. The report's Vendor / model row shows both (cut at 48
+    characters as the page header's line is, it read 'OP 9.4% for GC (…')."""
+    p = iolab("info", "sim:client-nvme-slc", "sim:enterprise-sas", "sim:client-nvme-slc?slc_gb=0")
+    assert p.returncode == 0, p.stdout + p.stderr
+    said = " ".join(p.stdout.split())
+    assert "model sim SSD client-nvme-slc, OP 9.7% for GC, 14.8% with the SLC cache " in said, said
+    assert "model sim SSD enterprise-sas, OP 28.0% " in said, said
+    # without its cache the client drive's spare is all GC's: one figure, as the flash says
+    assert re.search(r"model sim SSD client-nvme-slc, OP 14\.\d% firmware", said), said
+    run = only_run(scratch / "runs", "latency", "--quick", "-t", "sim:client-nvme-slc")
+    report = page_text(run / "report" / f"{run.name}.html")
+    assert "Vendor / model iolab sim SSD client-nvme-slc, OP 9.4% for GC, 14.8% with the SLC cache " in report
