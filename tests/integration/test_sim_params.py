@@ -124,6 +124,10 @@ def test_a_drive_without_a_write_buffer_acknowledges_a_write_once_its_page_is_pr
     through = _qd1_write_us(scratch, "sim:enterprise-sas?buffer_kib=0", "--write-cache", "on")
     cache_off = _qd1_write_us(scratch, "sim:enterprise-sas?plp=off", "--write-cache", "off")
     assert through > t_prog, (through, t_prog)
+    # the report's Write cache row says what the setting did: nothing, the drive writes through
+    run = only_run(scratch / "reported", "latency", "--quick", "-t", "sim:enterprise-sas?buffer_kib=0")
+    report = page_text(run / "report" / f"{run.name}.html")
+    assert "disabled, no effect (no write buffer: acknowledged once programmed)" in report, report[:3000]
     assert abs(through / cache_off - 1) < 0.05, (through, cache_off)
 
 
@@ -142,3 +146,43 @@ def test_an_slc_drive_shows_the_over_provisioning_gc_has_beside_all_the_flash(sc
     run = only_run(scratch / "runs", "latency", "--quick", "-t", "sim:client-nvme-slc")
     report = page_text(run / "report" / f"{run.name}.html")
     assert "Vendor / model iolab sim SSD client-nvme-slc, OP 9.4% for GC, 14.8% with the SLC cache " in report
+
+
+@pytest.mark.parametrize(
+    ("target", "says"),
+    [
+        # each was taken and changed nothing: the run's figures labelled with a drive that never ran
+        ("sim:enterprise-sas?compress_floor=0.5", "compress_floor=0.5 acts only with compression=on"),
+        ("sim:enterprise-sas?gc=fifo&gc_choices=8", "gc_choices=8 acts only with gc=greedy"),
+        ("sim:client-nvme-slc?gc_pass_ms=100", "gc_pass_ms=100 acts only with gc_pass_period_ms above 0"),
+        ("sim:client-nvme-slc?gc_switch_every=8", "gc_switch_every=8 acts only with gc_switch_us above 0"),
+        ("sim:enterprise-sas?bg_gc=off&bg_burst_ms=10", "bg_burst_ms=10 acts only with bg_period_ms above 0"),
+        ("sim:enterprise-sas?bg_gc=off&bg_reserve_pct=10", "bg_reserve_pct=10 acts only with bg_gc=on"),
+        ("sim:enterprise-sas?bg_gc=off&idle_ms=1", "idle_ms=1 acts only with bg_gc=on or an SLC cache"),
+        ("sim:enterprise-sas?slc_prog_us=150", "slc_prog_us=150 acts only with an SLC cache (slc_gb above 0"),
+        ("sim:enterprise-sas?buffer_kib=0&pace_pct=50", "pace_pct=50 acts only with a write buffer (buffer_kib"),
+        ("sim:enterprise-sas?buffer_kib=0&plp=on", "plp=on acts only with a write buffer (buffer_kib"),
+    ],
+)
+def test_a_parameter_set_where_it_cannot_act_is_refused_naming_what_makes_it_act(scratch, target, says):
+    before = files_under(scratch)
+    p = iolab("run", "latency", "--quick", "--no-report", "--runs-dir", str(scratch / "runs"), "-t", target)
+    err = refused(p, scratch, before)  # exit 2, one paragraph, no run directory
+    assert says in err and "change nothing" in err, err
+
+
+def test_presets_keep_values_for_mechanisms_they_have_off_and_a_parameter_with_its_mechanism_is_taken():
+    """client-nvme-slc keeps a GC pass length with no pass, entry-sata-compress no SLC cache's
+    times: presets are not judged, only what the user sets (here with what makes it act, or at
+    a value that asks for nothing)."""
+    for target in (
+        "sim:client-nvme-slc",
+        "sim:client-nvme-slc?user_gb=1",
+        "sim:entry-sata-compress",
+        "sim:enterprise-sas?compression=on&compress_floor=0.5&op=0.4",
+        "sim:client-nvme-slc?gc_pass_period_ms=1000&gc_pass_ms=100",
+        "sim:enterprise-sas?gc=fifo&gc_choices=0",
+        "sim:enterprise-sas?bg_gc=off&bg_period_ms=0",
+    ):
+        p = iolab("plan", "latency", "--quick", "-t", target)
+        assert p.returncode == 0, target + p.stdout + p.stderr

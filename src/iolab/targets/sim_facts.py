@@ -49,22 +49,26 @@ def _at_default(preset: str, params: tuple[tuple[str, str], ...]) -> frozenset[s
     `iolab history` and the target checks. Dropped one at a time until none is left to drop
     (user_gb=400&op=0.28: op changes nothing, then user_gb neither)."""
 
-    def drive(ps: list[tuple[str, str]]) -> dict:
-        return json.loads(_sim.describe(preset, ps))
+    def drive(ps: list[tuple[str, str]]) -> dict | None:
+        try:
+            return json.loads(_sim.describe(preset, ps))
+        except (ValueError, KeyError, TypeError):
+            return None
 
     kept = list(params)
-    try:
-        dropped = True
-        while dropped:
-            dropped = False
-            whole = drive(kept)
-            for i in range(len(kept)):
-                if drive(kept[:i] + kept[i + 1 :]) == whole:
-                    del kept[i]
-                    dropped = True
-                    break
-    except (ValueError, KeyError, TypeError):
-        return frozenset()
+    dropped = True
+    while dropped:
+        dropped = False
+        whole = drive(kept)
+        if whole is None:
+            return frozenset()
+        for i in range(len(kept)):
+            # a drive refused without the parameter is not the same drive: compression=on is
+            # kept where compress_floor=0.3 (which acts only with it) is given too
+            if drive(kept[:i] + kept[i + 1 :]) == whole:
+                del kept[i]
+                dropped = True
+                break
     return frozenset(k for k, _ in params) - {k for k, _ in kept}
 
 

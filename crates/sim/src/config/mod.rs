@@ -9,6 +9,7 @@
 
 use serde_json::{json, Value};
 
+mod acts;
 mod geometry;
 #[cfg(test)]
 mod golden;
