@@ -148,15 +148,8 @@ pub(super) fn check_ssd(c: &SsdConfig, overrides: &[(String, String)]) -> Result
 
 #[cfg(test)]
 mod tests {
-    use super::super::{presets::PRESETS, resolve_ssd};
+    use super::super::{presets::PRESETS, resolve_ssd, tests::ov};
     use super::*;
-
-    fn ov(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    }
 
     /// Every rule's parameters are SSD parameters (a misspelt one would never be judged).
     #[test]

@@ -350,7 +350,8 @@ mod tests {
     use super::resolve::MIN_SCALED_BLOCKS;
     use super::*;
 
-    fn ov(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    /// Overrides from string pairs (config's tests, acts.rs's too).
+    pub(super) fn ov(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
         pairs
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
