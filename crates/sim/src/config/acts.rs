@@ -45,14 +45,14 @@ const RULES: &[Rule] = &[
         inert: None,
         acts: |c| c.gc_pass_period_ns > 0,
         needs: "gc_pass_period_ms above 0 (a periodic GC pass)",
-        has: |_| "gc_pass_period_ms is 0: the drive runs no GC pass".into(),
+        has: |_| "gc_pass_period_ms is 0 (no GC pass)".into(),
     },
     Rule {
         params: &["gc_switch_every"],
         inert: None,
         acts: |c| c.gc_switch_ns > 0,
         needs: "gc_switch_us above 0 (the time a block-table checkpoint holds the controller)",
-        has: |_| "gc_switch_us is 0: a checkpoint costs nothing".into(),
+        has: |_| "gc_switch_us is 0 (a checkpoint costs nothing)".into(),
     },
     Rule {
         params: &["bg_period_ms"],
@@ -69,7 +69,7 @@ const RULES: &[Rule] = &[
             "bg_period_ms above 0 (periodic bursts) with bg_gc=on or an SLC cache (slc_gb above 0)",
         has: |c| {
             if c.bg_period_ns == 0 {
-                "bg_period_ms is 0: the drive makes no bursts".into()
+                "bg_period_ms is 0 (no bursts)".into()
             } else {
                 no_idle_work(c)
             }
@@ -115,7 +115,7 @@ const RULES: &[Rule] = &[
 const BUFFER: &str = "a write buffer (buffer_kib of at least 4)";
 
 fn write_through(_: &SsdConfig) -> String {
-    "the drive has none (buffer_kib below 4): it is write-through".into()
+    "the drive has none (buffer_kib below 4, write-through)".into()
 }
 
 /// Whether `v`, as given, is `inert` (numbers by value: 0, 0.0 and 0e0 are one).
