@@ -41,7 +41,7 @@ class Drive:
     def write_cache(self) -> bool:
         """The volatile write cache (WCE); a new drive has it enabled. With it disabled an SSD
         without power-loss protection (plp=off) acknowledges writes once programmed, and an
-        HDD once they are on the media."""
+        HDD once they are on the media; an SSD without a write buffer (buffer_kib=0) always does."""
     @write_cache.setter
     def write_cache(self, enabled: bool) -> None: ...
     @property

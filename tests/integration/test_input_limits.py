@@ -170,3 +170,43 @@ def test_an_outlier_k_past_its_limit_is_told_the_limit(tmp_path):
     p = iolab("fleet", "--outlier-k", "1000", "--runs-dir", str(tmp_path / "runs"))
     said = refused(p, tmp_path / "runs")
     assert "--outlier-k 1,000: give a number above 0 and at most 100 (e.g. 3.5)." in said, said
+
+
+@pytest.mark.parametrize(
+    ("test", "sets", "says"),
+    [
+        # the preconditioning ran to steady state and the hour given was taken and never used
+        (
+            "qos",
+            ["precondition=steady", "precondition_time=1h"],
+            "--set precondition_time='1h' (test qos) acts only with precondition=time, and precondition is steady "
+            "here (as set)",
+        ),
+        # entropy's --quick preconditions to steady state unless told otherwise
+        (
+            "entropy",
+            ["precondition_time=1h"],
+            "(test entropy) acts only with precondition=time, and precondition is steady here (by default)",
+        ),
+        # the knee runs every step: no search stops, so no number of steps ends one
+        ("max-iops", ["rule=knee", "no_gain_steps=3"], "no_gain_steps='3' (test max-iops) acts only with rule=gain"),
+    ],
+)
+def test_a_test_parameter_set_where_it_cannot_act_is_refused_naming_what_makes_it_act(test, sets, says, tmp_path):
+    runs = tmp_path / "runs"
+    options = [x for s in sets for x in ("--set", s)]
+    p = iolab("run", test, "--quick", "-q", "--no-report", "-t", SMALL_SIM, "--runs-dir", str(runs), *options)
+    said = refused(p, runs)
+    assert says in said and "Nothing was run or written." in said, said
+    # with what makes it act, the same setting is taken
+    wanted = says.split(" acts only with ")[1].split(",")[0]
+    kept = [x for s in sets if s.split("=")[0] != wanted.split("=")[0] for x in ("--set", s)]
+    p = iolab("plan", test, "--quick", "-t", SMALL_SIM, *kept, "--set", wanted)
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+def test_a_sequence_takes_a_parameter_that_acts_in_one_of_its_tests():
+    """characterise --quick: entropy preconditions to steady state, its other tests for the
+    precondition_time given, which therefore acts and is taken."""
+    p = iolab("plan", "characterise", "--quick", "-t", SMALL_SIM, "--set", "precondition_time=1s")
+    assert p.returncode == 0, p.stdout + p.stderr

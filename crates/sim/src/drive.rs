@@ -186,6 +186,7 @@ impl Drive {
                 put("free_blocks", s.ftl.free_blocks() as f64);
                 put("ftl_blocks", s.cfg.n_main() as f64);
                 put("op", s.cfg.op());
+                put("op_for_gc", s.cfg.op_for_gc());
                 put("spare_factor", s.cfg.spare_factor());
             }
             Drive::Hdd(h) => {

@@ -5,7 +5,8 @@
 //! see `Flash::started`),
 //! and the command completes once all its units are in the buffer, when the buffer may
 //! acknowledge (write cache enabled, or power-loss protected); otherwise once they are
-//! programmed.
+//! programmed. A drive without a buffer (`buffer_kib=0`) is write-through: a write completes
+//! once the pages holding its data are programmed, whatever the cache setting.
 //! A sub-unit write first reads the old unit (read-modify-write), unless a sequential stream
 //! continues a unit the buffer holds open: the write then merges into it, with no read and no
 //! program of its own (see held.rs). Read path: controller, array read on the die (skipped
@@ -365,7 +366,10 @@ impl Ssd {
         let c = self.unit_chunks();
         let (start, programmed) = self.ftl.host_write(lpn, c, w.entry, &mut self.flash);
         if self.nbuf == 0 {
-            w.done = w.done.max(programmed);
+            // Write-through: with no buffer to acknowledge from (whatever the cache
+            // setting), the write completes when the page holding its data is programmed,
+            // a whole program time after the die starts on it, not after its share of it.
+            w.done = w.done.max(self.durable(lpn, start, programmed));
             return;
         }
         self.buffer_enter(start, owed);

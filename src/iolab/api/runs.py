@@ -22,7 +22,7 @@ from iolab.api.reports import read_spec_sheet, write_report, write_sequence_repo
 from iolab.core.diskfull import is_disk_full
 from iolab.core.errors import IolabError
 from iolab.core.plan import Profile, TestPlan, ignored_options
-from iolab.core.testparams import as_percent, check_known, legacy_shares
+from iolab.core.testparams import as_percent, check_acting, check_known, legacy_shares
 from iolab.engines import Engine, engine_for
 from iolab.run.runner import Progress, Runner
 from iolab.run.runstart import RunOptions, start, stopped_before_its_rounds
@@ -71,6 +71,7 @@ def planned(
     keeps and `iolab run` says before it starts (api/unused.py); a run start builds them once."""
     tests = registry.sequence(test, everything)
     check_known(dict(profile.settings), {t.name: t.params for t in tests})
+    check_acting({t.name: t.params for t in tests}, profile)
     # stored with each share's '%': a bare share stored is one of a run from before the rule
     profile = replace(profile, settings=as_percent([p for t in tests for p in t.params], profile.settings))
     out = []

@@ -42,6 +42,8 @@ class Param:
     # The value a --quick run uses unless the parameter is set: a constant, or a function of the
     # profile and the values of the parameters declared before it. None: the default.
     quick: Any = None
+    # (another parameter, its value): this one acts only with it (check_acting refuses it else)
+    only_with: tuple[str, Any] | None = None
 
     def read(self, text: str, test: str) -> Any:
         try:
@@ -416,6 +418,23 @@ def values(params: Iterable[Param], profile: Profile, test: str = "") -> dict[st
         else:
             out[p.name] = p.default
     return out
+
+
+def check_acting(declared: Mapping[str, Iterable[Param]], profile: Profile) -> None:
+    """Refuse a parameter set where it acts in no test of a run about to start (`only_with`)."""
+    text, idle = given(profile), dict[str, tuple[str, Param, Any] | None]()
+    for test, params in declared.items():
+        out = values(params := tuple(params), profile, test)
+        for p in (p for p in params if p.name in text):
+            other, wanted = p.only_with or (p.name, out[p.name])  # one without only_with always acts
+            idle[p.name] = None if out[other] == wanted else idle.get(p.name, (test, p, out[other]))
+    for test, p, now in filter(None, idle.values()):
+        other, wanted = p.only_with or ("", "")
+        raise IolabError(
+            f"{setting(p.name, text[p.name])} (test {test}) acts only with {other}={wanted}, and {other} is {now} "
+            f"here ({'as set' if other in text else 'by default'}): the run would take {p.name} and change nothing. "
+            f"Set {other}={wanted} as well, or leave {p.name} out. Nothing was run or written."
+        )
 
 
 def stored_values(params: Iterable[Param], settings: Iterable[Iterable[str]], test: str = "") -> dict[str, Any]:

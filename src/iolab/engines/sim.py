@@ -81,7 +81,7 @@ def write_cache_effect(info: dict, enabled: bool) -> str:
     on = "enabled" if enabled else "disabled"
     if info["kind"] == "ssd":
         if int(info["buffer_bytes"]) == 0:
-            return f"simulated: {on}, no effect (no write buffer)"
+            return f"simulated: {on}, no effect (no write buffer: acknowledged once programmed)"
         if info["plp"]:
             return f"simulated: {on}, no effect (power-loss-protected buffer)"
         return f"simulated: {on} (writes acknowledged {'from buffer' if enabled else 'once programmed'})"

@@ -84,9 +84,10 @@ PARAMS = (
     tp.Param(
         "no_gain_steps",
         1,
-        "steps in a row that must gain less than min_gain to end a search",
+        "steps in a row that must gain less than min_gain to end a search (rule=gain)",
         tp.positive_int,
         source="published reviews (one step); more steps ride out a noisy step",
+        only_with=("rule", "gain"),  # the knee runs every step: no search stops
     ),
     tp.Param(
         "rounds",

@@ -55,6 +55,7 @@ PRECONDITION_PARAMS = (
         _show_precondition_time,
         source="published reviews",
         quick=BY_CAPACITY,
+        only_with=("precondition", "time"),
     ),
 )
 

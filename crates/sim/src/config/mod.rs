@@ -9,6 +9,7 @@
 
 use serde_json::{json, Value};
 
+mod acts;
 mod geometry;
 #[cfg(test)]
 mod golden;
@@ -153,6 +154,13 @@ impl SsdConfig {
     /// ρ = (physical − user)/user over all the flash.
     pub fn op(&self) -> f64 {
         (self.physical_bytes() as f64 - self.user_bytes() as f64) / self.user_bytes() as f64
+    }
+    /// ρ of the main area alone, (main − user)/user: the spare garbage collection has. An
+    /// SLC cache's blocks count in `op` at their main-area size but hold no spare for GC
+    /// (client-nvme-slc: 14.8 % over all the flash, 9.7 % here).
+    pub fn op_for_gc(&self) -> f64 {
+        let main = self.n_main() as f64 * self.cpb as f64 * self.chunk_bytes() as f64;
+        (main - self.user_bytes() as f64) / self.user_bytes() as f64
     }
     pub fn spare_factor(&self) -> f64 {
         (self.physical_bytes() as f64 - self.user_bytes() as f64) / self.physical_bytes() as f64
@@ -306,6 +314,7 @@ pub fn describe(cfg: &DriveConfig) -> Value {
             "capacity_bytes": c.user_bytes(),
             "physical_bytes": c.physical_bytes(),
             "op": c.op(),
+            "op_for_gc": c.op_for_gc(),
             "spare_factor": c.spare_factor(),
             "ftl_block_bytes": c.cpb as u64 * c.chunk_bytes(),
             "ftl_blocks": c.n_blocks,
@@ -341,7 +350,8 @@ mod tests {
     use super::resolve::MIN_SCALED_BLOCKS;
     use super::*;
 
-    fn ov(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    /// Overrides from string pairs (config's tests, acts.rs's too).
+    pub(super) fn ov(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
         pairs
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))

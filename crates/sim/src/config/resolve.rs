@@ -2,6 +2,7 @@
 //! parsing each value (errors name the parameter), sizing a drive by `user_gb`, and the
 //! derived geometry.
 
+use super::acts::check_ssd;
 use super::geometry::{flash_geometry, user_units, Geometry};
 use super::vals::{shown, Vals};
 use super::*;
@@ -89,7 +90,14 @@ pub(super) const MIN_SCALED_BLOCKS: f64 = 128.0;
 /// sized with the capacity: over-provisioning stays the preset's (or `op`, when given), and
 /// the SLC cache scales too. Without this, a smaller `user_gb` would keep all the flash and
 /// give the drive far more spare area than the preset it copies.
+/// A parameter the user gives where it cannot act is refused (acts.rs).
 pub fn resolve_ssd(preset: &str, overrides: &[(String, String)]) -> Result<SsdConfig, String> {
+    let cfg = resolve_sized(preset, overrides)?;
+    check_ssd(&cfg, overrides)?;
+    Ok(cfg)
+}
+
+fn resolve_sized(preset: &str, overrides: &[(String, String)]) -> Result<SsdConfig, String> {
     let gave = |n: &str| overrides.iter().any(|(k, _)| k == n);
     if !gave("user_gb") || gave("blocks_per_plane") {
         return resolve_ssd_exact(preset, overrides);

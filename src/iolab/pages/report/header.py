@@ -61,13 +61,15 @@ def spec_line(run: RunData, heading: str | None = None) -> str:
     return f"{heading} — {run.manifest.spec}" if heading else run.manifest.spec
 
 
-def device_line(run: RunData) -> str:
+def device_line(run: RunData, cut: bool = True) -> str:
     """Vendor and model for the page header (one line: the target path stands in when the
-    device does not report a model; the Device Under Test column has the full target)."""
+    device does not report a model; the Device Under Test column has the full target), or
+    uncut for that column's row, which wraps: a simulated SLC drive's model names two
+    over-provisioning figures, and the cut left the second as '(…'."""
     facts = run.manifest.target.get("facts", {})
     name = " ".join(x for x in (facts.get("vendor"), facts.get("model")) if x)
     if name:
-        return _cut(name, 48)
+        return _cut(name, 48) if cut else name
     return _cut(str(run.manifest.target.get("path") or run.manifest.target.get("spec")), 32) + " (model not reported)"
 
 
@@ -100,7 +102,7 @@ def device_items(run: RunData) -> list[tuple[str, str]]:
         media += f"; of {facts['backing_device']}, the block device under the file"
     return [
         ("Target", f"{t.get('spec')} ({t.get('kind')})"),
-        ("Vendor / model", device_line(run)),
+        ("Vendor / model", device_line(run, cut=False)),
         ("Serial", _val(facts.get("serial"))),
         ("Firmware", _val(facts.get("firmware"))),
         ("Capacity", capacity_text(run)),
