@@ -13,10 +13,10 @@ from typing import Any
 
 from iolab.core import testparams as tp
 from iolab.core.cellschema import CellRow
-from iolab.core.decide import PERCENTILE_COLUMNS, Decision, LatencyBound, Sample, rule_record
+from iolab.core.decide import DELIVERED_WITHIN, PERCENTILE_COLUMNS, Decision, LatencyBound, Sample, rule_record
 from iolab.core.errors import IolabError
 from iolab.core.plan import Cell, Deferred, Phase, Profile, TestPlan
-from iolab.core.units import KiB, given, kib_label, percentile_min_ios
+from iolab.core.units import KiB, given, kib_label, num, percentile_min_ios, share_text
 from iolab.core.workload import Workload
 from iolab.figures.compare import KeyMetric
 from iolab.figures.summary import PhaseSummary
@@ -181,6 +181,19 @@ def _too_short(seen: Sequence[Sample], rule: LatencyBound, cell_s: float) -> str
     )
 
 
+def _resolution(rule: LatencyBound, profile: Profile) -> bisection.Resolution:
+    """What a bisection step can tell apart: a demand whose cell completes the IOs its percentile
+    is measured from (below, a step is never judged to meet the bound), and two demands further
+    apart than a demand is delivered (decide.DELIVERED_WITHIN)."""
+    need = percentile_min_ios(rule.percentile)
+    cell = f"{given(profile.cell_seconds)} s"
+    return bisection.Resolution(
+        least=need / profile.cell_seconds,
+        least_why=f"completes fewer than the {need:,} IOs a {rule.percentile:g} % is measured from in a {cell} cell",
+        share=DELIVERED_WITHIN,
+    )
+
+
 def build(profile: Profile, target: Target) -> TestPlan:
     # the drive is preconditioned first (purge, then 4K random writes by time or to steady state,
     # as the characterisation tests do): a fresh drive's demand limit is not its working one
@@ -222,8 +235,11 @@ def build(profile: Profile, target: Target) -> TestPlan:
         return Cell(f"{d:,} IOPS demanded", rnd(d, profile.cell_seconds, f"RND {mix} at {d:,} IOPS"), mix, bs)
 
     cells = tuple(step(d) for d in v["steps"])
+    need_iops = _resolution(rule, profile).least
     # the limit between the last step that met the bound and the first that broke it
-    halves = bisection.refinements(RAMP, step, rule.met, rule_record(rule), seconds=profile.cell_seconds)
+    halves = bisection.refinements(
+        RAMP, step, rule.met, rule_record(rule), seconds=profile.cell_seconds, resolution=_resolution(rule, profile)
+    )
     ramp = replace(cc.first_phase(s, RAMP, cells), stop_rule=rule)
 
     sustain = _sustain(
@@ -236,7 +252,9 @@ def build(profile: Profile, target: Target) -> TestPlan:
             "Ramp",
             f"demand {_show_steps(v['steps'])} IOPS, {tp.show_seconds(profile.cell_seconds)} each, until "
             f"{v['percentile']:g} % latency > {_show_us(v['bound'])}, then {bisection.STEPS} bisection steps "
-            f"between the highest demand that met it and the lowest that broke it, {bisection.SPLIT}",
+            f"between the highest demand that met it and the lowest that broke it, {bisection.SPLIT}; a step is "
+            f"not run where it could not be told apart (below {num(math.ceil(need_iops))} IOPS, or within "
+            f"{share_text(DELIVERED_WITHIN)} of both ends)",
         ),
         ("Sustain", f"the highest demand that met the bound, for {tp.show_seconds(v['sustain'])}"),
     ]
