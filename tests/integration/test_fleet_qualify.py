@@ -265,3 +265,32 @@ def test_a_fleet_resumed_with_a_relative_runs_dir_is_read_from_any_directory(tmp
     assert all(Path(m["run_dir"]).is_absolute() for m in rows), rows
     later = _iolab_in(elsewhere, "fleet", str(d))
     assert later.returncode == 0 and "unreadable" not in later.stdout, later.stdout + later.stderr
+
+
+def test_resume_again_measures_a_named_complete_drive_anew_and_no_other(tmp_path):
+    """A qualification engineer fixed the cable of a drive whose complete run strayed: `iolab resume
+    FLEET --again NAME` measures that drive with a new run, judged with its fleet; the others keep
+    their runs, and a name the fleet does not hold is refused before anything runs."""
+    f = tmp_path / "fleet.toml"
+    f.write_text(f'[fleet]\nname = "again"\n[[drive]]\ntarget = "{SIM}&seed={{i}}"\ncount = 2\nname = "s{{i}}"\n')
+    runs = tmp_path / "runs"
+    r = iolab("run", "latency", *QUICK, "--fleet", str(f), "--runs-dir", str(runs))
+    assert r.returncode == 0, r.stdout + r.stderr
+    d = fleet_dir(r.stdout)
+    before = {m["name"]: m for m in json.loads((d / "fleet.json").read_text())["members"]}
+    assert {m["state"] for m in before.values()} == {"complete"}
+    bad = iolab("resume", str(d), "--runs-dir", str(runs), "--again", "s9")
+    said = " ".join(bad.stderr.split())
+    assert bad.returncode == 2 and "--again s9: no drive of that name; its drives are s1, s2" in said, said
+    assert {m["name"]: m for m in json.loads((d / "fleet.json").read_text())["members"]} == before
+    again = iolab("resume", str(d), "--runs-dir", str(runs), "--again", "s2", "--json")
+    assert again.returncode == 0, again.stdout + again.stderr
+    rows = {row["name"]: row for row in json.loads(again.stdout)["fleet_report"]["drives"]}
+    assert rows["s1"]["run_dir"] == before["s1"]["run_dir"]  # not named: kept
+    assert rows["s2"]["state"] == "complete" and rows["s2"]["run_dir"] != before["s2"]["run_dir"]
+    assert Path(before["s2"]["run_dir"]).is_dir()  # the earlier run stays, and its drive's document with it
+    kept = json.loads((d / "drives" / "s2" / "out.attempt1.json").read_text())
+    assert kept["runs"][0]["path"] == before["s2"]["run_dir"]
+    # --again names a fleet's drive: with a run it is refused, not ignored
+    run = iolab("resume", before["s1"]["run_dir"], "--runs-dir", str(runs), "--again", "s1")
+    assert run.returncode == 2 and "is a run, not a fleet" in " ".join(run.stderr.split()), run.stderr

@@ -114,10 +114,16 @@ def drive_options(args) -> list[str]:
 
 
 def resume(
-    fleet_dir: Path, runs_dir: Optional[Path], console: Console, json_out: bool, extra: list[str] | None = None
+    fleet_dir: Path,
+    runs_dir: Optional[Path],
+    console: Console,
+    json_out: bool,
+    extra: list[str] | None = None,
+    again: list[str] | None = None,
 ) -> int:
-    """`iolab resume FLEET_DIR`: the drives that did not end go on, then the fleet report; `extra`:
-    resume's options as given (`--allow-unsafe-target`, ...), for every drive it runs again."""
+    """`iolab resume FLEET_DIR`: the drives that did not end go on (and those named by `again` run
+    anew), then the fleet report; `extra`: resume's options as given (`--allow-unsafe-target`,
+    ...), for every drive it runs again."""
     from iolab.api.fleetresume import resume as go_on
     from iolab.store.manifest import runs_root
 
@@ -126,7 +132,7 @@ def resume(
     with stop_on_signals():
         # absolute, as `run --fleet` makes it: a drive started again named its run by the relative
         # path it printed, which `iolab fleet` from another directory called unreadable
-        state = go_on(fleet_dir, (runs_dir or runs_root()).resolve(), _event(console), extra)
+        state = go_on(fleet_dir, (runs_dir or runs_root()).resolve(), _event(console), extra, again)
     return _report(state, None, (None, None), console, json_out, envelope="resume")
 
 

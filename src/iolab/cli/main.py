@@ -174,6 +174,13 @@ def run_engine(tgt, stall_s: float | None, args: RunArgs):
 @with_run_args(*opts.RESUME_OPTIONS)
 def resume(
     run_ref: str = typer.Argument(..., metavar="RUN", help=f"The interrupted or failed run: {RUN_REF}."),
+    again: Optional[list[str]] = typer.Option(
+        None,
+        "--again",
+        metavar="DRIVE",
+        help="A fleet's drive to measure again with a new run, even one that completed (an outlier or a spec "
+        "failure whose cause was fixed); repeat for several.",
+    ),
     *,
     args: RunArgs,
 ):
@@ -187,7 +194,13 @@ def resume(
 
     json_out, require_steady = args.json_out, args.require_steady
     if (fleet_dir := cli_fleet.fleet_path(run_ref, args.runs_dir)) is not None:  # its drives not ended go on
-        raise typer.Exit(cli_fleet.resume(fleet_dir, args.runs_dir, console, json_out, cli_fleet.drive_options(args)))
+        extra = cli_fleet.drive_options(args)
+        raise typer.Exit(cli_fleet.resume(fleet_dir, args.runs_dir, console, json_out, extra, again))
+    if again:
+        raise IolabError(
+            f"--again {again[0]}: names a drive of a fleet to measure again, and {run_ref} is a run, not a fleet "
+            "(give the fleet's directory or name). Nothing was run."
+        )
     want_json("resume", console, json_out)
     current: list[RunStore] = []
     records: list[dict] = []
