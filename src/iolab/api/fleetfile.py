@@ -13,7 +13,7 @@ and on fio-server or ssh hosts, with their labels (firmware group, rack, ...).
     [[drive]]                   # a drive of this machine: a device, file: or sim: target
     target = "sim:enterprise-sas?user_gb=0.25&seed={i}"
     count = 8                   # optional: 8 drives, {i} = 1..8 in target and name
-    name = "sim{i}"             # optional (default: the target)
+    name = "sim{i}"             # optional (default: model+serial, else the file name: default_names)
     labels = { group = "A" }
 
     [[host]]                    # a host: the fields of a --hosts-file [[host]] table ...
