@@ -55,7 +55,9 @@ def test_a_quick_run_on_a_file_ramps_then_sustains_the_highest_demand_within_the
     # no gap to split: the bisection is not run (it measured 6,000 IOPS three times again), and says why,
     # as the run goes and in `iolab show`
     assert all(store.cells(f"demand ramp: bisection {k}") == [] for k in (1, 2, 3))
-    stopped = "bisection 1: decided by bisection: bisection stopped, not run: no gap to split (highest demand met: 6,000"
+    stopped = (
+        "bisection 1: decided by bisection: bisection stopped, not run: no gap to split (highest demand met: 6,000"
+    )
     assert stopped in " ".join(r.stdout.split())
     shown = " ".join(iolab("show", str(run_dir(r.stdout))).stdout.split())
     assert "decision: demand ramp: bisection 3 (before it ran): bisection, judged by latency-bound" in shown

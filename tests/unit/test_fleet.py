@@ -648,7 +648,9 @@ def test_an_ssh_hosts_devices_are_named_by_the_model_and_serial_they_report_ther
 
     # each host's device as its run reads it (its size over SSH): no host answers here
     monkeypatch.setattr(
-        fleetfile, "drive_target", lambda s, h: Target(kind="block", spec=s, path=s, capacity=1 << 30, facts=DeviceFacts())
+        fleetfile,
+        "drive_target",
+        lambda s, h: Target(kind="block", spec=s, path=s, capacity=1 << 30, facts=DeviceFacts()),
     )
     text = "".join(
         f'[[host]]\naddress = "10.0.0.{i}"\nssh = "root@10.0.0.{i}"\n[[host.drive]]\ntarget = "/dev/nvme0n1"\n'

@@ -102,7 +102,7 @@ def not_run_after(planned, ran: set[str]) -> dict[str, list[str]]:
         name = p.get("name") if isinstance(p, dict) else None
         if name in ran:
             last = name
-        elif last is not None and isinstance(p, dict) and "not_run" in p:
+        elif last is not None and isinstance(name, str) and "not_run" in p:
             out.setdefault(last, []).append(name)
     return out
 

@@ -77,7 +77,7 @@ def stop_reason(lo: float | None, hi: float | None, mid: int | None, res: Resolu
         )
     if mid < res.least:
         return f"a step of {mid:,} IOPS {res.least_why}"
-    if lo is not None and mid / lo - 1 < res.share and hi / mid - 1 < res.share:
+    if lo is not None and hi is not None and mid / lo - 1 < res.share and hi / mid - 1 < res.share:
         return (
             f"a step of {mid:,} IOPS would lie within {share_text(res.share)} of {int(lo):,} (met) and {int(hi):,} "
             "(not met), closer than a demand is delivered: it cannot be told apart from them"
