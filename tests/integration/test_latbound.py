@@ -168,3 +168,22 @@ def test_a_sustained_demand_that_breaks_the_bound_is_not_called_within_it(scratc
     assert (
         cell.p99 <= 1000 and held_figures["highest demand within the bound (sustained)"] == cell.workload["rate_iops"]
     )
+
+
+def test_a_bisection_step_too_short_to_measure_its_percentile_is_not_run(scratch):
+    """The first step broke the bound: the bisection halved it to 750, 375 and 188 IOPS, steps whose
+    1 s cells complete fewer than the 1,000 IOs a 99 % is read from, judged by nothing; none is run,
+    the decisions say why, and the error names the cell time that would measure them."""
+    args = ("--quick", "--cell-time", "1s", "--set", "steps=1500,3000", "--set", "bound=10us", "--no-report")
+    r = iolab("run", "latency-bound", *args, "--runs-dir", str(scratch / "runs"), timeout=120)
+    said = " ".join((r.stdout + r.stderr).split())
+    assert r.returncode == 2 and "there is no demand to sustain" in said, said
+    assert "bisection 1: decided by bisection: bisection stopped, not run: a step of 750 IOPS completes fewer" in said
+    assert (
+        "a step of 750 IOPS, the bisection's next (half the lowest tried), would complete fewer than the 1,000 IOs"
+        in said
+    )
+    [kept] = (scratch / "runs").glob("*latency-bound*")  # "the run so far is kept in ..."
+    store = RunStore.open(kept)
+    assert [c.workload["rate_iops"] for c in store.cells("demand ramp")] == [1500]
+    assert all(store.cells(f"demand ramp: bisection {k}") == [] for k in (1, 2, 3))  # none run

@@ -123,16 +123,17 @@ def test_bisection_splits_the_gap_on_a_log_scale_between_the_highest_demand_met_
 
 
 def test_bisection_stops_where_a_further_step_could_not_be_told_apart():
-    """A step whose cell cannot hold the IOs its percentile needs, or whose demand lies closer
-    to both ends than a demand is delivered (2 %), is not run; the decision says which."""
+    """A step whose cell cannot hold the IOs its percentile needs, or whose demand lies closer to
+    both ends than the run realised the demand met (its delivered IOPS against it), is not run;
+    the decision says which."""
     p = make_profile(quick=True, settings=(("steps", "1500,3000"),))
     first = registry.build_plan("latency-bound", p, TARGET).phases[1]
     # the first step broke: half of it is 750 IOPS, 750 IOs in a 1 s cell, under the 1,000 a 99 % needs
     low, d = first.build({"demand ramp": steps((1500, 1500, 1500, 2000))})
     assert low is None and "a step of 750 IOPS completes fewer than the 1,000 IOs a 99 % is measured from" in d.outcome
-    # a dense ramp: 500,000 met and 510,000 broke; 505,000 lies within 1 % of both
-    near, d = first.build({"demand ramp": steps((500000, 499000, 900, 950), (510000, 505000, 1100, 1200))})
-    assert near is None and "within 2 % of 500,000 (met) and 510,000 (not met)" in d.outcome
-    # 4 % apart is still split: the step lies 2 % from each end
-    split, d = first.build({"demand ramp": steps((500000, 499000, 900, 950), (520000, 505000, 1100, 1200))})
-    assert split is not None and [c.workload.rate_iops for c in split.cells] == [510000]
+    # 500,000 met, delivered 1 % short: 502,000 lies 0.4 % from it and from 504,000 (broke)
+    near, d = first.build({"demand ramp": steps((500000, 495000, 900, 950), (504000, 500000, 1100, 1200))})
+    assert near is None and "would lie within 1 % of 500,000 (met) and 504,000 (not met)" in d.outcome, d.outcome
+    # the same bracket where the step met was delivered to 0.1 %: split (a simulated drive's bound is that sharp)
+    split, d = first.build({"demand ramp": steps((500000, 499500, 900, 950), (504000, 500000, 1100, 1200))})
+    assert split is not None and [c.workload.rate_iops for c in split.cells] == [502000]

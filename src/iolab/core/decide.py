@@ -85,10 +85,6 @@ def sample_of_row(row: CellRow) -> Sample:
     )
 
 
-# A demand counts as delivered within this share of it (fio's rate limiter lands a step a little
-# under its demand): the resolution to which a latency-bound step's demand is realised, so two
-# demands closer than this are one step to the measurement (suites/bisection.py stops there).
-DELIVERED_WITHIN = 0.02
 BISECTION_LABEL = "bisection"  # the label of a bisection step's decision (suites/bisection.py)
 
 
@@ -295,11 +291,7 @@ class LatencyBound:
 
     def _passed_over(self, s: Sample) -> bool:
         """Too few IOs to judge, yet the demand delivered: the cell time's limit, not the drive's."""
-        return (
-            s.too_few(self.percentile)
-            and bool(s.demand_iops)
-            and s.iops >= (1 - DELIVERED_WITHIN) * (s.demand_iops or 0.0)
-        )
+        return s.too_few(self.percentile) and bool(s.demand_iops) and s.iops >= 0.98 * (s.demand_iops or 0.0)
 
     def _short(self, s: Sample) -> str:
         need = percentile_min_ios(self.percentile)

@@ -9,9 +9,9 @@ three times tried 2,000,000, 1,000,000 and 501,000 and left 2,000 → 501,000.
 Each step is one deferred phase of one cell, built from the results of the ramp and the steps
 before it, so a resumed run builds the same steps again. The search stops where a further step
 could not be told apart (stop_reason): no gap is left, the step's demand is too low for its cell
-to hold the IOs the rule reads, or it lies closer to both ends than a demand is delivered (a
-dense ramp's 500,000 -> 510,000 IOPS is 2 % wide: any step between is within 1 % of both). Such a
-step is not run; its decision says why."""
+to hold the IOs the rule reads, or it lies closer to both ends than the run realised a demand
+(the step that met delivered 99 % of its demand: a step within 1 % of both ends is either of
+them again). Such a step is not run; its decision says why."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from typing import Any
 
 from iolab.core.decide import BISECTION_LABEL, Decision, Sample
 from iolab.core.plan import Cell, Deferred, Phase
-from iolab.core.units import num, share_text
+from iolab.core.units import num
 
 STEPS = 3
 # how each step splits the bracket, for the tests' "Bisection" rows (said wherever the search is described)
@@ -56,20 +56,26 @@ def midpoint(lo: float | None, hi: float | None) -> int | None:
 
 @dataclass(frozen=True)
 class Resolution:
-    """What a bisection step can tell apart, so that a step that could not is not run: `least`,
-    the lowest demand whose cell completes the IOs the test's rule is read from (`least_why` says
-    why, for the record), and `share`, the relative difference under which two demands are one
-    step to the measurement (the test's delivery tolerance)."""
+    """The lowest demand a bisection step can judge: `least`, whose cell completes the IOs the
+    test's rule is read from (`least_why` says why, for the record). A step below it is not run."""
 
     least: float = 0.0
     least_why: str = ""
-    share: float = 0.0
 
 
-def stop_reason(lo: float | None, hi: float | None, mid: int | None, res: Resolution) -> str | None:
+def realised(s: Sample) -> float:
+    """How closely the run realised step `s`'s demand, as a share of it: its delivered IOPS
+    against its demand, and never finer than one IO of the IOs it counted (whole IOs). Demands
+    closer than this to a step are that step again to the measurement."""
+    demand = s.demand_iops or 0.0
+    off = abs(s.iops - demand) / demand if demand else 0.0
+    return max(off, 1 / s.ios if s.ios else 0.0)
+
+
+def stop_reason(lo: float | None, hi: float | None, mid: int | None, res: Resolution, share: float = 0.0) -> str | None:
     """Why a step at `mid` between `lo` (met) and `hi` (not met) is not worth running (None: it
-    is): no gap left, a demand too low to judge, or one the measurement cannot tell from the
-    bracket's ends."""
+    is): no gap left, a demand too low to judge, or one closer to both ends than `share`, the
+    resolution to which the step that met realised its demand (realised)."""
     if mid is None:
         return (
             f"no gap to split (highest demand met: {num(lo) if lo is not None else 'none'}, lowest above it not met: "
@@ -77,10 +83,11 @@ def stop_reason(lo: float | None, hi: float | None, mid: int | None, res: Resolu
         )
     if mid < res.least:
         return f"a step of {mid:,} IOPS {res.least_why}"
-    if lo is not None and hi is not None and mid / lo - 1 < res.share and hi / mid - 1 < res.share:
+    if lo is not None and hi is not None and mid / lo - 1 < share and hi / mid - 1 < share:
         return (
-            f"a step of {mid:,} IOPS would lie within {share_text(res.share)} of {int(lo):,} (met) and {int(hi):,} "
-            "(not met), closer than a demand is delivered: it cannot be told apart from them"
+            f"a step of {mid:,} IOPS would lie within {100 * share:.2g} % of {int(lo):,} (met) and {int(hi):,} "
+            f"(not met), closer than the run realised a demand (the {int(lo):,} IOPS step's was off by "
+            f"{100 * share:.2g} %): it cannot be told apart from them"
         )
     return None
 
@@ -105,7 +112,8 @@ def refinements(
             seen = [s for name in (ramp, *names[:k]) for s in samples.get(name, ())]
             lo, hi = bracket(seen, met)
             mid = midpoint(lo, hi)
-            why = stop_reason(lo, hi, mid, resolution)
+            at = next((s for s in seen if s.demand_iops == lo and met(s)), None)
+            why = stop_reason(lo, hi, mid, resolution, realised(at) if at is not None else 0.0)
             if why is not None or mid is None:
                 return None, Decision(names[k], rule, f"bisection stopped, not run: {why}", {}, label=BISECTION_LABEL)
             outcome = (

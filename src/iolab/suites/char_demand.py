@@ -154,15 +154,7 @@ def build(profile: Profile, target: Target) -> TestPlan:
         phase = cc.first_phase(s, name, cells) if i == 0 else cc.next_phase(name, cells)
         phases.append(replace(phase, stop_rule=rule))
         # the limit between the highest demand met and the next step, which fell short
-        # a step closer to both ends than the rule's tolerance cannot be told apart from them
-        phases += bisection.refinements(
-            name,
-            step,
-            rule.met,
-            rule_record(rule),
-            seconds=step_s + warmup,
-            resolution=bisection.Resolution(share=rule.tolerance),
-        )
+        phases += bisection.refinements(name, step, rule.met, rule_record(rule), seconds=step_s + warmup)
     rows = s.rows + [
         ("Stimulus", "RND 4 KiB reads, then RND 4 KiB writes, at rising demanded IOPS (rate limit)"),
         ("Stop rule", rule.describe()),

@@ -13,10 +13,10 @@ from typing import Any
 
 from iolab.core import testparams as tp
 from iolab.core.cellschema import CellRow
-from iolab.core.decide import DELIVERED_WITHIN, PERCENTILE_COLUMNS, Decision, LatencyBound, Sample, rule_record
+from iolab.core.decide import PERCENTILE_COLUMNS, Decision, LatencyBound, Sample, rule_record
 from iolab.core.errors import IolabError
 from iolab.core.plan import Cell, Deferred, Phase, Profile, TestPlan
-from iolab.core.units import KiB, given, kib_label, num, percentile_min_ios, share_text
+from iolab.core.units import KiB, given, kib_label, num, percentile_min_ios
 from iolab.core.workload import Workload
 from iolab.figures.compare import KeyMetric
 from iolab.figures.summary import PhaseSummary
@@ -170,27 +170,32 @@ def _too_short(seen: Sequence[Sample], rule: LatencyBound, cell_s: float) -> str
     """Why a lower start cannot help, when steps completed too few IOs to measure the percentile:
     a step of D IOPS completes D × cell time IOs."""
     short = sorted({int(x.demand_iops or 0) for x in seen if x.too_few(rule.percentile)})
-    if not short:
-        return ""
     need = percentile_min_ios(rule.percentile)
+    least = math.ceil(need / cell_s)
+    lowest = min((x.demand_iops for x in seen if x.demand_iops), default=None)
+    # the bisection did not halve the lowest step below what a cell measures (bisection.stop_reason)
+    if not short and (lowest is None or lowest / 2 >= least):
+        return ""
+    what = (
+        f"the steps of {tp.show_list(tuple(short))} IOPS completed"
+        if short
+        else f"a step of {int(lowest / 2):,} IOPS, the bisection's next (half the lowest tried), would complete"
+    )
     return (
-        f"the steps of {tp.show_list(tuple(short))} IOPS completed fewer than the {need:,} IOs a "
-        f"{rule.percentile:g} % is measured from: in cells of {tp.show_seconds(cell_s)} a step needs at "
-        f"least {math.ceil(need / cell_s):,} IOPS. A longer --cell-time measures lower demands; or relax "
-        "--set bound=... ."
+        f"{what} fewer than the {need:,} IOs a {rule.percentile:g} % is measured from: in cells of "
+        f"{tp.show_seconds(cell_s)} a step needs at least {least:,} IOPS. A longer --cell-time measures lower "
+        "demands; or relax --set bound=... ."
     )
 
 
 def _resolution(rule: LatencyBound, profile: Profile) -> bisection.Resolution:
-    """What a bisection step can tell apart: a demand whose cell completes the IOs its percentile
-    is measured from (below, a step is never judged to meet the bound), and two demands further
-    apart than a demand is delivered (decide.DELIVERED_WITHIN)."""
+    """The lowest demand a bisection step can judge: one whose cell completes the IOs its
+    percentile is measured from (below, a step is never judged to meet the bound)."""
     need = percentile_min_ios(rule.percentile)
     cell = f"{given(profile.cell_seconds)} s"
     return bisection.Resolution(
         least=need / profile.cell_seconds,
         least_why=f"completes fewer than the {need:,} IOs a {rule.percentile:g} % is measured from in a {cell} cell",
-        share=DELIVERED_WITHIN,
     )
 
 
@@ -253,8 +258,8 @@ def build(profile: Profile, target: Target) -> TestPlan:
             f"demand {_show_steps(v['steps'])} IOPS, {tp.show_seconds(profile.cell_seconds)} each, until "
             f"{v['percentile']:g} % latency > {_show_us(v['bound'])}, then {bisection.STEPS} bisection steps "
             f"between the highest demand that met it and the lowest that broke it, {bisection.SPLIT}; a step is "
-            f"not run where it could not be told apart (below {num(math.ceil(need_iops))} IOPS, or within "
-            f"{share_text(DELIVERED_WITHIN)} of both ends)",
+            f"not run where it could not be told apart (below {num(math.ceil(need_iops))} IOPS, or closer to both "
+            "ends than the step that met delivered its demand)",
         ),
         ("Sustain", f"the highest demand that met the bound, for {tp.show_seconds(v['sustain'])}"),
     ]
