@@ -167,14 +167,15 @@ def _sustain(
 
 
 def _too_short(seen: Sequence[Sample], rule: LatencyBound, cell_s: float) -> str:
-    """Why a lower start cannot help, when steps completed too few IOs to measure the percentile:
-    a step of D IOPS completes D × cell time IOs."""
+    """Why a lower start cannot help, when steps completed too few IOs to measure the percentile,
+    or the bisection's next step would have (it was not run): a step of D IOPS completes D × cell
+    time IOs."""
     short = sorted({int(x.demand_iops or 0) for x in seen if x.too_few(rule.percentile)})
     need = percentile_min_ios(rule.percentile)
     least = math.ceil(need / cell_s)
-    lowest = min((x.demand_iops for x in seen if x.demand_iops), default=None)
+    lowest = min((x.demand_iops or 0.0 for x in seen if x.demand_iops), default=0.0)
     # the bisection did not halve the lowest step below what a cell measures (bisection.stop_reason)
-    if not short and (lowest is None or lowest / 2 >= least):
+    if not short and (not lowest or lowest / 2 >= least):
         return ""
     what = (
         f"the steps of {tp.show_list(tuple(short))} IOPS completed"
