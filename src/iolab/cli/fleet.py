@@ -113,6 +113,29 @@ def drive_options(args) -> list[str]:
     return [f for f, on in flags.items() if on] + (["--ioengine", args.ioengine] if args.ioengine else [])
 
 
+AGAIN = typer.Option(
+    None,
+    "--again",
+    metavar="DRIVE",
+    help="A fleet's drive to measure again with a new run, even one that completed (an outlier or a spec "
+    "failure whose cause was fixed); repeat for several.",
+)
+
+
+def resume_fleet(run_ref: str, args, console: Console, again: list[str] | None) -> int | None:
+    """`iolab resume` of a fleet, its exit status; None: `run_ref` is a run (--again, which names a
+    fleet's drives, is refused with one)."""
+    fleet_dir = fleet_path(run_ref, args.runs_dir)
+    if fleet_dir is not None:
+        return resume(fleet_dir, args.runs_dir, console, args.json_out, drive_options(args), again)
+    if again:
+        raise IolabError(
+            f"--again {again[0]}: names a drive of a fleet to measure again, and {run_ref} is a run, not a fleet "
+            "(give the fleet's directory or name). Nothing was run."
+        )
+    return None
+
+
 def resume(
     fleet_dir: Path,
     runs_dir: Optional[Path],

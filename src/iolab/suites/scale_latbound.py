@@ -200,6 +200,17 @@ def _resolution(rule: LatencyBound, profile: Profile) -> bisection.Resolution:
     )
 
 
+def _ramp_row(v: dict[str, Any], cell_s: float, least: float) -> str:
+    """The plan's Ramp row: the steps, where they stop, and the bisection after them."""
+    return (
+        f"demand {_show_steps(v['steps'])} IOPS, {tp.show_seconds(cell_s)} each, until "
+        f"{v['percentile']:g} % latency > {_show_us(v['bound'])}, then {bisection.STEPS} bisection steps "
+        f"between the highest demand that met it and the lowest that broke it, {bisection.SPLIT}; a step is "
+        f"not run where it could not be told apart (below {num(math.ceil(least))} IOPS, or closer to both "
+        "ends than the step that met delivered its demand)"
+    )
+
+
 def build(profile: Profile, target: Target) -> TestPlan:
     # the drive is preconditioned first (purge, then 4K random writes by time or to steady state,
     # as the characterisation tests do): a fresh drive's demand limit is not its working one
@@ -241,10 +252,10 @@ def build(profile: Profile, target: Target) -> TestPlan:
         return Cell(f"{d:,} IOPS demanded", rnd(d, profile.cell_seconds, f"RND {mix} at {d:,} IOPS"), mix, bs)
 
     cells = tuple(step(d) for d in v["steps"])
-    need_iops = _resolution(rule, profile).least
     # the limit between the last step that met the bound and the first that broke it
+    res = _resolution(rule, profile)
     halves = bisection.refinements(
-        RAMP, step, rule.met, rule_record(rule), seconds=profile.cell_seconds, resolution=_resolution(rule, profile)
+        RAMP, step, rule.met, rule_record(rule), seconds=profile.cell_seconds, resolution=res
     )
     ramp = replace(cc.first_phase(s, RAMP, cells), stop_rule=rule)
 
@@ -254,14 +265,7 @@ def build(profile: Profile, target: Target) -> TestPlan:
 
     rows = s.rows + [
         ("Stimulus", f"RND {kib_label(bs)} R/W {mix}, {v['threads']} jobs × QD {v['qd']} over all hosts/paths"),
-        (
-            "Ramp",
-            f"demand {_show_steps(v['steps'])} IOPS, {tp.show_seconds(profile.cell_seconds)} each, until "
-            f"{v['percentile']:g} % latency > {_show_us(v['bound'])}, then {bisection.STEPS} bisection steps "
-            f"between the highest demand that met it and the lowest that broke it, {bisection.SPLIT}; a step is "
-            f"not run where it could not be told apart (below {num(math.ceil(need_iops))} IOPS, or closer to both "
-            "ends than the step that met delivered its demand)",
-        ),
+        ("Ramp", _ramp_row(v, profile.cell_seconds, res.least)),
         ("Sustain", f"the highest demand that met the bound, for {tp.show_seconds(v['sustain'])}"),
     ]
     notes: tuple[str, ...] = (
