@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
+import time
 
 import pytest
 
@@ -12,7 +15,7 @@ from iolab.core.decide import LatencyBound, sample_of_row
 from iolab.engines.merge import breakdown
 from iolab.store.runstore import RunStore
 
-from .conftest import iolab
+from .conftest import IOLAB, default_signals, iolab
 from .netns import fio_hosts
 from .test_scaleout import hosts_file, run_dir
 
@@ -187,3 +190,39 @@ def test_a_bisection_step_too_short_to_measure_its_percentile_is_not_run(scratch
     store = RunStore.open(kept)
     assert [c.workload["rate_iops"] for c in store.cells("demand ramp")] == [1500]
     assert all(store.cells(f"demand ramp: bisection {k}") == [] for k in (1, 2, 3))  # none run
+
+
+def test_a_run_stopped_after_its_bisection_was_not_run_resumes_past_it(scratch):
+    """Stopped in its sustain phase, after the bisection decided not to run (no gap to split): the
+    steps it did not run are not taken for steps never begun (resume ran them from their purge,
+    then the sustain phase again over its stored start), and their decisions are not repeated."""
+    out = scratch / "out.txt"
+    args = (*QUICK, *LOOSE[:-2], "--set", "sustain=60s", "--target", f"file:{scratch}/lb.img?size=64MiB")
+    with open(out, "w") as fo:
+        proc = subprocess.Popen(
+            [*IOLAB, "run", "latency-bound", *args, "--runs-dir", str(scratch / "runs")],
+            stdout=fo,
+            stderr=subprocess.STDOUT,
+            preexec_fn=default_signals,
+        )
+    try:
+        deadline = time.monotonic() + 300
+        while "sustain starts" not in out.read_text():
+            assert proc.poll() is None and time.monotonic() < deadline, out.read_text()
+            time.sleep(0.2)
+        time.sleep(1)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=120)
+    finally:
+        proc.kill()
+    [kept] = (scratch / "runs").glob("*latency-bound*")
+    again = iolab("resume", str(kept), "--no-report", timeout=300)
+    assert again.returncode == 0, again.stdout + again.stderr
+    said = " ".join(again.stdout.split())
+    assert "bisection 1: not begun" not in said and "sustain: cannot continue" in said, said
+    store = RunStore.open(kept)
+    [sustained] = store.cells("sustain")
+    assert store.manifest.state == "complete" and sustained.workload["rate_iops"] == 6000
+    assert all(store.cells(f"demand ramp: bisection {k}") == [] for k in (1, 2, 3))
+    stopped = [d for d in store.manifest.decisions if d.get("label") == "bisection"]
+    assert len(stopped) == 3 and all("bisection stopped, not run: no gap to split" in d["outcome"] for d in stopped)
