@@ -118,10 +118,9 @@ class Phase:
 class Deferred:
     """A phase built when the run reaches it, from the finished phases' results (a queue-depth
     search's best QD; DIRTH's operating points). `build` gets each finished phase's samples
-    by phase name and returns the phase and the decision that shaped it, or no phase where the
-    decision is that there is nothing worth measuring (a bisection step the measurement could not
-    tell apart): the runner records the decision and goes on. A resumed run builds it again from
-    the stored results."""
+    by phase name and returns the phase and the decision that shaped it, or no phase where that
+    decision is to measure nothing (a bisection step it cannot tell apart; the runner goes on).
+    A resumed run builds it again from the stored results."""
 
     name: str
     describe: str  # what it will be built from, for the stored plan before it is built
