@@ -159,6 +159,11 @@ def test_a_drive_that_fails_fails_its_own_row_and_the_fleet_goes_on(tmp_path):
     assert states == {"sim1": "complete", "slow": "complete", "tiny": "refused"}
     tiny = next(row for row in doc["drives"] if row["name"] == "tiny")
     assert "capacity" in tiny["error"] and "Traceback" not in r.stdout + r.stderr
+    # a refused drive could not be judged: a JUnit <error>, never a <failure> (judged and found wanting)
+    suite = ET.parse(fleet_dir(r.stdout) / "junit.xml").getroot().find("testsuite")
+    run_case = next(c for c in suite.iter("testcase") if (c.get("classname"), c.get("name")) == ("fleet.tiny", "run"))
+    assert run_case.find("error") is not None and run_case.find("failure") is None
+    assert "capacity" in run_case.find("error").get("message") and suite.get("errors") == "1"
     # `runs --json` lists the fleet beside its drives' runs (it listed the runs only)
     listed = json.loads(iolab("runs", "--runs-dir", str(tmp_path / "runs"), "--json").stdout)
     assert errors(listed, SCHEMA) == [] and len(listed["listed"]) == 2
@@ -456,6 +461,12 @@ def test_a_host_that_dies_mid_run_fails_its_own_drive_and_the_fleet_goes_on(scra
     # in a job or could not reach it between jobs (e.g. in the precondition)
     assert rows["h1"]["state"] == "failed" and hosts[1][1] in rows["h1"]["error"], rows["h1"]
     assert rows["h1"]["run_dir"]  # its run so far is kept
+    # JUnit: the dead host's drive could not be judged (an <error>), the other drive's run passed
+    suite = ET.parse(fleet_dir(out) / "junit.xml").getroot().find("testsuite")
+    runs_cases = {c.get("classname"): c for c in suite.iter("testcase") if c.get("name") == "run"}
+    assert runs_cases["fleet.h1"].find("error") is not None and runs_cases["fleet.h1"].find("failure") is None
+    assert runs_cases["fleet.h0"].find("error") is None and runs_cases["fleet.h0"].find("failure") is None
+    assert suite.get("errors") == "1" and not any(c.find("failure") is not None for c in runs_cases.values())
 
 
 def test_require_steady_reaches_every_drive_and_fails_the_fleet_on_the_drives_not_steady(tmp_path):

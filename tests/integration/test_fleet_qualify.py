@@ -217,7 +217,7 @@ def test_a_fleet_resumed_from_another_directory_runs_its_own_file_drive(tmp_path
 
 def test_junit_class_names_hold_no_dots_of_a_drive_or_group_name(tmp_path):
     """A CI system reads a JUnit class name's dots as packages: a file drive's default name
-    (`..._d.img`), a drive named `ent.1` and firmware `1.0.2` made `fleet.ent.1` class `1` of
+    (`d.img`), a drive named `ent.1` and firmware `1.0.2` made `fleet.ent.1` class `1` of
     package `fleet.ent`, and `fleet.group.1.1.0` class `0`."""
     f = tmp_path / "fleet.toml"
     f.write_text(
@@ -234,7 +234,7 @@ def test_junit_class_names_hold_no_dots_of_a_drive_or_group_name(tmp_path):
     names = [row["name"] for row in doc["drives"]]
     # five quick runs, no sheet, no outlier: nothing failed, and nothing qualified (it said "5 passed")
     assert doc["summary"]["passed_drives"] == [] and "0 passed" in r.stdout, doc["summary"]
-    assert "ent.1" in names and any(n.endswith("d.img_size_16MiB") for n in names), names
+    assert "ent.1" in names and "d.img" in names, names  # a file's default name: its own, short
     classes = {c for c, _ in _cases(d)}
     drives = {c for c in classes if not c.startswith("fleet.group.")}
     assert all(c.count(".") == 1 for c in drives), sorted(classes)
@@ -265,3 +265,54 @@ def test_a_fleet_resumed_with_a_relative_runs_dir_is_read_from_any_directory(tmp
     assert all(Path(m["run_dir"]).is_absolute() for m in rows), rows
     later = _iolab_in(elsewhere, "fleet", str(d))
     assert later.returncode == 0 and "unreadable" not in later.stdout, later.stdout + later.stderr
+
+
+def test_resume_again_measures_a_named_complete_drive_anew_and_no_other(tmp_path):
+    """A qualification engineer fixed the cable of a drive whose complete run strayed: `iolab resume
+    FLEET --again NAME` measures that drive with a new run, judged with its fleet; the others keep
+    their runs, and a name the fleet does not hold is refused before anything runs."""
+    f = tmp_path / "fleet.toml"
+    f.write_text(f'[fleet]\nname = "again"\n[[drive]]\ntarget = "{SIM}&seed={{i}}"\ncount = 2\nname = "s{{i}}"\n')
+    runs = tmp_path / "runs"
+    r = iolab("run", "latency", *QUICK, "--fleet", str(f), "--runs-dir", str(runs))
+    assert r.returncode == 0, r.stdout + r.stderr
+    d = fleet_dir(r.stdout)
+    before = {m["name"]: m for m in json.loads((d / "fleet.json").read_text())["members"]}
+    assert {m["state"] for m in before.values()} == {"complete"}
+    bad = iolab("resume", str(d), "--runs-dir", str(runs), "--again", "s9")
+    said = " ".join(bad.stderr.split())
+    assert bad.returncode == 2 and "--again s9: no drive of that name; its drives are s1, s2" in said, said
+    assert {m["name"]: m for m in json.loads((d / "fleet.json").read_text())["members"]} == before
+    again = iolab("resume", str(d), "--runs-dir", str(runs), "--again", "s2", "--json")
+    assert again.returncode == 0, again.stdout + again.stderr
+    rows = {row["name"]: row for row in json.loads(again.stdout)["fleet_report"]["drives"]}
+    assert rows["s1"]["run_dir"] == before["s1"]["run_dir"]  # not named: kept
+    assert rows["s2"]["state"] == "complete" and rows["s2"]["run_dir"] != before["s2"]["run_dir"]
+    assert Path(before["s2"]["run_dir"]).is_dir()  # the earlier run stays, and its drive's document with it
+    kept = json.loads((d / "drives" / "s2" / "out.attempt1.json").read_text())
+    assert kept["runs"][0]["path"] == before["s2"]["run_dir"]
+    # --again names a fleet's drive: with a run it is refused, not ignored
+    run = iolab("resume", before["s1"]["run_dir"], "--runs-dir", str(runs), "--again", "s1")
+    assert run.returncode == 2 and "is a run, not a fleet" in " ".join(run.stderr.split()), run.stderr
+
+
+def test_file_drives_get_short_default_names_longer_only_where_they_meet(tmp_path):
+    """A file drive the fleet file does not name was named by its whole path and query
+    (`tmp_pytest-of-root_..._x_d.img_size_16MiB`, cut to its last 64 characters): now by its file
+    name, with the directories above it only where two drives' names would meet; a name the file
+    gives is kept, and a default name that meets it is the one made longer."""
+    for sub in ("x", "y"):
+        (tmp_path / sub).mkdir()
+    f = tmp_path / "fleet.toml"
+    f.write_text(
+        "".join(f'[[drive]]\ntarget = "file:{tmp_path}/{p}?size=16MiB"\n' for p in ("x/d.img", "y/d.img", "e.img"))
+        + f'[[drive]]\ntarget = "file:{tmp_path}/x/f.img?size=16MiB"\n'
+        + f'[[drive]]\ntarget = "file:{tmp_path}/g.img?size=16MiB"\nname = "f.img"\n'
+    )
+    runs = tmp_path / "runs"
+    r = iolab("run", "latency", *QUICK, "--purge", "none", "--fleet", str(f), "--runs-dir", str(runs), timeout=600)
+    assert r.returncode in (0, 7), r.stdout + r.stderr
+    d = fleet_dir(r.stdout)
+    names = [m["name"] for m in json.loads((d / "fleet.json").read_text())["members"]]
+    assert names == ["x_d.img", "y_d.img", "e.img", "x_f.img", "f.img"], names
+    assert sorted(p.name for p in (d / "drives").iterdir()) == sorted(names)

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
+import time
 
 import pytest
 
@@ -12,7 +15,7 @@ from iolab.core.decide import LatencyBound, sample_of_row
 from iolab.engines.merge import breakdown
 from iolab.store.runstore import RunStore
 
-from .conftest import iolab
+from .conftest import IOLAB, default_signals, iolab
 from .netns import fio_hosts
 from .test_scaleout import hosts_file, run_dir
 
@@ -52,6 +55,16 @@ def test_a_quick_run_on_a_file_ramps_then_sustains_the_highest_demand_within_the
     check_flow(store, LatencyBound(99.0, 10e6))
     assert [c.workload["rate_iops"] for c in store.cells("demand ramp")] == [3000, 6000]  # never broke: every step ran
     assert "sustain 6,000 IOPS" in r.stdout and "did not break" in r.stdout
+    # no gap to split: the bisection is not run (it measured 6,000 IOPS three times again), and says why,
+    # as the run goes and in `iolab show`
+    assert all(store.cells(f"demand ramp: bisection {k}") == [] for k in (1, 2, 3))
+    stopped = (
+        "bisection 1: decided by bisection: bisection stopped, not run: no gap to split (highest demand met: 6,000"
+    )
+    assert stopped in " ".join(r.stdout.split())
+    shown = " ".join(iolab("show", str(run_dir(r.stdout))).stdout.split())
+    assert "decision: demand ramp: bisection 3 (before it ran): bisection, judged by latency-bound" in shown
+    assert "bisection stopped, not run: no gap to split" in shown
 
 
 def test_on_the_simulated_drive_the_bound_breaks_while_the_drive_still_delivers_the_demand(scratch):
@@ -158,3 +171,58 @@ def test_a_sustained_demand_that_breaks_the_bound_is_not_called_within_it(scratc
     assert (
         cell.p99 <= 1000 and held_figures["highest demand within the bound (sustained)"] == cell.workload["rate_iops"]
     )
+
+
+def test_a_bisection_step_too_short_to_measure_its_percentile_is_not_run(scratch):
+    """The first step broke the bound: the bisection halved it to 750, 375 and 188 IOPS, steps whose
+    1 s cells complete fewer than the 1,000 IOs a 99 % is read from, judged by nothing; none is run,
+    the decisions say why, and the error names the cell time that would measure them."""
+    args = ("--quick", "--cell-time", "1s", "--set", "steps=1500,3000", "--set", "bound=10us", "--no-report")
+    r = iolab("run", "latency-bound", *args, "--runs-dir", str(scratch / "runs"), timeout=120)
+    said = " ".join((r.stdout + r.stderr).split())
+    assert r.returncode == 2 and "there is no demand to sustain" in said, said
+    assert "bisection 1: decided by bisection: bisection stopped, not run: a step of 750 IOPS completes fewer" in said
+    assert (
+        "a step of 750 IOPS, the bisection's next (half the lowest tried), would complete fewer than the 1,000 IOs"
+        in said
+    )
+    [kept] = (scratch / "runs").glob("*latency-bound*")  # "the run so far is kept in ..."
+    store = RunStore.open(kept)
+    assert [c.workload["rate_iops"] for c in store.cells("demand ramp")] == [1500]
+    assert all(store.cells(f"demand ramp: bisection {k}") == [] for k in (1, 2, 3))  # none run
+
+
+def test_a_run_stopped_after_its_bisection_was_not_run_resumes_past_it(scratch):
+    """Stopped in its sustain phase, after the bisection decided not to run (no gap to split): the
+    steps it did not run are not taken for steps never begun (resume ran them from their purge,
+    then the sustain phase again over its stored start), and their decisions are not repeated."""
+    out = scratch / "out.txt"
+    args = (*QUICK, *LOOSE[:-2], "--set", "sustain=60s", "--target", f"file:{scratch}/lb.img?size=64MiB")
+    with open(out, "w") as fo:
+        proc = subprocess.Popen(
+            [*IOLAB, "run", "latency-bound", *args, "--runs-dir", str(scratch / "runs")],
+            stdout=fo,
+            stderr=subprocess.STDOUT,
+            preexec_fn=default_signals,
+        )
+    try:
+        deadline = time.monotonic() + 300
+        while "sustain starts" not in out.read_text():
+            assert proc.poll() is None and time.monotonic() < deadline, out.read_text()
+            time.sleep(0.2)
+        time.sleep(1)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=120)
+    finally:
+        proc.kill()
+    [kept] = (scratch / "runs").glob("*latency-bound*")
+    again = iolab("resume", str(kept), "--no-report", timeout=300)
+    assert again.returncode == 0, again.stdout + again.stderr
+    said = " ".join(again.stdout.split())
+    assert "bisection 1: not begun" not in said and "sustain: cannot continue" in said, said
+    store = RunStore.open(kept)
+    [sustained] = store.cells("sustain")
+    assert store.manifest.state == "complete" and sustained.workload["rate_iops"] == 6000
+    assert all(store.cells(f"demand ramp: bisection {k}") == [] for k in (1, 2, 3))
+    stopped = [d for d in store.manifest.decisions if d.get("label") == "bisection"]
+    assert len(stopped) == 3 and all("bisection stopped, not run: no gap to split" in d["outcome"] for d in stopped)

@@ -306,8 +306,10 @@ def test_document_and_junit_fail_the_drive_that_fails(tmp_path):
     assert doc["exit_code"] == 4  # the dead drive's own status comes first
     suite = ET.fromstring(junit_xml(doc)).find("testsuite")
     failed = {(c.get("classname"), c.get("name")) for c in suite.iter("testcase") if c.find("failure") is not None}
-    assert failed == {("fleet.slow", "outlier rule"), ("fleet.slow", f"criterion: {W}"), ("fleet.dead", "run")}
-    assert suite.get("failures") == "3"
+    assert failed == {("fleet.slow", "outlier rule"), ("fleet.slow", f"criterion: {W}")}
+    # the dead drive could not be judged: an <error>, which a CI system counts apart from failures
+    erred = {(c.get("classname"), c.get("name")) for c in suite.iter("testcase") if c.find("error") is not None}
+    assert erred == {("fleet.dead", "run")} and suite.get("failures") == "2" and suite.get("errors") == "1"
     # the dead drive has every check's case, skipped (it was not measured), the criterion's too
     dead = {c.get("name"): c for c in suite.iter("testcase") if c.get("classname") == "fleet.dead"}
     assert set(dead) == {"run", "outlier rule", "steady state", f"criterion: {sheet.criteria[0].name}"}
@@ -634,3 +636,44 @@ def test_junit_names_each_steady_state_in_words():
     assert msg == "steady state not applicable (the test tracks none)" and "<skipped" in body
     assert _steady_case({"steady_state": "reached", "exit_code": 0}) == ("", "steady state reached")
     assert "NOT reached" in _steady_case({"steady_state": "not-reached", "exit_code": 0})[1]
+
+
+def test_an_ssh_hosts_devices_are_named_by_the_model_and_serial_they_report_there(tmp_path, monkeypatch):
+    """Two hosts' /dev/nvme0n1 were '10.0.0.2_nvme0n1' and '10.0.0.3_nvme0n1', names that stay with
+    the slot: a drive moved to another host took its neighbour's name and history. A device that
+    reports a serial (read there, as the fleet reads its identity) is named by model and serial;
+    one that does not keeps its node's name, and a name the file gives is kept."""
+    from iolab.api.fleetident import serial_named
+    from iolab.targets.model import DeviceFacts
+
+    # each host's device as its run reads it (its size over SSH): no host answers here
+    monkeypatch.setattr(
+        fleetfile,
+        "drive_target",
+        lambda s, h: Target(kind="block", spec=s, path=s, capacity=1 << 30, facts=DeviceFacts()),
+    )
+    text = "".join(
+        f'[[host]]\naddress = "10.0.0.{i}"\nssh = "root@10.0.0.{i}"\n[[host.drive]]\ntarget = "/dev/nvme0n1"\n'
+        f'[[host.drive]]\ntarget = "/dev/nvme1n1"\n{extra}'
+        for i, extra in ((2, ""), (3, '[[host.drive]]\ntarget = "/dev/sdb"\nname = "kept"\n'))
+    )
+    fleet = load_fleet(fleet_file(tmp_path, text))
+    assert [d.name for d in fleet.drives] == [
+        "10.0.0.2_nvme0n1", "10.0.0.2_nvme1n1", "10.0.0.3_nvme0n1", "10.0.0.3_nvme1n1", "kept"
+    ]  # fmt: skip
+    told = {
+        ("10.0.0.2", "/dev/nvme0n1"): {"model": "Example NVMe 3.84TB", "serial": "S5XNA0R123"},
+        ("10.0.0.3", "/dev/nvme0n1"): {"model": "Example NVMe 3.84TB", "serial": "S5XNA0R124"},
+        ("10.0.0.3", "/dev/nvme1n1"): {"model": "Example NVMe 3.84TB", "serial": None},  # says none
+        ("10.0.0.3", "/dev/sdb"): {"model": "M", "serial": "never-read"},
+    }
+    named = serial_named(fleet, lambda d: told.get((d.host.address, d.target)))
+    assert [d.name for d in named.drives] == [
+        "Example_NVMe_3.84TB_S5XNA0R123",
+        "10.0.0.2_nvme1n1",  # no serial read (not answered): its node's name, after its host's (both hosts have one)
+        "Example_NVMe_3.84TB_S5XNA0R124",
+        "10.0.0.3_nvme1n1",
+        "kept",
+    ]
+    # a long model is cut, never the serial: the name stays within the 64 characters a name may hold
+    assert fleetfile.serial_name("M" * 80, "SN-1 ") == "M" * 59 + "_SN-1" and fleetfile.serial_name("X", "") is None

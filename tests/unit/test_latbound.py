@@ -117,6 +117,23 @@ def test_bisection_splits_the_gap_on_a_log_scale_between_the_highest_demand_met_
     # the first step already broke the bound: halved (the log scale has no 0), so a lower demand may still meet it
     low, d = first.build({"demand ramp": steps((20000, 19998, 1500, 2000))})
     assert [c.workload.rate_iops for c in low.cells] == [10000] and "half of 20,000 (not met; no step met)" in d.outcome
-    # every step met: nothing to split, the highest is measured again and the decision says so
+    # every step met: nothing to split, so no step is run (it measured the highest again) and the decision says why
     again, d = first.build({"demand ramp": steps((20000, 19998, 300, 400))})
-    assert [c.workload.rate_iops for c in again.cells] == [20000] and "no gap to split" in d.outcome
+    assert again is None and d.chosen == {} and "bisection stopped, not run: no gap to split" in d.outcome
+
+
+def test_bisection_stops_where_a_further_step_could_not_be_told_apart():
+    """A step whose cell cannot hold the IOs its percentile needs, or whose demand lies closer to
+    both ends than the run realised the demand met (its delivered IOPS against it), is not run;
+    the decision says which."""
+    p = make_profile(quick=True, settings=(("steps", "1500,3000"),))
+    first = registry.build_plan("latency-bound", p, TARGET).phases[1]
+    # the first step broke: half of it is 750 IOPS, 750 IOs in a 1 s cell, under the 1,000 a 99 % needs
+    low, d = first.build({"demand ramp": steps((1500, 1500, 1500, 2000))})
+    assert low is None and "a step of 750 IOPS completes fewer than the 1,000 IOs a 99 % is measured from" in d.outcome
+    # 500,000 met, delivered 1 % short: 502,000 lies 0.4 % from it and from 504,000 (broke)
+    near, d = first.build({"demand ramp": steps((500000, 495000, 900, 950), (504000, 500000, 1100, 1200))})
+    assert near is None and "would lie within 1 % of 500,000 (met) and 504,000 (not met)" in d.outcome, d.outcome
+    # the same bracket where the step met was delivered to 0.1 %: split (a simulated drive's bound is that sharp)
+    split, d = first.build({"demand ramp": steps((500000, 499500, 900, 950), (504000, 500000, 1100, 1200))})
+    assert split is not None and [c.workload.rate_iops for c in split.cells] == [502000]

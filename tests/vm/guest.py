@@ -354,6 +354,17 @@ def main() -> None:
         """A run on a drive iolab must refuse (the tests check the reason and the images)."""
         return f"safety-{case}", lambda: {"node": node, **sh([IOLAB, "run", "latency", "-t", node, *quick(lane)])}
 
+    def fleet_names():
+        """A fleet of three drives the file does not name (the mounted namespace, the partitioned SATA
+        and the SCSI disk with a signature: each run is refused before it writes): their names."""
+        nodes = [ns1, one("IOLABSA2"), one("IOLABSC2")]
+        f = Path("/tmp/iolab-vm-fleet.toml")
+        f.write_text("".join(f'[[drive]]\ntarget = "{n}"\n' for n in nodes))
+        r = sh([IOLAB, "run", "latency", "--fleet", str(f), *quick("fleet")])
+        states = sorted((RUNS / "fleet" / "fleets").glob("*/fleet.json"))
+        lsblk = sh(["lsblk", "-J", "-d", "-o", "PATH,MODEL,SERIAL", *nodes])
+        return {**r, "members": json.loads(states[-1].read_text())["members"] if states else None, "lsblk": lsblk}
+
     def nvme_run():
         # enterprise profile: write cache disabled during the run; the drive's own purge (format)
         r = run_watching(
@@ -460,7 +471,7 @@ def main() -> None:
     # controllers (IO timeouts, resets) and each run waits longer.
     run_lanes(
         {
-            "info": [("info-all", info_all)],
+            "info": [("info-all", info_all), ("fleet-names", fleet_names)],
             "nvme": [refused("mounted", ns1, "nvme")],
             "sata": [refused("partitioned", one("IOLABSA2"), "sata")],
             "scsi": [refused("signature", one("IOLABSC2"), "scsi")],

@@ -267,3 +267,19 @@ def test_runs_are_reported(guest, check, tmp_path):
     text = html.read_text()
     facts = c["manifest"]["target"]["facts"]
     assert facts["serial"] and facts["serial"] in text and facts["model"] in text
+
+
+def test_a_fleets_drives_are_named_by_the_model_and_serial_they_report(guest):
+    """Drives the fleet file does not name were named by their node (dev_nvme0n1), which stays with
+    the slot: now by the model and serial each reports (sysfs, nvme-cli, hdparm, sg VPD page 80h),
+    so a drive's name follows it across runs, slots and hosts. (Each run is refused: the drives
+    are the ones iolab must not write.)"""
+    from iolab.api.fleetfile import serial_name
+
+    c = guest.check("fleet-names")
+    assert c["members"], c["err"][-3000:]
+    told = {d["path"]: d for d in json.loads(c["lsblk"]["out"])["blockdevices"]}
+    names = [m["name"] for m in c["members"]]
+    assert names == [serial_name(told[m["target"]]["model"], told[m["target"]]["serial"]) for m in c["members"]]
+    assert [n.rsplit("_", 1)[1] for n in names] == ["IOLABNV2", "IOLABSA2", "IOLABSC2"], names
+    assert {m["state"] for m in c["members"]} == {"refused"} and c["rc"] == 3, c["out"][-3000:]

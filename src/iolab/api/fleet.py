@@ -321,7 +321,9 @@ def run_fleet(
     """Run every pending drive of `state`, at most `fleet.parallel` at once; each ends in its row."""
     lock = threading.Lock()
     stop = threading.Event()
-    drives = {d.name: d for d in fleet.drives}
+    # by target and place, not name: a default name follows what the drive reports (its serial),
+    # which `iolab resume` may read otherwise (an ssh host's drive is named after reading it there)
+    drives = {(d.target, d.where): d for d in fleet.drives}
 
     def one(m: Member) -> None:
         if stop.is_set():
@@ -329,7 +331,7 @@ def run_fleet(
         d = state.dir / "drives" / m.name
         output_dir(d, "fleet directory")
         # an interrupted drive whose run was stored goes on with `iolab resume` of that run
-        cmd = _resume_command(state, m, root) if m.run_dir else _command(state, drives[m.name], d, root)
+        cmd = _resume_command(state, m, root) if m.run_dir else _command(state, drives[(m.target, m.where)], d, root)
         t0 = time.monotonic()
         _keep_earlier(d)
         out, log = check_file(d / "out.json", "fleet file"), check_file(d / "log.txt", "fleet file")
@@ -401,11 +403,12 @@ def start(fleet_file: Path, test: str, args: list[str], root: Path) -> tuple[Fle
     drives whose identity could not be read (fleetident.identity: a host's drive reached through
     its fio server only, or over ssh where the read failed; a path of this machine it could not
     stat). A simulated drive has one: its preset, parameters and seed."""
-    from iolab.api.fleetident import refuse_duplicates
+    from iolab.api.fleetident import refuse_duplicates, serial_named
     from iolab.api.reports import read_spec_sheet
 
     fleet = load_fleet(fleet_file)
     if fleet.spec_sheet is not None:  # a bad spec sheet is refused before any drive is written
         read_spec_sheet(fleet.spec_sheet, test)
     unread = refuse_duplicates(fleet)
+    fleet = serial_named(fleet)
     return fleet, open_fleet(fleet, test, args, root), unread

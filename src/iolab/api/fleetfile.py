@@ -13,7 +13,7 @@ and on fio-server or ssh hosts, with their labels (firmware group, rack, ...).
     [[drive]]                   # a drive of this machine: a device, file: or sim: target
     target = "sim:enterprise-sas?user_gb=0.25&seed={i}"
     count = 8                   # optional: 8 drives, {i} = 1..8 in target and name
-    name = "sim{i}"             # optional (default: the target)
+    name = "sim{i}"             # optional (default: model+serial, else the file name: default_names)
     labels = { group = "A" }
 
     [[host]]                    # a host: the fields of a --hosts-file [[host]] table ...
@@ -29,7 +29,7 @@ that names the file, the table and the field."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from iolab import targets
@@ -53,6 +53,8 @@ class FleetDrive:
     target: str
     host: Host | None = None
     labels: dict[str, str] = field(default_factory=dict)
+    # the default names of a drive the file names not (shortest first, default_names); empty when named
+    defaults: tuple[str, ...] = ()
 
     @property
     def where(self) -> str:
@@ -108,6 +110,7 @@ def load_fleet(path: Path, base: Path | None = None) -> Fleet:
             drives += _drives(d, host, labels, f"{where}, [[host.drive]] #{j + 1}")
     if not drives:
         raise IolabError(f"{what}: no drive in it; give [[drive]] tables, or [[host]] tables with [[host.drive]].")
+    drives = named(drives)
     _unique(drives, what)
     parallel = head.get("parallel")
     if parallel is not None and (isinstance(parallel, bool) or not isinstance(parallel, int) or parallel < 1):
@@ -227,10 +230,12 @@ def _drives(
                 f"{where}: target {s!r} is a {tgt.kind} target; a host's drive is a device, a file:PATH?size=... "
                 "or an NBD export (nbd://..., nbd+unix:///?socket=...) its fio server opens."
             )
-        n = fleet_name(
-            str(name).replace("{i}", str(i)) if name is not None else _default_name(given, host), f"{where}: name"
-        )
-        out.append(FleetDrive(n, s, host, labels))
+        if name is not None:
+            out.append(FleetDrive(fleet_name(str(name).replace("{i}", str(i)), f"{where}: name"), s, host, labels))
+            continue
+        serial = serial_name(tgt.facts.model, tgt.facts.serial) if tgt.kind == "block" and host is None else None
+        defaults = default_names(given, host, serial)
+        out.append(FleetDrive(defaults[0], s, host, labels, defaults))
     return out
 
 
@@ -239,14 +244,58 @@ def drive_target(spec: str, host: Host | None) -> targets.Target:
     return targets.parse_target(spec) if host is None else parse_on_hosts(spec, [host])
 
 
-def _default_name(spec: str, host: Host | None) -> str:
-    """The target's file or device name (on a host: after the host's address), else the whole spec."""
-    # an NBD export's URI names its socket or export after the '?' or in the path: keep it whole
-    base = spec.split("?", 1)[0] if host and not spec.startswith("nbd") else spec
-    base = base.removeprefix("file:").removeprefix("sim:").rstrip("/")
-    base = base.rsplit("/", 1)[-1] if host and not spec.startswith("nbd") else base.strip("/")
-    name = (f"{host.address}_" if host else "") + base
-    return "".join(c if c in _NAME_OK else "_" for c in name)[-64:] or "drive"
+def _safe(text: str) -> str:
+    """`text` in the characters a name may hold (each other one '_'), without '_' at its ends."""
+    return "".join(c if c in _NAME_OK else "_" for c in text).strip("_")
+
+
+def serial_name(model: str | None, serial: str | None) -> str | None:
+    """A drive's name from what it reports of itself: its model and serial, the same on every run
+    and every host that reaches it (None: it reports no serial). The model is shortened where the
+    two would pass 64 characters; the serial never is."""
+    sn = _safe(serial or "")
+    if not sn:
+        return None
+    mn = _safe(model or "")[: max(0, 63 - len(sn))].rstrip("_")
+    return (f"{mn}_{sn}" if mn else sn)[-64:]
+
+
+def default_names(spec: str, host: Host | None, serial: str | None = None) -> tuple[str, ...]:
+    """The names a drive the file does not name may get, shortest first (`named` gives each the
+    first no other drive has): a device that reports a serial by its model and serial (then with
+    its node: two namespaces of one controller); else its file or device name, then with the
+    directories above it, a host's after the host's address (two hosts' /data/d1.img), then the
+    whole path. An NBD export (its socket or export names it after the '?') and a simulated drive
+    (its preset, parameters and seed) keep their whole spec."""
+    pre = f"{host.address}_" if host else ""
+    if spec.startswith(("nbd", "sim:")):
+        return (_safe(pre + spec.removeprefix("sim:"))[-64:] or "drive",)
+    path = spec.removeprefix("file:").split("?", 1)[0].rstrip("/")
+    parts = [p for p in path.split("/") if p]
+    if not parts:
+        return (_safe(pre + spec)[-64:] or "drive",)
+    names = [serial, f"{serial}_{parts[-1]}"] if serial else []
+    tails = ["_".join(parts[-k:]) for k in range(1, len(parts) + 1)]
+    names += [tails[0]] + [pre + t for t in tails] if host else tails
+    out = [n for n in (_safe(x)[-64:] for x in names if x) if n not in ("", ".", "..")]  # '..': drives/NAME
+    return tuple(dict.fromkeys(out)) or ("drive",)
+
+
+def named(drives: list[FleetDrive]) -> list[FleetDrive]:
+    """Each drive the file does not name given the first of its default names no other drive has
+    (the names given in the file stay as they are): short where that is unique (d1.img), longer
+    only for the drives whose shorter names meet."""
+    level = [0] * len(drives)
+    while True:
+        names = [d.defaults[min(level[i], len(d.defaults) - 1)] if d.defaults else d.name for i, d in enumerate(drives)]
+        seen: dict[str, int] = {}
+        for n in names:
+            seen[n] = seen.get(n, 0) + 1
+        longer = [i for i, d in enumerate(drives) if seen[names[i]] > 1 and level[i] < len(d.defaults) - 1]
+        if not longer:
+            return [replace(d, name=n) if d.defaults else d for d, n in zip(drives, names)]
+        for i in longer:
+            level[i] += 1
 
 
 def _unique(drives: list[FleetDrive], what: str) -> None:

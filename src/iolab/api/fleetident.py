@@ -62,6 +62,37 @@ def refuse_duplicates(fleet: Fleet, read: Callable[[FleetDrive], str | None] = i
     return unread
 
 
+def serial_named(fleet: Fleet, read: Callable[[FleetDrive], dict | None] | None = None) -> Fleet:
+    """The fleet with each ssh host's block device the file does not name named by the model and
+    serial it reports there (lsblk), as a drive of this machine is when the file is read
+    (fleetfile.default_names): the same drive moved to another host or slot keeps its name.
+    `read`: a drive's identity record (engines/hosts.read_identity_over_ssh's), None if unread."""
+    from dataclasses import replace
+
+    from iolab.api.fleetfile import default_names, named, serial_name
+
+    read = read or _ssh_block_identity
+    drives = []
+    for d in fleet.drives:
+        ident = read(d) if d.defaults and d.host is not None and d.host.ssh else None
+        serial = serial_name(ident.get("model"), ident.get("serial")) if ident else None
+        drives.append(replace(d, defaults=default_names(d.target, d.host, serial)) if serial else d)
+    return replace(fleet, drives=tuple(named(drives)))
+
+
+def _ssh_block_identity(d: FleetDrive) -> dict | None:
+    """What an ssh host's block device says of itself there (None: not a block device, or not read)."""
+    from iolab.engines.hosts import read_identity_over_ssh
+    from iolab.engines.hosttargets import host_target
+
+    assert d.host is not None
+    try:
+        t = host_target(d.target, d.host)
+        return read_identity_over_ssh(d.host, t.path) if t.kind == "block" else None
+    except IolabError:
+        return None
+
+
 def on_host(spec: str, h: Host) -> str | None:
     """The drive `spec` is where host h's fio opens it (its own path or export, a hosts file's
     `target`, else the spec's), read there, as its run reads it: a host of this machine's address

@@ -1,6 +1,7 @@
 """`iolab resume FLEET`: a fleet whose coordinator stopped (Ctrl-C, kill -9, a crash) goes on.
 
-A drive that completed keeps its row. A drive that failed or was refused is tried again (its
+A drive that completed keeps its row, unless it is named with `--again` (measure_again): then it
+starts a new run. A drive that failed or was refused is tried again (its
 stored run resumed, or started anew when it left none): what failed it may have been fixed since
 (a host back, a drive unmounted); its earlier attempt's out.json and log.txt are kept. A drive
 whose row says it was running is read again from its own out.json: a drive's run does not die with the coordinator
@@ -59,8 +60,32 @@ def with_options(args: list[str], extra: list[str]) -> list[str]:
     return out
 
 
+def measure_again(state: FleetState, names: list[str]) -> None:
+    """The drives named (`iolab resume FLEET --again NAME`) start a new run, whatever their row
+    says: a drive whose complete run was an outlier or failed the spec sheet, measured again once
+    its cause (a cable, a slot, a firmware setting) is fixed, is judged with the fleet it belongs
+    to. Its earlier run stays in the runs directory; its out.json and log.txt are kept as attempts.
+    IolabError, before anything changes, for a name the fleet does not hold."""
+    rows = {m.name: m for m in state.members}
+    unknown = [n for n in names if n not in rows]
+    if unknown:
+        raise IolabError(
+            f"fleet {state.dir}: --again {unknown[0]}: no drive of that name; its drives are "
+            f"{', '.join(rows)}. Nothing was run."
+        )
+    for n in dict.fromkeys(names):
+        m = rows[n]
+        if m.state == "running" and _alive(m.pid):
+            raise IolabError(f"fleet {state.dir}: --again {n}: its run is still going (pid {m.pid}). Nothing was run.")
+        m.state, m.run_dir, m.exit_code, m.error, m.out_sha256, m.pid = "interrupted", None, None, None, None, None
+
+
 def resume(
-    fleet_dir: Path, root: Path, on_event: Callable[[Member, str], None], extra: list[str] | None = None
+    fleet_dir: Path,
+    root: Path,
+    on_event: Callable[[Member, str], None],
+    extra: list[str] | None = None,
+    again: list[str] | None = None,
 ) -> FleetState:
     state = load_state(fleet_dir)
     if state.state == "running" and _alive(state.pid):
@@ -68,6 +93,8 @@ def resume(
             f"fleet {fleet_dir}: its coordinator (pid {state.pid}) is still running; wait for it, or stop it first "
             "(Ctrl-C), then resume."
         )
+    if again:
+        measure_again(state, again)
     for m in state.members:
         if m.state == "running" and _alive(m.pid):
             on_event(m, "wait")

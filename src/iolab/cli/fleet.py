@@ -113,11 +113,40 @@ def drive_options(args) -> list[str]:
     return [f for f, on in flags.items() if on] + (["--ioengine", args.ioengine] if args.ioengine else [])
 
 
+AGAIN = typer.Option(
+    None,
+    "--again",
+    metavar="DRIVE",
+    help="A fleet's drive to measure again with a new run, even one that completed (an outlier or a spec "
+    "failure whose cause was fixed); repeat for several.",
+)
+
+
+def resume_fleet(run_ref: str, args, console: Console, again: list[str] | None) -> int | None:
+    """`iolab resume` of a fleet, its exit status; None: `run_ref` is a run (--again, which names a
+    fleet's drives, is refused with one)."""
+    fleet_dir = fleet_path(run_ref, args.runs_dir)
+    if fleet_dir is not None:
+        return resume(fleet_dir, args.runs_dir, console, args.json_out, drive_options(args), again)
+    if again:
+        raise IolabError(
+            f"--again {again[0]}: names a drive of a fleet to measure again, and {run_ref} is a run, not a fleet "
+            "(give the fleet's directory or name). Nothing was run."
+        )
+    return None
+
+
 def resume(
-    fleet_dir: Path, runs_dir: Optional[Path], console: Console, json_out: bool, extra: list[str] | None = None
+    fleet_dir: Path,
+    runs_dir: Optional[Path],
+    console: Console,
+    json_out: bool,
+    extra: list[str] | None = None,
+    again: list[str] | None = None,
 ) -> int:
-    """`iolab resume FLEET_DIR`: the drives that did not end go on, then the fleet report; `extra`:
-    resume's options as given (`--allow-unsafe-target`, ...), for every drive it runs again."""
+    """`iolab resume FLEET_DIR`: the drives that did not end go on (and those named by `again` run
+    anew), then the fleet report; `extra`: resume's options as given (`--allow-unsafe-target`,
+    ...), for every drive it runs again."""
     from iolab.api.fleetresume import resume as go_on
     from iolab.store.manifest import runs_root
 
@@ -126,7 +155,7 @@ def resume(
     with stop_on_signals():
         # absolute, as `run --fleet` makes it: a drive started again named its run by the relative
         # path it printed, which `iolab fleet` from another directory called unreadable
-        state = go_on(fleet_dir, (runs_dir or runs_root()).resolve(), _event(console), extra)
+        state = go_on(fleet_dir, (runs_dir or runs_root()).resolve(), _event(console), extra, again)
     return _report(state, None, (None, None), console, json_out, envelope="resume")
 
 

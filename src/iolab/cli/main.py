@@ -41,8 +41,7 @@ if TYPE_CHECKING:
     from iolab.api.runs import RunPlan
     from iolab.store.runstore import RunStore
 
-# The library is imported by the commands that use it: `iolab --help`, `iolab tests` and
-# `iolab runs` start without the runner, the reports and the store's readers of results.
+# Each command imports the library it uses: `iolab --help`, `tests` and `runs` start without the runner.
 
 app = typer.Typer(
     pretty_exceptions_enable=False, no_args_is_help=True, context_settings={"help_option_names": cli_typer.HELP_NAMES}
@@ -174,6 +173,7 @@ def run_engine(tgt, stall_s: float | None, args: RunArgs):
 @with_run_args(*opts.RESUME_OPTIONS)
 def resume(
     run_ref: str = typer.Argument(..., metavar="RUN", help=f"The interrupted or failed run: {RUN_REF}."),
+    again: Optional[list[str]] = cli_fleet.AGAIN,
     *,
     args: RunArgs,
 ):
@@ -186,8 +186,8 @@ def resume(
     from iolab.store.manifest import manifest_of
 
     json_out, require_steady = args.json_out, args.require_steady
-    if (fleet_dir := cli_fleet.fleet_path(run_ref, args.runs_dir)) is not None:  # its drives not ended go on
-        raise typer.Exit(cli_fleet.resume(fleet_dir, args.runs_dir, console, json_out, cli_fleet.drive_options(args)))
+    if (code := cli_fleet.resume_fleet(run_ref, args, console, again)) is not None:  # its drives not ended go on
+        raise typer.Exit(code)
     want_json("resume", console, json_out)
     current: list[RunStore] = []
     records: list[dict] = []

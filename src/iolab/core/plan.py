@@ -118,12 +118,13 @@ class Phase:
 class Deferred:
     """A phase built when the run reaches it, from the finished phases' results (a queue-depth
     search's best QD; DIRTH's operating points). `build` gets each finished phase's samples
-    by phase name and returns the phase and the decision that shaped it. A resumed run builds
-    it again from the stored results."""
+    by phase name and returns the phase and the decision that shaped it, or no phase where that
+    decision is to measure nothing (a bisection step it cannot tell apart; the runner goes on).
+    A resumed run builds it again from the stored results."""
 
     name: str
     describe: str  # what it will be built from, for the stored plan before it is built
-    build: Callable[[Mapping[str, Sequence[Sample]]], tuple[Phase, Decision]]
+    build: Callable[[Mapping[str, Sequence[Sample]]], tuple[Phase | None, Decision]]
     seconds: float = 0.0  # how long the built phase will measure, for the ETA (0: not known before)
     # Whether the phase it builds tracks steady state: the plan's rule text is written before the
     # phase is built, and must not promise a round limit to phases that run their own rounds

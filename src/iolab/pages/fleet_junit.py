@@ -108,11 +108,11 @@ def class_names(names: list[str]) -> dict[str, str]:
 
 def junit_xml(doc: dict) -> str:
     """One test case per drive and check: its run, the outlier rule, its steady state, each
-    spec-sheet criterion. A run that did not complete, an outlier, a steady state required and not
-    reached and a failed criterion are failures; a criterion the run does not measure or measured
-    but not as the drive's (not judged: a quick run, no steady state), and a steady state not
-    reached but not required, are skipped."""
-    cases, failures, skipped = [], 0, 0
+    spec-sheet criterion. A run that did not complete is an error (the drive could not be judged);
+    an outlier, a steady state required and not reached and a failed criterion are failures; a
+    criterion the run does not measure or measured but not as the drive's (not judged: a quick
+    run, no steady state), and a steady state not reached but not required, are skipped."""
+    cases, failures, errors, skipped = [], 0, 0, 0
     classes = class_names([r["name"] for r in doc["drives"]])
     for r in doc["drives"]:
         cls = quoteattr(f"fleet.{classes[r['name']]}")
@@ -129,8 +129,17 @@ def junit_xml(doc: dict) -> str:
         )
         if ran:  # which drive it was: a CI job's reader replaces it by its serial
             why += f"; {facts_text(r)}"
-        case("run", "" if ran else f'<failure message={quoteattr(why)} type="run"/>', why)
-        failures += not ran
+        # A run that did not complete is an <error> (JUnit's "could not be judged": a crash, a
+        # refusal, a host that died), not a <failure> (judged and found wanting: an outlier, a
+        # missed bound); CI systems count and show the two apart. A drive still running or not
+        # yet started (a fleet shown while it runs) is skipped: it has not ended either way.
+        if r["state"] in ("running", "pending"):
+            body = f"<skipped message={quoteattr('not ended yet: ' + why)}/>"
+        else:
+            body = "" if ran else f'<error message={quoteattr(why)} type="run"/>'
+        case("run", body, why)
+        errors += "<error" in body
+        skipped += "<skipped" in body
         if not ran:  # every check still has its case: skipped, as the drive was not measured
             sheet = (doc.get("spec_sheet") or {}).get("criteria", [])
             for name in ("outlier rule", "steady state", *(f"criterion: {c['name']}" for c in sheet)):
@@ -165,8 +174,8 @@ def junit_xml(doc: dict) -> str:
     name = quoteattr(f"iolab fleet: {doc['fleet']['name']} ({doc['fleet']['test']})")
     return (
         '<?xml version="1.0" encoding="UTF-8"?>\n'
-        f'<testsuites name="iolab fleet" tests="{len(cases)}" failures="{failures}">\n'
-        f'  <testsuite name={name} tests="{len(cases)}" failures="{failures}" skipped="{skipped}" errors="0">\n'
+        f'<testsuites name="iolab fleet" tests="{len(cases)}" failures="{failures}" errors="{errors}">\n'
+        f'  <testsuite name={name} tests="{len(cases)}" failures="{failures}" errors="{errors}" skipped="{skipped}">\n'
         + "\n".join(cases)
         + "\n  </testsuite>\n</testsuites>\n"
     )

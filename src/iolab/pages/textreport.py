@@ -75,6 +75,7 @@ def render(store: RunStore, console: Console, view: PhaseView | None = None, fig
     audit = stored_audit(store)
     render_audit(audit, console)
     phases = summarise(store)
+    after = not_run_after(m.plan.get("phases", ()), {ph.phase.name for ph in phases})
     for ph in phases:
         console.print()
         render_phase(ph, console, view or generic_view)
@@ -83,13 +84,27 @@ def render(store: RunStore, console: Console, view: PhaseView | None = None, fig
                 f"[red]{esc(marker(audit.marks(())))}: this steady state is not the drive's on the run's own evidence[/]"
             )
         for d in m.decisions:
-            if d["phase"] == ph.phase.name:
+            if d["phase"] == ph.phase.name or d["phase"] in after.get(ph.phase.name, ()):
                 console.print(esc(f"decision: {decision_text(d)}"), soft_wrap=True)
     if figures is not None and phases:
         render_figures(figures([phases]), phases, console, audit)
     if measures_endurance(m) and phases:  # the tests whose report has an Endurance page
         render_endurance(endurance(m, phases, store.cells(kind="precondition")), console, audit)
     render_power(stored_power(store.dir), console)
+
+
+def not_run_after(planned, ran: set[str]) -> dict[str, list[str]]:
+    """The planned phases that did not run (a bisection step decided not to), by the phase that
+    ran before them: their decisions, which say why, are printed with it."""
+    out: dict[str, list[str]] = {}
+    last = None
+    for p in planned:
+        name = p.get("name") if isinstance(p, dict) else None
+        if name in ran:
+            last = name
+        elif last is not None and isinstance(name, str) and "not_run" in p:
+            out.setdefault(last, []).append(name)
+    return out
 
 
 def purge_lines(purges: list[dict]) -> list[str]:

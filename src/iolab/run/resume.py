@@ -261,7 +261,7 @@ def _built(store: RunStore, plan: TestPlan) -> TestPlan:
     phases = list(plan.phases)
     for i, ph in enumerate(phases):
         if isinstance(ph, Deferred) and store.phase_ended(ph.name) is not None:
-            phases[i] = build_deferred(store, replace(plan, phases=tuple(phases)), ph)[0]
+            phases[i] = build_deferred(store, replace(plan, phases=tuple(phases)), ph)[0] or ph
     return replace(plan, phases=tuple(phases))
 
 
@@ -278,6 +278,8 @@ def _where(store: RunStore, plan: TestPlan, target: targets.Target, caps: Capabi
         ended = store.phase_ended(ph.name)
         if ended:
             continue
+        if ended is None and isinstance(ph, Deferred) and build_deferred(store, plan, ph)[0] is None:
+            continue  # the run decided not to measure it (a bisection step it could not tell apart)
         if ended is None:
             notes.append(f"{ph.name}: not begun; it runs from its purge.")
             return StartAt(i, 0)

@@ -96,11 +96,14 @@ class StartAt:
     recent: dict[str, tuple[Interval, ...]] = field(default_factory=dict)  # each cell's latest intervals (budget.pace)
 
 
-def build_deferred(store: RunStore, plan: TestPlan, ph: Deferred) -> tuple[Phase, Decision]:
-    """Build a deferred phase from the stored results of the phases before it."""
+def build_deferred(store: RunStore, plan: TestPlan, ph: Deferred) -> tuple[Phase | None, Decision]:
+    """Build a deferred phase from the stored results of the phases before it (None: it decided
+    there is nothing to measure)."""
     before = plan.phases[: plan.phases.index(ph)]
     samples = {p.name: [sample_of_row(r) for r in store.cells(p.name)] for p in before}
     built, decision = ph.build(samples)
+    if built is None:
+        return None, decision
     plan.check_phase(built)
     if bool(built.tracking) != ph.tracks:
         raise IolabError(
@@ -208,7 +211,10 @@ class Runner:
                 if start_at is not None and i < start_at.phase:
                     continue
                 if isinstance(phase, Deferred):
-                    phase = self.build(i, phase)
+                    built = self.build(i, phase)
+                    if built is None:  # decided not to measure (its decision, stored and printed, says why)
+                        continue
+                    phase = built
                 self.progress.phase(phase, i)
                 if start_at is not None and i == start_at.phase and start_at.round > 0:
                     self.progress.resumed(start_at.round - 1, start_at.written)  # its budget is partly spent
@@ -242,11 +248,12 @@ class Runner:
                 self.store.write_manifest()
             targets.release(self.target)  # the claim runstart.start took, however the run ends
 
-    def build(self, i: int, deferred: Deferred) -> Phase:
+    def build(self, i: int, deferred: Deferred) -> Phase | None:
         """Build a deferred phase now, store it in the manifest's plan (reports read what was
-        run) and record the decision."""
+        run) and record the decision; None: the decision is not to run it (the plan says so)."""
         phase, decision = build_deferred(self.store, self.plan, deferred)
-        manifest_of(self.store).plan["phases"][i] = phase_summary(phase) | {"deferred": deferred.describe}
+        built = phase_summary(phase) if phase is not None else {"name": deferred.name, "not_run": decision.outcome}
+        manifest_of(self.store).plan["phases"][i] = built | {"deferred": deferred.describe}
         self.decide(decision)
         return phase
 

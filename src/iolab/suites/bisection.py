@@ -7,12 +7,17 @@ and a sparse list's 2,000 → 4,000,000 to 2,000^(1/8) (2.6×), where halving th
 three times tried 2,000,000, 1,000,000 and 501,000 and left 2,000 → 501,000.
 
 Each step is one deferred phase of one cell, built from the results of the ramp and the steps
-before it, so a resumed run builds the same steps again."""
+before it, so a resumed run builds the same steps again. The search stops where a further step
+could not be told apart (stop_reason): no gap is left, the step's demand is too low for its cell
+to hold the IOs the rule reads, or it lies closer to both ends than the run realised a demand
+(the step that met delivered 99 % of its demand: a step within 1 % of both ends is either of
+them again). Such a step is not run; its decision says why."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from iolab.core.decide import BISECTION_LABEL, Decision, Sample
@@ -49,6 +54,44 @@ def midpoint(lo: float | None, hi: float | None) -> int | None:
     return mid if (lo or 0.0) < mid < hi else None
 
 
+@dataclass(frozen=True)
+class Resolution:
+    """The lowest demand a bisection step can judge: `least`, whose cell completes the IOs the
+    test's rule is read from (`least_why` says why, for the record). A step below it is not run."""
+
+    least: float = 0.0
+    least_why: str = ""
+
+
+def realised(s: Sample) -> float:
+    """How closely the run realised step `s`'s demand, as a share of it: its delivered IOPS
+    against its demand, and never finer than one IO of the IOs it counted (whole IOs). Demands
+    closer than this to a step are that step again to the measurement."""
+    demand = s.demand_iops or 0.0
+    off = abs(s.iops - demand) / demand if demand else 0.0
+    return max(off, 1 / s.ios if s.ios else 0.0)
+
+
+def stop_reason(lo: float | None, hi: float | None, mid: int | None, res: Resolution, share: float = 0.0) -> str | None:
+    """Why a step at `mid` between `lo` (met) and `hi` (not met) is not worth running (None: it
+    is): no gap left, a demand too low to judge, or one closer to both ends than `share`, the
+    resolution to which the step that met realised its demand (realised)."""
+    if mid is None:
+        return (
+            f"no gap to split (highest demand met: {num(lo) if lo is not None else 'none'}, lowest above it not met: "
+            f"{num(hi) if hi is not None else 'none'})"
+        )
+    if mid < res.least:
+        return f"a step of {mid:,} IOPS {res.least_why}"
+    if lo is not None and hi is not None and mid / lo - 1 < share and hi / mid - 1 < share:
+        return (
+            f"a step of {mid:,} IOPS would lie within {100 * share:.2g} % of {int(lo):,} (met) and {int(hi):,} "
+            f"(not met), closer than the run realised a demand (the {int(lo):,} IOPS step's was off by "
+            f"{100 * share:.2g} %): it cannot be told apart from them"
+        )
+    return None
+
+
 def refinements(
     ramp: str,
     cell: Callable[[int], Cell],
@@ -56,32 +99,30 @@ def refinements(
     rule: dict[str, Any],
     steps: int = STEPS,
     seconds: float = 0.0,
+    resolution: Resolution = Resolution(),
 ) -> tuple[Deferred, ...]:
     """The bisection steps after phase `ramp`: `cell(demand)` measures one demand, `met` says
-    whether a step met the test's rule, `rule` is that rule's record (decide.rule_record)."""
+    whether a step met the test's rule, `rule` is that rule's record (decide.rule_record). A step
+    the measurement could not tell apart (stop_reason) is not run: its decision says why, and so
+    do the steps after it (nothing new was measured to split)."""
     names = step_names(ramp, steps)
 
     def step(k: int) -> Deferred:
-        def build(samples: Mapping[str, Sequence[Sample]]) -> tuple[Phase, Decision]:
+        def build(samples: Mapping[str, Sequence[Sample]]) -> tuple[Phase | None, Decision]:
             seen = [s for name in (ramp, *names[:k]) for s in samples.get(name, ())]
             lo, hi = bracket(seen, met)
             mid = midpoint(lo, hi)
-            if mid is None:  # nothing to split: the highest demand met (or the lowest tried) again
-                again = lo if lo is not None else min((s.demand_iops for s in seen if s.demand_iops), default=1)
-                demand = int(again)
-                outcome = (
-                    f"no gap to split (highest demand met: {num(lo) if lo is not None else 'none'}, lowest above "
-                    f"it not met: {num(hi) if hi is not None else 'none'}); {num(demand)} IOPS measured again"
-                )
-            else:
-                demand = mid
-                outcome = (
-                    f"geometric mean of {num(lo)} (met) and {num(hi)} (not met): {num(mid)} IOPS"
-                    if lo is not None
-                    else f"half of {num(hi)} (not met; no step met): {num(mid)} IOPS"
-                )
-            phase = Phase(names[k], (cell(demand),), (), purge=False, max_rounds=1, stop_on_steady=False)
-            return phase, Decision(names[k], rule, outcome, {"demand_iops": demand}, label=BISECTION_LABEL)
+            at = next((s for s in seen if s.demand_iops == lo and met(s)), None)
+            why = stop_reason(lo, hi, mid, resolution, realised(at) if at is not None else 0.0)
+            if why is not None or mid is None:
+                return None, Decision(names[k], rule, f"bisection stopped, not run: {why}", {}, label=BISECTION_LABEL)
+            outcome = (
+                f"geometric mean of {num(lo)} (met) and {num(hi)} (not met): {num(mid)} IOPS"
+                if lo is not None
+                else f"half of {num(hi)} (not met; no step met): {num(mid)} IOPS"
+            )
+            phase = Phase(names[k], (cell(mid),), (), purge=False, max_rounds=1, stop_on_steady=False)
+            return phase, Decision(names[k], rule, outcome, {"demand_iops": mid}, label=BISECTION_LABEL)
 
         return Deferred(
             names[k],

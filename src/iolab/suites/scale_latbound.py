@@ -16,7 +16,7 @@ from iolab.core.cellschema import CellRow
 from iolab.core.decide import PERCENTILE_COLUMNS, Decision, LatencyBound, Sample, rule_record
 from iolab.core.errors import IolabError
 from iolab.core.plan import Cell, Deferred, Phase, Profile, TestPlan
-from iolab.core.units import KiB, given, kib_label, percentile_min_ios
+from iolab.core.units import KiB, given, kib_label, num, percentile_min_ios
 from iolab.core.workload import Workload
 from iolab.figures.compare import KeyMetric
 from iolab.figures.summary import PhaseSummary
@@ -167,17 +167,47 @@ def _sustain(
 
 
 def _too_short(seen: Sequence[Sample], rule: LatencyBound, cell_s: float) -> str:
-    """Why a lower start cannot help, when steps completed too few IOs to measure the percentile:
-    a step of D IOPS completes D × cell time IOs."""
+    """Why a lower start cannot help, when steps completed too few IOs to measure the percentile,
+    or the bisection's next step would have (it was not run): a step of D IOPS completes D × cell
+    time IOs."""
     short = sorted({int(x.demand_iops or 0) for x in seen if x.too_few(rule.percentile)})
-    if not short:
-        return ""
     need = percentile_min_ios(rule.percentile)
+    least = math.ceil(need / cell_s)
+    lowest = min((x.demand_iops or 0.0 for x in seen if x.demand_iops), default=0.0)
+    # the bisection did not halve the lowest step below what a cell measures (bisection.stop_reason)
+    if not short and (not lowest or lowest / 2 >= least):
+        return ""
+    what = (
+        f"the steps of {tp.show_list(tuple(short))} IOPS completed"
+        if short
+        else f"a step of {int(lowest / 2):,} IOPS, the bisection's next (half the lowest tried), would complete"
+    )
     return (
-        f"the steps of {tp.show_list(tuple(short))} IOPS completed fewer than the {need:,} IOs a "
-        f"{rule.percentile:g} % is measured from: in cells of {tp.show_seconds(cell_s)} a step needs at "
-        f"least {math.ceil(need / cell_s):,} IOPS. A longer --cell-time measures lower demands; or relax "
-        "--set bound=... ."
+        f"{what} fewer than the {need:,} IOs a {rule.percentile:g} % is measured from: in cells of "
+        f"{tp.show_seconds(cell_s)} a step needs at least {least:,} IOPS. A longer --cell-time measures lower "
+        "demands; or relax --set bound=... ."
+    )
+
+
+def _resolution(rule: LatencyBound, profile: Profile) -> bisection.Resolution:
+    """The lowest demand a bisection step can judge: one whose cell completes the IOs its
+    percentile is measured from (below, a step is never judged to meet the bound)."""
+    need = percentile_min_ios(rule.percentile)
+    cell = f"{given(profile.cell_seconds)} s"
+    return bisection.Resolution(
+        least=need / profile.cell_seconds,
+        least_why=f"completes fewer than the {need:,} IOs a {rule.percentile:g} % is measured from in a {cell} cell",
+    )
+
+
+def _ramp_row(v: dict[str, Any], cell_s: float, least: float) -> str:
+    """The plan's Ramp row: the steps, where they stop, and the bisection after them."""
+    return (
+        f"demand {_show_steps(v['steps'])} IOPS, {tp.show_seconds(cell_s)} each, until "
+        f"{v['percentile']:g} % latency > {_show_us(v['bound'])}, then {bisection.STEPS} bisection steps "
+        f"between the highest demand that met it and the lowest that broke it, {bisection.SPLIT}; a step is "
+        f"not run where it could not be told apart (below {num(math.ceil(least))} IOPS, or closer to both "
+        "ends than the step that met delivered its demand)"
     )
 
 
@@ -223,7 +253,10 @@ def build(profile: Profile, target: Target) -> TestPlan:
 
     cells = tuple(step(d) for d in v["steps"])
     # the limit between the last step that met the bound and the first that broke it
-    halves = bisection.refinements(RAMP, step, rule.met, rule_record(rule), seconds=profile.cell_seconds)
+    res = _resolution(rule, profile)
+    halves = bisection.refinements(
+        RAMP, step, rule.met, rule_record(rule), seconds=profile.cell_seconds, resolution=res
+    )
     ramp = replace(cc.first_phase(s, RAMP, cells), stop_rule=rule)
 
     sustain = _sustain(
@@ -232,12 +265,7 @@ def build(profile: Profile, target: Target) -> TestPlan:
 
     rows = s.rows + [
         ("Stimulus", f"RND {kib_label(bs)} R/W {mix}, {v['threads']} jobs × QD {v['qd']} over all hosts/paths"),
-        (
-            "Ramp",
-            f"demand {_show_steps(v['steps'])} IOPS, {tp.show_seconds(profile.cell_seconds)} each, until "
-            f"{v['percentile']:g} % latency > {_show_us(v['bound'])}, then {bisection.STEPS} bisection steps "
-            f"between the highest demand that met it and the lowest that broke it, {bisection.SPLIT}",
-        ),
+        ("Ramp", _ramp_row(v, profile.cell_seconds, res.least)),
         ("Sustain", f"the highest demand that met the bound, for {tp.show_seconds(v['sustain'])}"),
     ]
     notes: tuple[str, ...] = (
