@@ -84,6 +84,19 @@ class PhaseSummary:
     def __post_init__(self) -> None:
         object.__setattr__(self, "steady_state", phase_steady_state(self.steady, self.tracks))
 
+    @property
+    def not_from_fob(self) -> str:
+        """Why the phase did not start fresh-out-of-box ("" when a purge put it there): a figure
+        named for FOB (Write Saturation's first interval) is no FOB figure after --purge none or
+        a purge that failed, whatever the target went through before."""
+        method, ok = self.phase.purge_method, self.phase.purge_ok
+        if method == "none":
+            return "the run did not purge the target (--purge none), so it did not start fresh-out-of-box"
+        if method is None or ok is False:
+            what = f"its purge ({method}) failed" if method else "the phase had no purge"
+            return f"{what}, so it did not start fresh-out-of-box"
+        return ""
+
     def cell(self, mix: str, block_size: int) -> CellAverage | None:
         for c in self.cells:
             if c.mix == mix and c.block_size == block_size:

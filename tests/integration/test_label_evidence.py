@@ -1,0 +1,63 @@
+"""Each label is true of the run it came from, checked against what the run stored: a figure
+named for a state (fresh-out-of-box, after a cache) is given only where the run reached that
+state, and says why not where it did not."""
+
+from __future__ import annotations
+
+import json
+import re
+from html import unescape
+from pathlib import Path
+
+import pytest
+
+from .conftest import SMALL_SIM, iolab
+
+pytestmark = pytest.mark.integration
+
+FOB = "IOPS, first interval (FOB)"
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def page_text(html: Path) -> str:
+    return flat(unescape(re.sub(r"<[^>]+>", " ", html.read_text())))
+
+
+def one_run(runs: Path, *args: str) -> Path:
+    p = iolab("run", *args, "--runs-dir", str(runs))
+    assert p.returncode == 0, p.stdout + p.stderr
+    [run] = list(runs.iterdir())
+    return run
+
+
+def figure_of(run: Path, name: str) -> dict:
+    shown = iolab("show", str(run), "--json")
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    [rec] = json.loads(shown.stdout)["runs"]
+    return next(f for f in rec["figures"] if f["name"] == name)
+
+
+def test_write_saturation_without_a_purge_gives_no_fob_figure_and_says_why(tmp_path):
+    """--purge none: the first interval is of whatever the target held, not fresh-out-of-box;
+    show, --json, history and the report's summary and header called it FOB."""
+    purged = one_run(tmp_path / "purged", "wsat", "--quick", "-t", SMALL_SIM)
+    fob = figure_of(purged, FOB)
+    assert fob["value"] and fob["value"] > 0, fob  # the control: a purged run has its FOB figure
+
+    run = one_run(tmp_path / "runs", "wsat", "--quick", "-t", SMALL_SIM, "--purge", "none")
+    fig = figure_of(run, FOB)
+    assert fig["value"] is None, fig
+    assert "--purge none" in fig["unmeasured"] and "fresh-out-of-box" in fig["unmeasured"], fig
+    shown = flat(iolab("show", str(run)).stdout)
+    assert f"— {FOB}: not measured, the run did not purge the target (--purge none)" in shown, shown
+    hist = iolab("history", FOB, "--runs-dir", str(tmp_path / "runs"))
+    assert hist.returncode == 0, hist.stdout + hist.stderr
+    assert "not measured" in hist.stdout, hist.stdout
+    page = page_text(run / "report" / f"{run.name}.html")
+    assert "First interval IOPS (FOB)" not in page and "starts at FOB after purge" not in page, page[:3000]
+    assert "First interval IOPS (not FOB: the run did not purge the target (--purge none)" in page, page[:3000]
+    # the purged run's report still names its first interval FOB
+    assert "First interval IOPS (FOB)" in page_text(purged / "report" / f"{purged.name}.html")
