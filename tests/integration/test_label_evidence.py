@@ -61,3 +61,18 @@ def test_write_saturation_without_a_purge_gives_no_fob_figure_and_says_why(tmp_p
     assert "First interval IOPS (not FOB: the run did not purge the target (--purge none)" in page, page[:3000]
     # the purged run's report still names its first interval FOB
     assert "First interval IOPS (FOB)" in page_text(purged / "report" / f"{purged.name}.html")
+
+
+def test_a_fill_within_the_slc_cache_gives_no_post_cache_rate(tmp_path):
+    """A 17 GB fill of a 480 GB drive whose SLC cache holds 30 GB never leaves the cache: its one
+    rate is the in-cache rate, yet it was printed as the 'post-cache write rate'."""
+    run = one_run(
+        tmp_path / "runs", "slc-cache", "-t", "sim:client-nvme-slc?slc_gb=30&op=0.3", "--capacity-limit", "16GiB"
+    )
+    fig = figure_of(run, "post-cache write rate")
+    assert fig["value"] is None, fig
+    assert "may all lie within a cache" in fig["unmeasured"], fig
+    shown = flat(iolab("show", str(run)).stdout)
+    assert "— post-cache write rate: not measured, no rate after a cache is measured: the fill wrote 4." in shown
+    page = page_text(run / "report" / f"{run.name}.html")
+    assert "post-cache rate — (no rate after a cache is measured: the fill wrote 4." in page, page[-3000:]
