@@ -76,3 +76,18 @@ def test_a_fill_within_the_slc_cache_gives_no_post_cache_rate(tmp_path):
     assert "— post-cache write rate: not measured, no rate after a cache is measured: the fill wrote 4." in shown
     page = page_text(run / "report" / f"{run.name}.html")
     assert "post-cache rate — (no rate after a cache is measured: the fill wrote 4." in page, page[-3000:]
+
+
+def test_a_cell_time_the_test_ignores_is_no_non_compliance_of_the_run(tmp_path):
+    """slc-cache fills to a byte budget: --cell-time 100ms changes nothing in its plan (iolab says
+    so), yet the run was labelled 'non-compliant: 0.1 s per cell instead of 60 s' everywhere."""
+    target = f"file:{tmp_path}/d.img?size=64MiB"
+    run = one_run(tmp_path / "runs", "slc-cache", "--quick", "--cell-time", "100ms", "-t", target, "--no-report")
+    m = json.loads((run / "manifest.json").read_text())
+    assert "cell_seconds" in m["ignored_options"], m["ignored_options"]
+    assert m["noncompliance"] == ["quick profile"], m["noncompliance"]
+    shown = flat(iolab("show", str(run)).stdout)
+    assert "NON-COMPLIANT: quick profile" in shown and "per cell instead of 60 s" not in shown, shown
+    # a test whose cells the option sets keeps the label
+    used = one_run(tmp_path / "used", "latency", "--quick", "--cell-time", "100ms", "--max-rounds", "1", "-t", SMALL_SIM)
+    assert "0.1 s per cell instead of 60 s" in json.loads((used / "manifest.json").read_text())["noncompliance"]

@@ -18,7 +18,7 @@ from typing import Any
 from iolab import __version__, targets
 from iolab.core.decide import rule_record
 from iolab.core.errors import IolabError
-from iolab.core.plan import Deferred, Phase, TestPlan
+from iolab.core.plan import Deferred, Phase, TestPlan, cell_time_text
 from iolab.engines import Engine, purge_methods
 from iolab.engines.fio_hosts import NOT_PURGED_OUTCOME
 from iolab.figures.phaseend import range_label, range_share, rule_text
@@ -81,6 +81,10 @@ def noncompliance_of(plan: TestPlan, target: Target, options: RunOptions, purged
     hosts run's other machines: their purge is not this target's)."""
     profile = plan.profile
     noncompliance = profile.noncompliance()
+    if "cell_seconds" in plan.ignored_options and cell_time_text(profile.cell_seconds) in noncompliance:
+        # the plan is the same at the default cell time (a fill to a byte budget has no cells of
+        # it): "0.1 s per cell instead of 60 s" would name a setting the run did not use
+        noncompliance.remove(cell_time_text(profile.cell_seconds))
     drive = target.drive_capacity
     share = range_share(plan.capacity, drive, profile.active_range)
     source = profile.limit_source()
