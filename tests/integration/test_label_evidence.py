@@ -91,3 +91,24 @@ def test_a_cell_time_the_test_ignores_is_no_non_compliance_of_the_run(tmp_path):
     # a test whose cells the option sets keeps the label
     used = one_run(tmp_path / "used", "latency", "--quick", "--cell-time", "100ms", "--max-rounds", "1", "-t", SMALL_SIM)
     assert "0.1 s per cell instead of 60 s" in json.loads((used / "manifest.json").read_text())["noncompliance"]
+
+
+def test_the_means_of_repeats_say_their_runs_were_not_steady_and_scaled_down(tmp_path):
+    """--repeat's table gave each figure's mean and 95 % interval over runs none of which showed
+    steady state (3 rounds, fewer than the window) on a quick profile, with no word of either: each
+    run's own page says both."""
+    args = ("latency", "--repeat", "2", "--quick", "--cell-time", "100ms", "-t", SMALL_SIM, "--no-report", "--json")
+    p = iolab("run", *args, "--max-rounds", "3", "--runs-dir", str(tmp_path / "short"))
+    assert p.returncode == 0, p.stdout + p.stderr
+    doc = json.loads(p.stdout)
+    assert [r["steady_state"] for r in doc["runs"]] == ["not-evaluated"] * 2
+    said = doc["repeat"]["caveats"]
+    assert any(c.startswith("steady state not shown in 2 of 2 runs (not evaluated in 2)") for c in said), said
+    assert "NON-COMPLIANT: 2 of 2 runs: quick profile; 0.1 s per cell instead of 60 s" in said, said
+    assert "caveat: steady state not shown in 2 of 2 runs" in flat(p.stderr), p.stderr[-3000:]
+    # runs that reached steady state carry no such caveat, only the scaled-down one
+    q = iolab("run", *args, "--runs-dir", str(tmp_path / "steady"))
+    assert q.returncode == 0, q.stdout + q.stderr
+    doc = json.loads(q.stdout)
+    assert [r["steady_state"] for r in doc["runs"]] == ["reached"] * 2, [r["steady_state"] for r in doc["runs"]]
+    assert [c for c in doc["repeat"]["caveats"] if "steady" in c] == [], doc["repeat"]["caveats"]
