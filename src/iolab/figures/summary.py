@@ -91,10 +91,10 @@ class PhaseSummary:
         a purge that failed, whatever the target went through before."""
         method, ok = self.phase.purge_method, self.phase.purge_ok
         if method == "none":
-            return "the run did not purge the target (--purge none), so it did not start fresh-out-of-box"
+            return "the run did not purge the target (--purge none): nothing shows it started fresh-out-of-box"
         if method is None or ok is False:
             what = f"its purge ({method}) failed" if method else "the phase had no purge"
-            return f"{what}, so it did not start fresh-out-of-box"
+            return f"{what}: nothing shows it started fresh-out-of-box"
         return ""
 
     def cell(self, mix: str, block_size: int) -> CellAverage | None:
