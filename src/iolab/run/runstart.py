@@ -18,7 +18,7 @@ from typing import Any
 from iolab import __version__, targets
 from iolab.core.decide import rule_record
 from iolab.core.errors import IolabError
-from iolab.core.plan import Deferred, Phase, TestPlan, cell_time_text
+from iolab.core.plan import Deferred, Phase, TestPlan, cache_unset_text, cell_time_text
 from iolab.engines import Engine, purge_methods
 from iolab.engines.fio_hosts import NOT_PURGED_OUTCOME
 from iolab.figures.phaseend import range_label, range_share, rule_text
@@ -27,6 +27,7 @@ from iolab.run.stopsignals import Interrupted
 from iolab.store.manifest import Manifest, manifest_of, now_iso, shell_runs_root
 from iolab.store.runstore import RunStore
 from iolab.targets import DeviceFacts, Target
+from iolab.targets.cache import unsettable as unsettable_cache
 from iolab.targets.files import check_space
 from iolab.targets.lock import TargetClaim
 from iolab.targets.purge import impossible_purge, purge_failed
@@ -109,6 +110,10 @@ def noncompliance_of(plan: TestPlan, target: Target, options: RunOptions, purged
         failed = NOT_PURGED_OUTCOME  # the engine's outcome of every purge it is asked for (fio_hosts.purge)
     if failed is not None:
         noncompliance.append(purge_failed(failed.method))
+    # a cache no run can set (a file, an NBD export, a loop device): the PTS's WCD/WCE is a
+    # condition of the results, and a cache left as it was is not known to meet it
+    if purged and (why := unsettable_cache(target)):
+        noncompliance.append(cache_unset_text(profile.write_cache, why))
     return noncompliance
 
 
