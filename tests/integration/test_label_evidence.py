@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 import re
+import urllib.request
 from html import unescape
 from pathlib import Path
 
 import pytest
 
 from .conftest import SMALL_SIM, iolab
+from .test_watch_cli import free_port, watching
 
 pytestmark = pytest.mark.integration
 
@@ -134,3 +136,26 @@ def test_a_run_whose_write_cache_no_run_can_set_is_not_compliant(tmp_path):
     # a simulated drive's cache is its model's, set as asked: compliant where nothing else differs
     sim = iolab("plan", "latency", "--json")
     assert json.loads(sim.stdout)["plan"]["tests"][0]["noncompliance"] == [], sim.stdout[:2000]
+
+
+def test_the_watch_page_gives_no_p99_of_a_cell_too_short_to_measure_it(tmp_path):
+    """A quick latency run's last cell (QD1 0.5 KiB W, 0.1 s) completes a few hundred IOs, fewer
+    than the 1,000 a 99 % needs; `iolab watch` showed its stored p99 as a figure, in the list and
+    on the run page, where every other page says n/m."""
+    runs = tmp_path / "runs"
+    run = one_run(runs, "latency", "--quick", "--cell-time", "100ms", "--max-rounds", "1", "-t", SMALL_SIM)
+    shown = iolab("export", str(run), "--out", str(tmp_path / "x"))
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    last = (tmp_path / "x" / "cells.csv").read_text().splitlines()
+    head = last[0].split(",")
+    ios = int(float(last[-1].split(",")[head.index("read_ios")])) + int(float(last[-1].split(",")[head.index("write_ios")]))
+    assert 0 < ios < 1000, ios  # the premise: the run's last cell is too short for a 99 %
+    port = free_port()
+    with watching(runs, port):
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/runs", timeout=20) as r:
+            [row] = json.loads(r.read())["runs"]
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/runs/{run.name}", timeout=20) as r:
+            detail = json.loads(r.read())
+    assert row["p99_us"] is None and row["p99_note"] == f"n/m ({ios:,} IOs)", row
+    cell = detail["detail"]["last_cell"]
+    assert cell["p99_us"] is None and cell["p99_note"] == f"n/m ({ios:,} IOs)", cell
