@@ -92,7 +92,9 @@ def test_a_cell_time_the_test_ignores_is_no_non_compliance_of_the_run(tmp_path):
     shown = flat(iolab("show", str(run)).stdout)
     assert "NON-COMPLIANT: quick profile;" in shown and "per cell instead of 60 s" not in shown, shown
     # a test whose cells the option sets keeps the label
-    used = one_run(tmp_path / "used", "latency", "--quick", "--cell-time", "100ms", "--max-rounds", "1", "-t", SMALL_SIM)
+    used = one_run(
+        tmp_path / "used", "latency", "--quick", "--cell-time", "100ms", "--max-rounds", "1", "-t", SMALL_SIM
+    )
     assert "0.1 s per cell instead of 60 s" in json.loads((used / "manifest.json").read_text())["noncompliance"]
 
 
@@ -148,7 +150,9 @@ def test_the_watch_page_gives_no_p99_of_a_cell_too_short_to_measure_it(tmp_path)
     assert shown.returncode == 0, shown.stdout + shown.stderr
     last = (tmp_path / "x" / "cells.csv").read_text().splitlines()
     head = last[0].split(",")
-    ios = int(float(last[-1].split(",")[head.index("read_ios")])) + int(float(last[-1].split(",")[head.index("write_ios")]))
+    ios = int(float(last[-1].split(",")[head.index("read_ios")])) + int(
+        float(last[-1].split(",")[head.index("write_ios")])
+    )
     assert 0 < ios < 1000, ios  # the premise: the run's last cell is too short for a 99 %
     port = free_port()
     with watching(runs, port):

@@ -120,8 +120,10 @@ def key_figures(runs: Runs = ()) -> Metrics:
     return (
         KeyMetric("SLC cache size", "GB", True, _cache(lambda c: c.size_gb)),
         KeyMetric("in-cache write rate", "MB/s", True, _cache(lambda c: c.in_cache_mbps)),
-        # without a cache, the rate the whole fill kept
-        KeyMetric("post-cache write rate", "MB/s", True, _CacheFigure(lambda c: c.post_cache_mbps, lambda c: c.no_post)),
+        # without a cliff, the rate the fill kept only where it wrote the whole drive (figures/slc.py)
+        KeyMetric(
+            "post-cache write rate", "MB/s", True, _CacheFigure(lambda c: c.post_cache_mbps, lambda c: c.no_post)
+        ),
     )
 
 

@@ -46,7 +46,12 @@ def _rows(c: Cache) -> tuple[tuple[str, str], ...]:
     if c.size_gb is None or fast is None or slow is None:
         median = f"{c.median_mbps:,.0f} MB/s" if c.median_mbps is not None else "—"
         after = f"{slow:,.0f} MB/s (no cache: the fill's median)" if slow is not None else f"— ({c.no_post})"
-        return (*rows, ("SLC cache", f"no cache found: {c.reason}"), ("median rate", median), ("post-cache rate", after))
+        return (
+            *rows,
+            ("SLC cache", f"no cache found: {c.reason}"),
+            ("median rate", median),
+            ("post-cache rate", after),
+        )
     return (
         *rows,
         ("SLC cache size", f"{c.size_gb:.2f} GB"),
