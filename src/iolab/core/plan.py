@@ -313,12 +313,6 @@ def cache_text(enabled: bool) -> str:
     return "WCE" if enabled else "WCD"  # write cache enabled / disabled, as the PTS writes it
 
 
-def cache_unset_text(enabled: bool, why: str) -> str:
-    """The non-compliance of a run whose write cache was not set as its profile asks: the PTS
-    setting is a condition of the results, and an unknown cache is no WCD."""
-    return f"write cache {cache_text(enabled)} not set: {why}"
-
-
 percent_text = share_text  # the active range, as every share is printed
 
 

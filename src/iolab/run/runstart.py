@@ -18,7 +18,7 @@ from typing import Any
 from iolab import __version__, targets
 from iolab.core.decide import rule_record
 from iolab.core.errors import IolabError
-from iolab.core.plan import Deferred, Phase, TestPlan, cache_unset_text, cell_time_text
+from iolab.core.plan import Deferred, Phase, TestPlan, cache_text, cell_time_text
 from iolab.engines import Engine, purge_methods
 from iolab.engines.fio_hosts import NOT_PURGED_OUTCOME
 from iolab.figures.phaseend import range_label, range_share, rule_text
@@ -113,7 +113,7 @@ def noncompliance_of(plan: TestPlan, target: Target, options: RunOptions, purged
     # a cache no run can set (a file, an NBD export, a loop device): the PTS's WCD/WCE is a
     # condition of the results, and a cache left as it was is not known to meet it
     if purged and (why := unsettable_cache(target)):
-        noncompliance.append(cache_unset_text(profile.write_cache, why))
+        noncompliance.append(f"write cache {cache_text(profile.write_cache)} not set: {why}")
     return noncompliance
 
 
