@@ -163,3 +163,18 @@ def test_the_watch_page_gives_no_p99_of_a_cell_too_short_to_measure_it(tmp_path)
     assert row["p99_us"] is None and row["p99_note"] == f"n/m ({ios:,} IOs)", row
     cell = detail["detail"]["last_cell"]
     assert cell["p99_us"] is None and cell["p99_note"] == f"n/m ({ios:,} IOs)", cell
+
+
+def test_a_cross_stimulus_run_whose_group_3_never_recovered_says_so(tmp_path):
+    """Group 3 ran its 2 s budget below 95 % of group 1's mean: the recovery figure was a bare
+    '—', as if it were lost, where the run measured that it did not recover."""
+    run = one_run(tmp_path / "runs", "xsr", "--quick", "--cell-time", "100ms", "-t", SMALL_SIM, "--no-report")
+    fig = next(
+        f for f in json.loads(iolab("show", str(run), "--json").stdout)["runs"][0]["figures"] if "recovery" in f["name"]
+    )
+    assert fig["value"] is None, fig  # the premise: this simulated drive's group 3 stays below the line
+    assert re.fullmatch(
+        r"group 3 did not recover: none of its \d+ intervals? reached [\d,.]+ MB/s \(95 % of group 1's mean [\d,.]+ MB/s\)",
+        fig["unmeasured"],
+    ), fig
+    assert f"— {fig['name']}: not measured, group 3 did not recover" in flat(iolab("show", str(run)).stdout)
