@@ -178,3 +178,16 @@ def test_a_cross_stimulus_run_whose_group_3_never_recovered_says_so(tmp_path):
         fig["unmeasured"],
     ), fig
     assert f"— {fig['name']}: not measured, group 3 did not recover" in flat(iolab("show", str(run)).stdout)
+
+
+def test_host_idle_recovery_says_why_its_preconditioning_level_is_missing(tmp_path):
+    """--max-rounds 3 leaves the preconditioning short of a 5-round window: its level was a bare
+    '—' with no word why, where the run's own phase line says it was never judged."""
+    run = one_run(
+        tmp_path / "runs", "hir", "--quick", "--cell-time", "100ms", "--max-rounds", "3", "-t", SMALL_SIM, "--no-report"
+    )
+    fig = figure_of(run, "PC IOPS, window mean (RND 4 KiB W)")
+    assert fig["value"] is None, fig
+    assert fig["unmeasured"] == (
+        "the preconditioning ran 3 rounds, fewer than the 5-round steady-state window: no window to average"
+    ), fig
