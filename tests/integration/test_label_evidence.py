@@ -191,3 +191,16 @@ def test_host_idle_recovery_says_why_its_preconditioning_level_is_missing(tmp_pa
     assert fig["unmeasured"] == (
         "the preconditioning ran 3 rounds, fewer than the 5-round steady-state window: no window to average"
     ), fig
+
+
+def test_a_run_without_a_purge_counts_its_steady_state_minimum_from_its_start_and_says_so(tmp_path):
+    """--purge none: steady state was 'declared after 0.634 GB written since the purge', the rule
+    'accepted only after ... written since the purge' and the audit's evidence alike, of a run
+    with no purge; what was counted is what the run wrote from its start."""
+    run = one_run(tmp_path / "runs", "latency", "--quick", "--cell-time", "100ms", "--purge", "none", "-t", SMALL_SIM)
+    said = flat(iolab("show", str(run)).stdout) + flat(iolab("audit", str(run)).stdout)
+    said += page_text(run / "report" / f"{run.name}.html")
+    assert "since the purge" not in said, said
+    assert re.search(r"declared after [\d.]+ GB written since the run began \(no purge: --purge none\)", said), said
+    assert "is written since the run began (no purge: --purge none)" in said, said
+    assert re.search(r"GB written since the run began \(no purge: --purge none\) \(≥ [\d.]+ GB\)", said), said

@@ -142,7 +142,7 @@ def new_manifest(plan: TestPlan, target: Target, engine: Engine, options: RunOpt
         noncompliance=noncompliance,
         parameters=dict(plan.parameters),
         notes=list(plan.notes) + list(getattr(engine, "notes", ())),
-        steady_rule=rule_text(plan),
+        steady_rule=rule_text(plan, options.purge_method != "none"),
         versions=engine_versions(engine, target),
         platform=platform_facts() | {"tested_by": options.tested_by},
         started=now_iso(),
