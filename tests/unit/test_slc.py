@@ -39,10 +39,20 @@ def test_a_cache_of_any_length_is_found_to_its_size(seconds):
 def test_a_drive_at_one_rate_has_no_cache():
     rng = random.Random(3)
     flat = [500 * rng.uniform(0.9, 1.1) for _ in range(60)]
-    c = find_cache([i + 1.0 for i in range(60)], flat, 0.75)
+    c = find_cache([i + 1.0 for i in range(60)], flat, 0.75, fill_of_drive=1.0)
     assert not c.found and c.size_gb is None and c.in_cache_mbps is None
     assert c.post_cache_mbps == pytest.approx(500, rel=0.1)  # the rate it kept
     assert c.text().startswith("no cache found")
+
+
+@pytest.mark.parametrize("share", [None, 0.5])
+def test_one_rate_over_part_of_the_drive_is_no_rate_after_a_cache(share):
+    # the fill may have stayed within a cache larger than it: its rate is not "post-cache"
+    rng = random.Random(3)
+    flat = [500 * rng.uniform(0.9, 1.1) for _ in range(60)]
+    c = find_cache([i + 1.0 for i in range(60)], flat, 0.75, fill_of_drive=share)
+    assert c.post_cache_mbps is None and c.median_mbps == pytest.approx(500, rel=0.1)
+    assert "no rate after a cache is measured" in c.text(), c.text()
 
 
 def test_a_dip_that_recovers_is_no_cliff():

@@ -195,7 +195,7 @@ def _test(
         cell_seconds=prof.cell_seconds,
         max_rounds=prof.max_rounds,
         max_rounds_from=rounds_from,
-        steady_rule=rule_text(plan),
+        steady_rule=rule_text(plan, options.purge_method != "none"),
         steady_window=rule.window,
         steady_min_write_bytes=rule.min_write_bytes(plan.capacity),
         phases=tuple(_phase(plan, ph) for ph in plan.phases),

@@ -24,7 +24,7 @@ from urllib.parse import unquote
 from iolab.api.fleet import list_fleets
 from iolab.api.runlist import RunSummary, list_runs
 from iolab.api.watchpage import list_page, run_page
-from iolab.api.watchrun import run_detail
+from iolab.api.watchrun import p99_fields, run_detail
 from iolab.core.errors import IolabError
 from iolab.core.safefile import read_json
 from iolab.core.steady import phase_verdict
@@ -226,7 +226,7 @@ def _progress(run_dir: Path) -> dict:
             "iops": last.iops if last else None,
             "lat_mean_us": last.lat_mean_us if last else None,
             "lat_max_us": last.lat_max_us if last else None,
-            "p99_us": last.p99 if last else None,
+            **(p99_fields(last) if last else {"p99_us": None, "p99_note": None}),
             "parts": [{"name": p.name, "iops": p.figures.get("iops")} for p in breakdown(last.counters)]
             if last
             else [],

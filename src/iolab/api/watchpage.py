@@ -132,7 +132,7 @@ function render(data) {
         : " at " + lv.elapsed_s.toFixed(1) + " s: " + fmt(lv.iops) + " IOPS" + (lv.lat_mean_us == null ? "" : ", mean "
           + fmt(lv.lat_mean_us) + " µs") + (lp ? " (" + lp + ")" : ""));
       if (td_iops.textContent === "—") td_iops.textContent = ""; td_iops.appendChild(d); }
-    cell(tr, fmt(r.lat_mean_us), "num"); cell(tr, fmt(r.p99_us), "num"); cell(tr, fmt(r.lat_max_us), "num");
+    cell(tr, fmt(r.lat_mean_us), "num"); cell(tr, r.p99_note || fmt(r.p99_us), "num"); cell(tr, fmt(r.lat_max_us), "num");
     const s = r.steady;
     cell(tr, !s ? null : s.reached ? "reached" : s.evaluated ? s.passing + " of " + s.variables + " variables pass"
          : "not evaluated yet" + (r.stop_reason ? "; " + r.stop_reason : ""));
@@ -187,7 +187,7 @@ function render(d) {
       {xlabel: "seconds into the cell", ylabel: "µs", empty: lv ? "no latency report yet" : "no cell under way"})]);
   const c = det.last_cell;
   document.getElementById("lastcell").textContent = c ? c.key + " (phase " + c.phase + ", round " + c.round + "): " + fmt(c.iops)
-    + " IOPS, mean latency " + fmt(c.lat_mean_us) + " µs, p99 " + fmt(c.p99_us) + " µs, max " + fmt(c.lat_max_us) + " µs"
+    + " IOPS, mean latency " + fmt(c.lat_mean_us) + " µs, p99 " + (c.p99_note || fmt(c.p99_us) + " µs") + ", max " + fmt(c.lat_max_us) + " µs"
     + (c.parts.length ? "; " + c.parts.map(p => p.name + ": " + fmt(p.iops) + " IOPS, mean " + fmt(p.lat_mean_us) + " µs").join("; ") : "") : "none yet";
   const ser = c ? c.series : [];
   put("last", [chart("IOPS per second", [{name: "IOPS", points: ser.map(q => [q[0], q[1]])}], {xlabel: "second", ylabel: "IOPS", whole_x: true,

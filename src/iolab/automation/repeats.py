@@ -135,7 +135,28 @@ def summary(records: Sequence[dict]) -> dict:
         "confidence": CONFIDENCE,
         "method": METHOD,
         "figures": figures,
+        "caveats": caveats(done),
     }
+
+
+def caveats(done: Sequence[dict]) -> list[str]:
+    """What the means are of, where the runs do not hold what a reader takes them for: runs that
+    did not show steady state (their figures may still drift, so the interval is no spread of
+    repeats of one state) and non-compliant (scaled-down) runs, each said with its runs' count,
+    as a run's own page and a comparison carry them."""
+    out = []
+    unsteady = Counter(r["steady_state"] for r in done if r.get("steady_state") in ("not-reached", "not-evaluated"))
+    if unsteady:
+        how = ", ".join(f"{state.replace('-', ' ')} in {n}" for state, n in unsteady.items())
+        out.append(
+            f"steady state not shown in {sum(unsteady.values())} of {len(done)} runs ({how}): "
+            "their figures may still be drifting, and the interval spans that drift"
+        )
+    odd = [r for r in done if r.get("compliant") is False]
+    if odd:
+        why = "; ".join(dict.fromkeys(w for r in odd for w in r.get("noncompliance") or ()))
+        out.append(f"NON-COMPLIANT: {len(odd)} of {len(done)} runs: {why}")
+    return out
 
 
 def run_repeated(

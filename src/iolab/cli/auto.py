@@ -496,4 +496,6 @@ def _repeat_table(rep: dict, n: int, console: Console) -> None:
             said = "; ".join(f["unmeasured"])
             runs = "any run" if not f["n"] else "every run"
             console.print(esc(f"— {where}{f['name']}: not measured in {runs}: {said}"), soft_wrap=True)
+    for c in rep.get("caveats", ()):  # not steady, scaled down: said beside the means, as on each run's page
+        console.print(f"[bold red]caveat: {esc(c)}[/]", soft_wrap=True)
     console.print(esc(f"interval: {rep['method']}"), soft_wrap=True)

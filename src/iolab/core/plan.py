@@ -246,7 +246,7 @@ class Profile:
         if self.quick:
             why.append("quick profile")
         if self.cell_seconds < 60:
-            why.append(f"{self.cell_seconds:g} s per cell instead of 60 s")
+            why.append(cell_time_text(self.cell_seconds))
         if self.precondition_factor < 2:
             why.append(f"preconditioning {self.precondition_factor:g}× capacity instead of 2×")
         return why + [f"{text} (the {self.name} profile: {own})" for _, text, own in self.own_settings() if own]
@@ -266,6 +266,11 @@ class Profile:
 
 # --quick's own capacity limit (suites.make_profile); a test's --quick copy may be larger
 QUICK_CAPACITY = 512 * MiB
+
+
+def cell_time_text(seconds: float) -> str:
+    """The non-compliance of cells shorter than the PTS's 60 s."""
+    return f"{seconds:g} s per cell instead of 60 s"
 
 
 def limit_source(profile: Mapping[str, Any]) -> str:

@@ -99,15 +99,16 @@ class SteadyRule:
     strict: bool = False  # False: ≤ (inclusive, default); True: <
     min_write_multiple: float = 2.0  # × tested capacity written since the purge before steady state counts
 
-    def describe(self, limit: str | None = None) -> str:
-        """The rule in words; `limit` says how the run's phases end (default: the round limit)."""
+    def describe(self, limit: str | None = None, since: str = "since the purge") -> str:
+        """The rule in words; `limit` says how the run's phases end (default: the round limit),
+        `since` what the minimum is counted from (a run with --purge none: its start)."""
         cmp = "<" if self.strict else "≤"
         limit = limit or f"at most {counted(self.max_rounds, 'round')}"
         return (
             f"{self.window}-round window; range {cmp} {self.range_limit:.0%} of average; "
             f"fit-line excursion {cmp} {self.slope_limit:.0%} of average; "
             f"{limit}; comparison {'strict' if self.strict else 'inclusive'}; "
-            f"accepted only after {self.minimum_text()} is written since the purge"
+            f"accepted only after {self.minimum_text()} is written {since}"
         )
 
     @classmethod

@@ -25,6 +25,7 @@ from iolab.figures.endurance import measures_endurance, steady_random_write
 from iolab.figures.phaseend import (
     range_label,
     range_share,
+    since_words,
     turned_down,
     window_doubt,
     window_erases,
@@ -167,7 +168,7 @@ def _runner_doubt(v: RunView, p: PhaseRow, window: tuple[int, ...], n: dict[str,
     written = sum(c.write_bytes or 0 for c in cells)
     n.update({"window": list(window), "written_since_purge_bytes": since, "minimum_bytes": minimum})
     n.update({"erases_per_round": [erased.get(r) for r in window]} if erased else {})
-    evidence = f"{p.name}: {since / 1e9:.3f} GB written since the purge (≥ {minimum / 1e9:.3f} GB)"
+    evidence = f"{p.name}: {since / 1e9:.3f} GB written {since_words(v.store)} (≥ {minimum / 1e9:.3f} GB)"
     if erased:
         evidence += f", {min(erased.values()):,.0f}+ erases in every window round"
     why = turned_down(written, planned[p.name].get("min_write_bytes"), doubt, share)

@@ -57,6 +57,7 @@ def early_stop(
     what: str = "",
     doubt: str | None = None,
     share: float | None = None,
+    since: str = "since the purge",
 ) -> Ending | None:
     """Why the phase ends after this round (steady state, a budget), or None to go on. Steady
     state is not accepted before the phase has written its own minimum (RWSW saturation tests),
@@ -75,10 +76,7 @@ def early_stop(
         rounds = f"rounds {verdict.window[0]}-{verdict.window[-1]}"
         why = f"steady state reached in {rounds}" if share is None else f"the window passed in {rounds}"
         if minimum:
-            why += (
-                f", declared after {since_purge / 1e9:.3f} GB written since the purge "
-                f"(≥ {what}, {minimum / 1e9:.3f} GB)"
-            )
+            why += f", declared after {since_purge / 1e9:.3f} GB written {since} (≥ {what}, {minimum / 1e9:.3f} GB)"
         if phase.min_write_bytes:  # the phase's own threshold beside it, each with its figure
             why += (
                 f"{' and' if minimum else ', declared after'} {written / 1e9:.3f} GB of the workload's own writes "
@@ -145,7 +143,7 @@ def after_round(
     minimum, what = steady_minimum(plan, phase), plan.rule.minimum_text()
     doubt = fob_doubt(store, phase, verdict, spent.since_purge, minimum, what)
     share = range_share(plan.capacity, spent.capacity, plan.profile.active_range)
-    return early_stop(phase, verdict, spent, minimum, what, doubt, share)
+    return early_stop(phase, verdict, spent, minimum, what, doubt, share, since_words(store))
 
 
 def settle(
@@ -267,6 +265,15 @@ def since_last_purge(phases: list[dict], upto: int) -> list[str]:
     return [p["name"] for p in phases[first : upto + 1]]
 
 
+UNPURGED = "since the run began (no purge: --purge none)"
+
+
+def since_words(store: RunStore) -> str:
+    """What the bytes counted for steady state's minimum are written since: the purge, or with
+    --purge none (no purge happened) the start of the run, which is all they are counted from."""
+    return UNPURGED if any(p.purge_method == "none" for p in store.phases()) else "since the purge"
+
+
 def written_since_purge(store: RunStore, upto: int) -> int:
     """What the stored cells wrote from the last purge before plan phase `upto` up to now (a
     resumed run's count of `Runner.since_purge`)."""
@@ -282,7 +289,7 @@ def written_since_purge(store: RunStore, upto: int) -> int:
 NOT_APPLICABLE = "not applicable: no phase tracks steady state (each runs its own rounds or budget, as its phase says)"
 
 
-def rule_text(plan: TestPlan) -> str:
+def rule_text(plan: TestPlan, purged: bool = True) -> str:
     """The steady-state rule as this plan uses it: the round limit of the phases that stop at
     steady state (their own, which a test may set above the profile's), and which phases only
     report it (Write Saturation runs to its budget whatever the verdict). A plan none of whose
@@ -309,4 +316,4 @@ def rule_text(plan: TestPlan) -> str:
         parts.append(f"reported, not a stop, in {', '.join(report)} (each runs to its budget or limit)")
     if later:
         parts.append(f"at most {counted(plan.rule.max_rounds, 'round')} in {', '.join(later)} (built during the run)")
-    return plan.rule.describe("; ".join(parts))
+    return plan.rule.describe("; ".join(parts), "since the purge" if purged else UNPURGED)

@@ -41,9 +41,13 @@ class Cache:
     seconds: float
     size_gb: float | None = None  # written at the in-cache rate
     in_cache_mbps: float | None = None
-    post_cache_mbps: float | None = None  # after the cliff; without one the fill's median rate
+    # after the cliff; without one, the fill's median rate only where the fill must have crossed
+    # any cache the drive holds (enough intervals, the whole drive written): else None
+    post_cache_mbps: float | None = None
     cliff_s: float | None = None  # when the cache ran out, from the start of the fill
     reason: str = ""  # why no cache was found
+    median_mbps: float | None = None  # the fill's median rate, whatever it was of
+    no_post: str = ""  # why there is no rate after a cache (post_cache_mbps None)
 
     @property
     def found(self) -> bool:
@@ -52,8 +56,8 @@ class Cache:
     def text(self) -> str:
         fast, slow = self.in_cache_mbps, self.post_cache_mbps
         if self.size_gb is None or fast is None or slow is None:
-            rate = f" ({slow:,.0f} MB/s median)" if slow is not None else ""
-            return f"no cache found: {self.reason}{rate}"
+            rate = f" ({self.median_mbps:,.0f} MB/s median)" if self.median_mbps is not None else ""
+            return f"no cache found: {self.reason}{rate}" + (f"; {self.no_post}" if self.no_post else "")
         return (
             f"SLC cache {self.size_gb:.2f} GB: {fast:,.0f} MB/s until {self.cliff_s:.1f} s, then "
             f"{slow:,.0f} MB/s ({slow / fast:.0%}) for the rest of {self.written_gb:.2f} GB"
@@ -87,17 +91,33 @@ def change_point(w: Sequence[float], r: Sequence[float]) -> int | None:
     return min(range(1, n), key=lambda k: sse(pre[0], pre[k]) + sse(pre[k], pre[n]))
 
 
-def find_cache(t_end: Sequence[float], mbps: Sequence[float], cliff: float) -> Cache:
-    """The cache a fill crossed, if any (t_end: each interval's end in seconds from the start)."""
+def find_cache(
+    t_end: Sequence[float], mbps: Sequence[float], cliff: float, fill_of_drive: float | None = None
+) -> Cache:
+    """The cache a fill crossed, if any (t_end: each interval's end in seconds from the start;
+    `fill_of_drive`: the fill's bytes ÷ the whole drive's, None where the run did not record it)."""
     w = widths(t_end)
     total = sum(a * b for a, b in zip(w, mbps)) / 1000
     seconds = t_end[-1] if t_end else 0.0
     median = statistics.median(mbps) if mbps else None
+    few = len(mbps) < MIN_CACHE_INTERVALS + 1
 
     def none(reason: str) -> Cache:
-        return Cache(total, seconds, post_cache_mbps=median, reason=reason)
+        # without a cliff the median is the rate after any cache only where the fill wrote the
+        # whole drive (no cache outlasts that) in enough intervals to show a drop
+        if few:
+            why = "too few intervals to tell a rate after a cache from the rate in it"
+        elif fill_of_drive is None:
+            why = "the run did not record how much of the drive its fill wrote"
+        elif fill_of_drive < 1:
+            why = f"the fill wrote {fill_of_drive:.1%} of the drive, which may all lie within a cache"
+        else:
+            why = ""
+        post = None if why else median
+        no_post = f"no rate after a cache is measured: {why}" if why else ""
+        return Cache(total, seconds, post_cache_mbps=post, reason=reason, median_mbps=median, no_post=no_post)
 
-    if len(mbps) < MIN_CACHE_INTERVALS + 1:
+    if few:
         return none(f"{counted(len(mbps), 'interval')} measured, too few to see a change of rate")
     k = change_point(w, mbps)
     if k is None or k < MIN_CACHE_INTERVALS:
@@ -114,4 +134,4 @@ def find_cache(t_end: Sequence[float], mbps: Sequence[float], cliff: float) -> C
     t_k = t_end[k]
     done = sum(a * b for a, b in zip(w[: k + 1], mbps[: k + 1]))
     x = min(max((done - post * t_k) / (rate_in - post), 0.0), t_k)
-    return Cache(total, seconds, rate_in * x / 1000, rate_in, post, x)
+    return Cache(total, seconds, rate_in * x / 1000, rate_in, post, x, median_mbps=median)

@@ -98,6 +98,19 @@ class PhaseSummary:
         why = "; ".join(c for c in clauses if not c.startswith("reached the round limit"))
         return re.sub(r"^steady state not reached: the window( \(rounds [\d-]+\))? passed, but ", "", why)
 
+    @property
+    def not_from_fob(self) -> str:
+        """Why the phase did not start fresh-out-of-box ("" when a purge put it there): a figure
+        named for FOB (Write Saturation's first interval) is no FOB figure after --purge none or
+        a purge that failed, whatever the target went through before."""
+        method, ok = self.phase.purge_method, self.phase.purge_ok
+        if method == "none":
+            return "the run did not purge the target (--purge none): nothing shows it started fresh-out-of-box"
+        if method is None or ok is False:
+            what = f"its purge ({method}) failed" if method else "the phase had no purge"
+            return f"{what}: nothing shows it started fresh-out-of-box"
+        return ""
+
     def cell(self, mix: str, block_size: int) -> CellAverage | None:
         for c in self.cells:
             if c.mix == mix and c.block_size == block_size:

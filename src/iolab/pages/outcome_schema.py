@@ -331,7 +331,9 @@ DEFS = {
                     },
                 )
             ),
-        }
+        },
+        # added within version 1: the runs' steady-state and non-compliance caveats on the means
+        {"caveats": _arr(_t("string"))},
     ),
     "history": _obj(
         {

@@ -18,7 +18,7 @@ from typing import Any
 from iolab import __version__, targets
 from iolab.core.decide import rule_record
 from iolab.core.errors import IolabError
-from iolab.core.plan import Deferred, Phase, TestPlan
+from iolab.core.plan import Deferred, Phase, TestPlan, cache_text, cell_time_text
 from iolab.engines import Engine, purge_methods
 from iolab.engines.fio_hosts import NOT_PURGED_OUTCOME
 from iolab.figures.phaseend import range_label, range_share, rule_text
@@ -27,6 +27,7 @@ from iolab.run.stopsignals import Interrupted
 from iolab.store.manifest import Manifest, manifest_of, now_iso, shell_runs_root
 from iolab.store.runstore import RunStore
 from iolab.targets import DeviceFacts, Target
+from iolab.targets.cache import unsettable as unsettable_cache
 from iolab.targets.files import check_space
 from iolab.targets.lock import TargetClaim
 from iolab.targets.purge import impossible_purge, purge_failed
@@ -81,6 +82,10 @@ def noncompliance_of(plan: TestPlan, target: Target, options: RunOptions, purged
     hosts run's other machines: their purge is not this target's)."""
     profile = plan.profile
     noncompliance = profile.noncompliance()
+    if "cell_seconds" in plan.ignored_options and cell_time_text(profile.cell_seconds) in noncompliance:
+        # the plan is the same at the default cell time (a fill to a byte budget has no cells of
+        # it): "0.1 s per cell instead of 60 s" would name a setting the run did not use
+        noncompliance.remove(cell_time_text(profile.cell_seconds))
     drive = target.drive_capacity
     share = range_share(plan.capacity, drive, profile.active_range)
     source = profile.limit_source()
@@ -105,6 +110,10 @@ def noncompliance_of(plan: TestPlan, target: Target, options: RunOptions, purged
         failed = NOT_PURGED_OUTCOME  # the engine's outcome of every purge it is asked for (fio_hosts.purge)
     if failed is not None:
         noncompliance.append(purge_failed(failed.method))
+    # a cache no run can set (a file, an NBD export, a loop device): the PTS's WCD/WCE is a
+    # condition of the results, and a cache left as it was is not known to meet it
+    if purged and (why := unsettable_cache(target)):
+        noncompliance.append(f"write cache {cache_text(profile.write_cache)} not set: {why}")
     return noncompliance
 
 
@@ -133,7 +142,7 @@ def new_manifest(plan: TestPlan, target: Target, engine: Engine, options: RunOpt
         noncompliance=noncompliance,
         parameters=dict(plan.parameters),
         notes=list(plan.notes) + list(getattr(engine, "notes", ())),
-        steady_rule=rule_text(plan),
+        steady_rule=rule_text(plan, options.purge_method != "none"),
         versions=engine_versions(engine, target),
         platform=platform_facts() | {"tested_by": options.tested_by},
         started=now_iso(),

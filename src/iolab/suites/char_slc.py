@@ -6,6 +6,7 @@ cache, or a file, writes at one rate and the test says "no cache found"."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from iolab.core import testparams as tp
 from iolab.core.plan import Cell, Phase, Profile, TestPlan
@@ -74,6 +75,9 @@ def build(profile: Profile, target: Target) -> TestPlan:
             ("Cache found by", "the one change point of the MB/s series (least squares over both parts)"),
         ]
     )
+    # the fill's bytes against the whole drive's: a fill of less may lie within a cache, so a
+    # fill without a cliff gives no rate "after the cache" (figures/slc.py)
+    v = {**v, "fill_of_drive": budget / target.drive_capacity}
     return TestPlan(
         NAME,
         "SLC Cache",
@@ -87,21 +91,39 @@ def build(profile: Profile, target: Target) -> TestPlan:
     )
 
 
-def _cache(figure: Callable[[Cache], float | None]) -> Getter:
-    def get(phases: list[PhaseSummary]) -> float | None:
-        ph = phase(phases, PHASE)
-        found = phase_cache(ph) if ph else None
-        return figure(found) if found else None
+@dataclass(frozen=True)
+class _CacheFigure:
+    """A figure of the cache the fill crossed; `unmeasured` says why a figure has no value (no
+    cache found; no rate after a cache where the fill may have stayed within one)."""
 
-    return get
+    figure: Callable[[Cache], float | None]
+    why: Callable[[Cache], str]
+
+    def _cache(self, phases: list[PhaseSummary]) -> Cache | None:
+        ph = phase(phases, PHASE)
+        return phase_cache(ph) if ph else None
+
+    def __call__(self, phases: list[PhaseSummary]) -> float | None:
+        found = self._cache(phases)
+        return self.figure(found) if found else None
+
+    def unmeasured(self, phases: list[PhaseSummary]) -> str:
+        found = self._cache(phases)
+        return self.why(found) if found and self.figure(found) is None else ""
+
+
+def _cache(figure: Callable[[Cache], float | None]) -> Getter:
+    return _CacheFigure(figure, lambda c: f"no cache found: {c.reason}")
 
 
 def key_figures(runs: Runs = ()) -> Metrics:
     return (
         KeyMetric("SLC cache size", "GB", True, _cache(lambda c: c.size_gb)),
         KeyMetric("in-cache write rate", "MB/s", True, _cache(lambda c: c.in_cache_mbps)),
-        # without a cache, the rate the whole fill kept
-        KeyMetric("post-cache write rate", "MB/s", True, _cache(lambda c: c.post_cache_mbps)),
+        # without a cliff, the rate the fill kept only where it wrote the whole drive (figures/slc.py)
+        KeyMetric(
+            "post-cache write rate", "MB/s", True, _CacheFigure(lambda c: c.post_cache_mbps, lambda c: c.no_post)
+        ),
     )
 
 

@@ -15,6 +15,7 @@ from iolab.core.units import KiB, counted, duration
 from iolab.core.workload import Workload
 from iolab.figures.compare import KeyMetric
 from iolab.figures.compare.hir import PC_PHASE, baseline_phase, hir_result, wait_phase
+from iolab.figures.summary import PhaseSummary
 from iolab.pages.compare_pages.pts2 import hir_overlays
 from iolab.pages.report.header import SPEC_HEADINGS
 from iolab.pages.report.hir import hir_pages
@@ -199,6 +200,23 @@ PC_FIGURE = "Preconditioning IOPS, window mean (RND 4 KiB W)"
 EARLIER_PC_FIGURES = ("PC steady-state IOPS (RND 4 KiB W)", "PC IOPS, window mean (RND 4 KiB W)")
 
 
+class _PcLevel:
+    """The preconditioning window's mean; `unmeasured` says why there is none where the
+    preconditioning ran too few rounds to fill a window (a bare "—" read as a figure lost)."""
+
+    def __call__(self, phases: list[PhaseSummary]) -> float | None:
+        return hir_result(phases).steady_iops
+
+    def unmeasured(self, phases: list[PhaseSummary]) -> str:
+        pc = hir_result(phases).pc
+        if pc is None or pc.verdicts or not pc.rounds:
+            return ""
+        return (
+            f"the preconditioning ran {counted(len(pc.rounds), 'round')}, fewer than the "
+            f"{pc.rule.window}-round steady-state window: no window to average"
+        )
+
+
 def _burst(idle: float) -> Getter:
     return lambda phases: next((w.burst_iops for w in hir_result(phases).waits if w.idle_s == idle), None)
 
@@ -209,7 +227,7 @@ def key_figures(runs: Runs = ()) -> Metrics:
     return (
         # the level recovery is measured against; named for what it always is, the preconditioning
         # window's mean: a run whose preconditioning never reached steady state has one too
-        KeyMetric(PC_FIGURE, "IOPS", True, lambda phases: hir_result(phases).steady_iops),
+        KeyMetric(PC_FIGURE, "IOPS", True, _PcLevel()),
         *(KeyMetric(f"Mean burst IOPS after {idle:g} s idle", "IOPS", True, _burst(idle)) for idle in idles),
     )
 

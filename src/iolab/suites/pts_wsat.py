@@ -5,6 +5,7 @@ is written or 24 h pass."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Literal
 
 from iolab.core.errors import IolabError
@@ -107,6 +108,22 @@ def _full(phases: list[PhaseSummary]) -> list[float]:
     return [r.iops for r in phases[0].rows if not r.partial] if phases else []
 
 
+@dataclass(frozen=True)
+class _FirstInterval:
+    """The first full interval's IOPS, the drive fresh-out-of-box: only of a main phase a purge
+    put there. After --purge none (or a failed purge) the first interval is of whatever state the
+    target was left in, and the figure is not measured (`unmeasured` says why), so history, check
+    and a spec sheet never take it for a FOB figure."""
+
+    def __call__(self, phases: list[PhaseSummary]) -> float | None:
+        if not phases or phases[0].not_from_fob:
+            return None
+        return next(iter(_full(phases)), None)
+
+    def unmeasured(self, phases: list[PhaseSummary]) -> str:
+        return phases[0].not_from_fob if phases and _full(phases) else ""
+
+
 def _window(attr: str) -> Getter:
     """The one cell of the main phase, whichever workload it ran (runs of different WSAT
     workloads differ in their settings and are compared only when forced). A figure, not a bare
@@ -117,7 +134,7 @@ def _window(attr: str) -> Getter:
 
 def key_figures(runs: Runs = ()) -> Metrics:
     return (
-        KeyMetric("IOPS, first interval (FOB)", "IOPS", True, lambda phases: next(iter(_full(phases)), None)),
+        KeyMetric("IOPS, first interval (FOB)", "IOPS", True, _FirstInterval()),
         KeyMetric(
             "IOPS, minimum interval", "IOPS", True, lambda phases: min(_full(phases), default=None), kind="extreme"
         ),

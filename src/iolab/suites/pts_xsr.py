@@ -8,7 +8,7 @@ import math
 
 from iolab.core.plan import Cell, Phase, Profile, TestPlan, Tracking
 from iolab.core.testparams import Param, choice, given, parameter_rows, seconds, show_seconds, values
-from iolab.core.units import KiB, duration, share_text
+from iolab.core.units import KiB, counted, duration, share_text
 from iolab.core.workload import Access, Workload
 from iolab.figures.compare import KeyMetric
 from iolab.figures.compare.pts2 import GROUPS, SETTLE_WINDOW, xsr_groups, xsr_result
@@ -147,9 +147,24 @@ def _tolerance(phases: list[PhaseSummary]) -> float:
     return tolerance
 
 
-def _recovery_minutes(phases: list[PhaseSummary]) -> float | None:
-    r = xsr_result(phases, _tolerance(phases)).recovered
-    return None if r is None else r.minutes
+class _Recovery:
+    """Group 3's recovery time; `unmeasured` says why there is none where group 3 ran and never
+    came within the tolerance of group 1's mean (a bare "—" read as a figure lost)."""
+
+    def __call__(self, phases: list[PhaseSummary]) -> float | None:
+        r = xsr_result(phases, _tolerance(phases)).recovered
+        return None if r is None else r.minutes
+
+    def unmeasured(self, phases: list[PhaseSummary]) -> str:
+        res = xsr_result(phases, _tolerance(phases))
+        g1, _, g3 = res.groups
+        if res.recovered is None or res.recovered.minutes is not None or not g3.rows or g1.mean_mbps is None:
+            return ""
+        line = res.recovered.target
+        return (
+            f"group 3 did not recover: none of its {counted(len(g3.rows), 'interval')} reached {line:,.1f} MB/s "
+            f"({share_text(1 - _tolerance(phases))} of group 1's mean {g1.mean_mbps:,.1f} MB/s)"
+        )
 
 
 def key_figures(runs: Runs = ()) -> Metrics:
@@ -167,7 +182,7 @@ def key_figures(runs: Runs = ()) -> Metrics:
         KeyMetric(
             f"Group 3 final MB/s (SEQ 1024 KiB W, last ≤{SETTLE_WINDOW} intervals)", "MB/s", True, _group_final(2)
         ),
-        KeyMetric(f"Group 3 recovery to {target}", "min", False, _recovery_minutes),
+        KeyMetric(f"Group 3 recovery to {target}", "min", False, _Recovery()),
     )
 
 

@@ -28,6 +28,24 @@ _NOT_SETTABLE = {
 }
 
 
+# The interfaces whose drives have a switch iolab sets (block_write_cache); any other cannot be set
+SETTABLE_INTERFACES = ("nvme", "sata", "sas", "scsi", "usb")
+
+
+def unsettable(target: Target) -> str:
+    """Why no run can set this target's write cache ("" where one may): a file, an NBD export, a
+    block device on an interface without a switch. Known before the run, so `iolab plan` names
+    the non-compliance the run will have."""
+    if target.kind == "file":
+        return file_write_cache(target, False)
+    if target.kind == "nbd":
+        return nbd_write_cache(target, False)
+    iface = target.facts.interface
+    if target.kind == "block" and iface not in SETTABLE_INTERFACES:
+        return _NOT_SETTABLE.get(iface or "", f"not settable on {iface or 'this kind of'} devices")
+    return ""
+
+
 def set_write_cache(target: Target, enabled: bool) -> str:
     """Switch the target's volatile write cache (its kind's hook). Returns what was done (or
     why nothing was), for the manifest; 'not supported' is an answer, never an exception."""
@@ -96,7 +114,7 @@ def block_write_cache(target: Target, enabled: bool) -> str:
     on = "enabled" if enabled else "disabled"
     iface = target.facts.interface
     dev = target.path
-    if iface in ("nvme", "sata", "sas", "scsi", "usb") and dev not in _BEFORE:
+    if iface in SETTABLE_INTERFACES and dev not in _BEFORE:
         was = drive_write_cache(target)
         if was is not None:
             _BEFORE[dev] = was

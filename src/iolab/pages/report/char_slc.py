@@ -32,7 +32,8 @@ def fill_series(ph: PhaseSummary | None) -> tuple[list[float], list[float]]:
 def phase_cache(ph: PhaseSummary) -> Cache | None:
     """The cache the phase's fill crossed (or why none was found); None when nothing was measured."""
     t, mbps = fill_series(ph)
-    return find_cache(t, mbps, _cliff(ph)) if t else None
+    share = ph.values.get("fill_of_drive") if ph else None
+    return find_cache(t, mbps, _cliff(ph), None if share is None else float(share)) if t else None
 
 
 def _cliff(ph: PhaseSummary) -> float:
@@ -43,8 +44,14 @@ def _rows(c: Cache) -> tuple[tuple[str, str], ...]:
     rows = (("written", f"{c.written_gb:.3f} GB in {c.seconds:.1f} s"),)
     fast, slow = c.in_cache_mbps, c.post_cache_mbps
     if c.size_gb is None or fast is None or slow is None:
-        median = f"{slow:,.0f} MB/s" if slow is not None else "—"
-        return (*rows, ("SLC cache", f"no cache found: {c.reason}"), ("median rate", median))
+        median = f"{c.median_mbps:,.0f} MB/s" if c.median_mbps is not None else "—"
+        after = f"{slow:,.0f} MB/s (no cache: the fill's median)" if slow is not None else f"— ({c.no_post})"
+        return (
+            *rows,
+            ("SLC cache", f"no cache found: {c.reason}"),
+            ("median rate", median),
+            ("post-cache rate", after),
+        )
     return (
         *rows,
         ("SLC cache size", f"{c.size_gb:.2f} GB"),
@@ -69,9 +76,11 @@ def slc_pages(run: RunData) -> list[Page]:
     t, mbps = fill_series(ph)
     if ph is None or not t:
         return [not_measured_page(run, ph, "SLC Cache")] if ph else []
-    c = find_cache(t, mbps, _cliff(ph))
+    c = phase_cache(ph)
+    if c is None:
+        return [not_measured_page(run, ph, "SLC Cache")]
     src = f"Source: results.db tables cells and series (one point per second), phase {PHASE!r}; run {run.manifest.run_id}."
-    rates = (c.in_cache_mbps, c.post_cache_mbps) if c.found else (c.post_cache_mbps,)
+    rates = (c.in_cache_mbps, c.post_cache_mbps) if c.found else (c.median_mbps,)
     plot = _rate_by_written(written_gb(t, mbps), mbps, c.size_gb, tuple(r for r in rates if r is not None))
     page = Page(
         "SLC Cache: MB/s against GB written",

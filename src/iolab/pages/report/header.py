@@ -221,7 +221,11 @@ def preconditioning_text(run: RunData, wipc: bool | None = None) -> str:
         kind = [pc for pc in plan_pc if wipc is None or str(pc).startswith("WIPC") == wipc]
         if kind:
             return "planned, not stored (run incomplete)"
-        return "none (starts at FOB after purge)" if not plan_pc and wipc is not False else ""
+        if plan_pc or wipc is False:
+            return ""
+        # FOB only where a purge put the drive there (--purge none starts from whatever it held)
+        why = run.phases[0].not_from_fob if run.phases else ""
+        return f"none ({why})" if why else "none (starts at FOB after purge)"
     parts = []
     for c in run.preconditioning:
         if wipc is not None and workload_independent(c.workload) != wipc:

@@ -328,7 +328,8 @@ def _wsat_tables(
     last = full[-5:]
     summary = (
         ("Intervals measured", f"{len(iops)}" + (f" ({len(marked)} partial)" if marked else "")),
-        ("First interval IOPS (FOB)", num(full[0])),
+        # FOB only where a purge put the drive there: after --purge none it is some other state
+        ("First interval IOPS" + (f" (not FOB: {ph.not_from_fob})" if ph.not_from_fob else " (FOB)"), num(full[0])),
         (
             "Minimum / maximum interval IOPS" + (" (full intervals)" if marked else ""),
             f"{num(min(full))} / {num(max(full))}",
