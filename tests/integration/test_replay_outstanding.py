@@ -33,20 +33,14 @@ def test_a_replay_fio_ran_at_more_outstanding_io_than_planned_says_so(scratch, t
     mixed_trace(tmp_path / "t.csv")
     p = iolab("trace", "import", str(tmp_path / "t.csv"), "--out", str(tmp_path / "t.parquet"))
     assert p.returncode == 0, p.stderr
-    p = iolab("trace", "analyze", str(tmp_path / "t.parquet"), "--step", "1s", "--qd", "1", "--out", str(tmp_path / "wl"))
+    p = iolab(
+        "trace", "analyze", str(tmp_path / "t.parquet"), "--step", "1s", "--qd", "1", "--out", str(tmp_path / "wl")
+    )
     assert p.returncode == 0, p.stderr
     runs = tmp_path / "runs"
+    target = f"file:{scratch}/replay.img?size=64MiB"
     p = iolab(
-        "run",
-        "replay",
-        "--workload",
-        str(tmp_path / "wl"),
-        "--target",
-        f"file:{scratch}/replay.img?size=64MiB",
-        "--quick",
-        "--cell-time",
-        "200ms",
-        "--no-report",
+        *f"run replay -w {tmp_path / 'wl'} -t {target} --quick --cell-time 200ms --no-report".split(),
         "--runs-dir",
         str(runs),
     )
@@ -58,6 +52,8 @@ def test_a_replay_fio_ran_at_more_outstanding_io_than_planned_says_so(scratch, t
     shown = iolab("show", str(run.path), "--runs-dir", str(runs))
     assert shown.returncode == 0, shown.stderr
     text = " ".join(shown.stdout.split())
-    assert "TC 1 × the step's QD (1–1)" in json.dumps(json.loads((run.path / "manifest.json").read_text()), ensure_ascii=False)
+    assert "TC 1 × the step's QD (1–1)" in json.dumps(
+        json.loads((run.path / "manifest.json").read_text()), ensure_ascii=False
+    )
     assert "replay, step 0: outstanding IO raised from 1 to 2" in text
     assert "steady state (composite), composite: outstanding IO raised from 1 to 2" in text

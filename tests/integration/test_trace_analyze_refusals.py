@@ -235,7 +235,9 @@ def test_a_device_or_process_the_trace_has_not_is_refused_in_the_users_words(tmp
     p = iolab("trace", "import", str(tmp_path / "t.txt"), "--format", "blkparse", "--out", str(table))
     assert p.returncode == 0, p.stderr
     out = tmp_path / "wl"
-    p = iolab("trace", "analyze", str(table), "--out", str(out), "--device", "9,9", "--device", "8,1", "--process", "db")
+    p = iolab(
+        "trace", "analyze", str(table), "--out", str(out), "--device", "9,9", "--device", "8,1", "--process", "db"
+    )
     said = " ".join(p.stderr.split())
     assert p.returncode == 2 and "Traceback" not in p.stderr and " IN (" not in said, said
     assert said == (

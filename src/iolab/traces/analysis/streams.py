@@ -163,7 +163,9 @@ def _nothing_matches(con, table: TraceTable, devices: tuple[str, ...], process: 
         ).fetchall()
         shown = ", ".join(f"{v} ({counted(n, 'IO')})" for v, n in rows[:5]) + (", …" if len(rows) > 5 else "")
         holds.append(f"The trace's {plural}: {shown}." if rows else f"The trace names no {plural}.")
-    return IolabError(f"{table.path}: no reads or writes match {' and '.join(asked)}; nothing to analyse. " + " ".join(holds))
+    return IolabError(
+        f"{table.path}: no reads or writes match {' and '.join(asked)}; nothing to analyse. " + " ".join(holds)
+    )
 
 
 def _refuse_too_many_steps(
