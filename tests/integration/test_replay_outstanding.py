@@ -1,19 +1,22 @@
 """A replay whose steps mix random and sequential streams at QD 1, as a user runs it: fio runs
 each access pattern as a job of its own, so it cannot keep one IO in flight; the run must say
-what it ran at (`iolab show`), not only the plan's "TC 1 × the step's QD (1–1)"."""
+what it ran at (`iolab show`, its --json), not only the plan's "TC 1 × the step's QD (1–1)"."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from iolab.api.runlist import list_runs
 
+from ..schema_lite import errors
 from .conftest import iolab
 
 pytestmark = pytest.mark.integration
 
+SCHEMA = json.loads((Path(__file__).parents[2] / "docs/schema/outcome.schema.json").read_text())
 FILETIME_1970 = 116444736000000000  # 100 ns ticks from 1601 to 1970
 
 
@@ -57,3 +60,7 @@ def test_a_replay_fio_ran_at_more_outstanding_io_than_planned_says_so(scratch, t
     )
     assert "replay, step 0: outstanding IO raised from 1 to 2" in text
     assert "steady state (composite), composite: outstanding IO raised from 1 to 2" in text
+    doc = json.loads(iolab("show", str(run.path), "--runs-dir", str(runs), "--json").stdout)
+    assert not errors(doc, SCHEMA)
+    noted = [n for n in doc["runs"][0]["notes"] if "outstanding IO raised from 1 to 2" in n]
+    assert [n.split(":")[0] for n in noted] == ["steady state (composite), composite", "replay, step 0"], noted
