@@ -218,3 +218,30 @@ def test_trace_import_refuses_one_file_given_twice(tmp_path, second):
     files = [str(tmp_path / n) for n in ("t.spc", "empty1.spc", "empty2.spc")]
     p = iolab("trace", "import", *files, "-f", "spc", "-o", str(out))
     assert p.returncode == 0 and "600 IOs" in p.stdout, p.stdout + p.stderr
+
+
+def test_a_device_or_process_the_trace_has_not_is_refused_in_the_users_words(tmp_path):
+    """The refusal quoted the query (`no reads or writes matching device IN ('9,9')`) and left
+    the user to guess the names the trace holds; it now names the options and lists them."""
+    (tmp_path / "t.txt").write_text(
+        "  8,16   0  1  0.000000000  100  D   W 0 + 8 [fioA]\n"
+        "  8,16   0  2  0.000100000  200  D   R 1000 + 16 [dbB]\n"
+        "  8,16   0  3  0.000300000    0  C   W 0 + 8 [0]\n"
+        "  8,16   0  4  0.000400000    0  C   R 1000 + 16 [0]\n"
+        "  8,16   0  5  0.001000000  100  D   W 8 + 8 [fioA]\n"
+        "  8,16   0  6  0.001100000    0  C   W 8 + 8 [0]\n"
+    )
+    table = tmp_path / "t.parquet"
+    p = iolab("trace", "import", str(tmp_path / "t.txt"), "--format", "blkparse", "--out", str(table))
+    assert p.returncode == 0, p.stderr
+    out = tmp_path / "wl"
+    p = iolab(
+        "trace", "analyze", str(table), "--out", str(out), "--device", "9,9", "--device", "8,1", "--process", "db"
+    )
+    said = " ".join(p.stderr.split())
+    assert p.returncode == 2 and "Traceback" not in p.stderr and " IN (" not in said, said
+    assert said == (
+        f"iolab: {table}: no reads or writes match --device 9,9 or 8,1 and --process db; nothing to analyse. "
+        "The trace's devices: 8,16 (3 IOs). The trace's processes: fioA (2 IOs), dbB (1 IO)."
+    ), said
+    assert not out.exists()

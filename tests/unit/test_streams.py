@@ -100,7 +100,9 @@ def test_excluded_ops_and_filters(tmp_path):
     assert (a.total_ios, a.excluded_ios) == (3, 3)
     assert by_label(analyse(t, devices=("a",))) == {"RND 4KiB R": 1, "SEQ 4KiB R": 1}
     assert by_label(analyse(t, process="backup")) == {"RND 8KiB W": 1, "RND 4KiB R": 1}
-    with pytest.raises(IolabError, match="no reads or writes matching"):
+    with pytest.raises(
+        IolabError, match="no reads or writes match --process nobody; nothing to analyse. The trace.s processes: "
+    ):
         analyse(t, process="nobody")
 
 

@@ -141,6 +141,10 @@ class RoundResult:
     raw_files: tuple[str, ...] = ()  # paths relative to the run directory
     engine: str = ""
     engine_version: str = ""
+    # Where the engine ran the workload otherwise than it was asked (fio: more outstanding IO
+    # than a mix of random and sequential streams can share); the runner puts each in the run's
+    # notes, so no page labels the run with the conditions it was asked for but not run at.
+    deviations: tuple[str, ...] = ()
 
     @property
     def iops(self) -> float:

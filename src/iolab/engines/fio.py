@@ -9,6 +9,7 @@ import signal
 import stat
 import subprocess
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import BinaryIO
 
@@ -21,6 +22,7 @@ from iolab.engines.capabilities import Capabilities  # noqa: E402
 from iolab.engines.fio_job import (
     WARMUP_SUFFIX,
     build_job,
+    deviation,
     fio_missing,
     fio_version,
     local_clocksource,
@@ -129,6 +131,8 @@ class FioEngine:
         for (w, t), text in zip(jobs, texts):
             self._fio(target, w, raw_dir, t, text, None)
         result = self._fio(target, measured, raw_dir, tag, texts[-1], progress)
+        if note := deviation(measured):
+            result = replace(result, deviations=(note,))
         if progress is not None:
             progress(result.runtime_s, result.iops, result.lat_mean_us)
         return result

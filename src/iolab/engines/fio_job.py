@@ -241,10 +241,15 @@ def _sections(w: Workload) -> tuple[list[_Section], str | None]:
         jobs, depths = [w.threads] * n, [1] * n
         note = (
             f"outstanding IO raised from {w.outstanding} to {sum(j * d for j, d in zip(jobs, depths))}: "
-            "each access pattern needs at least one IO in flight"
+            "fio runs random and sequential streams as jobs of their own, each with at least one IO in flight"
         )
     secs = [_Section(a, tuple(groups[a]), sh, j, d) for a, sh, j, d in zip(accesses, shares, jobs, depths)]
     return secs, note
+
+
+def deviation(w: Workload) -> str | None:
+    """How a job runs `w` otherwise than asked (None: as asked): the note its job file carries."""
+    return _sections(w)[1]
 
 
 def _rw(section: _Section) -> str:

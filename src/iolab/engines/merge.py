@@ -88,6 +88,7 @@ def merge(parts: list[Part], engine: str, engine_version: str, raw_files: tuple[
         raw_files=raw_files or tuple(f for r in results for f in r.raw_files),
         engine=engine,
         engine_version=engine_version,
+        deviations=tuple(dict.fromkeys(d for r in results for d in r.deviations)),
     )
 
 

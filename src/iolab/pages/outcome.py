@@ -197,6 +197,9 @@ def run_record(store: RunStore, figures: Figures | None, reports: Sequence = ())
         # the options the test ignored, each at the value its plan is the same at (check counts them so)
         "ignored_options": m.ignored_options,
         "steady_rule": m.steady_rule,
+        # what show and the report print as notes: how the run was prepared and run where its
+        # labels do not say it all (e.g. a cell run at more outstanding IO than planned)
+        "notes": list(m.notes),
         "steady_state": steady_state(phases, m.plan),
         "phases": [_phase(ph, audit) for ph in phases],
         "decisions": [{**d, "text": decision_text(d)} for d in m.decisions],

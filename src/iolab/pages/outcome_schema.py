@@ -162,6 +162,7 @@ DEFS = {
         {
             "audit": _ref("audit"),
             "ignored_options": _t("object"),
+            "notes": _arr(_t("string")),
             "uid": STR_OR_NULL,
             # TBW and DWPD with the WAF and its basis; null for a run whose test measures no endurance
             "endurance": {

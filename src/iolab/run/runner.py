@@ -394,6 +394,7 @@ class Runner:
             progress=LiveFile(self.store.dir, f"{cell.key} ({at})", self.progress.live),
         )
         check_result(result, f"round {tag} ({', '.join(result.raw_files[:2]) or 'no raw files'})")
+        self.note_deviations(f"{phase.name}, {cell.key}", result)
         self.since_purge += result.write.io_bytes
         self.store.add_cell(
             phase.name,
@@ -412,6 +413,16 @@ class Runner:
         )
         self.progress.done(result, time.monotonic() - wall0)
         return result
+
+    def note_deviations(self, where: str, result: RoundResult) -> None:
+        """Each way the engine ran a cell otherwise than planned, once per phase and cell, in the
+        run's notes (`show`, the report, --json): the plan's labels say what was asked."""
+        notes = manifest_of(self.store).notes
+        for d in result.deviations:
+            note = f"{where}: {d}"
+            if note not in notes:
+                notes.append(note)
+                self.progress.note(note)
 
     def wear(self, phase: str, when: str) -> None:
         """The drive's write counters: this machine's path, or (a remote engine) each host's drive, read there."""

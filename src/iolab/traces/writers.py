@@ -14,8 +14,8 @@ devices by major,minor (`devno`, default "8,16") and need response times to writ
 completions; so does biosnoop (LAT written to 1 µs; bcc itself prints 10 µs steps). DiskSim
 has neither response times nor process names. fio v2 writes `wait` lines for the gaps
 between IOs. Formats that count in 512 B sectors (Writer.sectors) get each IO rounded outward
-to whole sectors, so that it still covers its bytes and none becomes 0 bytes long; the notes
-say how many IOs were changed. An IO longer than a binary format's length field holds
+to whole sectors, so that it still covers its bytes; the notes say how many IOs were changed.
+Zero-length reads and writes (no data) are left out, and counted in the notes. An IO longer than a binary format's length field holds
 (blktrace, vSCSI: 32-bit) is refused (Writer.max_size); vSCSI without response times is
 written as version 1 records, which have no rt.
 """
@@ -31,13 +31,19 @@ from iolab.traces import formats
 from iolab.traces.registry import ExportJob
 from iolab.traces.table import TraceTable, connect, sql_str
 
-# The reads and writes of a table, numbered in table order (`n`): what every writer reads.
-_SRC = "(SELECT *, row_number() OVER () AS n FROM read_parquet({path}) WHERE op IN ('read', 'write'))"
+# The reads and writes of a table, numbered in table order (`n`): what every writer reads. A
+# zero-length one moves no data (blkparse's empty pre-flush `FWS 0 + 0` is imported as a write):
+# the sector formats wrote it as a 512 B write that never happened, which `iolab trace analyze`
+# (which leaves zero-length IOs out) then counted as a stream; left out, and said.
+_SRC = (
+    "(SELECT *, row_number() OVER () AS n FROM read_parquet({path}) WHERE op IN ('read', 'write') AND size_bytes > 0)"
+)
+_EMPTY = "SELECT count(*) FROM read_parquet({path}) WHERE op IN ('read', 'write') AND size_bytes = 0"
 
 
 # Each IO rounded outward to whole 512 B sectors (it covers at least the bytes it did), for the
 # formats that write offsets, or offsets and sizes, in sectors: truncating them turned a 1 B read
-# into a 0-length one. A sized IO of 0 bytes becomes one sector: no 0-length IO is written.
+# into a 0-length one.
 _OUTWARD = {
     "offset": """(SELECT * REPLACE (offset_bytes // 512 * 512 AS offset_bytes,
         size_bytes + offset_bytes % 512 AS size_bytes) FROM {src})""",
@@ -47,7 +53,7 @@ _OUTWARD = {
 }
 _UNALIGNED = {
     "offset": "offset_bytes % 512 <> 0",
-    "offset+size": "offset_bytes % 512 <> 0 OR size_bytes % 512 <> 0 OR size_bytes = 0",
+    "offset+size": "offset_bytes % 512 <> 0 OR size_bytes % 512 <> 0",
 }
 
 
@@ -81,6 +87,11 @@ def export_with_notes(
     try:
         # written aside and put in place whole (output_file, which checks the policy first): a stop
         # or a full disk midway left a half trace under the name, which the next export refused
+        [(empty,)] = con.execute(_EMPTY.format(path=sql_str(str(table.path)))).fetchall()
+        if empty:
+            notes.append(
+                f"{counted(empty, 'zero-length read or write', 'zero-length reads and writes')} left out (no data)"
+            )
         with output_file(out, "trace file") as part:
             sectors = found[1].sectors
             if sectors:

@@ -54,7 +54,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from iolab.core.errors import IolabError
-from iolab.core.units import human_span
+from iolab.core.units import counted, human_span
 from iolab.traces.analysis.datasample import load_sample
 from iolab.traces.analysis.streamstats import SeqRule, StreamAnalysis
 from iolab.traces.analysis.tabulate import Accumulator, Scan
@@ -125,8 +125,7 @@ def analyse(
         finally:
             acc.close()
         if not acc.ios:
-            what = f" matching {' and '.join(where[1:])}" if len(where) > 1 else ""
-            raise IolabError(f"{table.path}: no reads or writes{what}; nothing to analyse.")
+            raise _nothing_matches(con, table, devices, process)
         n_sel = (
             table.rows if sel == "TRUE" else con.execute(f"SELECT count(*) FROM {scan} WHERE {sel}").fetchall()[0][0]
         )
@@ -142,6 +141,31 @@ def analyse(
         return replace(res, data=data, notes=res.notes + ((note,) if note else ()))
     finally:
         con.close()
+
+
+def _nothing_matches(con, table: TraceTable, devices: tuple[str, ...], process: str | None) -> IolabError:
+    """No read or write is left to analyse: say which options left none, in the user's words, and
+    what the trace holds to choose from (a mistyped device or process name is the usual cause)."""
+    asked, cols = [], []
+    if devices:
+        asked.append("--device " + " or ".join(devices))
+        cols.append(("device", "devices"))
+    if process is not None:
+        asked.append(f"--process {process}")
+        cols.append(("process", "processes"))
+    if not asked:
+        return IolabError(f"{table.path}: no reads or writes; nothing to analyse.")
+    holds = []
+    for col, plural in cols:
+        rows = con.execute(
+            f"SELECT {col}, count(*) FROM {table.scan_sql()} WHERE op IN ('read', 'write') AND {col} IS NOT NULL"
+            " GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 6"
+        ).fetchall()
+        shown = ", ".join(f"{v} ({counted(n, 'IO')})" for v, n in rows[:5]) + (", …" if len(rows) > 5 else "")
+        holds.append(f"The trace's {plural}: {shown}." if rows else f"The trace names no {plural}.")
+    return IolabError(
+        f"{table.path}: no reads or writes match {' and '.join(asked)}; nothing to analyse. " + " ".join(holds)
+    )
 
 
 def _refuse_too_many_steps(

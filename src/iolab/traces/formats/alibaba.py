@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from iolab.traces.formats.delimited import delimited, labels
+from iolab.traces.formats.delimited import CSV_DEVICE, delimited, labels
 from iolab.traces.registry import ExportJob, TraceFormat, Writer, csv_header
 from iolab.traces.sqltext import Parsed, one_of, text, uint
 
@@ -26,7 +26,7 @@ def read(path: str) -> Parsed:
 
 def write(job: ExportJob) -> None:
     job.lines(
-        f"""SELECT printf('%s,%s,%d,%d,%d', device, CASE op WHEN 'read' THEN 'R' ELSE 'W' END,
+        f"""SELECT printf('%s,%s,%d,%d,%d', {CSV_DEVICE}, CASE op WHEN 'read' THEN 'R' ELSE 'W' END,
             offset_bytes, size_bytes, time_ns // 1000) FROM {job.src} ORDER BY n"""
     )
 

@@ -10,6 +10,13 @@ from iolab.traces.sqltext import Field, check_fields, csv_fields, header_skip, l
 DEVICE_NUMBER = "coalesce(TRY_CAST(regexp_extract(device, '(\\d+)$', 1) AS INTEGER), 0)"
 
 
+# The device as a comma-separated writer writes it: a name with a comma (Linux's major,minor
+# "8,16", as every capture and blkparse/blktrace/FIU import names it) written as is added a field,
+# and the exported file no longer read (in iolab or any tool) though the export said nothing;
+# major:minor is how lsblk and /sys/dev/block write it.
+CSV_DEVICE = "replace(device, ',', ':')"
+
+
 def delimited(
     path: str,
     fields: list[Field],

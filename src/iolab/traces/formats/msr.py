@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from iolab.traces.formats.delimited import delimited, labels
+from iolab.traces.formats.delimited import CSV_DEVICE, delimited, labels
 from iolab.traces.registry import ExportJob, TraceFormat, Writer, csv_header
 from iolab.traces.sqltext import Parsed, one_of, text, uint
 
@@ -48,7 +48,8 @@ def write(job: ExportJob) -> None:
             CASE WHEN contains(device, '_') THEN regexp_extract(device, '^(.*)_([^_]*)$', 1) ELSE device END,
             CASE WHEN contains(device, '_') THEN regexp_extract(device, '^(.*)_([^_]*)$', 2) ELSE '0' END,
             CASE op WHEN 'read' THEN 'Read' ELSE 'Write' END, offset_bytes, size_bytes,
-            CAST(round(coalesce(latency_us, 0) * 10) AS BIGINT)) FROM {job.src} ORDER BY n"""
+            CAST(round(coalesce(latency_us, 0) * 10) AS BIGINT))
+            FROM (SELECT * REPLACE ({CSV_DEVICE} AS device) FROM {job.src}) ORDER BY n"""
     )
 
 

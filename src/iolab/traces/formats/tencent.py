@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from iolab.traces.formats.delimited import delimited, labels
+from iolab.traces.formats.delimited import CSV_DEVICE, delimited, labels
 from iolab.traces.registry import ExportJob, TraceFormat, Writer, csv_header
 from iolab.traces.sqltext import Parsed, one_of, text, uint
 
@@ -30,7 +30,7 @@ def read(path: str) -> Parsed:
 def write(job: ExportJob) -> None:
     job.lines(
         f"""SELECT printf('%d,%d,%d,%d,%s', ({job.base_unix_ns} + time_ns) // 1000000000, offset_bytes // 512,
-            size_bytes // 512, CASE op WHEN 'read' THEN 0 ELSE 1 END, device) FROM {job.src} ORDER BY n"""
+            size_bytes // 512, CASE op WHEN 'read' THEN 0 ELSE 1 END, {CSV_DEVICE}) FROM {job.src} ORDER BY n"""
     )
 
 
