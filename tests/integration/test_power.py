@@ -188,7 +188,7 @@ def test_a_kill_between_the_meter_log_and_power_json_is_told_not_paired(scratch)
     for command in ("show", "report"):
         p = iolab(command, str(run), "--out", str(scratch / "ok")) if command == "report" else iolab(command, str(run))
         assert p.returncode in (0, 6), p.stderr
-    # the replace's first rename only, as durable._replace_together does it: the copy, written aside
+    # the replace's first rename only, as core/writeaside.written_aside does it: the copy, written aside
     tmp = run / "power-meter.csv.tmp"
     tmp.write_text(second)
     tmp.replace(run / "power-meter.csv")
