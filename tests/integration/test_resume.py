@@ -294,7 +294,7 @@ def test_a_full_results_disk_fails_the_run_cleanly_and_keeps_what_is_stored(scra
         assert res.returncode == 5, res.stderr
         assert "Traceback" not in res.stderr and "results disk full at " in res.stderr
         [run] = list(runs.iterdir())
-        assert not (run / "manifest.json.tmp").exists()
+        assert not list(run.glob(".manifest.json.*.partial")), list(run.iterdir())  # nothing written aside is left
         m = json.loads((run / "manifest.json").read_text())
         assert m["state"] == "failed" and m["error"].startswith(f"results disk full at {run}")
         store = RunStore.open(run)
