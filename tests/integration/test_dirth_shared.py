@@ -88,6 +88,8 @@ def test_compare_and_check_read_mid_from_the_shared_cells_and_say_so(runs, tmp_p
     text = page_text(html)
     assert len(re.findall(r"TC1/QD1: [\d,]+ IOPS, ART [\d.,]+ µs \(= MinIOPS point, histogram shared\)", text)) == 2
     assert f"{MID_FIGURE} (D1, D2): {SHARED}." in text, text[:4000]
+    # the terminal's ranking says it under its table as the report does (it printed no note)
+    assert f"{MID_FIGURE} (D1, D2): {SHARED}" in said, said
     p = iolab("check", str(runs[1]), "--baseline", str(runs[0]))
     assert p.returncode in (0, 7), p.stderr
     out = flat(p.stdout)

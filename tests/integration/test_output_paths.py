@@ -48,6 +48,28 @@ def test_a_file_option_into_no_directory_is_refused_before_the_work(two_runs, tm
     assert not (tmp_path / "nodir").exists()
 
 
+def test_a_symlink_at_the_old_fixed_aside_name_is_not_followed(two_runs, tmp_path):
+    """`check --junit j.xml` and `history --html h.html` wrote their file to the fixed name
+    j.xml.tmp through open(), which followed a symlink planted there: the file it named got the
+    JUnit XML, and the link itself was renamed over j.xml. Each is now written under a fresh
+    name made with O_EXCL, and whatever holds the old name is left as it was."""
+    first, second = two_runs
+    victim = tmp_path / "victim.txt"
+    victim.write_text("someone's data\n")
+    junit, chart = tmp_path / "j.xml", tmp_path / "h.html"
+    for out in (junit, chart):
+        out.with_name(out.name + ".tmp").symlink_to(victim)
+    p = iolab("check", str(second), "--baseline", str(first), "--junit", str(junit))
+    assert p.returncode in (0, 1) and "Traceback" not in p.stderr, p.stdout + p.stderr
+    figure = "ART RND 4KiB R/W 0/100"
+    p = iolab("history", figure, "--runs-dir", str(first.parent), "--html", str(chart))
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert victim.read_text() == "someone's data\n"
+    assert not junit.is_symlink() and "<testsuite" in junit.read_text()
+    assert not chart.is_symlink() and "<html" in chart.read_text().lower()
+    assert all(out.with_name(out.name + ".tmp").is_symlink() for out in (junit, chart))
+
+
 def test_a_simulator_state_into_no_directory_is_refused_before_the_run(tmp_path):
     """The run measured everything, was stored complete, then failed to save its state ("sim
     state file /nodir/.s.state.123.tmp: cannot create it"), exit 2."""

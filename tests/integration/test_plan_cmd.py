@@ -313,3 +313,17 @@ def test_a_hosts_run_s_file_target_is_given_its_room_or_said_unchecked(scratch):
     planned = json.loads(p.stdout)["plan"]
     assert f"the free space for {scratch}/h.img on 192.0.2.1:8765 is not checked before the run" in planned["split"]
     assert "purge failed (none): not from FOB" in planned["tests"][0]["noncompliance"]
+
+
+def test_dirths_operating_points_eta_spans_one_to_three_points(scratch):
+    """Before DIRTH's operating-points phase is built its ETA counted three points' pre-write and
+    histogram (3.50 h at full length), earliest and latest alike; a point Max, Mid and Min share is
+    measured once, so it takes one point's time (70 min) to three."""
+    runs = scratch / "runs"
+    p = iolab("plan", "dirth", "--runs-dir", str(runs))
+    assert p.returncode == 0, p.stdout + p.stderr
+    out = " ".join(p.stdout.split())
+    assert "(1 to 3 points: a point two of them share is measured once); 70.0 min to 3.50 h" in out, out
+    [test] = plan_json("dirth", runs=runs)["tests"]
+    [ops] = [ph for ph in test["phases"] if ph["name"] == "operating points"]
+    assert (ops["earliest_s"], ops["latest_s"]) == (70 * 60, 3 * 70 * 60)

@@ -209,6 +209,27 @@ def test_a_phase_that_goes_on_from_a_lost_simulated_state_runs_again_with_the_ph
     assert len(store.manifest.decisions) == len({d["phase"] for d in store.manifest.decisions})  # none twice
 
 
+def test_a_phase_without_a_purge_is_not_said_to_run_again_from_its_purge(scratch):
+    """DIRTH's operating points on a file (the drive keeps its state), killed in its only round:
+    resume said "Instead it runs again from its purge", and the phase has none; it runs again
+    from its first round (a pre-write) on the drive as the killed attempt left it."""
+    runs = scratch / "runs"
+    dirth = ("dirth", "--cell-time", "200ms", "--max-rounds", "2", "--set", "threads=1", "--set", "depths=1,32")
+    run = run_and_kill(
+        scratch, runs, "operating_points-r01-c01", (*dirth, "-t", f"file:{scratch}/target.img?size=64MiB")
+    )
+    res = iolab("resume", str(run), "--no-report", timeout=900)
+    said = " ".join(res.stdout.split())
+    assert res.returncode == 0, res.stderr + res.stdout
+    assert (
+        "operating points: cannot continue from round 1: no round had finished. Instead it runs again from its first "
+        "round; it has no purge, so it starts from the drive as it is now;" in said
+    ), said
+    assert "from its purge" not in said
+    store = RunStore.open(run)
+    assert store.manifest.state == "complete" and len(store.manifest.purges) == 1
+
+
 def test_resume_refuses_another_file_at_the_same_path(scratch):
     runs = scratch / "runs"
     run = run_and_kill(scratch, runs, "main-r02-c01")
@@ -273,7 +294,7 @@ def test_a_full_results_disk_fails_the_run_cleanly_and_keeps_what_is_stored(scra
         assert res.returncode == 5, res.stderr
         assert "Traceback" not in res.stderr and "results disk full at " in res.stderr
         [run] = list(runs.iterdir())
-        assert not (run / "manifest.json.tmp").exists()
+        assert not list(run.glob(".manifest.json.*.partial")), list(run.iterdir())  # nothing written aside is left
         m = json.loads((run / "manifest.json").read_text())
         assert m["state"] == "failed" and m["error"].startswith(f"results disk full at {run}")
         store = RunStore.open(run)

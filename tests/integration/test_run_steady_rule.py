@@ -1,7 +1,8 @@
 """What iolab says of a stored run's steady state goes by the run's own rule (SteadyRule.of_profile),
 not one built from part of its profile: a run given --strict-steady and --steady-min-writes 3 is
 audited with its minimum (the steady-evidence check), rechecked with its strict comparison
-(audit_steady), and reported with it (the header's rule and the determination tables). A window
+(audit_steady), and reported with it (the header's rule, the determination tables and the
+measurement window's caption). A window
 planted on the rule's boundary (a range of exactly 20 % of the average: it passes ≤ and fails <)
 tells the two comparisons apart."""
 
@@ -71,3 +72,8 @@ def test_the_audit_and_the_report_judge_a_run_by_its_own_steady_rule(tmp_path):
     # the determination table at the boundary: failed, as < says; "> 20,000 allowed" was ≤'s wording
     assert "20,000: FAIL (≥ 20,000 allowed)" in page and "FAIL (&gt; 20,000" not in page
     assert "allowed)" in page and "(≤ " not in page
+    # the measurement window's caption: its bands and comparison are the run's rule, not a fixed "±10 %, ±20 %"
+    assert (
+        "bands: ±10 % (the fit-excursion limit) and ±20 % (the range limit) of the window average; steady when the "
+        "fit-line excursion is &lt; 10 % and the data range &lt; 20 % of it." in page
+    )

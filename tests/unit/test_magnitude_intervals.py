@@ -15,7 +15,7 @@ from iolab.automation.check import check
 from iolab.automation.repeats import interval, summary
 from iolab.automation.tolerances import Tolerances
 from iolab.automation.tstat import t_quantile
-from iolab.cli.auto import interval_text
+from iolab.cli.repeats import interval_text
 
 
 def t_closed(p: float, df: int) -> float:

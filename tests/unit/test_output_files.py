@@ -10,6 +10,7 @@ import signal
 
 import pytest
 
+from iolab.core import writeaside
 from iolab.targets import writepolicy
 
 
@@ -23,14 +24,14 @@ def ctrl_c_raises():
 def test_a_stop_as_a_part_is_made_leaves_none_behind(tmp_path, monkeypatch, ctrl_c_raises):
     # Ctrl-C just as a report's folder appeared landed between a part's creation and its being
     # listed for removal: the part was left, and the folder made for it with it (test_faults.py)
-    made = writepolicy._new_part
+    made = writeaside._new_part
 
     def made_then_stopped(p):
         part = made(p)
         os.kill(os.getpid(), signal.SIGINT)
         return part
 
-    monkeypatch.setattr(writepolicy, "_new_part", made_then_stopped)
+    monkeypatch.setattr(writeaside, "_new_part", made_then_stopped)
     with (
         pytest.raises(KeyboardInterrupt),
         writepolicy.output_files([tmp_path / "a.pdf", tmp_path / "a.html"], "report file"),

@@ -251,8 +251,24 @@ def test_manifest_is_replaced_atomically_and_a_failed_write_leaves_no_tmp(tmp_pa
     with pytest.raises(ResultsDiskFull, match="results disk full at"):
         s.finish("failed", "x")
     assert "changed" in (d / "manifest.json").read_text() and "again" not in (d / "manifest.json").read_text()
-    assert not (d / "manifest.json.tmp").exists()
+    assert sorted(p.name for p in d.iterdir() if "manifest" in p.name) == ["manifest.json"]  # no aside file left
     assert old != (d / "manifest.json").read_text()
+
+
+def test_a_symlink_at_the_old_fixed_aside_name_is_not_followed(tmp_path):
+    """The manifest was written to the fixed name manifest.json.tmp with open(), which followed a
+    symlink planted there: the file it named (someone's) got the manifest, and the link itself was
+    renamed over manifest.json. A fresh name made with O_EXCL is never anyone's file."""
+    d = finished_run(tmp_path)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("someone's data\n")
+    (d / "manifest.json.tmp").symlink_to(victim)
+    s = RunStore.open(d, writable=True)
+    s.manifest.notes.append("changed")
+    s.write_manifest()
+    assert victim.read_text() == "someone's data\n"
+    assert not (d / "manifest.json").is_symlink() and "changed" in (d / "manifest.json").read_text()
+    assert (d / "manifest.json.tmp").is_symlink()  # not iolab's: left as it was
 
 
 def test_results_disk_full_marks_the_run_failed_with_that_reason(tmp_path):
@@ -453,10 +469,13 @@ def test_a_replaced_file_is_iolabs_even_when_killed_between_the_rename_and_the_m
     p = tmp_path / "fleet.json"
     durable.replace_file(p, b"{}\n", "fleet file")
 
-    def killed(_path, _what):
+    rename = os.replace
+
+    def killed(part, path):
+        rename(part, path)
         raise KeyboardInterrupt  # stands for the kill: nothing after the rename runs
 
-    monkeypatch.setattr(durable, "mark_written", killed)
+    monkeypatch.setattr(os, "replace", killed)
     with pytest.raises(KeyboardInterrupt):
         durable.replace_file(p, b'{"a": 1}\n', "fleet file")
     assert p.read_bytes() == b'{"a": 1}\n' and iolab_mark(str(p)) == "output"

@@ -14,7 +14,7 @@ import sys
 import pytest
 
 from iolab.core.results import Histogram
-from iolab.core.steady import VariableVerdict
+from iolab.core.steady import SteadyRule, VariableVerdict
 from iolab.core.units import num
 from iolab.pages.report import latency_plots, plots, textwidth, vaxes, vfigure, vtext, vticks
 from iolab.pages.report.geometry import MIN_TICKS, plot_violations
@@ -222,8 +222,11 @@ def test_measurement_window_and_convergence_keep_their_bands_and_window():
     v = VariableVerdict(
         "ART 0/100 4KiB", (1, 2, 3, 4, 5), values, 49.3, 0.0787, 9.86, -0.0122, 49.34, 0.0486, 4.93, True, True
     )
-    d = plots.measurement_window(v, "ART (µs)")
+    d = plots.measurement_window(v, "ART (µs)", SteadyRule())
     assert d.record["axes"][0]["legend"][:2] == ["±20 % of average", "±10 % of average"]
+    # the bands are the rule's: drawn ±10 %/±20 % whatever rule the verdict used
+    wide = plots.measurement_window(v, "ART (µs)", SteadyRule(range_limit=0.3, slope_limit=0.15))
+    assert wide.record["axes"][0]["legend"][:2] == ["±30 % of average", "±15 % of average"]
     assert [t for _, t in axis(d, 0, "x")["ticks"]] == ["1", "2", "3", "4", "5"] and rules(d) == []
     c = plots.convergence(
         [("IOPS", [Series("4KiB", (1, 2, 3, 4), (1.0, 10.0, 100.0, 1000.0))])], "IOPS", [3, 4], logy=True

@@ -280,3 +280,21 @@ def test_run_page_charts_each_paths_iops_cell_by_cell(server, browser):  # noqa:
     assert "/dev/loop8" in browser.find_element("id", "split").text
     errors = page_errors(browser)
     assert not errors, errors
+
+
+def test_live_json_is_not_written_through_a_symlink_at_its_old_fixed_aside_name(tmp_path):
+    """live.json was written to the fixed name .live.json.tmp with write_text, which followed a
+    symlink planted there (the file it named got the progress document, and the link was renamed
+    over live.json); it is now written aside under a fresh name made with O_EXCL."""
+    from iolab.run.live import LIVE_NAME, LiveFile
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("someone's data\n")
+    (tmp_path / f".{LIVE_NAME}.tmp").symlink_to(victim)
+    live = LiveFile(tmp_path, "cell 1", lambda elapsed_s, iops: None)
+    live(1.0, 1000.0)
+    assert victim.read_text() == "someone's data\n"
+    assert (
+        not (tmp_path / LIVE_NAME).is_symlink() and json.loads((tmp_path / LIVE_NAME).read_text())["cell"] == "cell 1"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f".{LIVE_NAME}.tmp", LIVE_NAME, "victim.txt"]

@@ -14,11 +14,15 @@ from rich.markup import escape as esc
 from iolab import _STARTING
 from iolab.api import registry, scaleout
 from iolab.cli import auto as cli_auto
+from iolab.cli import check as cli_check
+from iolab.cli import compare as cli_compare
 from iolab.cli import conventions as cli_typer
 from iolab.cli import fleet as cli_fleet
+from iolab.cli import history as cli_history
 from iolab.cli import inspection as cli_inspect
 from iolab.cli import options as opts
 from iolab.cli import planview as cli_plan
+from iolab.cli import repeats as cli_repeats
 from iolab.cli import traces as cli_traces
 from iolab.cli.auto import JSON_HELP, STEADY_HELP, emit, want_json
 from iolab.cli.console import Console
@@ -53,9 +57,9 @@ app.command("capture")(cli_traces.capture)
 console = Console()
 err = Console(stderr=True)
 app.command("watch")(with_runs_dir(scaleout.watch))
-app.command("check")(with_runs_dir(cli_auto.check))
+app.command("check")(with_runs_dir(cli_check.check))
 RunsDirOpt = runs_dir_option()
-app.command()(cli_auto.history)
+app.command()(cli_history.history)
 app.command("fleet")(with_runs_dir(cli_fleet.fleet))
 
 
@@ -100,7 +104,9 @@ def run(
         fleet_root = (args.runs_dir or runs_root()).resolve()
         raise typer.Exit(cli_fleet.run_fleet(test, fleet_file, sys.argv[1:], fleet_root, console, args.json_out))
     if repeat != 1:
-        raise typer.Exit(cli_auto.run_repeats(repeat, sys.argv[1:], target, default_target(), args.json_out, console))
+        raise typer.Exit(
+            cli_repeats.run_repeats(repeat, sys.argv[1:], target, default_target(), args.json_out, console)
+        )
     prof, stall_s = args.make_profile(), args.stall_seconds()
     root = args.runs_dir or runs_root()
     if target and len(target) > 1:  # several drives: one run each, then their comparison
@@ -418,29 +424,10 @@ def compare(
     runs_dir: Optional[Path] = RunsDirOpt,
 ):
     """Compare drives: one report (HTML and PDF) overlaying the runs, with a summary table and the ordinal ranking per column."""
-    from iolab.api import comparisons as api
-    from iolab.pages import textreport
     from iolab.store.manifest import runs_root
 
     want_json("compare", console, json_out)
-    run_refs = cli_auto.runs_given(run_refs, err)  # `runs/*` names the runs directory's own folders too
-    if cli_auto.compare_published(run_refs, out or runs_root() / "compare", force, labels or (), json_out, console):
-        return
-    done = api.compare(run_refs, out or runs_root() / "compare", force=force, labels=labels or ())
-    for caveat in done.caveats:
-        console.print(f"[bold red]{esc(caveat)}[/]")
-    if done.summary is not None:
-        textreport.render_ranking(done.summary, console)
-    for p in done.paths:
-        console.print(f"comparison: {esc(str(p))}", soft_wrap=True)
-    if json_out:
-        emit(
-            "compare",
-            0,
-            runs=[cli_auto.record_of(r) for r in run_refs],
-            reports=[str(p) for p in done.paths],
-            **({"ranking": cli_auto.ranking(done.summary, done.caveats)} if done.summary is not None else {}),
-        )
+    cli_compare.compare(run_refs, out or runs_root() / "compare", force, labels or (), json_out, console, err)
 
 
 @app.command()

@@ -126,6 +126,10 @@ class Deferred:
     describe: str  # what it will be built from, for the stored plan before it is built
     build: Callable[[Mapping[str, Sequence[Sample]]], tuple[Phase | None, Decision]]
     seconds: float = 0.0  # how long the built phase will measure, for the ETA (0: not known before)
+    # The least it may measure, when what it is built from can make it smaller (DIRTH measures a
+    # point Max/Mid/Min share once: 1 to 3 points); None: `seconds` exactly. The ETA before it is
+    # built spans the two; the built phase's own cells give it once the run reaches it.
+    least_seconds: float | None = None
     # Whether the phase it builds tracks steady state: the plan's rule text is written before the
     # phase is built, and must not promise a round limit to phases that run their own rounds
     # (a search, a bisection). The runner holds the built phase to it (run.runner.build_deferred).
@@ -356,7 +360,7 @@ class TestPlan:
     def phase_seconds(self, ph: Phase | Deferred) -> tuple[float, float]:
         """(earliest, latest) time one phase's timed steps take (`timed_seconds`)."""
         if isinstance(ph, Deferred):  # its cells exist only once the phases before it ran
-            return ph.seconds, ph.seconds
+            return (ph.seconds if ph.least_seconds is None else ph.least_seconds), ph.seconds
         timed = sum(step_seconds(w) for w in ph.precondition)
         per_round = ph.round_seconds()
         most = ph.budget_seconds if ph.budget_seconds is not None and ph.time_bound() else per_round * ph.max_rounds

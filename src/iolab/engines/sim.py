@@ -32,7 +32,7 @@ from iolab.core.workload import Workload
 from iolab.engines.capabilities import Capabilities
 from iolab.targets import PurgeOutcome, Target
 from iolab.targets.sim_facts import describe, drive_params, saved_mismatch
-from iolab.targets.writepolicy import SIM_STATE, check_file, mark_written
+from iolab.targets.writepolicy import SIM_STATE, output_file
 
 # Each round's seed mixes in its tag, exactly as the fio engine's randseed does, so rounds do
 # not replay the same offsets and every run stays reproducible.
@@ -464,19 +464,13 @@ class SimEngine:
         """Save the drive's state to `path` under the write policy (checked again here: the
         path may have changed since the run's safety checks). The state is written beside it
         and renamed into place, so the previous state survives a failed save."""
-        path = Path(check_file(path, SIM_STATE))
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.unlink(missing_ok=True)
-        try:
-            self.drive(target).save(str(tmp))
-            os.replace(tmp, path)
+        try:  # written aside under a fresh name (core/writeaside), marked, then renamed into place
+            with output_file(path, SIM_STATE) as part:
+                self.drive(target).save(str(part))
         except ValueError as e:
             if is_disk_full(e):  # the system's error, naming the state file: the caller says the disk is full
                 raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path)) from None
             raise IolabError(f"target {target.spec}: {e}") from None
-        finally:
-            tmp.unlink(missing_ok=True)
-        mark_written(path, SIM_STATE)
 
     def counters(self, target: Target) -> dict[str, float]:
         """The drive's present counters (lifetime totals, wear, free blocks)."""

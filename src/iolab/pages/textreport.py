@@ -229,6 +229,8 @@ def render_ranking(st, console: Console, report: bool = True) -> None:
     console.print(t)
     for mk, key in st.mark_keys().items():
         console.print(f"[red]{esc(f'[{key}]')} {esc(mk)}[/]", soft_wrap=True)
+    for note in st.notes:  # what a figure is of, as the report's summary table says (check prints its notes too)
+        console.print(esc(note), soft_wrap=True)
     console.print(
         "↑ higher is better, ↓ lower is better; "
         + (

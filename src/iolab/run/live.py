@@ -8,13 +8,13 @@ so far are kept in it too (the last MAX_SAMPLES), so the page can chart the cell
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from iolab.core.errors import IolabError
 from iolab.core.safefile import read_json
+from iolab.core.writeaside import written_aside
 
 LIVE_NAME = "live.json"
 MIN_INTERVAL_S = 0.5  # fio reports every second; a faster rewrite shows nothing new
@@ -44,22 +44,20 @@ class LiveFile:
 
     def _write(self, elapsed_s: float, iops: float | None, lat_us: float | None, parts: dict[str, float]) -> None:
         self._last = time.monotonic()
-        tmp = self.path.with_name(f".{LIVE_NAME}.tmp")
-        tmp.write_text(
-            json.dumps(
-                {
-                    "cell": self.cell,
-                    "elapsed_s": elapsed_s,
-                    "iops": iops,
-                    "lat_mean_us": lat_us,
-                    "parts": parts,
-                    "samples": self.samples,
-                    "started": self.started,
-                    "updated": time.time(),
-                }
-            )
-        )
-        os.replace(tmp, self.path)
+        doc = {
+            "cell": self.cell,
+            "elapsed_s": elapsed_s,
+            "iops": iops,
+            "lat_mean_us": lat_us,
+            "parts": parts,
+            "samples": self.samples,
+            "started": self.started,
+            "updated": time.time(),
+        }
+        # not durable: a view rewritten twice a second, never read back as a result; written aside
+        # under a fresh name, not the fixed .live.json.tmp a planted symlink redirected
+        with written_aside([self.path]) as (part,):
+            part.write_text(json.dumps(doc))
 
 
 def read(run_dir: Path) -> dict | None:

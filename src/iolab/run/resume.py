@@ -281,7 +281,7 @@ def _where(store: RunStore, plan: TestPlan, target: targets.Target, caps: Capabi
         if ended is None and isinstance(ph, Deferred) and build_deferred(store, plan, ph)[0] is None:
             continue  # the run decided not to measure it (a bisection step it could not tell apart)
         if ended is None:
-            notes.append(f"{ph.name}: not begun; it runs from its purge.")
+            notes.append(f"{ph.name}: not begun; it runs {_runs_from(ph)}.")
             return StartAt(i, 0)
         return _within(store, plan, i, _begun(ph), target, caps, notes)
     # Killed after its last phase ended (or its last cell, recovered above, ended it), before the
@@ -309,7 +309,7 @@ def _within(
         moved = sum(store.set_aside(p.name, 0, round_prefixes(p, 0)) for p in again)
         _supersede_decisions(store, {p.name for p in plan.phases[first:]}, notes)
         redo = (
-            "it runs again from its purge"
+            f"it runs again {_runs_from(ph)}"
             if first == i
             else f"it goes on from the state the phases before it left, so {', '.join(p.name for p in again)} run "
             f"again from the purge of {plan.phases[first].name}"
@@ -347,6 +347,16 @@ def _within(
     )
     samples = tuple(sample_of_row(c) for c in cells) if ph.stop_rule is not None else ()
     return StartAt(i, done + 1, written, elapsed, history, samples, stored_intervals(cells))
+
+
+def _runs_from(ph: Phase | Deferred) -> str:
+    """Where a phase (again) starts: its purge, or, without one (DIRTH's operating points), its
+    first round on the drive as it is now; "from its purge" was said of a phase that has none."""
+    if isinstance(ph, Deferred):
+        return "once it is built from the results before it"
+    if ph.purge:
+        return "from its purge"
+    return "from its first round; it has no purge, so it starts from the drive as it is now"
 
 
 def _from(done: int) -> str:

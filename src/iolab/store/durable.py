@@ -1,18 +1,18 @@
-"""Files that survive a crash and a full disk: atomic replacement with fsync, and the one
-error a full results filesystem gives."""
+"""Files that survive a crash and a full disk: durable replacement (through core/writeaside),
+the space a run keeps aside for its last manifest, and the one error a full results filesystem
+gives."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from iolab.core.diskfull import is_disk_full
 from iolab.core.errors import Exit, IolabError
-from iolab.core.stopdefer import stop_deferred
-from iolab.targets.files import mark_inode
-from iolab.targets.writepolicy import check_file, mark_written
+from iolab.core.writeaside import written_aside
+from iolab.targets.writepolicy import output_files
 
 
 class ResultsDiskFull(IolabError):
@@ -113,46 +113,12 @@ def release_space(run_dir: Path) -> bool:
         return False
 
 
-def fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def write_atomic(path: Path, data: bytes, seal: Callable[[Path], object] | None = None) -> None:
-    """tmp + fsync + rename + fsync(dir): after a crash the file is the old or the new one, whole.
-    `seal` is called on the written tmp file before it takes the name (to mark it as iolab's,
-    so a kill between the rename and a later mark cannot leave an unmarked file)."""
-    _replace_together([(path, data)], seal)
-
-
-def _replace_together(files: Sequence[tuple[Path, bytes]], seal: Callable[[Path], object] | None) -> None:
-    """Each file written whole beside its name (fsync'd, sealed) before any takes its name: a
-    failure while writing (a full disk) leaves every old file as it was and no tmp file. The
-    names are taken in order, so readers go by the last."""
-    tmps: list[Path] = []
-    try:
-        for path, data in files:
-            tmps.append(path.with_name(path.name + ".tmp"))
-            with open(tmps[-1], "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            if seal is not None:
-                seal(tmps[-1])
-        # a stop between two renames left a set neither old nor new (a meter log beside the
-        # power.json of the one before): it takes effect once all have their names
-        with stop_deferred() if len(files) > 1 else nullcontext():
-            for (path, _), tmp in zip(files, tmps):
-                os.replace(tmp, path)
-    except BaseException:
-        for tmp in tmps:
-            tmp.unlink(missing_ok=True)
-        raise
-    for parent in dict.fromkeys(path.parent for path, _ in files):
-        fsync_dir(parent)
+def write_atomic(path: Path, data: bytes) -> None:
+    """A run's own file (manifest.json, power.json) replaced whole and durably: written aside,
+    fsync'd, renamed, its directory fsync'd (core/writeaside), so after a crash it is the old
+    file or the new one. It is the run's, so no write policy is asked and no mark is made."""
+    with written_aside([path], durable=True) as (part,):
+        part.write_bytes(data)
 
 
 def replace_file(path: Path, data: bytes, what: str) -> Path:
@@ -162,15 +128,11 @@ def replace_file(path: Path, data: bytes, what: str) -> Path:
 
 
 def replace_files(files: Sequence[tuple[Path, bytes, str]]) -> None:
-    """Files (path, contents, what it is) replaced together after the write policy allows each,
-    marked as iolab's before they take their names: killed at any moment, a name holds the old
-    file or the new one, each marked, so the next write is allowed; a full disk while they are
-    written leaves every old one (a pair that belongs together, such as `iolab power`'s meter log
-    and power.json, is never left half replaced). Where the filesystem has no xattrs the sidecar
-    mark can only follow the rename, since it names the inode."""
-    for path, _, what in files:
-        check_file(path, what)
-    whats = {path.with_name(path.name + ".tmp"): what for path, _, what in files}  # _replace_together's tmp names
-    _replace_together([(path, data) for path, data, _ in files], lambda tmp: mark_inode(tmp, "output", whats[tmp]))
-    for path, _, what in files:
-        mark_written(path, what)
+    """Files (path, contents, what it is) replaced together, durably, through the write policy's
+    output_files: killed at any moment, a name holds the old file or the new one, each marked
+    as iolab's, so the next write is allowed; a full disk while they are written leaves every old
+    one (a pair that belongs together, such as `iolab power`'s meter log and power.json, is never
+    left half replaced)."""
+    with output_files([p for p, _, _ in files], [what for _, _, what in files], durable=True) as parts:
+        for part, (_, data, _) in zip(parts, files):
+            part.write_bytes(data)

@@ -12,7 +12,7 @@ import sqlite3
 from pathlib import Path
 
 from iolab.core.usertext import name_problem
-from iolab.store.durable import fsync_dir
+from iolab.core.writeaside import fsync_dir
 
 
 def raw_files(raw_dir: Path, prefixes: tuple[str, ...]) -> list[Path]:

@@ -180,11 +180,14 @@ def build_flow(
     dv = Phase(
         DV_PHASE, (pre, *grid), (Tracking(f"IOPS {top}", top, "iops"),), purge=False, max_rounds=profile.max_rounds
     )
+    per_point = v["point_prewrite_time"] + v["histogram_time"]
     ops = Deferred(
         OP_PHASE,
-        f"the Max/Mid/Min operating points of the {DV_PHASE} measurement window",
+        f"the Max/Mid/Min operating points of the {DV_PHASE} measurement window (1 to 3 points: a point "
+        "two of them share is measured once)",
         _at_points(profile, title, stimulus, v),
-        3 * (v["point_prewrite_time"] + v["histogram_time"]),
+        3 * per_point,
+        least_seconds=per_point,
     )
     table = common_parameters(profile, target) + [
         ("Stimulus", stimulus.text),

@@ -39,19 +39,18 @@ The same pseudo-filesystem and permission-bit rules apply to file targets (safet
 
 from __future__ import annotations
 
-import itertools
 import os
 import shutil
 import stat
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from pathlib import Path
 
 from iolab.core.errors import IolabError, RefusedError
 from iolab.core.runfiles import FLEET_FILE, FLEET_SCHEMA
 from iolab.core.safefile import read_json
-from iolab.core.stopdefer import stop_deferred
 from iolab.core.units import human_bytes
+from iolab.core.writeaside import written_aside
 from iolab.targets.facts import file_type
 from iolab.targets.files import mark_created, mark_inode, read_mark
 from iolab.targets.usage import pseudo_filesystem
@@ -331,35 +330,14 @@ def output_file(path: str | Path, what: str, keep: bool = False) -> Iterator[Pat
 
 
 @contextmanager
-def output_files(paths: Sequence[str | Path], what: str) -> Iterator[list[Path]]:
-    """output_file for files that belong together (a report's PDF and HTML): every one checked
-    before any is made, each written aside, and once the writer is done all put in place in the
-    order given, under one deferred stop. A stop between two renames left a set that was neither
-    the old one nor the new one (a new PDF beside an earlier HTML); deferred, it takes effect once
-    every file has its name. Readers go by the last name taken, so give the index last."""
-    ps = [check_file(path, what) for path in paths]
-    parts: list[Path] = []
-    try:
-        with stop_deferred():  # a stop as a part is made, before it is listed, left it behind
-            for p in ps:
-                parts.append(_new_part(p))
+def output_files(paths: Sequence[str | Path], what: str | Sequence[str], durable: bool = False) -> Iterator[list[Path]]:
+    """output_file for files that belong together (a report's PDF and HTML; `what` one for all,
+    or one per file: `iolab power`'s meter log and power.json): every one checked before any is
+    made, each written aside and, once the writer is done, put in place marked (put_in_place),
+    in the order given, under one deferred stop (core/writeaside.written_aside; `durable` for a
+    run's own files, fsync'd before they take their names)."""
+    whats = [what] * len(paths) if isinstance(what, str) else list(what)
+    ps = [check_file(path, w) for path, w in zip(paths, whats, strict=True)]
+    kind = dict(zip(ps, whats))
+    with written_aside(ps, lambda part, p: put_in_place(part, p, kind[p]), durable) as parts:
         yield parts
-        with stop_deferred() if len(ps) > 1 else nullcontext():
-            for part, p in zip(parts, ps):
-                put_in_place(part, p, what)
-    finally:
-        for part in parts:
-            part.unlink(missing_ok=True)
-
-
-def _new_part(p: Path) -> Path:
-    """A new, empty file beside `p` for its next contents, made under a name nothing holds
-    (O_EXCL: a file of that name, someone's or a killed writer's, is never written or removed)."""
-    for n in itertools.count():
-        part = p.with_name(f".{p.name}.{os.getpid()}-{n}.partial")
-        try:
-            os.close(os.open(part, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666))
-            return part
-        except FileExistsError:
-            continue
-    raise AssertionError("unreachable")

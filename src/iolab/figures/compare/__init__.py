@@ -149,6 +149,9 @@ class SummaryTable:
     # [drive][metric]: the caveat a figure carries from its run (not at steady state, an audit
     # invariant that failed for it; "" none), for the ranking's reader (() when none is known)
     marks: tuple[tuple[str, ...], ...] = ()
+    # what figures are of where their names may claim more (KeyMetric.note: a DIRTH Mid figure read
+    # from Min's cells), each once with the drives it is of: "NAME (D1, D2): note"
+    notes: tuple[str, ...] = ()
 
     def mark_keys(self) -> dict[str, str]:
         """Each caveat the figures carry with its key ("a", "b" … in the order the table meets
@@ -175,7 +178,15 @@ def summary_table(drives: Sequence[str], phases: Sequence[Drive], metrics: Seque
     values = [[m.get(ph) for m in metrics] for ph in phases]
     per_metric = [competition_ranks([row[j] for row in values], m.higher_is_better) for j, m in enumerate(metrics)]
     ranks = [[per_metric[j][i] for j in range(len(metrics))] for i in range(len(drives))]
-    return SummaryTable(tuple(drives), tuple(metrics), tuple(tuple(r) for r in values), tuple(tuple(r) for r in ranks))
+    said: dict[tuple[str, str], list[str]] = {}
+    for d, ph, row in zip(drives, phases, values):
+        for m, v in zip(metrics, row):
+            if v is not None and (note := m.note(ph)):
+                said.setdefault((m.name, note), []).append(d.split()[0])
+    notes = tuple(f"{name} ({', '.join(ds)}): {note}" for (name, note), ds in said.items())
+    return SummaryTable(
+        tuple(drives), tuple(metrics), tuple(tuple(r) for r in values), tuple(tuple(r) for r in ranks), notes=notes
+    )
 
 
 # -- the RWSW tests -----------------------------------------------------------------------------

@@ -13,8 +13,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from iolab.core.steady import VariableVerdict
-from iolab.core.units import num
+from iolab.core.steady import SteadyRule, VariableVerdict
+from iolab.core.units import num, share_text
 from iolab.pages.report import vfigure
 from iolab.pages.report.model import CONTENT_WIDTH_MM
 from iolab.pages.report.plot_style import PARTIAL_LABEL, color
@@ -61,13 +61,16 @@ def convergence(
     return vfigure.draw(stacked, CONTENT_WIDTH_MM, height_mm, f"{ylabel} per round")
 
 
-def measurement_window(v: VariableVerdict, ylabel: str, height_mm: float = 95) -> Drawing:
-    """The window's data, its average, ±10 % and ±20 % of the average, and the fit line."""
+def measurement_window(v: VariableVerdict, ylabel: str, rule: SteadyRule, height_mm: float = 95) -> Drawing:
+    """The window's data, its average, the bands of the run's rule around it (± its fit-excursion
+    limit and ± its range limit, of the average), and the fit line. Drawn from the rule the run
+    was judged by (SteadyRule.of_profile), so the page shows the limits its verdict used."""
     r0, r1 = v.rounds[0], v.rounds[-1]
     x0, x1 = r0 - 0.3, r1 + 0.3
     avg = v.average
-    lo = min(min(v.values), 0.75 * avg)
-    hi = max(max(v.values), 1.25 * avg)
+    slope, rng = rule.slope_limit, rule.range_limit
+    lo = min(min(v.values), (1 - rng - 0.05) * avg)
+    hi = max(max(v.values), (1 + rng + 0.05) * avg)
     ax = Axes(
         title=f"{v.name}: measurement window rounds {r0}–{r1}",
         xlabel="round",
@@ -76,17 +79,28 @@ def measurement_window(v: VariableVerdict, ylabel: str, height_mm: float = 95) -
         ylim=(lo - 0.02 * abs(hi), hi + 0.02 * abs(hi)),
         xticks=[Tick(r, num(r, trim=True)) for r in v.rounds],
     )
-    ax.add(Band(x0, x1, 0.8 * avg, 1.2 * avg, "#ff7f0e", 0.08, "±20 % of average"))
-    ax.add(Band(x0, x1, 0.9 * avg, 1.1 * avg, "#2ca02c", 0.12, "±10 % of average"))
+    ax.add(Band(x0, x1, (1 - rng) * avg, (1 + rng) * avg, "#ff7f0e", 0.08, f"±{share_text(rng)} of average"))
+    ax.add(Band(x0, x1, (1 - slope) * avg, (1 + slope) * avg, "#2ca02c", 0.12, f"±{share_text(slope)} of average"))
     ax.add(Path((x0, x1), (avg, avg), "#000000", 1.0, label=f"average {num(avg)}"))
-    for k in (1.1, 0.9):
+    for k in (1 + slope, 1 - slope):
         ax.add(Path((x0, x1), (k * avg, k * avg), "#2ca02c", 0.8, "--"))
-    for k in (1.2, 0.8):
+    for k in (1 + rng, 1 - rng):
         ax.add(Path((x0, x1), (k * avg, k * avg), "#ff7f0e", 0.8, ":"))
     fit = (v.slope * r0 + v.intercept, v.slope * r1 + v.intercept)
     ax.add(Path((r0, r1), fit, "#d62728", 1.5, label=f"fit {v.formula()}"))
     ax.add(Path(tuple(v.rounds), tuple(v.values), "#1f77b4", 1.2, marker_pt=5, label=v.name))
     return vfigure.draw([ax], CONTENT_WIDTH_MM, height_mm, f"{v.name}: measurement window")
+
+
+def window_bands(rule: SteadyRule) -> str:
+    """What the measurement window's bands stand for, in the run's rule (its limits, and ≤ or <
+    as --strict-steady set it), not a fixed ±10 % and ±20 % whatever rule the run was judged by."""
+    cmp = "<" if rule.strict else "≤"
+    slope, rng = share_text(rule.slope_limit), share_text(rule.range_limit)
+    return (
+        f"bands: ±{slope} (the fit-excursion limit) and ±{rng} (the range limit) of the window average; steady "
+        f"when the fit-line excursion is {cmp} {slope} and the data range {cmp} {rng} of it."
+    )
 
 
 # -- results ---------------------------------------------------------------------------------

@@ -150,21 +150,20 @@ _INFO_CHECK: dict[bool | None, str] = {True: "steady", False: "not steady"}
 def measurement_window_pages(
     run: RunData, ph: PhaseSummary, ylabel_for: Callable[[VariableVerdict], str]
 ) -> list[Page]:
-    strict = SteadyRule.of_profile(run.manifest.profile).strict
+    rule = SteadyRule.of_profile(run.manifest.profile)
     pages = []
     for v in ph.verdicts:
-        png = plots.measurement_window(v, ylabel_for(v), height_mm=95)
+        png = plots.measurement_window(v, ylabel_for(v), rule, height_mm=95)
         decides = v.name not in ph.shown_only
         fig = Figure(
             f"{phase_prefix(run, ph)}Steady-state measurement window: {v.name}" + ("" if decides else " (shown only)"),
             png,
-            "Source: the tracking variable of each window round (results.db tables cells and steady); "
-            "bands: ±10 % (steady-state slope limit) and ±20 % (range limit) of the window average.",
+            f"Source: the tracking variable of each window round (results.db tables cells and steady); {plots.window_bands(rule)}",
         )
         pages.append(
             Page(
                 f"Steady State Measurement Window — {v.name}",
-                (fig, steady_table(v, strict, decides, ph.steady, ph.not_accepted())),
+                (fig, steady_table(v, rule.strict, decides, ph.steady, ph.not_accepted())),
             )
         )
     return pages
