@@ -162,7 +162,7 @@ def test_a_disk_that_fills_between_the_meter_log_and_power_json_leaves_neither(s
             said = " ".join(p.stderr.split())
             assert p.returncode == 5 and f"results disk full at {copy}" in said and "Traceback" not in said, said
             assert "power-meter.csv" not in names and "power.json" not in names, (room, names)
-            assert not [n for n in names if n.endswith(".tmp")], names
+            assert not [n for n in names if n.endswith((".tmp", ".partial"))], names
             failed.append(room)
         else:
             pytest.fail(f"power.json and the log's copy did not fit in {room} free pages")

@@ -32,7 +32,7 @@ from iolab.core.workload import Workload
 from iolab.engines.capabilities import Capabilities
 from iolab.targets import PurgeOutcome, Target
 from iolab.targets.sim_facts import describe, drive_params, saved_mismatch
-from iolab.targets.writepolicy import SIM_STATE, check_file, mark_written
+from iolab.targets.writepolicy import SIM_STATE, check_file, mark_written, new_part
 
 # Each round's seed mixes in its tag, exactly as the fio engine's randseed does, so rounds do
 # not replay the same offsets and every run stays reproducible.
@@ -465,8 +465,7 @@ class SimEngine:
         path may have changed since the run's safety checks). The state is written beside it
         and renamed into place, so the previous state survives a failed save."""
         path = Path(check_file(path, SIM_STATE))
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.unlink(missing_ok=True)
+        tmp = new_part(path)
         try:
             self.drive(target).save(str(tmp))
             os.replace(tmp, path)

@@ -36,7 +36,7 @@ from iolab.store.durable import room_for
 from iolab.store.manifest import manifest_of
 from iolab.store.runstore import RunStore
 from iolab.store.writer import claim_if_inside
-from iolab.targets.writepolicy import check_file, dir_problems, made_for, put_in_place, refusal
+from iolab.targets.writepolicy import check_file, dir_problems, made_for, new_part, put_in_place, refusal
 from iolab.traces.sqltext import sql_str
 
 FORMATS = ("csv", "json", "parquet")
@@ -294,7 +294,7 @@ def export_stream(store: RunStore, fmt: str, stream: IO[str]) -> None:
 
 def export_run(store: RunStore, fmt: str, out_dir: Path) -> list[Path]:
     """Write one file per table (<table>.<fmt>) and manifest.json into out_dir; returns the paths.
-    Each is written aside (.NAME.partial) and the set put in place once all are whole: a full disk
+    Each is written aside (writepolicy.new_part) and the set put in place once all are whole: a full disk
     or a stop midway leaves no half file (a 0-byte cells.csv before) and an earlier export as it was."""
     if fmt not in WRITERS:
         raise IolabError(f"export format {fmt!r} is not known; use one of: {', '.join(FORMATS)}.")
@@ -317,10 +317,10 @@ def export_run(store: RunStore, fmt: str, out_dir: Path) -> list[Path]:
 
 def _write_all(store: RunStore, tables: list[ExportTable], fmt: str, paths: list[Path]) -> None:
     """Each table and the manifest written aside, then all put in place."""
-    parts = {path: path.with_name(f".{path.name}.partial") for path in paths}
-    for part in parts.values():  # a killed export's (unlinked: a planted symlink is not written through)
-        part.unlink(missing_ok=True)
+    parts: dict[Path, Path] = {}
     try:
+        for path in paths:
+            parts[path] = new_part(path)
         for table in tables:
             WRITERS[fmt](table, parts[paths[0].with_name(f"{table.name}.{fmt}")])
         shutil.copyfile(store.dir / "manifest.json", parts[paths[-1]])

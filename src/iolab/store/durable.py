@@ -12,7 +12,7 @@ from iolab.core.diskfull import is_disk_full
 from iolab.core.errors import Exit, IolabError
 from iolab.core.stopdefer import stop_deferred
 from iolab.targets.files import mark_inode
-from iolab.targets.writepolicy import check_file, mark_written
+from iolab.targets.writepolicy import check_file, mark_written, new_part
 
 
 class ResultsDiskFull(IolabError):
@@ -121,27 +121,27 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def write_atomic(path: Path, data: bytes, seal: Callable[[Path], object] | None = None) -> None:
-    """tmp + fsync + rename + fsync(dir): after a crash the file is the old or the new one, whole.
-    `seal` is called on the written tmp file before it takes the name (to mark it as iolab's,
-    so a kill between the rename and a later mark cannot leave an unmarked file)."""
-    _replace_together([(path, data)], seal)
+def write_atomic(path: Path, data: bytes) -> None:
+    """tmp + fsync + rename + fsync(dir): after a crash the file is the old or the new one, whole."""
+    _replace_together([(path, data)], None)
 
 
-def _replace_together(files: Sequence[tuple[Path, bytes]], seal: Callable[[Path], object] | None) -> None:
+def _replace_together(files: Sequence[tuple[Path, bytes]], seal: Callable[[Path, Path], object] | None) -> None:
     """Each file written whole beside its name (fsync'd, sealed) before any takes its name: a
     failure while writing (a full disk) leaves every old file as it was and no tmp file. The
-    names are taken in order, so readers go by the last."""
+    names are taken in order, so readers go by the last. `seal(tmp, path)` is called on each
+    written tmp file before it takes its name (to mark it as iolab's, so a kill between the
+    rename and a later mark cannot leave an unmarked file)."""
     tmps: list[Path] = []
     try:
         for path, data in files:
-            tmps.append(path.with_name(path.name + ".tmp"))
+            tmps.append(new_part(path))
             with open(tmps[-1], "wb") as f:
                 f.write(data)
                 f.flush()
                 os.fsync(f.fileno())
             if seal is not None:
-                seal(tmps[-1])
+                seal(tmps[-1], path)
         # a stop between two renames left a set neither old nor new (a meter log beside the
         # power.json of the one before): it takes effect once all have their names
         with stop_deferred() if len(files) > 1 else nullcontext():
@@ -170,7 +170,9 @@ def replace_files(files: Sequence[tuple[Path, bytes, str]]) -> None:
     mark can only follow the rename, since it names the inode."""
     for path, _, what in files:
         check_file(path, what)
-    whats = {path.with_name(path.name + ".tmp"): what for path, _, what in files}  # _replace_together's tmp names
-    _replace_together([(path, data) for path, data, _ in files], lambda tmp: mark_inode(tmp, "output", whats[tmp]))
+    whats = {path: what for path, _, what in files}
+    _replace_together(
+        [(path, data) for path, data, _ in files], lambda tmp, path: mark_inode(tmp, "output", whats[path])
+    )
     for path, _, what in files:
         mark_written(path, what)

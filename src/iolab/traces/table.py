@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import atexit
 import json
-import os
 import shutil
 import tempfile
 from dataclasses import asdict, dataclass
@@ -38,7 +37,7 @@ import duckdb
 
 from iolab.core.errors import IolabError
 from iolab.core.units import counted, human_span
-from iolab.targets.writepolicy import check_file, output_dir, put_in_place
+from iolab.targets.writepolicy import check_file, new_part, output_dir, put_in_place
 from iolab.traces.sqltext import sql_str
 from iolab.traces.tablecheck import check_values, read_meta
 
@@ -257,7 +256,7 @@ def write_table(
         "notes": list(notes),
         "lost_events": lost_events,
     }
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    tmp = new_part(out)
     try:
         con.execute(
             f"COPY ({_with_outstanding(cols, select_sql, presorted)}) TO {sql_str(str(tmp))} "

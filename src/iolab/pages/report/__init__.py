@@ -80,7 +80,7 @@ def write_document(
     """Write `stem`.html and `stem`.pdf into out_dir (several documents: one file of all their
     pages in order, a sequence's report); returns both paths."""
     from iolab.pages.report.html import render  # jinja2: only where a report is written, not for every command
-    from iolab.targets.writepolicy import check_file, made_for, put_in_place
+    from iolab.targets.writepolicy import check_file, made_for, new_part, put_in_place
 
     if (why := name_problem(stem)) is not None:  # a stem from what a run stores (its id, its test)
         raise IolabError(f"report name {stem!r} is not a plain file name ({why}); nothing was written in {out_dir}.")
@@ -95,9 +95,10 @@ def write_document(
         # the order is what a reader can rely on: whoever finds the HTML finds its PDF. A stop
         # signal between them takes effect once both are in place; a kill -9 there leaves the PDF
         # alone, which a run's stop message names (cli/runview.kept_report).
-        html_part, pdf_part = (p.with_name(f".{p.name}.partial") for p in (html_path, pdf_path))
+        html_part, pdf_part = new_part(html_path), None
         say = Progress(f"writing report {stem}")
         try:
+            pdf_part = new_part(pdf_path)
             html_part.write_text(render(docs, title=title), encoding="utf-8")
             pages, missing = write_pdf(docs, pdf_part, title or docs[0].title, say)
             with stop_deferred():  # a stop between the two left a new PDF beside an earlier HTML
@@ -105,7 +106,8 @@ def write_document(
                 put_in_place(html_part, html_path, "report file")
         finally:
             html_part.unlink(missing_ok=True)
-            pdf_part.unlink(missing_ok=True)
+            if pdf_part is not None:
+                pdf_part.unlink(missing_ok=True)
     if pages != n:
         note_line(
             f"iolab: note: {pdf_path.name} has {pages} sheets for {n} report pages "
