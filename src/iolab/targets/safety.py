@@ -262,6 +262,26 @@ def signature(node: str) -> str | None:
 # --- files -----------------------------------------------------------------------------------
 
 
+def _place_problem(path: str) -> Problem | None:
+    """Where a file target may never be, whatever it holds: on a pseudo filesystem, in the
+    system's own trees (the output rule, writepolicy.py), or in a stored run's directory."""
+    pseudo = pseudo_filesystem(path)
+    if pseudo:
+        return Problem("pseudo filesystem", f"{path} is on {pseudo}, where writes change the kernel, not a file", None)
+    real = os.path.realpath(path)
+    system = system_location(real)
+    if system is not None:  # the system's files are no scratch file
+        via = f" (through a symlink to {real})" if real != os.path.abspath(path) else ""
+        return Problem(
+            "system location", f"{path} is {system}{via}, where the operating system keeps its own files", None
+        )
+    run = foreign_run(real)
+    if run is not None:  # a stored run's files are its record, and a new file there is not the run's
+        why = f"{path} is in the run directory {run}, whose files are that run's record, not a place to test"
+        return Problem("run directory", why, None)
+    return None
+
+
 def file_problems(target: Target) -> list[Problem]:
     path = target.path
     try:
@@ -271,27 +291,9 @@ def file_problems(target: Target) -> list[Problem]:
     if st is not None and not stat.S_ISREG(st.st_mode):
         # a device is tested as itself (/dev/...), under the block device checks
         return [Problem("not a regular file", f"{path} is {file_type(st.st_mode)}", None)]
-    pseudo = pseudo_filesystem(path)
-    if pseudo:
-        return [
-            Problem("pseudo filesystem", f"{path} is on {pseudo}, where writes change the kernel, not a file", None)
-        ]
-    real = os.path.realpath(path)
-    system = system_location(real)
-    if system is not None:  # the output rule (writepolicy.py): the system's files are no scratch file
-        via = f" (through a symlink to {real})" if real != os.path.abspath(path) else ""
-        return [
-            Problem("system location", f"{path} is {system}{via}, where the operating system keeps its own files", None)
-        ]
-    run = foreign_run(os.path.realpath(path))
-    if run is not None:  # a stored run's files are its record, and a new file there is not the run's
-        return [
-            Problem(
-                "run directory",
-                f"{path} is in the run directory {run}, whose files are that run's record, not a place to test",
-                None,
-            )
-        ]
+    place = _place_problem(path)
+    if place is not None:
+        return [place]
     if st is None:  # iolab will create it, if it can
         parent = os.path.dirname(path)
         if not os.access(parent, os.W_OK | os.X_OK):
