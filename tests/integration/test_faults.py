@@ -308,3 +308,25 @@ def test_a_runs_directory_on_a_network_filesystem_is_named_as_the_cause(tmp_path
     # on a local filesystem the same error is not put down to the network
     local = iolab("resume", str(run), "--no-report")
     assert local.returncode == 2 and "disk I/O error" in local.stderr and "9p" not in local.stderr
+
+
+def test_a_stopped_trace_analysis_leaves_nothing_it_made_in_a_folder_that_was_there(tmp_path):
+    """Ctrl-C while the plots were drawn (plots/ made, none written yet) left an empty plots/ in
+    the folder the analysis was given; the workload files it had written were removed."""
+    from .test_rwsw import msr_trace
+
+    msr_trace(tmp_path / "t.csv")
+    table = tmp_path / "t.parquet"
+    assert iolab("trace", "import", str(tmp_path / "t.csv"), "-f", "msr", "-o", str(table)).returncode == 0
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("someone's notes\n")
+    analyze = ("trace", "analyze", str(table), "--step", "1s", "-o", str(out))
+    p = ctrl_c_at("iolab.pages.report.stream_plots:drawings", 1, *analyze)
+    assert p.returncode == 130 and "Traceback" not in p.stderr, p.stderr
+    assert sorted(f.name for f in out.iterdir()) == ["notes.txt"]
+    # an earlier analysis there, stopped between two plots: none of this one's files is left
+    assert iolab(*analyze).returncode == 0 and len(list((out / "plots").glob("*.svg"))) == 4
+    p = ctrl_c_at("iolab.pages.report.stream_plots:standalone_svg", 2, *analyze)
+    assert p.returncode == 130 and "Traceback" not in p.stderr, p.stderr
+    assert sorted(f.name for f in out.iterdir()) == ["notes.txt", "plots"] and not list((out / "plots").iterdir())
