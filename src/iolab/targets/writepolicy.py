@@ -54,6 +54,7 @@ from pathlib import Path
 from iolab.core.errors import IolabError, RefusedError
 from iolab.core.runfiles import FLEET_FILE, FLEET_SCHEMA
 from iolab.core.safefile import read_json
+from iolab.core.stopdefer import stop_deferred
 from iolab.core.units import human_bytes
 from iolab.targets.facts import file_type
 from iolab.targets.files import mark_created, mark_inode, read_mark
@@ -318,11 +319,12 @@ def made_for(path: str | Path, what: str) -> Iterator[Path]:
     try:  # a stop signal just after output_dir's mkdir lands here too, not outside the cleanup
         yield output_dir(path, what)
     except BaseException:
-        for d in missing:
-            try:
-                d.rmdir()
-            except OSError:  # something is in it (not the writer's: it removes its own), or it is gone
-                break
+        with stop_deferred():  # a second Ctrl-C as the first is cleaned up cut it short, folders left
+            for d in missing:
+                try:
+                    d.rmdir()
+                except OSError:  # something is in it (not the writer's: it removes its own), or it is gone
+                    break
         raise
 
 
