@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 from pathlib import Path
 
 import pytest
@@ -60,21 +59,11 @@ def test_a_host_reached_through_fio_alone_leaves_the_capacity_not_known(scratch)
     assert "not known; 16.78 MB tested" in _report_capacity(run, scratch / "report")
 
 
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.skipif(not available(), reason="needs sshd and ssh")
 def test_an_ssh_host_gives_its_files_size_and_the_size_tested_is_the_smaller_one(scratch):
     runs = scratch / "runs"
     with ssh_host() as host:
-        f = scratch / "hosts.toml"
-        f.write_text(
-            f'[[host]]\naddress = "127.0.0.1"\nport = {_port()}\nssh = "{host.dest}"\n'
-            f'ssh_config = "{host.config}"\ntarget = "{scratch}/remote.img"\n'
-        )
+        f = host.hosts_file(scratch / "hosts.toml", scratch / "remote.img")
         for size in ("32MiB", "16MiB"):  # the first lays out a 32 MiB file; the second tests its first 16 MiB
             target = f"file:{scratch}/local.img?size={size}"
             r = iolab(

@@ -81,7 +81,7 @@ def plan(
     if args.json_out:
         emit("plan", 0, plan=document(test, given.spec, d))
         return
-    show(test, given.spec, d, size_unread=bool(legs) and _size_unread(legs[0]))
+    show(test, given.spec, d, size_unread=legs is not None and _size_unread(legs[0]))
 
 
 def _room_unchecked(legs: list) -> str | None:
