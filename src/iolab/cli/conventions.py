@@ -261,8 +261,14 @@ def _is_argument(param) -> bool:
     return type(param).__name__.endswith("Argument")
 
 
-def run(app: typer.Typer) -> None:
-    """The `iolab` command line: `app` with -h beside --help and the help tidied."""
+def run(app: typer.Typer, stops_held: bool = False) -> None:
+    """The `iolab` command line: `app` with -h beside --help and the help tidied. `stops_held`:
+    started by another iolab with its stop signals blocked (core/stopdefer.CHILD_MAIN), let in
+    here, inside main's handling of a Ctrl-C as the command starts."""
+    if stops_held:
+        from iolab.core.stopdefer import let_stops_in
+
+        let_stops_in()
     command = typer.main.get_command(app)
     check_argv(sys.argv[1:], value_names(command, sys.argv[1:]))
     check_env(os.environ)

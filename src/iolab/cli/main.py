@@ -473,16 +473,10 @@ app.command("power")(with_runs_dir(cli_inspect.power))
 
 
 def main(stops_held: bool = False) -> None:
-    """The `iolab` command. `stops_held`: started by another iolab with its stop signals blocked
-    (core/stopdefer.CHILD_MAIN), let in here, where a Ctrl-C is this command's to handle."""
     open_closed_standard_streams()
     watch_stdout()
     try:
-        if stops_held:
-            from iolab.core.stopdefer import let_stops_in
-
-            let_stops_in()
-        cli_typer.run(app)
+        cli_typer.run(app, stops_held)
     except IolabError as e:
         err.print(f"[red]iolab: {esc(str(e))}[/]")
         cli_auto.emit_error(e)
