@@ -47,7 +47,7 @@ def stop_deferred() -> Iterator[None]:
 
 # What a child `iolab` runs (each run of several --target, each --repeat): main() with the stop
 # signals it was started with blocked (stops_blocked) let in once its handling of them is in place
-CHILD_MAIN = "from iolab.cli.main import main; main(stops_held=True)"
+CHILD_MAIN = "from iolab.cli.main import main; main(started_blocked=True)"
 
 
 @contextmanager
