@@ -49,8 +49,9 @@ def section(shown: str, phase: str, after: str) -> str:
 
 
 def levels(table: str) -> dict[tuple[int, int], float]:
-    """(threads, QD) -> IOPS of each search level in an `iolab show` table."""
-    rows = re.findall(r"^│\s*TC\d+[^│]*│\s*TC(\d+)/QD(\d+)\s*│\s*1\s*│\s*([\d,.]+)\s*│", table, re.M)
+    """(threads, QD) -> IOPS of each search level in an `iolab show` table (the queue-depth
+    search's has no cell column: its cells are named by their TC/QD)."""
+    rows = re.findall(r"^│(?:\s*TC\d+[^│]*│)?\s*TC(\d+)/QD(\d+)\s*│\s*1\s*│\s*([\d,.]+)\s*│", table, re.M)
     return {(int(t), int(q)): float(v.replace(",", "")) for t, q, v in rows}
 
 

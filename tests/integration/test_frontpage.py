@@ -164,3 +164,27 @@ def test_an_infinite_bound_in_a_spec_sheet_is_refused(tmp_path, bound):
     said = " ".join((p.stdout + p.stderr).split())
     assert p.returncode == 2 and "Traceback" not in p.stderr, said
     assert f"field '{bound.split()[0]}' is " in said and "inf; give a finite number." in said, said
+
+
+def test_the_table_says_why_a_criterions_figure_is_missing_in_words(tmp_path):
+    """The table beside the verdicts named a figure the run has no value for "UBER (none)":
+    now "not measured:" and why, the test's own figure it could not compute apart from a name
+    no figure of the run has."""
+    sheet = _sheet(tmp_path / "spec.toml", 1, 1, 1e9)
+    with sheet.open("a") as f:
+        f.write('[[criterion]]\nname = "5 nines"\nfigure = "99.999 % RND 4KiB R/W 100/0"\nmax = 1\nunit = "ms"\n')
+    runs = tmp_path / "runs"
+    p = iolab(
+        "run", "latency", "--quick", "--cell-time", "100ms", "-t", SIM, "--runs-dir", str(runs),
+        "--spec-sheet", str(sheet),
+    )  # fmt: skip
+    assert p.returncode == 0, p.stdout + p.stderr
+    run = next(runs.glob("*-latency-*"))
+    page = _page_one(run)
+    assert "(none)" not in page, page
+    assert "UBER — not measured: no figure of this run has this name" in page, page
+    assert re.search(
+        r"99\.999 % RND 4KiB R/W 100/0 — not measured: its [\d,]+ IOs are too few for a 99\.999 %", page
+    ), page
+    html = next((run / "report").glob("*.html")).read_text()
+    assert "(none)" not in html and "UBER — not measured: no figure of this run has this name" in html

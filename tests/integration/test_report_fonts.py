@@ -56,3 +56,34 @@ def test_without_the_fallback_font_the_warning_names_the_characters_and_the_pack
     said = " ".join(capsys.readouterr().err.split())
     assert "r.pdf cannot print 测 (U+6D4B), 试 (U+8BD5)" in said and ttf.FALLBACK_PACKAGE in said, said
     assert "Zoë ��" in " ".join(pypdf.PdfReader(str(pdf)).pages[0].extract_text().split())
+
+
+def test_bold_cjk_is_printed_bold_where_the_fallback_font_has_no_bold_weight(tmp_path):
+    """The fallback font has one weight (Debian has no bold CJK font with TrueType outlines, which
+    the PDF embeds: Noto CJK's are CFF): a comparison's drive labels, bold in its tables, printed
+    in the regular weight beside DejaVu Sans Bold. They are filled and stroked now (synthetic
+    bold, text render mode 2), in the text's colour; a regular-weight name is filled only."""
+    import re
+
+    runs = tmp_path / "runs"
+    for _ in range(2):
+        p = iolab("run", "latency", "--quick", "--cell-time", "100ms", "--no-report", "--runs-dir", str(runs))
+        assert p.returncode == 0, p.stderr
+    a, b = sorted(runs.iterdir())
+    out = tmp_path / "cmp"
+    p = iolab("compare", str(a), str(b), "--label", "固态硬盘 甲", "--label", "固态硬盘 乙", "-o", str(out))
+    assert p.returncode == 0, p.stdout + p.stderr
+    reader = pypdf.PdfReader(str(next(out.glob("*.pdf"))))
+    streams = [page.get_contents().get_data().decode("latin-1") for page in reader.pages]
+    # every text object that prints the fallback font in bold: stroked at the text's colour
+    colour = r"([\d.]+ [\d.]+ [\d.]+)"
+    bold = [t for s in streams for t in re.findall(colour + r" rg\nq " + colour + r" RG ([\d.]+) w BT (.*?) ET Q", s)]
+    assert bold, streams[0][:3000]
+    for fill, stroke, width, ops in bold:
+        assert re.search(r"2 Tr /F3 [\d.]+ Tf .*? Tj 0 Tr", ops) and 0 < float(width) < 1, ops
+        assert fill == stroke, (fill, stroke)
+    # regular text in the fallback font (the run's notes, a label in a sentence) is filled only
+    plain = [t for s in streams for t in re.findall(r"(?<!\d w )BT ([^\n]*?/F3 [^\n]*?) ET", s)]
+    assert plain and not any("2 Tr" in t for t in plain), plain[:3]
+    text = " ".join(" ".join(page.extract_text().split()) for page in reader.pages)
+    assert "固态硬盘 甲" in text and "固态硬盘 乙" in text

@@ -70,7 +70,7 @@ def test_a_window_that_passes_but_is_refused_on_evidence_is_not_called_steady(tm
         "run", "hir", "--quick", "--cell-time", "100ms", "--max-rounds", "6", "--no-report", "--runs-dir", str(runs)
     )
     assert p.returncode == 0, p.stderr
-    assert "the window passed, but only" in _flat(p.stdout)
+    assert "steady state NOT accepted: the window passes the rule's range and slope, but only" in _flat(p.stdout)
     run = RunData.load(next(runs.iterdir()), tmp_path / "work")
     [pc] = [ph for ph in run.phases if ph.phase.name == "preconditioning"]
     assert pc.steady is False and pc.verdicts and all(v.steady for v in pc.verdicts)
@@ -78,7 +78,7 @@ def test_a_window_that_passes_but_is_refused_on_evidence_is_not_called_steady(tm
         b for page in measurement_window_pages(run, pc, lambda v: v.name) for b in page.blocks if isinstance(b, Table)
     ]
     verdicts = [value for t in tables for item, value in t.rows if item == "Verdict"]
-    assert verdicts and all("NOT steady" in v for v in verdicts), verdicts
+    assert verdicts and all("but was NOT accepted as steady state: only" in v for v in verdicts), verdicts
 
 
 def test_hir_does_not_call_a_preconditioning_that_never_reached_steady_state_steady(tmp_path):
@@ -93,7 +93,7 @@ def test_hir_does_not_call_a_preconditioning_that_never_reached_steady_state_ste
     [doc] = json.loads(shown.stdout)["runs"]
     assert doc["steady_state"] == "not-reached"
     names = [f["name"] for f in doc["figures"]]
-    assert "PC IOPS, window mean (RND 4 KiB W)" in names and not any("steady" in n for n in names), names
+    assert "Preconditioning IOPS, window mean (RND 4 KiB W)" in names and not any("steady" in n for n in names), names
     run = RunData.load(run_dir, tmp_path / "work")
     tables = [b for page in hir_overlays([run, run], ["D1", "D2"]) for b in page.blocks if isinstance(b, Table)]
     [table] = [t for t in tables if t.caption == "Recovery per drive (×)"]

@@ -314,7 +314,7 @@ def test_multi_wsat_saturates_the_drive_before_steady_state(workload, tmp_path):
     # FOB was faster. By how much depends on the mix (this composite also reads) and on
     # how well the drive spreads GC over its dies: 1.17× with per-die write points.
     assert cells[0].counters["waf"] == 1.0 and cells[0].iops > 1.1 * ph.cells[0].iops
-    assert "1× capacity of workload writes" in mw.manifest.parameters["Steady state accepted after"]
+    assert "1× capacity of workload writes" in mw.manifest.parameters["Steady state after: workload writes"]
     # a saturated drive is no faster on the composite than the replay of the same capture
     from iolab.api.comparisons import key_metrics
     from iolab.figures.compare import replay_totals

@@ -80,6 +80,8 @@ def test_the_documented_mechanism_defaults_are_the_presets_own():
         ("sim:sata-7200-hdd?capacity_gb=0.5&rpm=1e-300", "rpm=1e-300 must be at least 0.01666"),
         # "greater than zero", then rounded to a read of 0 ns
         ("sim:enterprise-sas?user_gb=0.25&t_read_us=1e-9", "t_read_us=1e-9 must be at least 0.001 (a nanosecond)"),
+        # a share past its bound says it is one, as a size's bound says its size
+        ("sim:enterprise-sas?user_gb=0.25&time_spread_pct=95", "time_spread_pct=95 must be at most 90 (a percentage)"),
     ],
 )
 def test_an_impossible_time_rate_or_buffer_is_refused_before_the_run(scratch, target, says):

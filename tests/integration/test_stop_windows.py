@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from .conftest import default_signals, iolab, quick_sim_run
+from .conftest import SMALL_SIM, default_signals, iolab, quick_sim_run
 
 pytestmark = pytest.mark.integration
 
@@ -96,6 +97,31 @@ def test_a_stop_as_a_report_or_export_file_takes_its_name_leaves_it_iolabs(tmp_p
     assert sorted(p.name for p in exported.iterdir()) == whole
 
 
+def test_a_reports_pdf_and_html_are_both_old_or_both_new_whenever_a_stop_lands(tmp_path):
+    """A report's PDF and HTML are put in place as a pair (writepolicy.output_files, under one
+    deferred stop): Ctrl-C between the two renames left a new PDF beside the HTML of the report
+    before it. A file put in place is a new inode (renamed over the old name), so the inodes say
+    which report each name holds whatever their contents."""
+    run = quick_sim_run(tmp_path / "runs")
+    out = tmp_path / "out"
+    again("report", str(run), "--out", str(out))
+    pair = [out / f"{run.name}{ext}" for ext in (".pdf", ".html")]
+
+    def inodes() -> list[int]:
+        return [p.stat().st_ino for p in pair]
+
+    old = inodes()
+    # stopped as the PDF has taken its name, the HTML not yet: both new once the stop takes effect
+    stopped_after("os:replace", f"{run.name}.pdf", "report", str(run), "--out", str(out))
+    new = inodes()
+    assert all(n != o for n, o in zip(new, old)), (old, new)
+    # stopped once both are written aside, before either rename: both as they were
+    stopped_after("iolab.pages.report:write_pdf", "", "report", str(run), "--out", str(out))
+    assert inodes() == new
+    assert sorted(p.name for p in out.iterdir()) == sorted(p.name for p in pair)  # nothing written aside is left
+    assert pair[0].read_bytes().startswith(b"%PDF") and pair[1].stat().st_size > 0
+
+
 def test_a_report_stopped_as_it_claims_the_run_leaves_no_claim_file(tmp_path):
     """`iolab report RUN` claims the run (RUN/writer.lock names its process) before it writes into
     it. Stopped just after the claim was recorded, or just after claim_run returned but before the
@@ -129,6 +155,25 @@ def test_a_stop_in_a_trace_import_or_export_leaves_nothing_the_next_one_refuses(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["hm_0.csv", "t.parquet"]
     again(*export_it)
     assert len(out.read_text().splitlines()) == 20
+
+
+def test_a_ctrl_c_a_background_run_ignores_stays_ignored_as_its_run_directory_is_made(tmp_path):
+    """A run started in the background (SIGINT ignored) ignores Ctrl-C for its whole life
+    (stop_on_signals); the steps that hold a stop (run/stopsignals.held_stop: the run directory
+    made, not yet known to its caller) caught it there and stopped the run, exit 130."""
+    runs = tmp_path / "runs"
+    p = subprocess.run(
+        [sys.executable, "-c", STOP_AFTER, "iolab.api.runs:start", "", "run", "latency", "--quick", "-t", SMALL_SIM]
+        + ["--no-report", "--runs-dir", str(runs)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=dict(os.environ, COLUMNS="200"),
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),  # as a background job starts it
+    )
+    assert p.returncode == 0 and "interrupted" not in p.stderr, p.stderr
+    [run] = list(runs.iterdir())
+    assert json.loads((run / "manifest.json").read_text())["state"] == "complete"
 
 
 def test_a_resume_stopped_as_it_takes_the_run_over_leaves_it_interrupted_not_running(tmp_path):

@@ -19,7 +19,7 @@ from iolab.core.errors import RefusedError
 from iolab.targets import parse_target
 from iolab.targets.files import iolab_mark
 
-from .conftest import iolab
+from .conftest import iolab, quick_sim_run
 from .test_rwsw import msr_trace
 from .test_safety import QUICK, _digest, _iolab_file, _running, _said, attached_loop
 
@@ -143,6 +143,22 @@ def test_export_and_report_write_only_their_own_files(scratch, sim_run):
 
     p = iolab("export", str(sim_run), "--out", "/proc/iolab-export")
     _refused(p, "/proc/iolab-export is on a pseudo filesystem (proc at /proc)")
+
+
+def test_an_export_leaves_a_file_under_the_name_it_once_wrote_aside_to(tmp_path):
+    """An export wrote each table aside under a fixed name (.cells.csv.partial), removing first
+    whatever held it: a file of the user's there was lost. It now writes aside under a fresh name
+    nothing holds (writepolicy.output_files, as a report and a trace table do)."""
+    run = quick_sim_run(tmp_path / "runs")
+    out = tmp_path / "out"
+    out.mkdir()
+    theirs = out / ".cells.csv.partial"
+    theirs.write_text("mine\n")
+    p = iolab("export", str(run), "--out", str(out))
+    assert p.returncode == 0, _said(p)
+    assert theirs.read_text() == "mine\n"
+    left = sorted(f.name for f in out.iterdir() if f.name.startswith("."))
+    assert left == [".cells.csv.partial"], left  # nothing of the export's own is left aside
 
 
 def test_an_export_into_a_run_directory_is_refused_and_the_run_kept(scratch, sim_run):

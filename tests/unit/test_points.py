@@ -98,3 +98,40 @@ def test_a_decision_stored_before_the_rule_was_named_says_it_chose_among_all_poi
     old = decided_points([{"rule": {"name": DECISION, "art_cutoff_ms": 5.0}, "chosen": {"MinIOPS": p}}])
     assert old.mid_from == MID_ALL_POINTS and "among all points" in old.rules()[1]
     assert old.rules()[0] == "highest IOPS with ART < 5 ms"
+
+
+def test_a_point_named_twice_is_measured_once_and_the_decision_says_whose_cells_it_reads():
+    from dataclasses import asdict
+
+    from iolab.figures.points import DECISION, decided_points
+
+    # two points under the cutoff: Mid is an end (the tie goes to the lower OIO, Min's point)
+    ops = operating_points(grid({(1, 1): (10_000, 100), (1, 32): (60_000, 500)}), 5_000)
+    assert ops.shared == (("MidIOPS", "MinIOPS"),)
+    assert [n for n, _ in ops.measured()] == ["MaxIOPS", "MinIOPS"]
+    assert ops.cells_of("MidIOPS") == "MinIOPS" and ops.cells_of("MaxIOPS") == "MaxIOPS"
+    assert ops.shared_text("MidIOPS") == "MidIOPS = MinIOPS point TC1/QD1, histogram shared"
+    assert ops.shared_text("MinIOPS") == ""
+    # one point under the cutoff that is not TC1/QD1: Mid is Max's
+    ops = operating_points(grid({(1, 1): (10_000, 9_000), (4, 4): (60_000, 500)}), 5_000)
+    assert ops.shared == (("MidIOPS", "MaxIOPS"),) and [n for n, _ in ops.measured()] == ["MaxIOPS", "MinIOPS"]
+    # TC1/QD1 alone: the three names are one point, measured once (as Max)
+    ops = operating_points(grid({(1, 1): (10_000, 100)}), 5_000)
+    assert ops.shared == (("MidIOPS", "MaxIOPS"), ("MinIOPS", "MaxIOPS")) and len(ops.measured()) == 1
+    # three points apart share nothing
+    assert operating_points(grid({(1, 1): (1, 1), (1, 4): (5, 2), (1, 32): (9, 3)}), 5_000).shared == ()
+    # stored and read back; a decision stored before points were shared reads every name's own cells
+    record = {"rule": {"name": DECISION, "art_cutoff_ms": 5.0}, "chosen": ops.record()}
+    assert decided_points([record]).shared == ops.shared
+    low = asdict(DemandPoint(1, 1, 10_000.0, 100.0))
+    old = decided_points([{"rule": record["rule"], "chosen": dict.fromkeys(("MaxIOPS", "MidIOPS", "MinIOPS"), low)}])
+    assert old.shared == () and old.cells_of("MidIOPS") == "MidIOPS" and old.shared_text("MidIOPS") == ""
+
+
+def test_two_points_under_the_cutoff_tie_and_mid_is_min_s_lower_outstanding_io():
+    # the two ends are equally far from (Max + Min) / 2; in floats 76,613.7 - 48,115.0 is
+    # 28,498.699999999997 and 48,115.0 - 19,616.3 is 28,498.7, so Max looked nearer (Mid = Max)
+    assert abs(76_613.7 - (76_613.7 + 19_616.3) / 2) < abs(19_616.3 - (76_613.7 + 19_616.3) / 2)
+    for top, low in ((76_613.7, 19_616.3), (14_302.1, 12_135.3), (50_048.1, 22_551.2), (38_052.3, 5_558.1)):
+        ops = operating_points(grid({(1, 32): (top, 1_000), (1, 1): (low, 100)}), 5_000)
+        assert ops.mid.label() == "TC1/QD1" and ops.shared == (("MidIOPS", "MinIOPS"),), (top, low)

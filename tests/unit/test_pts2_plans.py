@@ -171,6 +171,26 @@ def test_dirth_builds_its_operating_point_phase_from_the_demand_variation_window
         ops.build({"demand variation": [s for s in samples if s.key == "TC4/QD16"]})
 
 
+def test_dirth_measures_a_point_named_twice_once():
+    from iolab.core.decide import Sample
+    from iolab.figures.points import decided_points
+
+    p = plan("dirth", settings=(("threads", "1"), ("depths", "1,32")))
+    # TC1/QD1 and TC1/QD32 are the only points under the cutoff: Mid is one of them (Min's, by the tie)
+    curve = {(1, 32): (60_000, 500), (1, 1): (10_000, 100)}
+    samples = [Sample(r, f"TC{t}/QD{q}", i, None, t * q, a) for r in range(1, 6) for (t, q), (i, a) in curve.items()]
+    phase, decision = p.phases[2].build({"demand variation": samples})
+    assert [c.key for c in phase.cells] == [
+        "MaxIOPS pre-write",
+        "MaxIOPS TC1/QD32",
+        "MinIOPS pre-write",
+        "MinIOPS TC1/QD1",
+    ]
+    assert decision.record()["chosen"]["cells_of"] == {"MidIOPS": "MinIOPS"}
+    assert decided_points([decision.record()]).mid.label() == "TC1/QD1"  # Mid is still decided, and named
+    assert "MidIOPS = MinIOPS point TC1/QD1, histogram shared (its pre-write and histogram run once" in decision.outcome
+
+
 def test_cbw_is_the_dirth_flow_with_the_skewed_composite():
     p = plan("cbw", settings=(("threads", "1,2"), ("depths", "1,2")))
     pc, dv, _ = p.phases

@@ -10,7 +10,7 @@ from iolab.api import registry
 from iolab.core.errors import IolabError
 from iolab.core.units import GiB, KiB, MiB
 from iolab.core.workload import Stream, Workload
-from iolab.suites.rwsw_common import copy_inputs, digest, load_input, locate
+from iolab.suites.rwsw_common import STEADY_AFTER_WORKLOAD, copy_inputs, digest, load_input, locate
 from iolab.suites.rwsw_dirth import split_oio
 from iolab.targets import DeviceFacts, Target
 from iolab.traces.analysis.workloads import ReplayPlan, ReplayStep, save_composite
@@ -62,7 +62,7 @@ def test_multi_wsat_runs_the_composite_from_purge_to_steady_state(tmp_path):
     assert ph.budget_write_bytes == 4 * 100 * GiB and ph.budget_seconds == 24 * 3600
     # no steady state before the drive took its capacity in workload writes; the report says so
     assert ph.min_write_bytes == 100 * GiB
-    assert "1× capacity of workload writes" in dict(p.parameters)["Steady state accepted after"]
+    assert "1× capacity of workload writes" in dict(p.parameters)[STEADY_AFTER_WORKLOAD]
     assert ph.max_rounds == 24 * 60
     assert p.test == "multi-wsat" and p.spec.startswith("RWSW")
     assert dict(p.parameters)["Workload digest"] == digest(load_input(tmp_path / "wl").composite)
@@ -94,7 +94,7 @@ def test_individual_streams_run_each_stream_alone_from_its_own_purge(tmp_path):
 def test_the_write_threshold_before_steady_state_is_a_parameter(tmp_path):
     p = plan("multi-wsat", tmp_path, rwsw_min_write_multiple=2.5)
     assert p.phases[0].min_write_bytes == int(2.5 * 100 * GiB)
-    assert dict(p.parameters)["Steady state accepted after"].startswith("2.5× capacity of workload writes (268.435 GB")
+    assert dict(p.parameters)[STEADY_AFTER_WORKLOAD].startswith("2.5× capacity of workload writes (268.435 GB")
 
 
 def test_replay_brings_the_drive_to_steady_state_then_runs_every_step_in_order(tmp_path):

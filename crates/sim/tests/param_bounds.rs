@@ -79,6 +79,32 @@ const REFUSED: &[(&str, &str, &str, &str)] = &[
         "1e300",
         "track_seek_ms=1e300 must be at most 3600000 (an hour)",
     ),
+    // a share past its bound says it is a percentage (it said "at most 90" alone, in a wording
+    // of its own beside the sizes')
+    (
+        SSD,
+        "gc_start_pct",
+        "150",
+        "gc_start_pct=150 must be at most 100 (a percentage)",
+    ),
+    (
+        SSD,
+        "time_spread_pct",
+        "95",
+        "time_spread_pct=95 must be at most 90 (a percentage)",
+    ),
+    (
+        HDD,
+        "age_weight_pct",
+        "101",
+        "age_weight_pct=101 must be at most 100 (a percentage)",
+    ),
+    (
+        SSD,
+        "controller_cores",
+        "65",
+        "controller_cores=65 must be at most 64",
+    ),
 ];
 
 #[test]
@@ -98,6 +124,8 @@ fn the_largest_values_taken_still_build_a_drive() {
         ("buffer_kib", "1048576"),
         ("channel_mbps", "1"),
         ("t_read_us", "0.001"),
+        ("time_spread_pct", "90"),
+        ("controller_cores", "64"),
     ] {
         let kv = [
             ("user_gb".to_string(), "0.25".to_string()),

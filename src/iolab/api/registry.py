@@ -118,6 +118,16 @@ def get(name: str) -> TestDef:
     return test
 
 
+def current_figure(name: str, test: str | None = None) -> str:
+    """A key figure's name now: `name` itself, or the name a test (`test`, else any) renamed it
+    to (TestDef.renamed_figures), so what was saved or typed under the old name still finds it."""
+    for t in [find(test)] if test is not None else all():
+        renamed = dict(t.renamed_figures) if t is not None else {}
+        if name in renamed:
+            return renamed[name]
+    return name
+
+
 def all() -> list[TestDef]:  # noqa: A001 - the registry's own vocabulary
     return [get(n) for n in names()]
 

@@ -156,6 +156,18 @@ def partly(records: Sequence[dict], judged: dict, which: str) -> str:
     )
 
 
+def notes(baseline: Sequence[dict], candidate: Sequence[dict]) -> list[str]:
+    """What figures are of where their names may claim more, as each run's record says it (a
+    DIRTH MidIOPS figure read from the MaxIOPS cells: one point, measured once), each note once
+    with the runs it is of."""
+    said: dict[tuple[str, str], list[str]] = {}
+    for r in [*baseline, *candidate]:
+        for f in r["figures"]:
+            if f.get("note"):
+                said.setdefault((f["name"], f["note"]), []).append(r["run_id"])
+    return [f"{name}: {note} ({', '.join(ids)})" for (name, note), ids in said.items()]
+
+
 NO_SUCH_FIGURE = "the baseline has no such figure (its runs measured other ones); give a baseline run that has it"
 
 
@@ -226,5 +238,6 @@ def check(
         "not_steady": [run_id for run_id, _ in unsteady],
         "require_steady": require_steady,
         "warnings": warnings,
+        "notes": notes(baseline, candidate),
         "junit": None,
     }

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from iolab.api import registry
 from iolab.api.results import Run, open_run
 from iolab.api.runlist import list_runs
 from iolab.core.errors import IolabError
@@ -169,6 +170,7 @@ def history(figure: str, runs_dir: Path, test: str | None = None, target: str | 
     as the table prints it, its serial, spec or label)."""
     if not runs_dir.is_dir():
         raise IolabError(f"{runs_dir}: no such runs directory.")
+    figure = registry.current_figure(figure, test)  # a figure's earlier name finds it under today's
     groups: dict[str, TargetHistory] = {}
     skipped: list[dict] = []
     names: dict[str, None] = {}

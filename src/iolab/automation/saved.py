@@ -43,6 +43,9 @@ def read_saved(path: Path) -> list[dict]:
         raise IolabError(f"{path}: does not follow the iolab --json schema ({wrong[0]}{more}); {REWRITE}.")
     if not doc.get("runs"):
         raise IolabError(f"{path}: the document lists no runs.")
+    for r in doc["runs"]:  # a figure saved under a name its test has since changed: by today's name
+        for f in r["figures"]:
+            f["name"] = registry.current_figure(f["name"], r["test"])
     if problem := definition_problem(doc["runs"]) or figure_value_problem(doc["runs"]):
         raise IolabError(
             f"{path}: {problem} A saved document's figures are those a run measured, as its test defines "

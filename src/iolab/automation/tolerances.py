@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from iolab.api import registry
 from iolab.core.errors import IolabError
 from iolab.core.safefile import loads_toml, read_text
 from iolab.core.units import ASCII_NUMBER, ascii_number
@@ -57,5 +58,9 @@ def load_tolerances(default: float, path: Path | None) -> Tolerances:
             f'{path}: expected a [tolerances] table of "FIGURE NAME" = "N%" lines (and optionally a [spread] '
             f"table of the same form); found {', '.join(unknown) or 'no table, or a value instead of a table'}."
         )
-    tables = {t: {str(k): parse_pct(v, f"{path}: [{t}] {k!r}") for k, v in data.get(t, {}).items()} for t in TABLES}
+    # a figure named as it was before its test renamed it is today's figure (TestDef.renamed_figures)
+    tables = {
+        t: {registry.current_figure(str(k)): parse_pct(v, f"{path}: [{t}] {k!r}") for k, v in data.get(t, {}).items()}
+        for t in TABLES
+    }
     return Tolerances(default, tables["tolerances"], str(path), tables["spread"])

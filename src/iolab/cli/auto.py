@@ -203,6 +203,8 @@ def render_check(result: dict, console: Console) -> None:
         every = "every figure" if judged == len(result["figures"]) else "every figure compared"
         which = every if len(names) == judged else ", ".join(names)
         console.print(esc(f"how ({which}): {m}"), soft_wrap=True)
+    for n in result.get("notes", ()):  # what a figure is of (a DIRTH point measured as another's)
+        console.print(esc(n), soft_wrap=True)
     for w in result["warnings"]:
         console.print(f"[yellow]warning: {esc(w)}[/]", soft_wrap=True)
     for d in result["differences"]:

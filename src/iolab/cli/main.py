@@ -253,7 +253,7 @@ def tests(
 
     if test is not None:
         for d in registry.sequence(test):
-            console.print(f"[bold]{esc(d.name)}[/]: {esc(d.summary)}")
+            console.print(f"[bold]{esc(d.name)}[/]: {esc(d.summary)}", soft_wrap=True)  # one line when piped too
             if not d.params:
                 console.print("  no parameters of its own (the profile options of `iolab run` apply)")
             for p in d.params:

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from iolab.core.decide import Decision, Sample, StopRule
 from iolab.core.errors import IolabError
 from iolab.core.steady import SteadyRule
-from iolab.core.units import duration_option, given, share_text, size_option
+from iolab.core.units import MiB, duration_option, given, share_text, size_option
 from iolab.core.workload import Workload
 
 Metric = Literal["iops", "mbps", "read_mbps", "write_mbps", "lat_mean_us", "lat_max_us"]
@@ -261,6 +261,10 @@ class Profile:
 
     def rule(self) -> SteadyRule:
         return SteadyRule.of_profile(asdict(self))
+
+
+# --quick's own capacity limit (suites.make_profile); a test's --quick copy may be larger
+QUICK_CAPACITY = 512 * MiB
 
 
 def limit_source(profile: Mapping[str, Any]) -> str:

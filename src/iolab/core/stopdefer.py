@@ -5,9 +5,10 @@ report's PDF and HTML). A stop between two renames left a set that was neither t
 the new one: an export of new tables beside an earlier export's manifest, or a new meter log
 beside the power.json computed from the one before.
 
-run/stopsignals.held_stop holds a stop for the run's own steps and raises it as an exception;
-here the signal is sent again once the block is done, to whatever handles it then (the run's
-handler, Python's Ctrl-C, or the default that ends the process), as if it had come a moment later.
+Both ways of holding a stop are one mechanism, `stops_held`: run/stopsignals.held_stop holds a
+stop for the run's own steps and raises it as an exception; `stop_deferred` sends the signal
+again once the block is done, to whatever handles it then (the run's handler, Python's Ctrl-C,
+or the default that ends the process), as if it had come a moment later.
 """
 
 from __future__ import annotations
@@ -23,24 +24,37 @@ DEFERRED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 @contextmanager
-def stop_deferred() -> Iterator[None]:
-    """Ctrl-C, SIGTERM and SIGHUP inside the block take effect once it is done. Outside the main
-    thread signals are not this thread's to hold, and a signal whose handler Python did not set
-    (getsignal gives None) is left as it is: the block runs as it is for them."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
+def stops_held() -> Iterator[list[int]]:
+    """Ctrl-C, SIGTERM and SIGHUP inside the block are kept, not acted on, in the list it hands
+    out (in the order they came) for the caller to act on once the block is done: stop_deferred
+    sends the first again, run/stopsignals.held_stop raises it. Outside the main thread signals
+    are not this thread's to hold, and a signal whose handler Python did not set (getsignal gives
+    None) is left as it is: the block runs as it is for them. An ignored signal stays ignored (a
+    background job's Ctrl-C: held, it stopped the run it was started not to stop)."""
     came: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield came
+        return
     previous = {}
     for s in DEFERRED:
         h = signal.getsignal(s)
-        if h is not None and h is not signal.SIG_IGN:  # an ignored signal stays ignored
+        if h is not None and h is not signal.SIG_IGN:
             previous[s] = signal.signal(s, lambda signum, frame: came.append(signum))
     try:
-        yield
+        yield came
     finally:
         for s, h in previous.items():
             signal.signal(s, h)
+
+
+@contextmanager
+def stop_deferred() -> Iterator[None]:
+    """Ctrl-C, SIGTERM and SIGHUP inside the block take effect once it is done (stops_held)."""
+    came: list[int] = []
+    try:
+        with stops_held() as came:
+            yield
+    finally:
         if came:
             os.kill(os.getpid(), came[0])  # to the handler now in place, as the stop would have gone
 

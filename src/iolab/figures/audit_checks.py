@@ -153,7 +153,7 @@ def _runner_doubt(v: RunView, p: PhaseRow, window: tuple[int, ...], n: dict[str,
         s.get("op") == "write" for c in cells for s in _streams(c)
     )
     # a run stored before the steady-state minimum existed ran without one (as resume goes on)
-    rule = SteadyRule(min_write_multiple=float(v.m.profile.get("steady_min_write_multiple", 0.0)))
+    rule = SteadyRule.of_profile({"steady_min_write_multiple": 0.0} | v.m.profile)
     given = int(v.m.target.get("capacity") or 0)
     tested = int(v.m.target.get("tested_capacity") or given)
     # the share of the whole drive, as the runner judged it (Target.drive_capacity)

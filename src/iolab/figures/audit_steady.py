@@ -53,7 +53,7 @@ def recheck(
         history = stored_history(((t["name"], t["cell_key"], t["metric"]) for t in tracking), cells, last)
     except UnmeasuredValue as e:
         return Recheck(tuple(table), shown_only, None, str(e))
-    rule = SteadyRule(strict=bool(profile.get("strict_steady", False)))
+    rule = SteadyRule.of_profile(profile)
     verdict = evaluate(history, rule, shown_only) if history else None
     return Recheck(tuple(table), shown_only, verdict)
 

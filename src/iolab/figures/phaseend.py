@@ -79,6 +79,11 @@ def early_stop(
                 f", declared after {since_purge / 1e9:.3f} GB written since the purge "
                 f"(≥ {what}, {minimum / 1e9:.3f} GB)"
             )
+        if phase.min_write_bytes:  # the phase's own threshold beside it, each with its figure
+            why += (
+                f"{' and' if minimum else ', declared after'} {written / 1e9:.3f} GB of the workload's own writes "
+                f"(≥ its minimum, {phase.min_write_bytes / 1e9:.3f} GB)"
+            )
         return Ending(why if share is None else f"{why}; {range_label(share)}")
     if phase.budget_write_bytes is not None and written >= phase.budget_write_bytes:
         return Ending(f"wrote {written / 1e9:.3f} GB, the budget of {phase.budget_write_bytes / 1e9:.3f} GB")

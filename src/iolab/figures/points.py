@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
+from fractions import Fraction
 
 from iolab.core.testparams import Param, fraction, positive_float, show_percent
 
@@ -90,6 +91,9 @@ class DemandPoint:
 # decided before the rule was stored chose among all points whatever their ART: its label says so.
 MID_UNDER_CUTOFF = "under-cutoff"
 MID_ALL_POINTS = "all-points"
+# MinIOPS is no choice but A.11's fixed lowest demand: its rule in words, never its point's own
+# label again (a table's "MinIOPS | TC1/QD1 | TC1/QD1" read as a row filled in twice by mistake)
+MIN_RULE = "fixed by A.11: the lowest demand, one thread at queue depth 1"
 
 
 @dataclass(frozen=True)
@@ -101,6 +105,10 @@ class OperatingPoints:
     mid_from: str = MID_UNDER_CUTOFF
     # how many demand points had ART under the cutoff (None: a run decided before it was stored)
     under_cutoff: int | None = None
+    # (name, owner): a name that is another's point, measured once, under the owner's cells (Mid
+    # on Max's or Min's point). Empty for a run decided before points were shared: it measured
+    # every name on its own, Mid on Min's point twice.
+    shared: tuple[tuple[str, str], ...] = ()
 
     def named(self) -> tuple[tuple[str, DemandPoint | None], ...]:
         return tuple(zip(POINT_NAMES, (self.max, self.mid, self.min)))
@@ -109,7 +117,22 @@ class OperatingPoints:
         """The points as a decision stores them (decide.Decision.chosen), with how many points
         the cutoff left to choose Max and Mid from."""
         out: dict = {n: asdict(p) for n, p in self.named() if p is not None}
+        out |= {SHARED_KEY: dict(self.shared)} if self.shared else {}
         return out | ({UNDER_CUTOFF_KEY: self.under_cutoff} if self.under_cutoff is not None else {})
+
+    def cells_of(self, name: str) -> str:
+        """The point name whose cells hold `name`'s pre-write and histogram (its own, unless shared)."""
+        return dict(self.shared).get(name, name)
+
+    def measured(self) -> tuple[tuple[str, DemandPoint], ...]:
+        """The points the run measures, each once, in POINT_NAMES' order (the PTS's Max, Mid, Min)."""
+        return tuple((n, p) for n, p in self.named() if p is not None and self.cells_of(n) == n)
+
+    def shared_text(self, name: str) -> str:
+        """'MidIOPS = MaxIOPS point TC4/QD8, histogram shared' where `name` reads another point's
+        cells; "" where it has its own."""
+        owner, p = self.cells_of(name), dict(self.named()).get(name)
+        return f"{name} = {owner} point {p.label()}, histogram shared" if owner != name and p else ""
 
     def _art(self) -> str:
         return f"ART < {self.art_cutoff_ms:g} ms" if self.art_cutoff_ms is not None else "ART under the cutoff"
@@ -121,7 +144,7 @@ class OperatingPoints:
             if self.mid_from == MID_UNDER_CUTOFF
             else "among all points, whatever their ART (the rule this run was decided by)"
         )
-        return (f"highest IOPS with {self._art()}", f"IOPS closest to (Max + Min) / 2 {among}", "TC1/QD1")
+        return (f"highest IOPS with {self._art()}", f"IOPS closest to (Max + Min) / 2 {among}", MIN_RULE)
 
     def mid_is(self) -> tuple[str, ...]:
         """The other points Mid is the same point as (MaxIOPS, MinIOPS), under today's rule."""
@@ -161,9 +184,24 @@ def operating_points(points: Sequence[DemandPoint], art_cutoff_us: float) -> Ope
     low = next((p for p in points if p.threads == 1 and p.queue_depth == 1), None)
     mid = None
     if top is not None and low is not None:
-        middle = (top.iops + low.iops) / 2
-        mid = min(qualified, key=lambda p: (abs(p.iops - middle), p.oio))
-    return OperatingPoints(top, mid, low, art_cutoff_us / 1000, MID_UNDER_CUTOFF, len(qualified))
+        # distances to the middle in exact arithmetic: with two points under the cutoff both are
+        # equally far, and float rounding of (max + min) / 2 chose either (a file run's Mid fell on
+        # Max where the tie rule says Min's lower outstanding IO)
+        twice_middle = Fraction(top.iops) + Fraction(low.iops)
+        mid = min(qualified, key=lambda p: (abs(2 * Fraction(p.iops) - twice_middle), p.oio))
+    return OperatingPoints(
+        top, mid, low, art_cutoff_us / 1000, MID_UNDER_CUTOFF, len(qualified), _shared((top, mid, low))
+    )
+
+
+def _shared(points: tuple[DemandPoint | None, ...]) -> tuple[tuple[str, str], ...]:
+    """Each name whose point another name owns: Max first, then Min, Mid last (Mid on Min's point is
+    measured as Min; TC1/QD1 alone under the cutoff is all three, measured as Max), so a pre-write
+    and histogram (70 min at full length) never run twice at one TC/QD."""
+    at = {n: p.label() for n, p in zip(POINT_NAMES, points) if p is not None}
+    owners = [n for n in ("MaxIOPS", "MinIOPS", "MidIOPS") if n in at]
+    owner = {n: next(o for o in owners if at[o] == at[n]) for n in at}
+    return tuple((n, owner[n]) for n in POINT_NAMES if n in at and owner[n] != n)
 
 
 # The DIRTH flow's phases and cell keys: suites/dirth_flow.py builds them, reports read them.
@@ -172,6 +210,7 @@ PREWRITE = "pre-write"
 POINT_NAMES = ("MaxIOPS", "MidIOPS", "MinIOPS")
 DECISION = "dirth-operating-points"
 UNDER_CUTOFF_KEY = "points_under_cutoff"  # in the decision's `chosen`, beside the points
+SHARED_KEY = "cells_of"  # in `chosen`: {name: owner} for a name measured under another's cells
 
 
 def point_key(threads: int, depth: int) -> str:
@@ -192,7 +231,7 @@ def decided_points(decisions: Iterable[dict]) -> OperatingPoints | None:
     if d is None:
         return None
     chosen, rule = d.get("chosen", {}), d.get("rule", {})
-    under = chosen.get(UNDER_CUTOFF_KEY)
+    under, shared = chosen.get(UNDER_CUTOFF_KEY), chosen.get(SHARED_KEY)
     top, mid, low = (DemandPoint(**chosen[n]) if isinstance(chosen.get(n), dict) else None for n in POINT_NAMES)
     return OperatingPoints(
         top,
@@ -202,4 +241,6 @@ def decided_points(decisions: Iterable[dict]) -> OperatingPoints | None:
         # a decision stored before the rule was named chose Mid among all points
         mid_from=rule.get("mid_from", MID_ALL_POINTS),
         under_cutoff=under if isinstance(under, int) else None,
+        # a decision stored before points were shared: each name has its own cells
+        shared=tuple((str(n), str(o)) for n, o in shared.items()) if isinstance(shared, dict) else (),
     )

@@ -46,6 +46,8 @@ class SpecLine:
     value: float | None  # the measured figure in the criterion's unit
     verdict: str  # one of VERDICTS
     text: str  # the verdict in words
+    # not measured: why, in a few words, for the table that names the figure beside its verdict
+    missing: str = ""
 
 
 def run_reasons(record: dict) -> list[str]:
@@ -135,7 +137,8 @@ def match(
         m = by_name.get(c.figure)
         if m is None:
             hint = not_measured_hint(c.figure, list(by_name), unmeasured)
-            out.append(SpecLine(c, None, None, "not-measured", f"{c.name}: not measured by this run{hint}"))
+            text = f"{c.name}: not measured by this run{hint}"
+            out.append(SpecLine(c, None, None, "not-measured", text, _missing(c.figure, unmeasured)))
             continue
         if v.value is None:  # judge could not convert the figure to the criterion's unit
             out.append(SpecLine(c, m, None, "no-unit", f"{c.name}: not judged: {v.why}"))
@@ -149,6 +152,14 @@ def match(
         verdict, text = _judged(c, m, v.value)
         out.append(SpecLine(c, m, v.value, verdict, text))
     return out
+
+
+def _missing(figure: str, unmeasured: Mapping[str, str]) -> str:
+    """Why the run has no value for `figure`, short: its own test's figure it could not compute
+    (and why, as the key-figure table says), or no figure of the run's by that name."""
+    if figure in unmeasured:
+        return f"not measured: {unmeasured[figure] or 'the run could not compute it'}"
+    return "not measured: no figure of this run has this name (the verdict above says which it has)"
 
 
 def tally(lines: Sequence[SpecLine]) -> str:

@@ -3,6 +3,7 @@ the steady-state table, and the run's completeness. Reads only the store."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,6 +84,19 @@ class PhaseSummary:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "steady_state", phase_steady_state(self.steady, self.tracks))
+
+    def not_accepted(self) -> str | None:
+        """Why a window that passes the rule's range and slope was not accepted as steady state
+        (too little written since the purge, the phase's own write minimum, no garbage collection
+        yet, a range cut below the drive's): the clause the runner added to the stop reason
+        (phaseend.turned_down), without its "the window passed, but"; "" when the reason is not
+        stored so; None when the phase is steady, its window fails the rule, or it tracks nothing."""
+        deciding = [v for v in self.verdicts if v.name not in self.shown_only]
+        if self.steady is not False or not deciding or not all(v.steady for v in deciding):
+            return None
+        clauses = (self.phase.stop_reason or "").split("; ")
+        why = "; ".join(c for c in clauses if not c.startswith("reached the round limit"))
+        return re.sub(r"^steady state not reached: the window( \(rounds [\d-]+\))? passed, but ", "", why)
 
     def cell(self, mix: str, block_size: int) -> CellAverage | None:
         for c in self.cells:

@@ -29,14 +29,13 @@ from iolab.core.errors import IolabError
 from iolab.core.fieldtypes import json_finite
 from iolab.core.results import row_spans
 from iolab.core.safefile import read_json
-from iolab.core.stopdefer import stop_deferred
 from iolab.figures.summary import PhaseSummary, summarise
 from iolab.pages.report.rundata import stored_power
 from iolab.store.durable import room_for
 from iolab.store.manifest import manifest_of
 from iolab.store.runstore import RunStore
 from iolab.store.writer import claim_if_inside
-from iolab.targets.writepolicy import check_file, dir_problems, made_for, new_part, put_in_place, refusal
+from iolab.targets.writepolicy import check_file, dir_problems, made_for, output_files, refusal
 from iolab.traces.sqltext import sql_str
 
 FORMATS = ("csv", "json", "parquet")
@@ -294,7 +293,7 @@ def export_stream(store: RunStore, fmt: str, stream: IO[str]) -> None:
 
 def export_run(store: RunStore, fmt: str, out_dir: Path) -> list[Path]:
     """Write one file per table (<table>.<fmt>) and manifest.json into out_dir; returns the paths.
-    Each is written aside (writepolicy.new_part) and the set put in place once all are whole: a full disk
+    Each is written aside and the set put in place once all are whole (output_files): a full disk
     or a stop midway leaves no half file (a 0-byte cells.csv before) and an earlier export as it was."""
     if fmt not in WRITERS:
         raise IolabError(f"export format {fmt!r} is not known; use one of: {', '.join(FORMATS)}.")
@@ -316,20 +315,13 @@ def export_run(store: RunStore, fmt: str, out_dir: Path) -> list[Path]:
 
 
 def _write_all(store: RunStore, tables: list[ExportTable], fmt: str, paths: list[Path]) -> None:
-    """Each table and the manifest written aside, then all put in place."""
-    parts: dict[Path, Path] = {}
-    try:
-        for path in paths:
-            parts[path] = new_part(path)
+    """Each table and the manifest written aside, then all put in place under one deferred stop
+    (output_files): a stop between two renames left new tables beside an earlier export's manifest."""
+    with output_files(paths, "export file") as parts:
+        part_of = dict(zip(paths, parts))
         for table in tables:
-            WRITERS[fmt](table, parts[paths[0].with_name(f"{table.name}.{fmt}")])
-        shutil.copyfile(store.dir / "manifest.json", parts[paths[-1]])
-        with stop_deferred():  # a stop between two renames left new tables beside an earlier export's
-            for path, part in parts.items():
-                put_in_place(part, path, "export file")
-    finally:
-        for part in parts.values():
-            part.unlink(missing_ok=True)
+            WRITERS[fmt](table, part_of[paths[0].with_name(f"{table.name}.{fmt}")])
+        shutil.copyfile(store.dir / "manifest.json", parts[-1])
 
 
 def _refuse_a_run_directory(store: RunStore, out_dir: Path) -> None:

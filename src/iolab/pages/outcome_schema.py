@@ -294,7 +294,9 @@ DEFS = {
             "require_steady": _t("boolean"),
             "warnings": _arr(_t("string")),
             "junit": STR_OR_NULL,
-        }
+        },
+        # added within version 1: what figures are of, where their names may claim more
+        {"notes": _arr(_t("string"))},
     ),
     "repeat": _obj(
         {

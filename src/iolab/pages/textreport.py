@@ -241,9 +241,14 @@ def render_phase(ph: PhaseSummary, console: Console, view: PhaseView) -> None:
     # a phase that runs to its budget whatever its verdict (PhaseSummary.reports_only): the
     # verdict is information, worded as the report's header words it, not a red failure
     words = INFO_STEADY_WORDS if ph.reports_only else PHASE_STEADY_WORDS
-    steady = words[ph.steady_state]
+    steady, reason = words[ph.steady_state], esc(ph.phase.stop_reason or "unfinished")
+    refused = None if ph.reports_only else ph.not_accepted()
+    if refused is not None:  # its numbers passed: "NOT reached" read as if they had failed
+        but = f", but {esc(refused)}" if refused else ", but the run did not accept it"
+        steady = "[red]steady state NOT accepted[/]: the window passes the rule's range and slope" + but
+        reason = "; ".join(c for c in reason.split("; ") if c.startswith("reached the round limit")) or reason
     rounds = rounds_count(ph)
-    console.print(f"[bold]{esc(ph.phase.name)}[/]: {rounds}; {steady}; {esc(ph.phase.stop_reason or 'unfinished')}")
+    console.print(f"[bold]{esc(ph.phase.name)}[/]: {rounds}; {steady}; {reason}")
     if ph.window:
         # a view whose figures do not come from the window says what the window is for instead
         use = getattr(view, "window_use", None)
@@ -429,7 +434,7 @@ def render_hir(ph: PhaseSummary, console: Console) -> None:
 def render_dirth(ph: PhaseSummary, console: Console) -> None:
     """DIRTH: its IOPS over TC × QD (demand variation); the Max/Mid/Min points are printed
     with the operating-points phase (the run's decision); other phases per cell."""
-    from iolab.figures.compare.pts2 import demand_points  # compare imports no textreport code
+    from iolab.figures.compare.pts2 import demand_points, point_cell  # compare imports no textreport code
     from iolab.figures.points import DV_PHASE, decided_points
 
     points = demand_points([ph])
@@ -443,6 +448,13 @@ def render_dirth(ph: PhaseSummary, console: Console) -> None:
             console.print("(each point's IOPS and ART: the mean over the demand-variation window)")
         if ops and ops.mid_same_as():
             console.print(esc(ops.mid_same_as()), soft_wrap=True)
+        for name, owner in ops.shared if ops else ():  # measured once, as `owner`: its cells are both
+            c = point_cell([ph], name)
+            got = (
+                f"{num(c.iops)} IOPS, ART {num(c.lat_mean_us)} µs, MRT {num(c.lat_max_us)} µs" if c else "not measured"
+            )
+            said = ops.shared_text(name) if ops else name
+            console.print(esc(f"{said}: {got} (the {owner} cells)"), soft_wrap=True)
         return
     depths = sorted({p.queue_depth for p in points}, reverse=True)
     tcs = {p.threads for p in points}

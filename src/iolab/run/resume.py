@@ -35,7 +35,8 @@ from iolab.figures.phaseend import Spent, after_round, record_ending, settle, wr
 from iolab.run.budget import is_partial, next_round_s, stored_drains, stored_intervals, within_budget
 from iolab.run.identity import check_identity, check_legs, host_differences, measured_spec
 from iolab.run.leftovers import end_leftovers
-from iolab.run.runner import Runner, StartAt, build_deferred, cell_tag, here_legs, workload_record
+from iolab.run.rebuilt import set_aside_rebuilt
+from iolab.run.runner import Runner, StartAt, build_deferred, cell_tag, here_legs, round_prefixes, workload_record
 from iolab.run.runstart import RunOptions, engine_versions, same_plan, start_again
 from iolab.run.statelost import state_lost
 from iolab.store.manifest import Manifest, manifest_of, resolve_run
@@ -128,9 +129,12 @@ def prepare(
         if ran_with and now != ran_with:  # the manifest names the engine of the rounds to come; the note, the change
             notes.append(f"fio ioengine {now} from here on (the rounds before used {ran_with}).")
             manifest_of(store).versions["ioengine"] = now
+        set_aside_rebuilt(store, plan, notes)  # a begun phase this iolab builds otherwise runs again
         start = _where(store, built, target, caps, notes)
-        # phases after the one it starts at are built again from what it measures now
-        plan = replace(built, phases=built.phases[: start.phase + 1] + plan.phases[start.phase + 1 :])
+        # phases after the one it starts at are built again from what it measures now, and the one it
+        # starts at from its start is built (and decided: its decision was superseded) again too
+        cut = start.phase + (start.round > 0)
+        plan = replace(built, phases=built.phases[:cut] + plan.phases[cut:])
         if elsewhere:
             notes.append(REMOTE_NOTE)
     except BaseException:
@@ -300,7 +304,7 @@ def _within(
         stored = sum(
             len(store.cells(p.name, k, complete_only=False)) for p in again for k in ("measure", "precondition")
         )
-        moved = sum(store.set_aside(p.name, 0, _prefixes(p, 0, plan)) for p in again)
+        moved = sum(store.set_aside(p.name, 0, round_prefixes(p, 0)) for p in again)
         _supersede_decisions(store, {p.name for p in plan.phases[first:]}, notes)
         redo = (
             "it runs again from its purge"
@@ -314,7 +318,7 @@ def _within(
     history = _history(ph, cells)
     written = sum(c.write_bytes for c in cells)
     elapsed = sum(c.runtime_s for c in cells)
-    moved = store.set_aside(ph.name, done + 1, _prefixes(ph, done + 1, plan))
+    moved = store.set_aside(ph.name, done + 1, round_prefixes(ph, done + 1))
     if done >= 1:
         verdict = evaluate(history, plan.rule, ph.shown_only) if ph.tracking else None
         if verdict is not None:
@@ -484,8 +488,3 @@ def _rounds_missing(ph: Phase, done: int) -> str | None:
     if done == 0 and not ph.precondition:
         return "no round had finished"
     return None
-
-
-def _prefixes(ph: Phase, from_round: int, plan: TestPlan) -> list[str]:
-    """Raw file name prefixes of the phase's rounds from `from_round` on (see cell_tag)."""
-    return [cell_tag(ph.name, r, 0, "x").rsplit("-c00-", 1)[0] + "-" for r in range(from_round, ph.max_rounds + 1)]

@@ -125,6 +125,11 @@ def cell_tag(phase: str, rnd: int, ordinal: int, key: str) -> str:
     return f"{slug(phase)}-r{rnd:02d}-c{ordinal:02d}-{slug(key)}"
 
 
+def round_prefixes(ph: Phase, from_round: int) -> list[str]:
+    """Raw file name prefixes of the phase's rounds from `from_round` on (see cell_tag)."""
+    return [cell_tag(ph.name, r, 0, "x").rsplit("-c00-", 1)[0] + "-" for r in range(from_round, ph.max_rounds + 1)]
+
+
 def workload_record(w: Workload) -> dict[str, Any]:
     return asdict(w)
 

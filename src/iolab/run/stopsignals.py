@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import signal
 import sys
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
+
+from iolab.core.stopdefer import stops_held
 
 
 class Interrupted(KeyboardInterrupt):
@@ -93,8 +94,8 @@ def acted_on() -> None:
 class HeldStop:
     """The stop signals that arrived while held (see `held_stop`); `release()` raises the first."""
 
-    def __init__(self) -> None:
-        self.signals: list[int] = []
+    def __init__(self, signals: list[int]) -> None:
+        self.signals = signals
 
     def release(self) -> None:
         if self.signals:
@@ -107,19 +108,7 @@ def held_stop() -> Iterator[HeldStop]:
     """Ctrl-C, SIGTERM and SIGHUP inside the block are kept, not raised, for the caller to
     `release()` once what the block made is in its hands: a stop that landed between a run
     directory's creation and its caller's `try` left a run marked 'running' that nobody would
-    mark interrupted (a fleet drive stopped as it started). Outside the main thread signals
-    are not ours to hold, and the block runs as it is."""
-    held = HeldStop()
-    if threading.current_thread() is not threading.main_thread():
-        yield held
-        return
-
-    def hold(signum: int, frame: FrameType | None) -> None:
-        held.signals.append(signum)
-
-    previous = {s: signal.signal(s, hold) for s in (signal.SIGINT, *STOP_SIGNALS)}
-    try:
-        yield held
-    finally:
-        for s, h in previous.items():
-            signal.signal(s, h)
+    mark interrupted (a fleet drive stopped as it started). Which signals are held, and where
+    (the main thread only), is core/stopdefer.stops_held's."""
+    with stops_held() as came:
+        yield HeldStop(came)

@@ -22,6 +22,7 @@ from iolab.core.procs import boot_id, process_start
 from iolab.core.runfiles import FLEET_FILE, SHELL_RUNS_VAR
 from iolab.core.safefile import read_json
 from iolab.core.usertext import name_problem
+from iolab.store.oldscaling import credit_limit
 
 
 def runs_root() -> Path:
@@ -98,6 +99,7 @@ class Manifest:
         field, or a document that is no object, still raises TypeError."""
         if not isinstance(data, dict):
             raise TypeError(f"a JSON {type(data).__name__}, not an object")
+        credit_limit(data)  # an old quick run's --capacity-limit, named as today's runs name it
         known = {k: v for k, v in data.items() if k in KNOWN_FIELDS}
         for name, value in known.items():
             if (problem := _wrong_type(name, value)) is not None:

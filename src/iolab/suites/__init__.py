@@ -16,13 +16,12 @@ from dataclasses import replace
 from typing import Any, Literal
 
 from iolab.core.errors import IolabError
-from iolab.core.plan import PROFILE_SETTINGS, Profile, TestPlan, cache_text, percent_text
-from iolab.core.units import KiB, MiB, size_option
+from iolab.core.plan import PROFILE_SETTINGS, QUICK_CAPACITY, Profile, TestPlan, cache_text, percent_text
+from iolab.core.units import KiB, size_option
 from iolab.core.workload import Stream, Workload
 from iolab.suites.testdef import TestDef
 from iolab.targets import Target, kind_of, parse_target
 
-QUICK_CAPACITY = 512 * MiB
 QUICK_CELL_SECONDS = 1.0
 QUICK_MAX_ROUNDS = 10
 # Target options that set a simulated drive's size: a quick run keeps a size the user chose.

@@ -253,7 +253,7 @@ def _at_points(
                 "at."
             )
         cells = []
-        for n, p in chosen:
+        for n, p in ops.measured():  # a name on another's point reads that point's cells (ops.shared)
             cells.append(
                 Cell(
                     f"{n} {PREWRITE}",
@@ -274,6 +274,9 @@ def _at_points(
         missing = [n for n, p in ops.named() if p is None]
         outcome += f"; not determined: {', '.join(missing)}" if missing else ""
         outcome += f"; {ops.mid_same_as()}" if ops.mid_same_as() else ""
+        outcome += "".join(
+            f"; {ops.shared_text(n)} (its pre-write and histogram run once, as {o}'s)" for n, o in ops.shared
+        )
         rule = {"name": DECISION, "art_cutoff_ms": cut, "mid_from": ops.mid_from}
         return (
             Phase(OP_PHASE, tuple(cells), (), purge=False, max_rounds=1, stop_on_steady=False),

@@ -50,6 +50,11 @@ class _Figure:
     find: Callable[[list[PhaseSummary]], Any]
     attr: str | None
     pct: float | None = None
+    # what the value is of where its name may claim more (KeyMetric.note); None: nothing to say
+    said: Callable[[list[PhaseSummary]], str] | None = None
+
+    def note(self, phases: list[PhaseSummary]) -> str:
+        return self.said(phases) if self.said is not None else ""
 
     def __call__(self, phases: list[PhaseSummary]) -> float | None:
         x = self.find(phases)
@@ -63,7 +68,8 @@ class _Figure:
         """Why the percentile is not measured ('' when it is, or is no percentile)."""
         ios = self.unmeasured_ios(phases)
         pct = self.pct if self.pct is not None else _PCT_OF.get(self.attr or "")
-        return too_few_ios(pct, ios) if ios is not None and pct is not None else ""
+        why = too_few_ios(pct, ios) if ios is not None and pct is not None else ""
+        return f"{why} ({note})" if why and (note := self.note(phases)) else why
 
     def unmeasured_ios(self, phases: list[PhaseSummary]) -> int | None:
         """The IOs too few to measure the percentile (None when it is measured, or is no percentile)."""
@@ -75,8 +81,13 @@ class _Figure:
         return int(hist.total)
 
 
-def figure(find: Callable[[list[PhaseSummary]], Any], attr: str | None, pct: float | None = None) -> Getter:
-    return _Figure(find, attr, pct)
+def figure(
+    find: Callable[[list[PhaseSummary]], Any],
+    attr: str | None,
+    pct: float | None = None,
+    note: Callable[[list[PhaseSummary]], str] | None = None,
+) -> Getter:
+    return _Figure(find, attr, pct, note)
 
 
 def from_cell(mix: str, bs: int, attr: str, name: str | None = None) -> Getter:

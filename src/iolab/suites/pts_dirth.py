@@ -14,7 +14,8 @@ from iolab.core.testparams import Param, show_list, size, values
 from iolab.core.units import KiB, kib_label
 from iolab.core.workload import Workload
 from iolab.figures.compare import KeyMetric
-from iolab.figures.compare.pts2 import chosen_points, demand_points
+from iolab.figures.compare.pts2 import chosen_points, demand_points, point_cell
+from iolab.figures.points import POINT_NAMES
 from iolab.figures.summary import PhaseSummary
 from iolab.pages.compare_pages.pts2 import dirth_overlays
 from iolab.pages.report.dirth import dirth_pages
@@ -22,7 +23,7 @@ from iolab.pages.report.header import SPEC_HEADINGS
 from iolab.pages.textreport import render_dirth
 from iolab.suites import active_fraction, no_input, supported_block_sizes
 from iolab.suites.dirth_flow import FLOW, TC_QD_GRID, Stimulus, WorkloadAt, build_flow, grid_points, read_share
-from iolab.suites.figures import Getter, Metrics, Runs
+from iolab.suites.figures import Getter, Metrics, Runs, figure
 from iolab.suites.testdef import TestDef
 from iolab.targets import Target
 
@@ -108,15 +109,35 @@ def _at(tc: int, qd: int) -> Getter:
     return _At(tc, qd)
 
 
+HISTOGRAM_PCT = 99.99  # the histogram figure: the PTS's confidence levels run 99 … 99.999 % (A.7)
+
+
+def _histogram(name: str) -> Getter:
+    """The histogram workload's 99.99 % response time at the operating point `name`, read from
+    the cell that measured it: Mid on Max's or Min's point reads that point's cell (measured
+    once), and the figure's note says so."""
+
+    def shared(phases: list[PhaseSummary]) -> str:
+        ops = chosen_points(phases)
+        return ops.shared_text(name) if ops else ""
+
+    return figure(lambda phases: point_cell(phases, name), None, HISTOGRAM_PCT, shared)
+
+
 def key_figures(runs: Runs = ()) -> Metrics:
     """The points as each run decided them, under its own ART cutoff (runs with different
-    settings are compared only when forced). CBW has the same figures."""
+    settings are compared only when forced), and each point's histogram percentile from the
+    cell that measured it. CBW has the same figures."""
     return (
         KeyMetric("MaxIOPS point IOPS (ART under the cutoff)", "IOPS", True, _point("max", "iops")),
         KeyMetric("ART at the MaxIOPS point", "µs", False, _point("max", "art_us")),
         KeyMetric("IOPS at TC32/QD32", "IOPS", True, _at(32, 32)),
         KeyMetric("IOPS at the MinIOPS point (TC1/QD1)", "IOPS", True, _point("min", "iops")),
         KeyMetric("ART at the MinIOPS point (TC1/QD1)", "µs", False, _point("min", "art_us")),
+        *(
+            KeyMetric(f"{HISTOGRAM_PCT:g} % RT at the {n} point (histogram)", "µs", False, _histogram(n), "percentile")
+            for n in POINT_NAMES
+        ),
     )
 
 

@@ -219,6 +219,10 @@ def saturation_stop_text(profile: Profile, target: Target) -> str:
     return text
 
 
+STEADY_AFTER_WORKLOAD = "Steady state after: workload writes"
+STEADY_AFTER_PURGE = "Steady state after: writes since the purge"
+
+
 def saturation_parameters(profile: Profile, target: Target) -> list[tuple[str, str]]:
     """The report's parameter rows for how a saturation phase starts and when it may stop."""
     cap = tested_capacity(profile, target)
@@ -229,10 +233,17 @@ def saturation_parameters(profile: Profile, target: Target) -> list[tuple[str, s
             f"{profile.precondition_factor:g}× capacity after the purge (every read hits written data); "
             "write-only workloads: none (FOB after purge)",
         ),
+        # two write thresholds, each in its own row with its option: one row for both read as
+        # if the stop reason's "≥ 2× the tested capacity" contradicted "1× capacity"
         (
-            "Steady state accepted after",
+            STEADY_AFTER_WORKLOAD,
             f"{profile.rwsw_min_write_multiple:g}× capacity of workload writes "
-            f"({profile.rwsw_min_write_multiple * cap / 1e9:.3f} GB; workloads with writes)",
+            f"({profile.rwsw_min_write_multiple * cap / 1e9:.3f} GB; workloads with writes; --rwsw-min-writes)",
+        ),
+        (
+            STEADY_AFTER_PURGE,
+            f"{profile.steady_min_write_multiple:g}× capacity, preconditioning included "
+            f"({profile.steady_min_write_multiple * cap / 1e9:.3f} GB; workloads with writes; --steady-min-writes)",
         ),
         ("Stop", saturation_stop_text(profile, target)),
     ]

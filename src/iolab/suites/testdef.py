@@ -61,6 +61,9 @@ class TestDef:
     # figure outside them is held to the other runs' (automation/saved.py). False: it names them
     # all, and a saved figure it does not name, or one of them left out, is refused.
     figures_named_by_runs: bool = False
+    # A key figure's earlier names, each with the name it has now: a saved baseline (`iolab
+    # check`) and `iolab history FIGURE` key on names, and a rename left them a "missing" figure
+    renamed_figures: tuple[tuple[str, str], ...] = ()
     pages: PageBuilder | None = None  # None: the generic per-cell pages
     overlays: OverlayBuilder | None = None  # comparison pages after the summary
     view: PhaseView | None = None  # None: grid when cells form mix × block size, else per cell

@@ -35,7 +35,7 @@ to) is
   - read-only: no write permission bit is set (root could write it anyway; iolab does not), or
     the filesystem is mounted read-only.
 Nothing overrides these: the user chooses another path or removes the file. Every file written
-through `output_file` or `put_in_place` is marked as iolab's `what`, so writing it again (a
+through `output_file`, `output_files` or `put_in_place` is marked as iolab's `what`, so writing it again (a
 report written twice, a state saved over the one it was loaded from) is allowed.
 
 The same pseudo-filesystem and permission-bit rules apply to file targets (safety.py).
@@ -47,8 +47,8 @@ import itertools
 import os
 import shutil
 import stat
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 from iolab.core.errors import IolabError, RefusedError
@@ -354,15 +354,32 @@ def output_file(path: str | Path, what: str, keep: bool = False) -> Iterator[Pat
     iolab's first (put_in_place); a writer that fails or is stopped leaves the file as it was.
     Written in place and marked after, a stop between the two left an unmarked file that the
     next write refused as someone's data (a data sample beside a captured trace)."""
-    p = check_file(path, what)
-    part = new_part(p)
-    try:
-        if keep and p.is_file():
-            shutil.copyfile(p, part)
+    with output_files([path], what) as (part,):
+        if keep and Path(path).is_file():
+            shutil.copyfile(path, part)
         yield part
-        put_in_place(part, p, what)
+
+
+@contextmanager
+def output_files(paths: Sequence[str | Path], what: str) -> Iterator[list[Path]]:
+    """output_file for files that belong together (a report's PDF and HTML): every one checked
+    before any is made, each written aside, and once the writer is done all put in place in the
+    order given, under one deferred stop. A stop between two renames left a set that was neither
+    the old one nor the new one (a new PDF beside an earlier HTML); deferred, it takes effect once
+    every file has its name. Readers go by the last name taken, so give the index last."""
+    ps = [check_file(path, what) for path in paths]
+    parts: list[Path] = []
+    try:
+        with stop_deferred():  # a stop as a part is made, before it is listed, left it behind
+            for p in ps:
+                parts.append(new_part(p))
+        yield parts
+        with stop_deferred() if len(ps) > 1 else nullcontext():
+            for part, p in zip(parts, ps):
+                put_in_place(part, p, what)
     finally:
-        part.unlink(missing_ok=True)
+        for part in parts:
+            part.unlink(missing_ok=True)
 
 
 def new_part(p: Path) -> Path:

@@ -37,7 +37,7 @@ import duckdb
 
 from iolab.core.errors import IolabError
 from iolab.core.units import counted, human_span
-from iolab.targets.writepolicy import check_file, new_part, output_dir, put_in_place
+from iolab.targets.writepolicy import check_file, output_dir, output_file
 from iolab.traces.sqltext import sql_str
 from iolab.traces.tablecheck import check_values, read_meta
 
@@ -229,7 +229,7 @@ def write_table(
     `time_ns` is rebased so the first IO is at 0: pass the smallest time as `origin_ns` when
     the caller already knows it (saves a pass over the input). `start_unix_ns` is the wall
     clock of the *input's* time 0, if the format has one. The file is written next to `out`
-    and renamed into place, so a failed import never leaves a half-written table behind.
+    and renamed into place (output_file), so a failed import never leaves a half-written table behind.
     `presorted` skips the sort when the rows already come in time order (then `ord`
     is not needed). `lost_events` (captures) is how many trace events the kernel dropped.
     """
@@ -256,15 +256,11 @@ def write_table(
         "notes": list(notes),
         "lost_events": lost_events,
     }
-    tmp = new_part(out)
-    try:
+    with output_file(out, "IO table") as part:
         con.execute(
-            f"COPY ({_with_outstanding(cols, select_sql, presorted)}) TO {sql_str(str(tmp))} "
+            f"COPY ({_with_outstanding(cols, select_sql, presorted)}) TO {sql_str(str(part))} "
             f"(FORMAT parquet, {PARQUET_OPTIONS}, KV_METADATA {{{_META_KEY}: {sql_str(json.dumps(meta))}}})"
         )
-        put_in_place(tmp, out, "IO table")
-    finally:
-        tmp.unlink(missing_ok=True)
     return TraceTable.open(out)
 
 

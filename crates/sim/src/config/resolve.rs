@@ -290,13 +290,13 @@ fn resolve_ssd_exact(preset: &str, overrides: &[(String, String)]) -> Result<Ssd
         overhead_ns: us0("overhead_us")?,
         write_path_ns: us0("write_path_us")?,
         write_core_ns: us0("write_core_us")?,
-        cores: at_most(v.count("controller_cores")?, 64, "controller_cores")?,
+        cores: v.count_at_most("controller_cores", 64)?,
         queue_slots: whole0(&v, "queue_slots")?,
-        core_by_lba: pct(&v, "core_by_lba_pct", 100.0)? / 100.0,
-        spread: pct(&v, "time_spread_pct", 90.0)? / 100.0,
-        read_retry: pct(&v, "read_retry_pct", 100.0)? / 100.0,
-        read_skew: pct(&v, "read_page_skew_pct", 90.0)? / 100.0,
-        gc_start: pct(&v, "gc_start_pct", 100.0)? / 100.0,
+        core_by_lba: v.pct("core_by_lba_pct", 100.0)? / 100.0,
+        spread: v.pct("time_spread_pct", 90.0)? / 100.0,
+        read_retry: v.pct("read_retry_pct", 100.0)? / 100.0,
+        read_skew: v.pct("read_page_skew_pct", 90.0)? / 100.0,
+        gc_start: v.pct("gc_start_pct", 100.0)? / 100.0,
         gc_slice: v.count("gc_slice")?,
         gc_choices: whole0(&v, "gc_choices")?,
         gc_copy_ns: us0("gc_copy_us")?,
@@ -304,7 +304,7 @@ fn resolve_ssd_exact(preset: &str, overrides: &[(String, String)]) -> Result<Ssd
         gc_switch_every: v.count("gc_switch_every")? as u64,
         gc_pass_period_ns: ms0("gc_pass_period_ms")?,
         gc_pass_ns: gc_pass(&v)?,
-        gc_pass_share: pct(&v, "gc_pass_pct", 100.0)? / 100.0,
+        gc_pass_share: v.pct("gc_pass_pct", 100.0)? / 100.0,
         gc_pace_victims: whole0(&v, "gc_pace_victims")? as u32,
         bg_period_ns: ms0("bg_period_ms")?,
         bg_burst_ns: ms0("bg_burst_ms")?,
@@ -312,14 +312,14 @@ fn resolve_ssd_exact(preset: &str, overrides: &[(String, String)]) -> Result<Ssd
         compress_ceiling: compress_ceiling(&v, &geo, user_units, gc_reserve)?,
         compress_limit: compress_limit(&v)?,
         // at most 1 GiB, a DRAM write buffer beyond any drive's
-        buffer_units: (v.size_at_most("buffer_kib", 1_048_576.0, "1 GiB")? / 4.0).floor() as u32,
-        pace: pct(&v, "pace_pct", 100.0)? / 100.0,
+        buffer_units: (v.at_most("buffer_kib", 1_048_576.0, "1 GiB")? / 4.0).floor() as u32,
+        pace: v.pct("pace_pct", 100.0)? / 100.0,
         plp: v.on("plp"),
         policy: policy(&v),
         gc_reserve,
         bg_gc: v.on("bg_gc"),
         striped: v.raw("die_alloc") == "striped",
-        bg_reserve_pct: pct(&v, "bg_reserve_pct", 100.0)?,
+        bg_reserve_pct: v.pct("bg_reserve_pct", 100.0)?,
         idle_ns: ms0("idle_ms")?,
         compression: geo.chunks_per_unit > 1,
         bits_per_cell: geo.bits_per_cell,
@@ -391,13 +391,6 @@ fn gc_pass(v: &Vals) -> Result<u64, String> {
     Ok((len * 1e6).round() as u64)
 }
 
-fn at_most(n: u32, max: u32, k: &str) -> Result<u32, String> {
-    if n > max {
-        return Err(format!("sim parameter {k}={n} must be at most {max}"));
-    }
-    Ok(n)
-}
-
 fn compress_floor(v: &Vals) -> Result<f64, String> {
     let x = v.num("compress_floor")?;
     if !(0.25..=1.0).contains(&x) {
@@ -437,18 +430,6 @@ fn compress_limit(v: &Vals) -> Result<f64, String> {
     if !(x > 0.0 && x <= 1.0) {
         return Err(format!(
             "sim parameter compress_limit={x} must be above 0 and at most 1"
-        ));
-    }
-    Ok(x)
-}
-
-/// A percentage parameter between 0 and `max`.
-pub(super) fn pct(v: &Vals, k: &str, max: f64) -> Result<f64, String> {
-    let x = v.nonneg(k)?;
-    if x > max {
-        return Err(format!(
-            "sim parameter {k}={} must be at most {max}",
-            shown(x)
         ));
     }
     Ok(x)

@@ -1,7 +1,7 @@
 //! An HDD preset and the user's overrides to a checked drive configuration (the SSD's is in
 //! resolve.rs): each value parsed, an error naming the parameter.
 
-use super::resolve::{find_preset, host_link, merged, pct};
+use super::resolve::{find_preset, host_link, merged};
 use super::vals::{shown, Vals, MAX_TIME_S};
 use super::HddConfig;
 
@@ -48,11 +48,11 @@ pub fn resolve_hdd(preset: &str, overrides: &[(String, String)]) -> Result<HddCo
         outer_mbps: outer,
         inner_mbps: inner,
         // at most 4 GiB, a cache beyond any drive's
-        cache_units: (v.size_at_most("cache_mib", 4096.0, "4 GiB")? * 256.0) as u32,
+        cache_units: (v.at_most("cache_mib", 4096.0, "4 GiB")? * 256.0) as u32,
         ncq: v.count("ncq")?,
-        age_weight: pct(&v, "age_weight_pct", 100.0)? / 100.0,
+        age_weight: v.pct("age_weight_pct", 100.0)? / 100.0,
         overhead_ns: v.time_ns("overhead_us", 1e3, true)?,
-        time_spread: pct(&v, "time_spread_pct", 90.0)? / 100.0,
+        time_spread: v.pct("time_spread_pct", 90.0)? / 100.0,
         link_mbps,
         link,
     })

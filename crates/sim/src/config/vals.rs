@@ -30,6 +30,20 @@ pub(super) const MAX_TIME_S: f64 = 3600.0;
 /// never ended.
 pub(super) const MIN_RATE_MBPS: f64 = 1.0;
 
+/// `x`, the value of parameter `k`, unless it is above `most`: the one wording of that bound
+/// (`what`: the bound in words, where the number alone does not say what it is).
+fn bounded(k: &str, x: f64, most: f64, what: Option<&str>) -> Result<f64, String> {
+    if x > most {
+        let words = what.map(|w| format!(" ({w})")).unwrap_or_default();
+        return Err(format!(
+            "sim parameter {k}={} must be at most {}{words}",
+            shown(x),
+            shown(most)
+        ));
+    }
+    Ok(x)
+}
+
 impl Vals<'_> {
     pub(super) fn raw(&self, k: &str) -> &str {
         self.0
@@ -98,19 +112,19 @@ impl Vals<'_> {
         }
         Ok(ns)
     }
-    /// A size at most `most` (`what` says it in words): a larger one is a buffer or cache
-    /// beyond any drive's, whose slots the simulator would allocate (buffer_kib=1e300 asked for
-    /// 32 GiB of them and aborted the process).
-    pub(super) fn size_at_most(&self, k: &str, most: f64, what: &str) -> Result<f64, String> {
-        let x = self.nonneg(k)?;
-        if x > most {
-            return Err(format!(
-                "sim parameter {k}={} must be at most {} ({what})",
-                shown(x),
-                shown(most)
-            ));
-        }
-        Ok(x)
+    /// A value from 0 to `most`, which a refusal gives with `what`, the bound in words. A size
+    /// beyond `most` is a buffer or cache beyond any drive's, whose slots the simulator would
+    /// allocate (buffer_kib=1e300 asked for 32 GiB of them and aborted the process).
+    pub(super) fn at_most(&self, k: &str, most: f64, what: &str) -> Result<f64, String> {
+        bounded(k, self.nonneg(k)?, most, Some(what))
+    }
+    /// A percentage parameter from 0 to `most`.
+    pub(super) fn pct(&self, k: &str, most: f64) -> Result<f64, String> {
+        self.at_most(k, most, "a percentage")
+    }
+    /// A whole number from 1 to `most`.
+    pub(super) fn count_at_most(&self, k: &str, most: u32) -> Result<u32, String> {
+        bounded(k, self.count(k)? as f64, most as f64, None).map(|n| n as u32)
     }
     /// A link's or channel's rate in MB/s, at least `MIN_RATE_MBPS`.
     pub(super) fn rate(&self, k: &str) -> Result<f64, String> {

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from iolab.figures.compare import demand_cells
 from iolab.figures.points import (
     OP_PHASE,
+    PREWRITE,
     RECOVERY_TOLERANCE,
     SETTLE_TOLERANCE,
     DemandPoint,
@@ -18,7 +19,7 @@ from iolab.figures.points import (
     decided_points,
     recovery,
 )
-from iolab.figures.summary import PhaseSummary
+from iolab.figures.summary import CellAverage, PhaseSummary
 from iolab.store.runstore import CellRow
 
 GROUPS = ("group 1", "group 2", "group 3")
@@ -93,3 +94,13 @@ def demand_points(phases: Sequence[PhaseSummary]) -> list[DemandPoint]:
 def chosen_points(phases: Sequence[PhaseSummary]) -> OperatingPoints | None:
     """The Max/Mid/Min points the run decided (its stored decision); None before it decided."""
     return decided_points(d for ph in phases if ph.phase.name == OP_PHASE for d in ph.decisions)
+
+
+def point_cell(phases: Sequence[PhaseSummary], name: str) -> CellAverage | None:
+    """The histogram workload's cell of the operating point `name` (MaxIOPS …): its own, or the
+    cell of the point it is (OperatingPoints.shared: Mid on Min's point is measured once, as Min)."""
+    ops = chosen_points(phases)
+    owner = ops.cells_of(name) if ops else name
+    op = next((ph for ph in phases if ph.phase.name == OP_PHASE), None)
+    work = (c for c in (op.cells if op else ()) if not c.key.endswith(PREWRITE))
+    return next((c for c in work if c.key.split()[0] == owner), None)

@@ -328,7 +328,7 @@ def summary_pages(runs: list[RunData], labels: list[str], metrics: tuple[KeyMetr
         tuple(
             (lab, *(m.text(v, r.phases) for m, v in zip(metrics, row))) for r, lab, row in zip(runs, labels, st.values)
         ),
-        src + NOT_MEASURED,
+        src + NOT_MEASURED + _notes(runs, labels, metrics),
         tuple(link for r in runs for link in r.store_links()),
     )
     ranks = Table(
@@ -355,6 +355,17 @@ def summary_pages(runs: list[RunData], labels: list[str], metrics: tuple[KeyMetr
     pages = table_pages("Summary and Rankings", [values, ranks, info])
     pages.append(_metric_bars_page(metrics, st.values, labels))
     return pages
+
+
+def _notes(runs: list[RunData], labels: list[str], metrics: tuple[KeyMetric, ...]) -> str:
+    """What figures are of where their names may claim more (a DIRTH Mid figure read from Min's
+    cells: one point, measured once), each note once with the drives it is of."""
+    said: dict[tuple[str, str], list[str]] = {}
+    for r, lab in zip(runs, labels):
+        for m in metrics:
+            if m.get(r.phases) is not None and (note := m.note(r.phases)):
+                said.setdefault((m.name, note), []).append(lab.split()[0])
+    return "".join(f" {name} ({', '.join(d)}): {note}." for (name, note), d in said.items())
 
 
 def _metric_bars_page(metrics: tuple[KeyMetric, ...], values, labels: list[str]) -> Page:

@@ -64,8 +64,8 @@ def dirth_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
             (
                 lab,
                 *(
-                    f"{p.label()}: {num(p.iops)} IOPS, ART {num(p.art_us)} µs" if p else "—"
-                    for _, p in (ops.named() if ops else ((n, None) for n in POINT_NAMES))
+                    f"{p.label()}: {num(p.iops)} IOPS, ART {num(p.art_us)} µs" + _shared(ops, n) if p else "—"
+                    for n, p in (ops.named() if ops else ((n, None) for n in POINT_NAMES))
                 ),
             )
         )
@@ -132,6 +132,12 @@ def dirth_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
     return pages
 
 
+def _shared(ops: OperatingPoints | None, name: str) -> str:
+    """A point measured once as another name's (Mid on Min's point): which, in its cell."""
+    owner = ops.cells_of(name) if ops else name
+    return f" (= {owner} point, histogram shared)" if owner != name else ""
+
+
 def _mid_words(ops: OperatingPoints) -> str:
     if ops.mid_from == MID_UNDER_CUTOFF:
         return ops.rules()[1]
@@ -182,7 +188,7 @@ def hir_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
                 Figure("Host Idle Recovery: mean burst IOPS after each idle, one bar per drive", png, src),
                 Table(
                     "Recovery per drive (×)",
-                    ("drive", "PC IOPS (window mean)", *(f"after {duration(i)}" for i in idles)),
+                    ("drive", "preconditioning IOPS (window mean)", *(f"after {duration(i)}" for i in idles)),
                     rows,
                     src,
                 ),

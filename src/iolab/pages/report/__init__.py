@@ -39,7 +39,6 @@ from typing import TYPE_CHECKING
 
 from iolab import __version__
 from iolab.core.errors import IolabError
-from iolab.core.stopdefer import stop_deferred
 from iolab.core.streams import note_line
 from iolab.core.usertext import name_problem
 from iolab.pages.report.model import Document, Page
@@ -80,34 +79,24 @@ def write_document(
     """Write `stem`.html and `stem`.pdf into out_dir (several documents: one file of all their
     pages in order, a sequence's report); returns both paths."""
     from iolab.pages.report.html import render  # jinja2: only where a report is written, not for every command
-    from iolab.targets.writepolicy import check_file, made_for, new_part, put_in_place
+    from iolab.targets.writepolicy import made_for, output_files
 
     if (why := name_problem(stem)) is not None:  # a stem from what a run stores (its id, its test)
         raise IolabError(f"report name {stem!r} is not a plain file name ({why}); nothing was written in {out_dir}.")
     docs = [doc] if isinstance(doc, Document) else list(doc)
     n = sum(len(d.pages) for d in docs)
     html_path, pdf_path = out_dir / f"{stem}.html", out_dir / f"{stem}.pdf"
-    with made_for(out_dir, "report directory"):  # a failed report leaves no folder it made
-        check_file(html_path, "report file")
-        check_file(pdf_path, "report file")
-        # Both are written aside, then each put in place whole: the PDF first, then the HTML, the
-        # report's index (what a run's output and `iolab watch` link). Two renames are never one, so
-        # the order is what a reader can rely on: whoever finds the HTML finds its PDF. A stop
-        # signal between them takes effect once both are in place; a kill -9 there leaves the PDF
-        # alone, which a run's stop message names (cli/runview.kept_report).
-        html_part, pdf_part = new_part(html_path), None
-        say = Progress(f"writing report {stem}")
-        try:
-            pdf_part = new_part(pdf_path)
-            html_part.write_text(render(docs, title=title), encoding="utf-8")
-            pages, missing = write_pdf(docs, pdf_part, title or docs[0].title, say)
-            with stop_deferred():  # a stop between the two left a new PDF beside an earlier HTML
-                put_in_place(pdf_part, pdf_path, "report file")
-                put_in_place(html_part, html_path, "report file")
-        finally:
-            html_part.unlink(missing_ok=True)
-            if pdf_part is not None:
-                pdf_part.unlink(missing_ok=True)
+    # Both are written aside, then put in place whole under one deferred stop (output_files): the
+    # PDF first, then the HTML, the report's index (what a run's output and `iolab watch` link).
+    # Two renames are never one, so the order is what a reader can rely on: whoever finds the HTML
+    # finds its PDF. A kill -9 between them leaves the PDF alone, which a run's stop message names
+    # (cli/runview.kept_report). A failed report leaves no folder it made (made_for).
+    with (
+        made_for(out_dir, "report directory"),
+        output_files([pdf_path, html_path], "report file") as (pdf_part, html_part),
+    ):
+        html_part.write_text(render(docs, title=title), encoding="utf-8")
+        pages, missing = write_pdf(docs, pdf_part, title or docs[0].title, Progress(f"writing report {stem}"))
     if pages != n:
         note_line(
             f"iolab: note: {pdf_path.name} has {pages} sheets for {n} report pages "

@@ -353,6 +353,34 @@ def _captions(run: RunData, op: str, where: str) -> tuple[str, str]:
     return src, rsrc
 
 
+def _table_rows(
+    st: list[tuple[Sample, CellAverage]], tst: list[tuple[Sample, CellAverage]], rounds: PhaseSummary | None
+) -> tuple[tuple[str, ...], ...]:
+    """Each search step and round once, under the step that measured it: the thread search
+    starts at one thread at the queue depth the first search chose, so that point is measured
+    twice, and its second row says so (a bare second "TC1/QD1" read as a row printed twice)."""
+    rows, seen = [], set()
+    for step, pts in (("queue-depth search", st), ("thread-count search", tst)):
+        for s, c in pts:
+            label = c.mix or s.key
+            again = " (measured again: the thread-count search starts here)" if label in seen else ""
+            seen.add(label)
+            rows.append((step, label + again, str(s.outstanding), num(c.iops), num(c.lat_mean_us), num(c.lat_max_us)))
+    for r in rounds.rows if rounds is not None else ():
+        w = r.workload
+        rows.append(
+            (
+                f"round {r.round} at the optimum",
+                f"TC{w['threads']}/QD{w['queue_depth']}",
+                str(w["threads"] * w["queue_depth"]),
+                num(r.iops),
+                num(r.lat_mean_us),
+                num(r.lat_max_us),
+            )
+        )
+    return tuple(rows)
+
+
 def maxiops_pages(run: RunData) -> list[Page]:
     pages = preconditioning_pages(run)
     for op, _ in SEARCHES:
@@ -402,22 +430,14 @@ def maxiops_pages(run: RunData) -> list[Page]:
             )
             blocks.append(Figure(f"Rounds at the optimum ({where})", rpng, rsrc))
         pages.append(Page(f"Maximum IOPS — {op}", tuple(blocks)))
-        rows = [
-            (c.mix or s.key, str(s.outstanding), num(c.iops), num(c.lat_mean_us), num(c.lat_max_us))
-            for s, c in st + tst
-        ]
-        if rounds is not None:
-            rows += [
-                (f"round {r.round}", where, num(r.iops), num(r.lat_mean_us), num(r.lat_max_us)) for r in rounds.rows
-            ]
         searched = [*search.rows, *(threads.rows if threads else ()), *(rounds.rows if rounds else ())]
         pages += table_pages(
             f"Tabular Results — {op}",
             [
                 Table(
                     f"{op}: queue-depth search, thread-count search, then the rounds at the optimum",
-                    ("cell", "outstanding IO", "IOPS", "average (µs)", "maximum (µs)"),
-                    tuple(rows),
+                    ("step", "TC/QD", "outstanding IO", "IOPS", "average (µs)", "maximum (µs)"),
+                    _table_rows(st, tst, rounds),
                     src,
                     run.raw_links(searched) + run.store_links(),
                 )
@@ -455,17 +475,14 @@ def maxiops_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
 
 def maxiops_view(ph: PhaseSummary, console: Console) -> None:
     t = RichTable(title=escape(ph.phase.name), title_justify="left")
-    for col in ("cell", "threads/QD", "round", "IOPS", "avg µs", "max µs"):
+    where = [f"TC{r.workload['threads']}/QD{r.workload['queue_depth']}" for r in ph.rows]
+    # the queue-depth search names each cell by its TC/QD: one column, not the same one twice
+    named = any(r.cell_key != w for r, w in zip(ph.rows, where))
+    for col in ("cell", "threads/QD", "round", "IOPS", "avg µs", "max µs")[0 if named else 1 :]:
         t.add_column(col, justify="right")
-    for r in ph.rows:
-        t.add_row(
-            escape(r.cell_key),
-            f"TC{r.workload['threads']}/QD{r.workload['queue_depth']}",
-            str(r.round),
-            num(r.iops),
-            num(r.lat_mean_us),
-            num(r.lat_max_us),
-        )
+    for r, w in zip(ph.rows, where):
+        row = (w, str(r.round), num(r.iops), num(r.lat_mean_us), num(r.lat_max_us))
+        t.add_row(*((escape(r.cell_key),) if named else ()), *row)
     console.print(t)
     if ph.rows and ph.phase.name.endswith("search"):
         best = max(ph.rows, key=lambda r: r.iops)

@@ -7,18 +7,22 @@ Max/Mid/Min operating points as the run decided them, with their histograms."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from iolab.core.units import num, pct_text, unmeasured_text
 from iolab.figures.compare import cell_percentile, demand_cells
+from iolab.figures.compare.pts2 import point_cell
 from iolab.figures.points import (
     ART_CUTOFF,
     DECISION,
     DV_PHASE,
+    MIN_RULE,
     OP_PHASE,
     PC_PHASE,
     POINT_NAMES,
     PREWRITE,
     DemandPoint,
+    OperatingPoints,
     decided_points,
 )
 from iolab.figures.summary import CellAverage, PhaseSummary
@@ -297,7 +301,7 @@ def _operating_points_table(run: RunData) -> Table:
     decided = [d for d in run.manifest.decisions if d.get("rule", {}).get("name") == DECISION]
     ops = decided_points(decided)
     cut = ops.art_cutoff_ms if ops else None
-    rules = ops.rules() if ops else ("highest IOPS under the ART cutoff", "IOPS closest to (Max + Min) / 2", "TC1/QD1")
+    rules = ops.rules() if ops else ("highest IOPS under the ART cutoff", "IOPS closest to (Max + Min) / 2", MIN_RULE)
     same = ops.mid_same_as() if ops else ""
     rows = []
     for (name, p), rule in zip(ops.named() if ops else ((n, None) for n in POINT_NAMES), rules):
@@ -312,7 +316,9 @@ def _operating_points_table(run: RunData) -> Table:
                 else "not determined"
             )
         )
-        if name == "MidIOPS" and ops and same:
+        if ops and p and ops.cells_of(name) != name:
+            what += f" (= {ops.cells_of(name)} point, histogram shared)"
+        elif name == "MidIOPS" and ops and same:  # a run that measured Mid on its own all the same
             what += f" (= {' and '.join(ops.mid_is())})"
         rows.append((name, rule, what, num(p.iops) if p else "—", num(p.art_us) if p else "—"))
     src = (
@@ -332,19 +338,37 @@ def _operating_points_table(run: RunData) -> Table:
 
 def _histogram_pages(run: RunData) -> list[Page]:
     """At each chosen point: the response-time histogram of its test workload (percentiles and
-    the MRT under it) and a table of the pre-writes and workloads as measured."""
+    the MRT under it) and a table of the pre-writes and workloads as measured. A name on another
+    name's point (Mid on Min's) was measured once, as that point: its page and row say so."""
     ph = run.phase(OP_PHASE)
     if ph is None or not ph.cells:
         return []
+    ops = decided_points(d for d in run.manifest.decisions if d.get("rule", {}).get("name") == DECISION)
+    shared = ops.shared if ops else ()
     work = [c for c in ph.cells if not c.key.endswith(PREWRITE)]
-    pages = [histogram_page(run, ph, c) for c in work]
-    rows = tuple((c.key, num(c.iops), num(c.lat_mean_us), num(c.lat_max_us)) for c in ph.cells)
+    pages = [_labelled(histogram_page(run, ph, c), ops, c.key.split()[0]) for c in work]
+    rows = [(c.key, num(c.iops), num(c.lat_mean_us), num(c.lat_max_us)) for c in ph.cells]
+    for name, _ in shared:
+        if ops and (c := point_cell(run.phases, name)) is not None:
+            rows.append((ops.shared_text(name), num(c.iops), num(c.lat_mean_us), num(c.lat_max_us)))
     table = Table(
         "Operating points as run: each pre-write (RND 0/100) and test workload",
         ("cell", "IOPS", "ART (µs)", "MRT (µs)"),
-        rows,
+        tuple(rows),
         f"Source: results.db table cells, phase {OP_PHASE!r} (one round); the points are the run's decision "
-        "(Run Details).",
+        "(Run Details)." + "".join(f" {n}: the {o} cells (one point, measured once)." for n, o in shared),
         run.raw_links(list(ph.rows)),
     )
     return pages + table_pages("Operating Points — Max/Mid/Min", [table])
+
+
+def _labelled(page: Page, ops: OperatingPoints | None, owner: str) -> Page:
+    """The histogram page of `owner`'s point, titled for every name that shares it."""
+    said = [ops.shared_text(n) for n, o in ops.shared if o == owner] if ops else []
+    if not said:
+        return page
+    blocks = tuple(
+        replace(b, caption=f"{b.caption}; {'; '.join(said)}") if isinstance(b, Figure) else b for b in page.blocks
+    )
+    names = " = ".join(n for n, o in (ops.shared if ops else ()) if o == owner)
+    return Page(f"{page.title} = {names}", blocks)

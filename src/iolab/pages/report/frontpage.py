@@ -65,7 +65,8 @@ def _row(ln: SpecLine) -> tuple[str, ...]:
     measured = _num(ln.value, c.unit or m.unit) if m is not None and ln.value is not None else "-"
     if m is not None and ln.value is None:
         measured = _num(m.value, m.unit)
-    figure = f"{c.figure} (none)" if m is None else f"{c.figure} ({m.basis})" if m.basis else c.figure
+    # a figure the run has no value for says why in words (it read "FIGURE (none)")
+    figure = f"{c.figure} — {ln.missing}" if m is None else f"{c.figure} ({m.basis})" if m.basis else c.figure
     return (c.name, spec, figure, measured, _WORD[ln.verdict])
 
 

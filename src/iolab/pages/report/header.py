@@ -187,6 +187,8 @@ def steady_words(run: RunData, ph: PhaseSummary, short: bool) -> str:
     state = ph.steady_state
     if state != STEADY_NOT_APPLICABLE and run.runs_to_budget(ph):
         return (SHORT_INFO_STEADY_WORDS if short else INFO_STEADY_WORDS)[state]
+    if ph.not_accepted() is not None:
+        return "window passes, NOT accepted" if short else "window passes the rule, STEADY STATE NOT ACCEPTED"
     return (SHORT_STEADY_WORDS if short else STEADY_WORDS)[state]
 
 
@@ -240,7 +242,7 @@ def steady_rule_text(run: RunData) -> str:
     (a run none of whose phases tracks steady state: that the rule does not apply)."""
     if run.manifest.steady_rule == NOT_APPLICABLE:
         return "not applicable (no phase tracks steady state)"
-    rule = SteadyRule(strict=bool(run.manifest.profile.get("strict_steady")))
+    rule = SteadyRule.of_profile(run.manifest.profile)
     cmp = "<" if rule.strict else "≤"
     return (
         f"range {cmp} {rule.range_limit:.0%}, fit excursion {cmp} {rule.slope_limit:.0%} of average "
@@ -364,6 +366,15 @@ class Caveat:
         return (self.text() + (f" — {self.why}" if self.why else ""), short, page)
 
 
+def _unsteady_text(ph: PhaseSummary) -> str:
+    """A phase in the banner: its window, and whether that window passed the rule's numbers and
+    was refused (it read like one whose range or slope had failed)."""
+    refused = ph.not_accepted()
+    # why in full on the pages that have room (the window's table, the note under its figure)
+    said = ", which pass the rule's numbers but were not accepted" if refused is not None else ""
+    return f"{ph.phase.name}: {rounds_text(ph.window)}{said}"
+
+
 def measure_caveats(run: RunData) -> list[Caveat]:
     """The caveats on how the run's figures were measured: steady state not achieved, or not
     evaluated, and a failed self-audit."""
@@ -371,12 +382,10 @@ def measure_caveats(run: RunData) -> list[Caveat]:
     # the set-up column says so on the first page only (the compact head after it): a banner on each
     unsteady = [ph for ph in run.phases if ph.steady is False and not run.runs_to_budget(ph)]
     if unsteady:
-        out.append(
-            Caveat("STEADY STATE NOT ACHIEVED", tuple(f"{ph.phase.name}: {rounds_text(ph.window)}" for ph in unsteady))
-        )
+        out.append(Caveat("STEADY STATE NOT ACHIEVED", tuple(_unsteady_text(ph) for ph in unsteady)))
     if unjudged := run.unjudged():
         # as prominent as a failed one: a window of 3 rounds is no steady state either
-        window = SteadyRule(strict=bool(run.manifest.profile.get("strict_steady"))).window
+        window = SteadyRule.of_profile(run.manifest.profile).window
         out.append(Caveat(NOT_EVALUATED, tuple(_unjudged_text(name, ph, window) for name, ph in unjudged)))
     if run.audit is not None and not run.audit.passed:
         names = ", ".join(r.name for r in run.audit.failed)

@@ -113,9 +113,13 @@ def hir_pages(run: RunData) -> list[Page]:
     elif res.pc is not None and res.pc.steady:
         steady = f"Preconditioning steady-state level: {num(res.steady_iops)} IOPS (window average of the tracking variable)."
     else:
+        passed = res.pc is not None and res.pc.not_accepted() is not None
+        state = (
+            "its window passes the rule but was NOT accepted as steady state" if passed else "steady state NOT reached"
+        )
         steady = (
             f"Preconditioning window mean: {num(res.steady_iops)} IOPS (window average of the tracking variable; "
-            "steady state NOT reached, so this is no steady-state level, and recovery is measured against it alone)."
+            f"{state}, so this is no steady-state level, and recovery is measured against it alone)."
         )
     pages.append(
         Page(

@@ -37,6 +37,11 @@ def _text_string(text: str) -> str:
     return "<FEFF" + text.encode("utf-16-be").hex().upper() + ">"
 
 
+FALLBACK_RUN = "F3"  # the resource name of the fallback font (ttf.FALLBACK: CJK)
+# stroke width of a synthetic bold, × the font size: about the stem a bold weight adds
+SYNTHETIC_BOLD = 0.035
+
+
 @dataclass
 class _FontUse:
     font: ttf.Font
@@ -88,7 +93,7 @@ class PdfFile:
             if font is None:
                 self.missing.add(c)
                 c, font = ttf.MISSING, ttf.load(bold)
-            name = "F3" if font is ttf.fallback() else "F2" if bold else "F1"
+            name = FALLBACK_RUN if font is ttf.fallback() else "F2" if bold else "F1"
             use = self.font(name, font)
             g = font.glyph(c)
             use.used.setdefault(g, c)
@@ -243,6 +248,14 @@ class Canvas:
         self.fill(color)
         # one text object: each run's font, then its glyphs, from where the last run ended
         shown = [f"/{name} {_n(size_pt)} Tf" + (f" {matrix} Tm" if i == 0 else "") + f" <{glyphs}> Tj" for i, (name, glyphs) in enumerate(runs)]  # fmt: skip
+        if bold and any(name == FALLBACK_RUN for name, _ in runs):
+            # the fallback (CJK) font has no bold: its glyphs filled and stroked in the text's
+            # colour, a synthetic bold as viewers make one (they printed in the regular weight)
+            r, g, b = (_n(c) for c in rgb(color))
+            embolden = f"{r} {g} {b} RG {_n(size_pt * SYNTHETIC_BOLD)} w"
+            shown = [f"2 Tr {t} 0 Tr" if t.startswith(f"/{FALLBACK_RUN} ") else t for t in shown]
+            self.op(f"q {embolden} BT {' '.join(shown)} ET Q")
+            return
         self.op(f"BT {' '.join(shown)} ET")
 
     def content(self) -> bytes:

@@ -13,13 +13,13 @@ from typing import Any
 
 from iolab.core.decide import decision_text
 from iolab.core.results import PERCENTILES
-from iolab.core.steady import VariableVerdict
-from iolab.core.units import counted, denoise, duration, eng, kib_label, num, pct_text, sentence, unmeasured_text
+from iolab.core.steady import SteadyRule, VariableVerdict
+from iolab.core.units import counted, duration, eng, kib_label, num, pct_text, sentence, unmeasured_text
 from iolab.figures.summary import CellAverage, PhaseSummary, rounds_count
 from iolab.pages.report import header, latency_plots, plots
 from iolab.pages.report.model import CONTENT_MM, Figure, Page, Table, Text, split_rows
 from iolab.pages.report.rundata import RunData, rounds_text, window_rows
-from iolab.pages.report.steadywords import judged, variable_verdict
+from iolab.pages.report.steadywords import passes_but, steady_table
 
 Getter = Callable[[CellAverage], float | None]
 TextGetter = Callable[[CellAverage], float | str | None]  # text: a getter may say n/m itself
@@ -110,6 +110,11 @@ def convergence_page(
 def steady_note(run: RunData, ph: PhaseSummary) -> Text:
     if ph.steady is True:
         msg = f"Steady state reached: measurement window {rounds_text(ph.window)}."
+    elif ph.steady is False and (refused := ph.not_accepted()) is not None:
+        msg = (
+            f"STEADY STATE NOT ACHIEVED: {passes_but(refused)}. The results use its "
+            f"{counted(len(ph.window), 'complete round')} ({rounds_text(ph.window)}) as the measurement window."
+        )
     elif ph.steady is False:
         msg = (
             f"STEADY STATE NOT ACHIEVED. The results use the last {counted(len(ph.window), 'complete round')} "
@@ -142,42 +147,10 @@ def steady_note(run: RunData, ph: PhaseSummary) -> Text:
 _INFO_CHECK: dict[bool | None, str] = {True: "steady", False: "not steady"}
 
 
-def steady_table(
-    v: VariableVerdict, rule_strict: bool, decides: bool = True, phase_steady: bool | None = True
-) -> Table:
-    pr = f"{v.range_allowed / v.average:.0%}" if v.average else "—"
-    ps = f"{v.fit_allowed / v.average:.0%}" if v.average else "—"
-    rows: tuple[tuple[str, str], ...] = (
-        ("Measurement window", f"rounds {v.rounds[0]}–{v.rounds[-1]}"),
-        ("Values (y)", ", ".join(num(x) for x in v.values)),
-        ("Average", num(v.average)),
-        (f"Allowed maximum data excursion ({pr} of average)", num(v.range_allowed)),
-        (
-            "Measured data excursion (max − min)",
-            judged(v.range_measured, v.range_allowed, v.range_ok, rule_strict),
-        ),
-        (f"Allowed maximum slope excursion ({ps} of average)", num(v.fit_allowed)),
-        (
-            "Measured slope excursion (|m| × window span)",
-            judged(denoise(v.fit_excursion, v.average), v.fit_allowed, v.slope_ok, rule_strict),
-        ),
-        ("Least-squares linear fit", v.formula() + " (R = round)"),
-        ("Verdict", variable_verdict(v, phase_steady)),
-    )
-    if not decides:
-        rows += (("Role", "shown only: the phase's steady state is decided by its other tracking variables"),)
-    return Table(
-        f"Steady-state determination: {v.name}",
-        ("item", "value"),
-        rows,
-        "Source: results.db table steady (values recorded by the runner at the end of the last evaluated round).",
-    )
-
-
 def measurement_window_pages(
     run: RunData, ph: PhaseSummary, ylabel_for: Callable[[VariableVerdict], str]
 ) -> list[Page]:
-    strict = bool(run.manifest.profile.get("strict_steady"))
+    strict = SteadyRule.of_profile(run.manifest.profile).strict
     pages = []
     for v in ph.verdicts:
         png = plots.measurement_window(v, ylabel_for(v), height_mm=95)
@@ -189,7 +162,10 @@ def measurement_window_pages(
             "bands: ±10 % (steady-state slope limit) and ±20 % (range limit) of the window average.",
         )
         pages.append(
-            Page(f"Steady State Measurement Window — {v.name}", (fig, steady_table(v, strict, decides, ph.steady)))
+            Page(
+                f"Steady State Measurement Window — {v.name}",
+                (fig, steady_table(v, strict, decides, ph.steady, ph.not_accepted())),
+            )
         )
     return pages
 

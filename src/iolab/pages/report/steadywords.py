@@ -1,21 +1,29 @@
-"""The words of a steady-state determination table's verdicts (sections.steady_table): each
+"""A steady-state determination table (sections.measurement_window_pages) and its words: each
 measured excursion against its bound, and the variable's verdict beside its phase's."""
 
 from __future__ import annotations
 
 from iolab.core.steady import VariableVerdict
-from iolab.core.units import num
+from iolab.core.units import denoise, num
+from iolab.pages.report.model import Table
 
 
-def variable_verdict(v: VariableVerdict, phase_steady: bool | None) -> str:
+def variable_verdict(v: VariableVerdict, phase_steady: bool | None, refused: str | None = None) -> str:
     """The variable's verdict, never "steady state" for a phase that is not: a window can pass
     the range and slope rule and still be refused (too little written since the purge, no
-    garbage collection at work), and the phase's stop reason says why."""
+    garbage collection at work); `refused` (PhaseSummary.not_accepted) says why."""
     if not v.steady:
         return "NOT steady"
     if phase_steady is True:
         return "steady state"
-    return "window passes the rule, but the phase is NOT steady (see its stop reason)"
+    return passes_but(refused)
+
+
+def passes_but(refused: str | None) -> str:
+    """A window that passes the rule's numbers but was not accepted as steady state, and why:
+    it read "STEADY STATE NOT ACHIEVED" as if its range or slope had failed."""
+    why = f": {refused}" if refused else " (see the phase's stop reason)"
+    return f"the window passes the rule's range and slope, but was NOT accepted as steady state{why}"
 
 
 def judged(measured: float, allowed: float, ok: bool, strict: bool) -> str:
@@ -23,3 +31,39 @@ def judged(measured: float, allowed: float, ok: bool, strict: bool) -> str:
     measured') beside a verdict, and a '≤' that named no bound."""
     rel = ("<" if strict else "≤") if ok else ("≥" if strict else ">")
     return f"{num(measured)}: {'pass' if ok else 'FAIL'} ({rel} {num(allowed)} allowed)"
+
+
+def steady_table(
+    v: VariableVerdict,
+    rule_strict: bool,
+    decides: bool = True,
+    phase_steady: bool | None = True,
+    refused: str | None = None,
+) -> Table:
+    pr = f"{v.range_allowed / v.average:.0%}" if v.average else "—"
+    ps = f"{v.fit_allowed / v.average:.0%}" if v.average else "—"
+    rows: tuple[tuple[str, str], ...] = (
+        ("Measurement window", f"rounds {v.rounds[0]}–{v.rounds[-1]}"),
+        ("Values (y)", ", ".join(num(x) for x in v.values)),
+        ("Average", num(v.average)),
+        (f"Allowed maximum data excursion ({pr} of average)", num(v.range_allowed)),
+        (
+            "Measured data excursion (max − min)",
+            judged(v.range_measured, v.range_allowed, v.range_ok, rule_strict),
+        ),
+        (f"Allowed maximum slope excursion ({ps} of average)", num(v.fit_allowed)),
+        (
+            "Measured slope excursion (|m| × window span)",
+            judged(denoise(v.fit_excursion, v.average), v.fit_allowed, v.slope_ok, rule_strict),
+        ),
+        ("Least-squares linear fit", v.formula() + " (R = round)"),
+        ("Verdict", variable_verdict(v, phase_steady, refused)),
+    )
+    if not decides:
+        rows += (("Role", "shown only: the phase's steady state is decided by its other tracking variables"),)
+    return Table(
+        f"Steady-state determination: {v.name}",
+        ("item", "value"),
+        rows,
+        "Source: results.db table steady (values recorded by the runner at the end of the last evaluated round).",
+    )

@@ -53,7 +53,9 @@ def font_path(bold: bool) -> Path:
 # What DejaVu Sans lacks (Chinese, Japanese, Korean: a tester's name "Zoë 测试" printed .notdef
 # boxes and extracted as "Zoë 测测") is printed in WenQuanYi Micro Hei, where Debian's
 # fonts-wqy-microhei puts it (scripts/setup installs it: 1.6 MB, where Noto CJK is 57 MB). It has
-# no bold: bold text prints those characters in its one weight. A character neither font has is
+# no bold. Debian's sans CJK with a bold, Noto CJK (57 MB), has CFF outlines this reader does not
+# embed; its TrueType ones are a calligraphic Kai (fonts-lxgw-wenkai, 98 MB) or Korean alone
+# (fonts-nanum): bold text prints these characters filled and stroked instead (pdfdoc.py). A character neither font has is
 # printed as U+FFFD (a visible mark, not an empty box) and the report command names it.
 FALLBACK = Path("/usr/share/fonts/truetype/wqy/wqy-microhei.ttc")
 FALLBACK_PACKAGE = "fonts-wqy-microhei"
