@@ -28,6 +28,15 @@ class SshHost:
     wrong_key_config: Path  # the same with a key the sshd does not know
     dir: Path
 
+    def hosts_file(self, path: Path, target: str | Path) -> Path:
+        """A hosts file at `path` of this host (127.0.0.1, a free port of its own, over SSH)
+        whose fio opens `target`."""
+        path.write_text(
+            f'[[host]]\naddress = "127.0.0.1"\nport = {_free_port()}\nssh = "{self.dest}"\n'
+            f'ssh_config = "{self.config}"\ntarget = "{target}"\n'
+        )
+        return path
+
 
 def available() -> bool:
     return os.path.exists(SSHD) and shutil.which("ssh") is not None and shutil.which("ssh-keygen") is not None

@@ -149,22 +149,26 @@ def test_a_stop_once_both_reports_are_in_place_says_they_are_kept(tmp_path):
     assert html.stat().st_size > 0 and pdf.read_bytes().startswith(b"%PDF")
 
 
-# `iolab ARGS` whose Nth call of MODULE:NAME (NAME may be Class.method) first sends the process
-# SIGINT, as Ctrl-C at that moment would: deterministic, whatever the machine's speed
+# `iolab ARGS` whose Nth call of MODULE:NAME (NAME may be Class.method; several, comma-separated,
+# each its own Nth call) first sends the process SIGINT, as Ctrl-C at that moment would:
+# deterministic, whatever the machine's speed
 CTRL_C_AT = """
 import importlib, os, signal, sys
-module, name = sys.argv[1].split(":")
-owner = importlib.import_module(module)
-*path, attr = name.split(".")
-for part in path:
-    owner = getattr(owner, part)
-real, nth, calls = getattr(owner, attr), int(sys.argv[2]), []
-def stopped_here(*args, **kwargs):
-    calls.append(1)
-    if len(calls) == nth:
-        os.kill(os.getpid(), signal.SIGINT)
-    return real(*args, **kwargs)
-setattr(owner, attr, stopped_here)
+def stop_at(where, nth):
+    module, name = where.split(":")
+    owner = importlib.import_module(module)
+    *path, attr = name.split(".")
+    for part in path:
+        owner = getattr(owner, part)
+    real, calls = getattr(owner, attr), []
+    def stopped_here(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == nth:
+            os.kill(os.getpid(), signal.SIGINT)
+        return real(*args, **kwargs)
+    setattr(owner, attr, stopped_here)
+for where in sys.argv[1].split(","):
+    stop_at(where, int(sys.argv[2]))
 sys.argv = ["iolab", *sys.argv[3:]]
 from iolab.cli.main import main
 main()
@@ -308,3 +312,49 @@ def test_a_runs_directory_on_a_network_filesystem_is_named_as_the_cause(tmp_path
     # on a local filesystem the same error is not put down to the network
     local = iolab("resume", str(run), "--no-report")
     assert local.returncode == 2 and "disk I/O error" in local.stderr and "9p" not in local.stderr
+
+
+def test_a_stopped_trace_analysis_leaves_nothing_it_made_in_a_folder_that_was_there(tmp_path):
+    """Ctrl-C while the plots were drawn (plots/ made, none written yet) left an empty plots/ in
+    the folder the analysis was given; the workload files it had written were removed."""
+    from .test_rwsw import msr_trace
+
+    msr_trace(tmp_path / "t.csv")
+    table = tmp_path / "t.parquet"
+    assert iolab("trace", "import", str(tmp_path / "t.csv"), "-f", "msr", "-o", str(table)).returncode == 0
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("someone's notes\n")
+    analyze = ("trace", "analyze", str(table), "--step", "1s", "-o", str(out))
+    p = ctrl_c_at("iolab.pages.report.stream_plots:drawings", 1, *analyze)
+    assert p.returncode == 130 and "Traceback" not in p.stderr, p.stderr
+    assert sorted(f.name for f in out.iterdir()) == ["notes.txt"]
+    # an earlier analysis there, stopped between two plots: none of this one's files is left
+    assert iolab(*analyze).returncode == 0 and len(list((out / "plots").glob("*.svg"))) == 4
+    p = ctrl_c_at("iolab.pages.report.stream_plots:standalone_svg", 2, *analyze)
+    assert p.returncode == 130 and "Traceback" not in p.stderr, p.stderr
+    assert sorted(f.name for f in out.iterdir()) == ["notes.txt", "plots"] and not list((out / "plots").iterdir())
+
+
+def test_ctrl_c_as_a_run_is_claimed_leaves_no_claim_file(tmp_path):
+    """A stop between the claim file's creation and its lock (`audit --store` as it began) left an
+    empty writer.lock in the run, which the next writer took for a dead writer's claim."""
+    from .conftest import quick_sim_run
+
+    run = quick_sim_run(tmp_path / "runs")
+    p = ctrl_c_at("iolab.store.writer:_lock", 1, "audit", str(run), "--store")
+    assert p.returncode == 130 and "Traceback" not in p.stderr, p.stderr
+    assert not (run / "writer.lock").exists()
+    assert iolab("audit", str(run), "--store").returncode == 0  # and the next writer claims it as ever
+
+
+def test_a_second_ctrl_c_while_a_stopped_export_cleans_up_leaves_no_folder_it_made(tmp_path):
+    """The first Ctrl-C stops the export; a second as the folders it made are removed cut that
+    removal short: the empty folders a/b/c were left."""
+    from .conftest import quick_sim_run
+
+    run = quick_sim_run(tmp_path / "runs")
+    out = tmp_path / "a" / "b" / "c"
+    p = ctrl_c_at("iolab.pages.export:_write_all,pathlib:Path.rmdir", 1, "export", str(run), "-o", str(out))
+    assert p.returncode == 130 and "Traceback" not in p.stderr, p.stderr
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["runs"]

@@ -156,3 +156,23 @@ def test_a_runs_dir_that_is_a_file_is_said_to_be_one(tmp_path, args):
     text = said(iolab(*args, "--runs-dir", str(notes), timeout=60))
     assert text.startswith(f"iolab: --runs-dir {notes}: it is a regular file, not a directory."), text
     assert "no such" not in text and notes.read_text() == "someone's notes\n"
+
+
+@pytest.mark.parametrize("args", TAKE_RUNS_DIR, ids=lambda a: a[0])
+def test_an_iolab_runs_that_is_a_file_is_said_to_be_one(tmp_path, args):
+    """$IOLAB_RUNS naming a file got each command's own message, as --runs-dir FILE did: "no such
+    runs directory" (history), "no such run directory" (show, ...), a refusal to write it (run),
+    and `fleet` said "no fleets under FILE/fleets", exit 0."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("someone's notes\n")
+    text = said(iolab(*args, timeout=60, env={"IOLAB_RUNS": str(notes)}))
+    assert text.startswith(f"iolab: $IOLAB_RUNS {notes}: it is a regular file, not a directory."), text
+
+
+def test_a_runs_dir_given_stands_before_an_iolab_runs_that_is_a_file(tmp_path):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("someone's notes\n")
+    p = iolab("runs", "--runs-dir", str(tmp_path), env={"IOLAB_RUNS": str(notes)})
+    assert p.returncode == 0 and "IOLAB_RUNS" not in p.stderr, p.stderr
+    p = iolab("tests", env={"IOLAB_RUNS": str(notes)})  # a command that finds no runs is not concerned
+    assert p.returncode == 0, p.stderr

@@ -38,7 +38,7 @@ from iolab.core.errors import IolabError
 from iolab.core.fieldtypes import shown, wrong_type
 from iolab.core.runfiles import FLEET_FILE, FLEET_SCHEMA
 from iolab.core.safefile import loads_json, read_bytes, read_config, read_json
-from iolab.core.stopdefer import stop_deferred
+from iolab.core.stopdefer import CHILD_MAIN, stop_deferred, stops_blocked
 from iolab.run.stopsignals import Interrupted
 from iolab.store.durable import replace_file
 from iolab.store.manifest import fleet_dir, is_fleet_dir, now_iso
@@ -226,7 +226,7 @@ def _hosts_file(drive: FleetDrive, d: Path) -> Path:
 
 
 def _command(state: FleetState, drive: FleetDrive, d: Path, root: Path) -> list[str]:
-    cmd = [sys.executable, "-c", "from iolab.cli.main import main; main()", *state.args]
+    cmd = [sys.executable, "-c", CHILD_MAIN, *state.args]
     cmd += ["--target", drive.target, "--json", "--quiet", "--runs-dir", str(root)]
     if drive.host is not None:
         cmd += ["--hosts-file", str(_hosts_file(drive, d))]
@@ -245,7 +245,7 @@ def _resume_command(state: FleetState, m: Member, root: Path) -> list[str]:
             keep.append(a)
         elif a in _RESUME_VALUED and i + 1 < len(state.args):
             keep += [a, state.args[i + 1]]
-    cmd = [sys.executable, "-c", "from iolab.cli.main import main; main()", "resume", str(m.run_dir), *keep]
+    cmd = [sys.executable, "-c", CHILD_MAIN, "resume", str(m.run_dir), *keep]
     return cmd + ["--json", "--quiet", "--runs-dir", str(root)]
 
 
@@ -300,7 +300,8 @@ def _start_drive(cmd: list[str], out: Path, log: Path) -> subprocess.Popen:
     with open(out, "wb") as fo, open(log, "wb") as fe:
         mark_written(out, "fleet file")
         mark_written(log, "fleet file")
-        return subprocess.Popen(cmd, stdout=fo, stderr=fe, stdin=subprocess.DEVNULL)
+        with stops_blocked():  # until the drive's iolab can take a stop (CHILD_MAIN)
+            return subprocess.Popen(cmd, stdout=fo, stderr=fe, stdin=subprocess.DEVNULL)
 
 
 def _forward(signum: int, pids: list[int]) -> None:

@@ -247,6 +247,7 @@ def run_many(
 def _run_many(
     target_specs: list[str], base: list[str], root: Path, console, told: Path, report_quiet: tuple[bool, bool]
 ) -> int:
+    from iolab.core.stopdefer import CHILD_MAIN, stops_blocked
     from iolab.run.stopsignals import held_stop, stop_on_signals
 
     procs: list[tuple[str, subprocess.Popen]] = []
@@ -274,9 +275,10 @@ def _run_many(
                 # main(), not app(): a child's error comes out as its one paragraph and exit code.
                 # Its own process group: a terminal's Ctrl-C reaches this process alone, which
                 # passes it on once (a second SIGINT would cut the child's own stopping short).
-                with held_stop() as held:  # a run started is a run told of a stop
+                # and its stops blocked until it can take them (stops_blocked)
+                with held_stop() as held, stops_blocked():  # a run started is a run told of a stop
                     proc = subprocess.Popen(
-                        [sys.executable, "-c", "from iolab.cli.main import main; main()", *base, "--target", spec],
+                        [sys.executable, "-c", CHILD_MAIN, *base, "--target", spec],
                         stdout=subprocess.PIPE,
                         stderr=subprocess.PIPE,
                         text=True,

@@ -27,6 +27,7 @@ from typing import Any
 from iolab.api.scaleout import ChildStop, _without_targets
 from iolab.automation.tstat import geometric_mean, magnitude, on_log_scale, t_quantile
 from iolab.core.errors import Exit, IolabError
+from iolab.core.stopdefer import CHILD_MAIN, stops_blocked
 from iolab.core.streams import OUTCOME_FILE_ENV, note_line
 from iolab.run.stopsignals import held_stop, stop_on_signals
 
@@ -203,10 +204,11 @@ def _one_repeat(
     one prints --json (out[1])."""
     told, json_out = out
     try:
-        with held_stop() as held:  # a run started is a run told of a stop
-            # main(), not app(): a child's error comes out as its one paragraph and exit code
+        with held_stop() as held, stops_blocked():  # a run started is a run told of a stop
+            # main(), not app(): a child's error comes out as its one paragraph and exit code; its
+            # stops blocked until it can take them (stops_blocked)
             proc = subprocess.Popen(
-                [sys.executable, "-c", "from iolab.cli.main import main; main()", *base, "--target", spec, "--json"],
+                [sys.executable, "-c", CHILD_MAIN, *base, "--target", spec, "--json"],
                 stdout=sys.stderr if json_out else None,
                 env=dict(os.environ, **{OUTCOME_FILE_ENV: str(told)}),
                 process_group=0,

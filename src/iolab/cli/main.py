@@ -459,11 +459,11 @@ app.command("audit")(with_runs_dir(cli_inspect.audit))
 app.command("power")(with_runs_dir(cli_inspect.power))
 
 
-def main() -> None:
+def main(started_blocked: bool = False) -> None:
     open_closed_standard_streams()
     watch_stdout()
     try:
-        cli_typer.run(app)
+        cli_typer.run(app, started_blocked)
     except IolabError as e:
         err.print(f"[red]iolab: {esc(str(e))}[/]")
         cli_auto.emit_error(e)

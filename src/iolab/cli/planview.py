@@ -81,7 +81,7 @@ def plan(
     if args.json_out:
         emit("plan", 0, plan=document(test, given.spec, d))
         return
-    show(test, given.spec, d)
+    show(test, given.spec, d, size_unread=legs is not None and _size_unread(legs[0]))
 
 
 def _room_unchecked(legs: list) -> str | None:
@@ -102,6 +102,14 @@ def _room_unchecked(legs: list) -> str | None:
         f"the free space for {', '.join(blind)} is not checked before the run (a host reached through fio's "
         "server only cannot be asked; a full filesystem there fails the run when fio meets it)"
     )
+
+
+def _size_unread(legs: list) -> bool:
+    """Whether no leg's target size can be read (every host reached through fio's server only,
+    as _room_unchecked judges one): the run's size is then its ?size= alone."""
+    from iolab.engines.hosttargets import target_place
+
+    return all(getattr(leg, "host", None) and not leg.host.ssh and target_place(leg.host) is not None for leg in legs)
 
 
 def _not_purged(legs: list) -> str | None:
@@ -142,7 +150,10 @@ def document(test: str, target: str, d: PlanDescription) -> dict[str, Any]:
     }
 
 
-def show(test: str, target: str, d: PlanDescription) -> None:
+HOSTS_CAPACITY = "capacity not known (hosts reached through fio's server only cannot say it; ?size= is the size tested)"
+
+
+def show(test: str, target: str, d: PlanDescription, size_unread: bool = False) -> None:
     out = console.print
     out(
         f"[bold]iolab plan {esc(test)}[/] on {esc(target)}: what `iolab run` would do (nothing was purged or written)",
@@ -163,10 +174,10 @@ def show(test: str, target: str, d: PlanDescription) -> None:
     out(f"[bold]Time[/]{said}: {esc(eta(d)['text'])}", soft_wrap=True)
     for i, t in enumerate(d.tests):
         out("")
-        _show_test(t, i, len(d.tests))
+        _show_test(t, i, len(d.tests), size_unread)
 
 
-def _show_test(t: PlannedTest, i: int, n: int) -> None:
+def _show_test(t: PlannedTest, i: int, n: int, size_unread: bool = False) -> None:
     out = console.print
     of = f"test {i + 1}/{n}: " if n > 1 else ""
     out(f"[bold]{esc(of + t.title)}[/] ({esc(t.test)}; {esc(t.spec)})")
@@ -184,7 +195,8 @@ def _show_test(t: PlannedTest, i: int, n: int) -> None:
         whose = f"--max-rounds {t.max_rounds} is" if given else "the profile's round limit is"
         limit = f"{whose} not used (each phase's own, below)"
     rows = [
-        ("target", f"{t.target}{copy}, {eng(t.target_capacity_bytes, 'B')}"),
+        # hosts that cannot be asked: the size known is ?size=, the size tested (the next row), not the drives'
+        ("target", f"{t.target}{copy}, " + (HOSTS_CAPACITY if size_unread else eng(t.target_capacity_bytes, "B"))),
         ("tested", f"{eng(t.tested_capacity_bytes, 'B')}, active range {percent_text(t.active_range)}"),
         ("purge", f"{t.purge_method}: {t.purge_does}" if t.purge_method == "auto" else t.purge_does),
         ("cell time", f"{duration(t.cell_seconds)}; {limit}"),

@@ -17,8 +17,13 @@ def _set_runs_dir(ctx: typer.Context, value: Optional[Path]) -> Optional[Path]:
     # length gives the option the same reach as the variable, child processes included. The
     # shell's own value is kept beside it (SHELL_RUNS_VAR; an outer iolab's kept one stands): a
     # command suggested for typing there must name the runs directory unless it is the shell's.
+    if value is None and os.environ.get("IOLAB_RUNS"):
+        # the variable reaches the same commands the option does: said once here as the option is,
+        # not each command's own way ("no such runs directory", "no such run directory", a refusal
+        # to write it, "no fleets under FILE/fleets" and exit 0)
+        _check(Path(os.environ["IOLAB_RUNS"]), "$IOLAB_RUNS")
     if value is not None:
-        _check(value)
+        _check(value, "--runs-dir")
         before = {k: os.environ.get(k) for k in ("IOLAB_RUNS", SHELL_RUNS_VAR)}
         os.environ.setdefault(SHELL_RUNS_VAR, before["IOLAB_RUNS"] or "")
         os.environ["IOLAB_RUNS"] = str(value)
@@ -26,25 +31,25 @@ def _set_runs_dir(ctx: typer.Context, value: Optional[Path]) -> Optional[Path]:
     return value
 
 
-def _check(value: Path) -> None:
-    """A --runs-dir that names something other than a directory is said as what it is, once for
-    every command: each said it its own way (`history`: "no such runs directory", `show RUN`:
-    "no such run directory", `run`: a refusal to write it). A missing one is each command's to
-    judge (`run` makes it)."""
+def _check(value: Path, given: str) -> None:
+    """A --runs-dir (or $IOLAB_RUNS: `given`) that names something other than a directory is said
+    as what it is, once for every command: each said it its own way (`history`: "no such runs
+    directory", `show RUN`: "no such run directory", `run`: a refusal to write it). A missing one
+    is each command's to judge (`run` makes it)."""
     try:
         st = os.stat(value)
     except FileNotFoundError:
         return
     except OSError as e:
         raise IolabError(
-            f"--runs-dir {value}: it cannot be examined ({e.strerror}). Nothing was read or written."
+            f"{given} {value}: it cannot be examined ({e.strerror}). Nothing was read or written."
         ) from None
     if not os.path.isdir(value):
         from iolab.targets.facts import file_type  # the targets package is heavy: only when it is needed
 
         via = f" (through a symlink to {os.path.realpath(value)})" if os.path.islink(value) else ""
         raise IolabError(
-            f"--runs-dir {value}: it is {file_type(st.st_mode)}{via}, not a directory. Give the directory "
+            f"{given} {value}: it is {file_type(st.st_mode)}{via}, not a directory. Give the directory "
             "iolab stores runs in (`iolab run` makes it when it does not exist). Nothing was read or written."
         )
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 
@@ -78,17 +79,29 @@ def write_analysis(a, w, plan, out: Path, console) -> list[Path]:
 
 @contextmanager
 def kept_whole(out: Path, made: bool) -> Iterator[None]:
-    """An analysis that fails while written (a full disk) leaves none of its files: a 0-byte
-    analysis.json, or one without its composite.toml, is what `run rwsw -w DIR` would read next.
-    A directory this command made goes whole; in one that was there, the workload files go."""
+    """An analysis that fails or is stopped while written (a full disk, Ctrl-C) leaves none of its
+    files: a 0-byte analysis.json, or one without its composite.toml, is what `run rwsw -w DIR`
+    would read next. A directory this command made goes whole; in one that was there, the
+    workload files and plots go, and plots/ too when this command made it (a stop while the
+    plots were drawn left it empty). The cleanup holds a second Ctrl-C until it is done."""
     from iolab.core.runfiles import ANALYSIS_FILE, COMPOSITE_FILE, REPLAY_FILE
+    from iolab.core.stopdefer import stop_deferred
+    from iolab.pages.report.stream_plots import PLOTS
 
+    plots = out / "plots"
+    plots_made = not os.path.lexists(plots)
     try:
         yield
     except BaseException:
-        if made:
-            shutil.rmtree(out, ignore_errors=True)
-        else:
-            for name in (ANALYSIS_FILE, COMPOSITE_FILE, REPLAY_FILE):
-                (out / name).unlink(missing_ok=True)
+        with stop_deferred():
+            if made:
+                shutil.rmtree(out, ignore_errors=True)
+            else:
+                for path in [out / n for n in (ANALYSIS_FILE, COMPOSITE_FILE, REPLAY_FILE)] + [
+                    plots / f"{n}.svg" for n in PLOTS
+                ]:
+                    path.unlink(missing_ok=True)
+                if plots_made:
+                    with suppress(OSError):  # not empty: a file that is not this analysis's stays
+                        plots.rmdir()
         raise

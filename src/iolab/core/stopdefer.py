@@ -57,3 +57,29 @@ def stop_deferred() -> Iterator[None]:
     finally:
         if came:
             os.kill(os.getpid(), came[0])  # to the handler now in place, as the stop would have gone
+
+
+# What a child `iolab` runs (each run of several --target, each --repeat): main() with the stop
+# signals it was started with blocked (stops_blocked) let in once its handling of them is in place
+CHILD_MAIN = "from iolab.cli.main import main; main(started_blocked=True)"
+
+
+@contextmanager
+def stops_blocked() -> Iterator[None]:
+    """Ctrl-C, SIGTERM and SIGHUP blocked in this thread while it starts a child `iolab`
+    (CHILD_MAIN): the mask passes through fork and exec, so the child starts with a stop passed
+    on to it pending, not delivered, until its main() lets it in (let_stops_in). Delivered while
+    the child's Python was still starting, a Ctrl-C ended it in "Fatal Python error:
+    init_import_site" (or a KeyboardInterrupt traceback from an import). Here the stop waits
+    the moment the child takes to start; the caller's own handling takes it after."""
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, DEFERRED)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def let_stops_in() -> None:
+    """A child started under stops_blocked takes its stops from here on (one that came while it
+    started is delivered now)."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, DEFERRED)

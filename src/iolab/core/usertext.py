@@ -121,8 +121,8 @@ def check_env(environ: Mapping[str, str]) -> None:
 
 
 # A name that becomes one file or directory name (a run's id names its report files; a fleet's
-# drive its folder): at most this long, so the longest file made of it (".NAME.html.partial")
-# still fits a filesystem's 255-byte name.
+# drive its folder): at most this long, so the longest file made of it (".NAME.html.PID-N.partial",
+# core/writeaside._new_part) still fits a filesystem's 255-byte name.
 NAME_MAX = 200
 
 

@@ -3,6 +3,7 @@ the `--hosts-file` TOML tables, parsed and checked into `Host`s (what hosts.py s
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -113,6 +114,13 @@ def host_from_table(t: dict, where: str, extra: frozenset[str] = frozenset()) ->
         )
     if not isinstance(t.get("address"), str):
         raise IolabError(f"{where}: field 'address' is missing or not a string.")
+    port = t.get("port", 1)
+    if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
+        # a port in quotes ("8765") passed as the text it is joined into the address with
+        raise IolabError(
+            f"{where}: field 'port' is {json.dumps(port) if isinstance(port, str) else repr(port)}; give a whole "
+            "number from 1 to 65535 (without quotes)."
+        )
     h = _parse_address(t["address"] + (f":{t['port']}" if "port" in t else ""), f"{where}, field 'address'/'port'")
     share = t.get("share", 1.0)
     if isinstance(share, bool) or not isinstance(share, (int, float)) or not share > 0:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import csv
 import difflib
 import io
+import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from iolab.core.units import ASCII_NUMBER, GROUPED, given, grouped_number, num
 from iolab.core.usertext import check_text
 
 FIELDS = ("figure", "min", "max", "unit", "claim", "name")
+NUMBERS = ("min", "max", "claim")
 # Units a bound may be written in, as a factor to the unit's family base.
 _UNITS = {
     "ns": ("time", 1e-3),
@@ -117,17 +119,32 @@ def _csv_rows(text: str, what: str) -> list[tuple[str, dict]]:
     reader = csv.DictReader(io.StringIO(text))
     if not reader.fieldnames or "figure" not in reader.fieldnames or set(reader.fieldnames) - set(FIELDS):
         raise IolabError(f"{what}: the first line must name the columns, from {','.join(FIELDS)} ('figure' required).")
-    return [(f"line {i + 2}", {k: v for k, v in row.items() if v not in (None, "")}) for i, row in enumerate(reader)]
+    rows = []
+    for i, row in enumerate(reader):
+        where = f"{what}, line {i + 2}"
+        cells = {k: v for k, v in row.items() if v not in (None, "")}
+        # a CSV cell is text by nature: its numbers are read here, so _number takes numbers only
+        numbers = {k: _cell_number(v, f"{where}: field {k!r}") for k, v in cells.items() if k in NUMBERS}
+        rows.append((f"line {i + 2}", cells | numbers))
+    return rows
+
+
+def _cell_number(v: str, where: str) -> float:
+    value = grouped_number(v)  # any comma was dropped, so "35,5" read as 355
+    if value is None:
+        raise IolabError(
+            f"{where} is {v!r}; give a number ({ASCII_NUMBER}; {GROUPED}: a decimal comma is a point, 35.5)."
+        )
+    return value
 
 
 def _number(v, where: str) -> float:
-    if isinstance(v, str):
-        value = grouped_number(v)  # a CSV cell: any comma was dropped, so "35,5" read as 355
-        if value is None:
+    if isinstance(v, str):  # TOML's quotes make text of a number: min = "5" passed as 5
+        if grouped_number(v) is not None:
             raise IolabError(
-                f"{where} is {v!r}; give a number ({ASCII_NUMBER}; {GROUPED}: a decimal comma is a point, 35.5)."
+                f"{where} is {json.dumps(v)}, text in quotes where a number belongs; write the number without them."
             )
-        v = value
+        raise IolabError(f"{where} is {json.dumps(v)}; give a number (without quotes).")
     # an infinite bound (TOML's inf, 1e400 or a CSV's 'inf') holds nothing: max = inf passed every
     # drive as meeting a spec no data sheet states, min = inf failed every one
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):

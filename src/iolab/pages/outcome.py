@@ -28,7 +28,7 @@ from iolab.figures.summary import PhaseSummary, summarise, summarise_phase, unst
 from iolab.store.manifest import manifest_of, unknown_parts
 from iolab.store.resultsdb import unknown_schema
 from iolab.store.runstore import RunStore
-from iolab.targets.model import recorded_drive_bytes
+from iolab.targets.model import known_drive_bytes
 
 SCHEMA_NAME = "iolab-outcome"
 SCHEMA_VERSION = 1
@@ -188,8 +188,9 @@ def run_record(store: RunStore, figures: Figures | None, reports: Sequence = ())
             "model": facts.get("model"),
             "serial": facts.get("serial"),
             "firmware": facts.get("firmware"),
-            # the drive's, as show and the report say it: a device's ?size= is its tested part
-            "capacity_bytes": recorded_drive_bytes(m.target) if m.target.get("capacity") else m.target.get("capacity"),
+            # the drive's, as show and the report say it: a device's ?size= is its tested part; on
+            # other hosts, the one size they all said (null: not known)
+            "capacity_bytes": known_drive_bytes(m.target),
             "tested_capacity_bytes": m.target.get("tested_capacity"),
             "identity": json.loads(json.dumps(m.target.get("identity") or {})),
         },

@@ -29,7 +29,7 @@ from iolab.pages.report.rundata import rounds_text, stored_power
 from iolab.store.manifest import manifest_of, unknown_parts, unknown_text
 from iolab.store.resultsdb import unknown_schema
 from iolab.store.runstore import RunStore
-from iolab.targets.model import copy_text, recorded_drive_bytes
+from iolab.targets.model import copy_text, hosts_capacity_text, recorded_drive_bytes
 
 PhaseView = Callable[[PhaseSummary, Console], None]
 
@@ -42,10 +42,14 @@ def render(store: RunStore, console: Console, view: PhaseView | None = None, fig
     # it is printed, not read as Rich markup.
     console.print(f"[bold]{esc(m.title)}[/] — {esc(m.spec)} — run {esc(m.run_id)}")
     facts = m.target.get("facts", {})
+    # a run on other hosts: its recorded capacity is the ?size= tested, not the drives' (theirs is
+    # what the hosts said, often nothing); shown as the drives' size it read as measured
+    hosts = hosts_capacity_text(m.target, eng)
+    size = f"capacity {hosts}" if hosts else eng(recorded_drive_bytes(m.target), "B")
     console.print(
         esc(
             f"target {m.target['spec']} ({m.target['kind']}; {facts.get('model') or 'model unknown'}; "
-            f"{eng(recorded_drive_bytes(m.target), 'B')}, tested {eng(m.target.get('tested_capacity', 0), 'B')}"
+            f"{size}, tested {eng(m.target.get('tested_capacity', 0), 'B')}"
             + (f"; {copy_text(m.target)})" if copy_text(m.target) else ")")
         )
     )

@@ -37,6 +37,7 @@ from pathlib import Path
 
 from iolab.core.errors import IolabError, RefusedError
 from iolab.core.procs import boot_id, holder_record, process_start, same_process_alive
+from iolab.core.stopdefer import stop_deferred
 from iolab.store.durable import is_disk_full
 from iolab.targets.lock import open_file_problem
 from iolab.targets.writepolicy import own_run
@@ -120,6 +121,22 @@ def claim_run(run_dir: Path, instead: str = "") -> RunClaim:
     if got is not None:
         got.holders += 1
         return got
+    # A stop between the claim file's creation and the claim's record left an empty writer.lock
+    # behind (the descriptor closed, the file kept): the claim is taken whole, a stop then lands
+    # once it is held, and a claim the caller never got is let go of as a failed command's is.
+    taken: list[RunClaim] = []
+    try:
+        with stop_deferred():
+            taken.append(_take(key, instead))
+    except BaseException:
+        for claim in taken:
+            claim.release(failed=True)
+        raise
+    return taken[0]
+
+
+def _take(key: str, instead: str) -> RunClaim:
+    """claim_run's claim of the run directory `key` (its real path), not yet held by this process."""
     path = Path(key) / WRITER_FILE
     while True:
         existed = os.path.lexists(path)  # a dead writer's claim: put back if this command refuses

@@ -95,6 +95,50 @@ def recorded_drive_bytes(target: Mapping[str, Any]) -> int:
     return drive_bytes(str(target.get("kind")), int(target.get("capacity") or 0), facts.get("capacity_bytes"))
 
 
+def hosts_sizes(target: Mapping[str, Any]) -> list[int | None] | None:
+    """Each host's size of its target as that host reported it (a file's size, a device's lsblk
+    size over ssh; None: the host did not say, as a host reached through fio's server alone
+    cannot), for a stored run on other machines; None for any other run. Such a run's `capacity`
+    is its ?size=, the size tested, not what any drive holds. A run whose hosts are all this
+    machine's (`leg_identities`) read its targets here, as a run without hosts does."""
+    ident = target.get("identity")
+    if not isinstance(ident, dict) or ident.get("kind") != "hosts" or not isinstance(ident.get("hosts"), dict):
+        return None
+    if target.get("leg_identities"):
+        return None
+    return [_size(h) for h in ident["hosts"].values()]
+
+
+def _size(h: object) -> int | None:
+    v = (h.get("size") if h.get("kind") == "file" else h.get("capacity")) if isinstance(h, dict) else None
+    return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else None
+
+
+def known_drive_bytes(target: Mapping[str, Any]) -> int | None:
+    """The drive's capacity as the run knows it (recorded_drive_bytes), or None: a run on other
+    hosts knows the size each host reported, one size when every host reported the same."""
+    sizes = hosts_sizes(target)
+    if sizes is None:
+        return recorded_drive_bytes(target) if target.get("capacity") else target.get("capacity")
+    return sizes[0] if sizes and None not in sizes and len(set(sizes)) == 1 else None
+
+
+def hosts_capacity_text(target: Mapping[str, Any], eng: Callable[[float, str], str], why: bool = True) -> str | None:
+    """A run on other hosts: its drives' capacity in words ('not known (no host said its target's
+    size)', without the reason not `why`; '16.00 GB'; '16.00 GB to 32.00 GB by host'), with `eng`
+    the caller's number format; None for any other run (its capacity is recorded_drive_bytes)."""
+    sizes = hosts_sizes(target)
+    if sizes is None:
+        return None
+    known = [s for s in sizes if s is not None]
+    if not known or len(known) < len(sizes):
+        return "not known" + (
+            f" ({'no host' if not known else 'not every host'} said its target's size)" if why else ""
+        )
+    lo, hi = min(known), max(known)
+    return eng(lo, "B") if lo == hi else f"{eng(lo, 'B')} to {eng(hi, 'B')} by host"
+
+
 @dataclass(frozen=True)
 class Target:
     kind: TargetKind

@@ -9,6 +9,7 @@ system disk (/, /boot, /boot/efi, /usr, /var or swap live on it, through partiti
 layers).
 
 Checks on a file: not a regular file, pseudo filesystem (/proc, /sys, ...: writepolicy.py),
+system location (/etc, /usr, /var but /var/tmp, ...: writepolicy.py),
 run directory (in a stored run's directory, whose files are its record: writepolicy.py), iolab
 output (a report, export, trace table or simulator state: it carries iolab's output mark), read-only (also a file without any write permission bit, which root could write), mounted (it
 is active swap, or backs a mounted loop device), loop backing (it backs a loop device), not
@@ -18,8 +19,8 @@ inside it, even in a file iolab once made), open.
 A simulated drive's save= file passes the write policy of every output path (writepolicy.py).
 
 Overrides: mounted and system disk yield only to --allow-system-disk, which no refusal names;
-read-only, not a regular file, pseudo filesystem, run directory and save= yield to nothing; everything else
-yields to --allow-unsafe-target.
+read-only, not a regular file, pseudo filesystem, system location, run directory and save= yield to
+nothing; everything else yields to --allow-unsafe-target.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ from iolab.targets.usage import (
     swap_file,
     system_use,
 )
-from iolab.targets.writepolicy import SIM_STATE, directory_problem, foreign_run, no_write_bits
+from iolab.targets.writepolicy import SIM_STATE, directory_problem, foreign_run, no_write_bits, system_location
 from iolab.targets.writepolicy import file_problems as output_problems
 
 
@@ -261,6 +262,26 @@ def signature(node: str) -> str | None:
 # --- files -----------------------------------------------------------------------------------
 
 
+def _place_problem(path: str) -> Problem | None:
+    """Where a file target may never be, whatever it holds: on a pseudo filesystem, in the
+    system's own trees (the output rule, writepolicy.py), or in a stored run's directory."""
+    pseudo = pseudo_filesystem(path)
+    if pseudo:
+        return Problem("pseudo filesystem", f"{path} is on {pseudo}, where writes change the kernel, not a file", None)
+    real = os.path.realpath(path)
+    system = system_location(real)
+    if system is not None:  # the system's files are no scratch file
+        via = f" (through a symlink to {real})" if real != os.path.abspath(path) else ""
+        return Problem(
+            "system location", f"{path} is {system}{via}, where the operating system keeps its own files", None
+        )
+    run = foreign_run(real)
+    if run is not None:  # a stored run's files are its record, and a new file there is not the run's
+        why = f"{path} is in the run directory {run}, whose files are that run's record, not a place to test"
+        return Problem("run directory", why, None)
+    return None
+
+
 def file_problems(target: Target) -> list[Problem]:
     path = target.path
     try:
@@ -270,20 +291,9 @@ def file_problems(target: Target) -> list[Problem]:
     if st is not None and not stat.S_ISREG(st.st_mode):
         # a device is tested as itself (/dev/...), under the block device checks
         return [Problem("not a regular file", f"{path} is {file_type(st.st_mode)}", None)]
-    pseudo = pseudo_filesystem(path)
-    if pseudo:
-        return [
-            Problem("pseudo filesystem", f"{path} is on {pseudo}, where writes change the kernel, not a file", None)
-        ]
-    run = foreign_run(os.path.realpath(path))
-    if run is not None:  # a stored run's files are its record, and a new file there is not the run's
-        return [
-            Problem(
-                "run directory",
-                f"{path} is in the run directory {run}, whose files are that run's record, not a place to test",
-                None,
-            )
-        ]
+    place = _place_problem(path)
+    if place is not None:
+        return [place]
     if st is None:  # iolab will create it, if it can
         parent = os.path.dirname(path)
         if not os.access(parent, os.W_OK | os.X_OK):

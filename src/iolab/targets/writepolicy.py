@@ -6,6 +6,10 @@ A path is refused, before anything is written, when it (or what the symlinks on 
 to) is
   - on a pseudo filesystem (proc, sysfs, debugfs, tracefs, cgroup, devtmpfs, ...): a write
     there changes the kernel, not a file;
+  - in the operating system's own trees (/etc, /usr, /boot, /bin, /sbin, /lib*, /var but its
+    /var/tmp, /run) or directly in /: the system's files, never an output's place. Judged on
+    the resolved path, so a symlink planted where an output goes (`out -> /etc`) is refused as
+    /etc is, and the one rule covers every output (`export -o`, `report --out`, `--junit`, ...);
   - not a regular file where a file is meant (a block or character device, a FIFO, a socket, a
     directory), or not a directory where a directory is meant;
   - in a run directory (one holding iolab's manifest.json beside results.db or raw/), or that
@@ -49,6 +53,7 @@ from pathlib import Path
 from iolab.core.errors import IolabError, RefusedError
 from iolab.core.runfiles import FLEET_FILE, FLEET_SCHEMA
 from iolab.core.safefile import read_json
+from iolab.core.stopdefer import stop_deferred
 from iolab.core.units import human_bytes
 from iolab.core.writeaside import written_aside
 from iolab.targets.facts import file_type
@@ -88,6 +93,11 @@ def _problems(p: str, right_type, meant: str, what: str | None) -> list[str]:
     pseudo = pseudo_filesystem(real)
     if pseudo:
         return [f"{p} is on a pseudo filesystem ({pseudo}), where writes change the kernel, not a file"]
+    system = system_location(real, is_dir=right_type is stat.S_ISDIR)
+    if system is not None:
+        return [
+            f"{p} is {system}{via}, where the operating system keeps its own files, not a place for iolab's outputs"
+        ]
     foreign = foreign_run(real)
     if foreign is not None:
         return [
@@ -119,6 +129,25 @@ def _problems(p: str, right_type, meant: str, what: str | None) -> list[str]:
             "no iolab mark), so it may be someone's data"
         ]
     return []
+
+
+# The operating system's own trees (FHS): an output is never the system's file. /var/tmp is
+# scratch space (inspection.SCRATCH_FILE makes a file target there).
+SYSTEM_TREES = ("/etc", "/usr", "/boot", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/var", "/run")
+SYSTEM_SCRATCH = ("/var/tmp",)
+
+
+def system_location(real: str, is_dir: bool = False) -> str | None:
+    """Where in the system's own files the resolved path `real` is (a clause), or None: in one of
+    SYSTEM_TREES (not its scratch space), the root directory itself, or a file directly in /."""
+    if real == "/" or (not is_dir and os.path.dirname(real) == "/"):
+        return "in the root directory /" if real != "/" else "the root directory"
+    for tree in SYSTEM_TREES:
+        if (real == tree or real.startswith(tree + "/")) and not any(
+            real == t or real.startswith(t + "/") for t in SYSTEM_SCRATCH
+        ):
+            return tree if real == tree else f"in {tree}"
+    return None
 
 
 def _other_kind(p: str, via: str, mark: tuple[str, str | None], what: str | None) -> list[str]:
@@ -270,9 +299,10 @@ def output_dir(path: str | Path, what: str) -> Path:
     problems = dir_problems(path)
     if problems:
         raise refusal(what, path, problems)
-    p = Path(path)
-    p.mkdir(parents=True, exist_ok=True)
-    return p
+    # made where the check looked, its symlinks resolved: mkdir on a symlink to a folder yet to be
+    # made (`out -> /data/new`) failed "File exists: out"
+    Path(os.path.realpath(path)).mkdir(parents=True, exist_ok=True)
+    return Path(path)
 
 
 @contextmanager
@@ -282,18 +312,19 @@ def made_for(path: str | Path, what: str) -> Iterator[Path]:
     empty. A directory that existed before is never removed, so a failed write leaves the
     filesystem as it found it, not an empty folder the user never had."""
     missing = []
-    d = Path(os.path.abspath(path))
+    d = Path(os.path.realpath(path))  # what output_dir makes
     while not os.path.lexists(d) and d != d.parent:
         missing.append(d)
         d = d.parent
     try:  # a stop signal just after output_dir's mkdir lands here too, not outside the cleanup
         yield output_dir(path, what)
     except BaseException:
-        for d in missing:
-            try:
-                d.rmdir()
-            except OSError:  # something is in it (not the writer's: it removes its own), or it is gone
-                break
+        with stop_deferred():  # a second Ctrl-C as the first is cleaned up cut it short, folders left
+            for d in missing:
+                try:
+                    d.rmdir()
+                except OSError:  # something is in it (not the writer's: it removes its own), or it is gone
+                    break
         raise
 
 

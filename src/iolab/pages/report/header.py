@@ -23,7 +23,7 @@ from iolab.figures.summary import PhaseSummary
 from iolab.pages.report import textwidth
 from iolab.pages.report.model import HeaderColumn
 from iolab.pages.report.rundata import RunData, rounds_text
-from iolab.targets.model import copy_text, recorded_drive_bytes
+from iolab.targets.model import copy_text, hosts_capacity_text, recorded_drive_bytes
 
 NOT_REPORTED = "not reported"
 # What one header column holds (html.py: .columns 46 mm high, a quarter of the width). Its table
@@ -131,6 +131,9 @@ def capacity_text(run: RunData) -> str:
     cap, tested = t.get("capacity"), t.get("tested_capacity")
     if not cap:
         return NOT_REPORTED
+    hosts = hosts_capacity_text(t, eng, why=False)  # the why is Run Details' note (show's target line)
+    if hosts is not None:  # on other hosts: `capacity` is the ?size= tested; the drives' is theirs to say
+        return f"{hosts}; {eng(tested or cap, 'B')} tested"
     # a device tested in its first part (?size=) is still the size it is
     drive = recorded_drive_bytes(t)
     # the drive's spec is the Target row's preset and Run Details' note: the column names its size

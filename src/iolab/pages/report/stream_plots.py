@@ -268,10 +268,14 @@ def standalone_svg(d: Drawing) -> str:
     return f'<?xml version="1.0" encoding="UTF-8"?>\n{svg(on_white)}\n'
 
 
+# every plot an analysis may write (NAME.svg), the last two only for a trace with response times
+PLOTS = ("stream_map", "stream_table", "outstanding", "response_times")
+
+
 def write_all(a: StreamAnalysis, out_dir: str | Path) -> dict[str, Path]:
     """Every plot of the analysis as an SVG file in `out_dir`, by name."""
     d = output_dir(out_dir, "plots directory")
-    names = ["stream_map", "stream_table"] + (["outstanding", "response_times"] if a.has_latency else [])
+    names = list(PLOTS if a.has_latency else PLOTS[:2])
     for name in names:
         check_file(d / f"{name}.svg", "plot")
     out = {}
