@@ -92,10 +92,12 @@ def read_bytes(path: str | Path, what: str, kind: str) -> bytes:
 
 
 def read_text(path: str | Path, what: str, kind: str) -> str:
-    """read_bytes as UTF-8; UnicodeDecodeError becomes IolabError."""
+    """read_bytes as UTF-8; UnicodeDecodeError becomes IolabError. A file a user wrote (kind
+    "config") may open with a byte-order mark: Windows editors and spreadsheets' "CSV UTF-8"
+    write one, and TOML and the CSV header then failed on their first line."""
     data = read_bytes(path, what, kind)
     try:
-        return data.decode()
+        return data.decode("utf-8-sig" if kind == "config" else "utf-8")
     except UnicodeDecodeError as e:
         raise IolabError(f"{what} {path}: not a text file (byte {e.start + 1} is not UTF-8).") from None
 

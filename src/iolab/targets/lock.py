@@ -232,6 +232,14 @@ def claim_sim(target: Target) -> TargetClaim:
 def lock_dirs() -> list[Path]:
     env = os.environ.get("IOLAB_LOCK_DIR")
     if env:
+        if not os.path.isabs(env):
+            # relative, each working directory had its own locks: two runs started from two
+            # directories both claimed one NBD export or one simulator state file
+            raise IolabError(
+                f"IOLAB_LOCK_DIR={env!r} is not an absolute path, so runs started from different "
+                "directories would each take their own locks and could write one target at once; "
+                "give an absolute directory (e.g. /run/iolab/locks), or unset it."
+            )
         return [Path(env)]
     return [DEFAULT_LOCK_DIR, Path(tempfile.gettempdir()) / f"iolab-locks-{os.getuid()}"]
 
