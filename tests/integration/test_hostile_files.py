@@ -1,0 +1,87 @@
+"""Files and settings a user hands iolab, written the way real users write them (a spreadsheet's
+CSV, a Windows editor's TOML, a hand-typed sheet, a relative directory in the environment):
+each read as meant or refused in one paragraph, before anything runs."""
+
+from __future__ import annotations
+
+import pytest
+
+from .conftest import SMALL_SIM, iolab
+
+FIGURE = "RND 4KiB R/W 0/100 IOPS"
+QUICK = ("run", "latency", "--quick", "-q", "--no-report", "-t", SMALL_SIM)
+
+
+def refused(p, says: str) -> str:
+    text = " ".join(p.stderr.split())
+    assert p.returncode == 2 and "Traceback" not in p.stdout + p.stderr, p.stdout + p.stderr
+    assert p.stderr.startswith("iolab: ") and says in text, text
+    return text
+
+
+@pytest.mark.parametrize(
+    "name, body",
+    [
+        ("sheet.csv", f"figure,min\n{FIGURE},1000\n"),
+        ("sheet.toml", f'[[criterion]]\nfigure = "{FIGURE}"\nmin = 1000\n'),
+    ],
+)
+def test_a_config_file_that_opens_with_a_byte_order_mark_is_read(tmp_path, name, body):
+    """Excel's "CSV UTF-8" and Windows editors start a file with a UTF-8 BOM: the CSV sheet was
+    refused as naming no 'figure' column, the TOML one as invalid at line 1, column 1."""
+    sheet = tmp_path / name
+    sheet.write_bytes(b"\xef\xbb\xbf" + body.encode())
+    p = iolab(*QUICK, "--spec-sheet", str(sheet), "--runs-dir", str(tmp_path / "runs"), timeout=300)
+    assert p.returncode == 0, p.stderr
+    (run,) = (tmp_path / "runs").iterdir()
+    p = iolab("report", str(run), "--spec-sheet", str(sheet), timeout=300)
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize(
+    "field, value, says",
+    [
+        ("unit", '["IOPS"]', "field 'unit' is ['IOPS']; give text in quotes."),  # was TypeError
+        ("name", "{ a = 1 }", "field 'name' is {'a': 1}; give text in quotes."),  # was printed as a repr
+        ("figure", "5", "field 'figure' is 5; give text in quotes."),  # was "is missing"
+    ],
+)
+def test_a_spec_sheet_text_field_of_another_type_is_refused(tmp_path, field, value, says):
+    fields = {"figure": f'"{FIGURE}"', "min": "1000", field: value}
+    sheet = tmp_path / "sheet.toml"
+    sheet.write_text("[[criterion]]\n" + "".join(f"{k} = {v}\n" for k, v in fields.items()))
+    p = iolab(*QUICK, "--spec-sheet", str(sheet), "--runs-dir", str(tmp_path / "runs"), timeout=300)
+    refused(p, f"spec sheet {sheet}, [[criterion]] #1: {says}")
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize(
+    "body, says",
+    [
+        # DictReader kept the last cell of a name twice given: the drive was judged against min = 3
+        (f"figure,min,min\n{FIGURE},1000,3\n", "the first line names column 'min' twice; name each column once."),
+        # an unquoted comma in a name: was "unknown field None"
+        (
+            f"figure,min,name\n{FIGURE},1000,4K, random\n",
+            "line 2: 4 cells, but the first line names 3 columns; quote a cell that holds a comma",
+        ),
+    ],
+)
+def test_a_csv_spec_sheet_whose_cells_do_not_match_its_columns_is_refused(tmp_path, body, says):
+    sheet = tmp_path / "sheet.csv"
+    sheet.write_text(body)
+    p = iolab(*QUICK, "--spec-sheet", str(sheet), "--runs-dir", str(tmp_path / "runs"), timeout=300)
+    refused(p, f"spec sheet {sheet}{', ' if says.startswith('line') else ': '}{says}")
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize("value", ["locks", " ", "./locks"])
+def test_a_relative_lock_directory_is_refused(tmp_path, value):
+    """A relative IOLAB_LOCK_DIR was taken from the working directory: two runs started from two
+    directories on one simulator state file (or NBD export) each took their own lock, and both
+    ran on it at once."""
+    state = tmp_path / "drive.state"
+    runs = tmp_path / "runs"
+    p = iolab(*QUICK[:-1], f"{SMALL_SIM}&save={state}", "--runs-dir", str(runs), env={"IOLAB_LOCK_DIR": value})
+    refused(p, f"IOLAB_LOCK_DIR={value!r} is not an absolute path")
+    assert not runs.exists() and not state.exists()
