@@ -4,6 +4,8 @@ each read as meant or refused in one paragraph, before anything runs."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from .conftest import SMALL_SIM, iolab
@@ -85,3 +87,25 @@ def test_a_relative_lock_directory_is_refused(tmp_path, value):
     p = iolab(*QUICK[:-1], f"{SMALL_SIM}&save={state}", "--runs-dir", str(runs), env={"IOLAB_LOCK_DIR": value})
     refused(p, f"IOLAB_LOCK_DIR={value!r} is not an absolute path")
     assert not runs.exists() and not state.exists()
+
+
+def test_a_lock_directory_that_is_a_file_is_called_so(tmp_path):
+    """IOLAB_LOCK_DIR naming a file was reported as '(/dev/null: File exists)', mkdir's word."""
+    runs = tmp_path / "runs"
+    state = tmp_path / "s.state"
+    p = iolab(*QUICK[:-1], f"{SMALL_SIM}&save={state}", "--runs-dir", str(runs), env={"IOLAB_LOCK_DIR": "/dev/null"})
+    text = " ".join(p.stderr.split())
+    assert p.returncode == 3 and "Traceback" not in text, text
+    assert "(/dev/null: not a directory); set IOLAB_LOCK_DIR to a directory" in text, text
+    assert not runs.exists()
+
+
+@pytest.mark.parametrize("kind", ["directory", "FIFO"])
+def test_a_trace_table_that_is_not_a_file_is_called_what_it_is(tmp_path, kind):
+    """`iolab trace analyze DIR` said 'DIR: no such trace table' of a directory that exists."""
+    table = tmp_path / "t.parquet"
+    table.mkdir() if kind == "directory" else os.mkfifo(table)
+    p = iolab("trace", "analyze", str(table), "-o", str(tmp_path / "out"), timeout=60)
+    text = refused(p, f"trace table {table}: is a {kind}")
+    assert "not a regular file" in text and "no such" not in text, text
+    assert not (tmp_path / "out").exists()

@@ -308,7 +308,8 @@ def _open_lock_file(name: str) -> tuple[int, Path]:
                     "may have planted it to make a run overwrite the file it points to); remove it "
                     "or set IOLAB_LOCK_DIR to a directory only you can write."
                 ) from None
-            errors.append(f"{d}: {e.strerror}")
+            # mkdir(exist_ok) of a path that is a file fails with "File exists"
+            errors.append(f"{d}: {'not a directory' if d.exists() and not d.is_dir() else e.strerror}")
             continue
         unsafe = open_file_problem(fd)
         if unsafe:
