@@ -124,7 +124,7 @@ def _csv_rows(text: str, what: str) -> list[tuple[str, dict]]:
         if None in row:  # the cells past the header's columns (an unquoted comma in a name, a stray cell)
             raise IolabError(
                 f"{what}, line {i + 2}: {len(reader.fieldnames) + len(row[None])} cells, but the first line names "
-                f"{len(reader.fieldnames)} columns; quote a cell that holds a comma (\"4K, random\")."
+                f'{len(reader.fieldnames)} columns; quote a cell that holds a comma ("4K, random").'
             )
         rows.append((f"line {i + 2}", {k: v for k, v in row.items() if v not in (None, "")}))
     return rows
