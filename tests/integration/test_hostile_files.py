@@ -109,3 +109,35 @@ def test_a_trace_table_that_is_not_a_file_is_called_what_it_is(tmp_path, kind):
     text = refused(p, f"trace table {table}: is a {kind}")
     assert "not a regular file" in text and "no such" not in text, text
     assert not (tmp_path / "out").exists()
+
+
+def test_a_hosts_file_that_opens_with_a_byte_order_mark_is_read(tmp_path):
+    """The hosts file saved by a Windows editor: 'not valid TOML (Invalid statement (at line 1,
+    column 1))'. `iolab fio-job --hosts-file` reads it without connecting to any host."""
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_bytes(b'\xef\xbb\xbf[[host]]\naddress = "127.0.0.1"\nport = 8765\n')
+    p = iolab(
+        "fio-job", "latency", "--quick", "--hosts-file", str(hosts), "-t", f"file:{tmp_path / 'd.img'}?size=16MiB"
+    )
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    assert "===== leg 0: 127.0.0.1:8765" in p.stdout, p.stdout[:500]
+
+
+def test_a_replay_iolab_wrote_over_4_mib_is_read_back(tmp_path):
+    """A 2.5 h trace analysed in 1 s steps: `iolab trace analyze` wrote a 4.1 MiB replay.toml
+    that `iolab run replay --workload` then refused as 'larger than 4 MiB ... not one iolab
+    wrote' (workload files had the hosts file's cap)."""
+    src = tmp_path / "long.txt"
+    # one IO every 0.15 s for 9,000 s, three block sizes, reads and writes (disksim: us, dev, lba, sectors, R=1)
+    src.write_text(
+        "".join(f"{i * 150_000} 0 {(i * 7919) % (1 << 20) * 8} {(8, 16, 64)[i % 3]} {i % 2}\n" for i in range(60_000))
+    )
+    table, out = tmp_path / "long.parquet", tmp_path / "wl"
+    p = iolab("trace", "import", str(src), "-f", "disksim", "--time-unit", "us", "-o", str(table), timeout=300)
+    assert p.returncode == 0, p.stderr
+    p = iolab("trace", "analyze", str(table), "-o", str(out), "--step", "1s", "--qd", "4", timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert (out / "replay.toml").stat().st_size > 4 * 1024 * 1024  # the case: past the old cap
+    p = iolab("plan", "replay", "--workload", str(out), "-t", SMALL_SIM, timeout=300)
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    assert "cell step 8999: replay step 8999 (capture 8999 s)" in p.stdout, p.stdout[-500:]
