@@ -116,6 +116,16 @@ def test_a_meter_reading_of_minus_zero_is_zero(file_run, tmp_path):
     assert "run: 0 mW average, 0 mW maximum" in p.stdout and "-0 mW" not in p.stdout, p.stdout
 
 
+def test_a_meter_log_that_opens_with_a_byte_order_mark_is_read(file_run, tmp_path):
+    """A meter's CSV saved as "CSV UTF-8" was refused: "line 1 names the columns
+    ['\\ufefftime', 'watts']; a meter log needs a time column"."""
+    log = tmp_path / "meter.csv"
+    log.write_bytes(b"\xef\xbb\xbf" + meter_log(file_run, "5").encode())
+    p = iolab("power", str(file_run), str(log))
+    assert p.returncode == 0, p.stderr
+    assert "run: 5,000 mW average, 5,000 mW maximum" in p.stdout, p.stdout
+
+
 def test_a_corrupt_time_does_not_decide_the_time_unit(tmp_path):
     """One DiskSim line at 1e308 (dropped by --skip-bad-lines) made the unit guess call every
     unit 'impossible, times past 126 years' and fall back to ns: the kept trace of IOs 1,000

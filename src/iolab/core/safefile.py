@@ -26,8 +26,12 @@ MiB = 1 << 20
 CAPS = {
     "manifest": 16 * MiB,  # a run directory's manifest.json, live.json
     "document": 256 * MiB,  # a saved --json document (check --baseline), a stream analysis JSON
-    "config": 4 * MiB,  # a hosts file, a tolerances file, a workload or replay TOML, published figures CSV
+    "config": 4 * MiB,  # a hosts file, a tolerances file, a spec sheet, published figures CSV
+    # a composite or replay TOML: `iolab trace analyze` writes a step of replay per capture step, up
+    # to --max-steps (100,000), and a 2.5 h trace in 1 s steps already made one over 4 MiB
+    "workload": 256 * MiB,
 }
+EDITED = ("config", "workload")  # kinds a user writes or edits by hand
 
 
 def _kind(mode: int) -> str:
@@ -92,10 +96,12 @@ def read_bytes(path: str | Path, what: str, kind: str) -> bytes:
 
 
 def read_text(path: str | Path, what: str, kind: str) -> str:
-    """read_bytes as UTF-8; UnicodeDecodeError becomes IolabError."""
+    """read_bytes as UTF-8; UnicodeDecodeError becomes IolabError. A file a user wrote or edited
+    (EDITED kinds) may open with a byte-order mark: Windows editors and spreadsheets' "CSV UTF-8"
+    write one, and TOML and the CSV header then failed on their first line."""
     data = read_bytes(path, what, kind)
     try:
-        return data.decode()
+        return data.decode("utf-8-sig" if kind in EDITED else "utf-8")
     except UnicodeDecodeError as e:
         raise IolabError(f"{what} {path}: not a text file (byte {e.start + 1} is not UTF-8).") from None
 

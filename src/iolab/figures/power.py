@@ -156,7 +156,9 @@ def parse_meter_log(text: str, source: str, offset_s: float = 0.0) -> MeterLog:
     without one, time then watts). IolabError with the file and line of what is wrong."""
     import numpy as np
 
-    rows = [r for r in csv.reader(io.StringIO(text)) if r and any(c.strip() for c in r)]
+    # a meter's Windows software or a spreadsheet saves "CSV UTF-8" with a byte-order mark: its
+    # header then named a column '\ufefftime' and the log was refused
+    rows = [r for r in csv.reader(io.StringIO(text.removeprefix("\ufeff"))) if r and any(c.strip() for c in r)]
     if not rows:
         raise IolabError(f"{source}: the meter log is empty.")
     cols = _columns(rows[0], source)

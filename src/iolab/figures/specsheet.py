@@ -101,9 +101,8 @@ def load_spec_sheet(path: Path) -> SpecSheet:
         sheet = data.get("sheet", {})
         if not isinstance(sheet, dict) or set(sheet) - {"model"}:
             raise IolabError(f"{what}, [sheet]: the only field is 'model'.")
-        model = sheet.get("model")
-        if model is not None:  # printed on the report's front page and the fleet's, as the criteria's names are
-            check_text(str(model), f"{what}, [sheet]: field 'model'")
+        # printed on the report's front page and the fleet's, as the criteria's names are
+        model = _text(sheet, "model", f"{what}, [sheet]")
         rows = [(f"[[criterion]] #{i + 1}", t) for i, t in enumerate(data["criterion"])]
     crits = [_criterion(row, f"{what}, {where}") for where, row in rows]
     if not crits:
@@ -112,16 +111,24 @@ def load_spec_sheet(path: Path) -> SpecSheet:
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise IolabError(f"{what}: criterion {twice[0]!r} is given twice; name each once (field 'name').")
-    return SpecSheet(path, str(model) if model is not None else None, tuple(crits))
+    return SpecSheet(path, model, tuple(crits))
 
 
 def _csv_rows(text: str, what: str) -> list[tuple[str, dict]]:
     reader = csv.DictReader(io.StringIO(text))
     if not reader.fieldnames or "figure" not in reader.fieldnames or set(reader.fieldnames) - set(FIELDS):
         raise IolabError(f"{what}: the first line must name the columns, from {','.join(FIELDS)} ('figure' required).")
+    twice = sorted({f for f in reader.fieldnames if reader.fieldnames.count(f) > 1})
+    if twice:  # DictReader keeps a row's last cell of the name: "figure,min,min" judged by the second
+        raise IolabError(f"{what}: the first line names column {twice[0]!r} twice; name each column once.")
     rows = []
     for i, row in enumerate(reader):
         where = f"{what}, line {i + 2}"
+        if None in row:  # the cells past the header's columns (an unquoted comma in a name, a stray cell)
+            raise IolabError(
+                f"{where}: {len(reader.fieldnames) + len(row[None])} cells, but the first line names "
+                f'{len(reader.fieldnames)} columns; quote a cell that holds a comma ("4K, random").'
+            )
         cells = {k: v for k, v in row.items() if v not in (None, "")}
         # a CSV cell is text by nature: its numbers are read here, so _number takes numbers only
         numbers = {k: _cell_number(v, f"{where}: field {k!r}") for k, v in cells.items() if k in NUMBERS}
@@ -158,8 +165,8 @@ def _criterion(t, where: str) -> Criterion:
     unknown = set(t) - set(FIELDS)
     if unknown:
         raise IolabError(f"{where}: unknown field {sorted(unknown)[0]!r}; fields are {', '.join(FIELDS)}.")
-    fig = t.get("figure")
-    if not isinstance(fig, str) or not fig.strip():
+    fig = _text(t, "figure", where)
+    if not fig or not fig.strip():
         raise IolabError(f"{where}: field 'figure' is missing (the key figure's name, as `iolab show` prints it).")
     lo = _number(t["min"], f"{where}: field 'min'") if "min" in t else None
     hi = _number(t["max"], f"{where}: field 'max'") if "max" in t else None
@@ -167,12 +174,23 @@ def _criterion(t, where: str) -> Criterion:
         raise IolabError(f"{where}: give 'min' or 'max' (or both): the bound a drive must meet.")
     if lo is not None and hi is not None and lo > hi:
         raise IolabError(f"{where}: 'min' {lo:g} is above 'max' {hi:g}; no drive could pass.")
-    unit = t.get("unit")
+    unit = _text(t, "unit", where)
     if unit is not None and unit not in _UNITS:
         raise IolabError(f"{where}: field 'unit' is {unit!r}; use one of {', '.join(_UNITS)}.")
     claim = _number(t["claim"], f"{where}: field 'claim'") if "claim" in t else None
-    name = check_text(str(t.get("name", fig)), f"{where}: field 'name'")
-    return Criterion(name, check_text(fig, f"{where}: field 'figure'"), lo, hi, unit, claim)
+    name = _text(t, "name", where) or fig
+    return Criterion(name, fig, lo, hi, unit, claim)
+
+
+def _text(t: dict, field: str, where: str) -> str | None:
+    """A text field's value (None: not given). Any other TOML type is refused: a list as the unit
+    raised TypeError, a table as the name was printed on the front page as Python's repr."""
+    v = t.get(field)
+    if v is None:
+        return None
+    if not isinstance(v, str):
+        raise IolabError(f"{where}: field {field!r} is {v!r}; give text in quotes.")
+    return check_text(v, f"{where}: field {field!r}")
 
 
 def in_unit(value: float, have: str, want: str | None) -> float | None:

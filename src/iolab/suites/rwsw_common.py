@@ -77,7 +77,7 @@ def _kind(path: Path) -> str:
     if path.suffix == ".json":
         return "analysis"
     try:
-        data = loads_toml(read_text(path, "workload file", "config"), str(path))
+        data = loads_toml(read_text(path, "workload file", "workload"), str(path))
     except (OSError, IolabError):
         return "unknown"  # the loader reports the file and line
     if "replay" in data:

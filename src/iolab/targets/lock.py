@@ -232,6 +232,14 @@ def claim_sim(target: Target) -> TargetClaim:
 def lock_dirs() -> list[Path]:
     env = os.environ.get("IOLAB_LOCK_DIR")
     if env:
+        if not os.path.isabs(env):
+            # relative, each working directory had its own locks: two runs started from two
+            # directories both claimed one NBD export or one simulator state file
+            raise IolabError(
+                f"IOLAB_LOCK_DIR={env!r} is not an absolute path, so runs started from different "
+                "directories would each take their own locks and could write one target at once; "
+                "give an absolute directory (e.g. /run/iolab/locks), or unset it."
+            )
         return [Path(env)]
     return [DEFAULT_LOCK_DIR, Path(tempfile.gettempdir()) / f"iolab-locks-{os.getuid()}"]
 
@@ -300,7 +308,8 @@ def _open_lock_file(name: str) -> tuple[int, Path]:
                     "may have planted it to make a run overwrite the file it points to); remove it "
                     "or set IOLAB_LOCK_DIR to a directory only you can write."
                 ) from None
-            errors.append(f"{d}: {e.strerror}")
+            # mkdir(exist_ok) of a path that is a file fails with "File exists"
+            errors.append(f"{d}: {'not a directory' if d.exists() and not d.is_dir() else e.strerror}")
             continue
         unsafe = open_file_problem(fd)
         if unsafe:

@@ -39,7 +39,10 @@ def detect_format(path: str | Path) -> str:
     for fm in formats.all_formats():
         if fm.magic is not None and fm.magic(head):
             return fm.name
-    lines = [ln.strip() for ln in head.decode("utf-8", "replace").splitlines()[:_HEAD_LINES] if ln.strip()]
+    # the readers skip a byte-order mark (a CSV saved by a spreadsheet); so does the guess, which
+    # read it as part of the first field and named no format
+    text = head.decode("utf-8", "replace").removeprefix("\ufeff")
+    lines = [ln.strip() for ln in text.splitlines()[:_HEAD_LINES] if ln.strip()]
     if not lines:
         raise IolabError(f"{p}: empty file; nothing to import.")
     first = lines[0]

@@ -36,6 +36,7 @@ from pathlib import Path
 import duckdb
 
 from iolab.core.errors import IolabError
+from iolab.core.safefile import check_regular
 from iolab.core.units import counted, human_span
 from iolab.targets.writepolicy import check_file, output_dir, output_file
 from iolab.traces.sqltext import sql_str
@@ -113,10 +114,11 @@ class TraceTable:
         connection of the caller's to read them with (a new one costs ~15 ms of CPU).
         """
         p = Path(path)
-        if not p.is_file():
+        if not p.exists():
             raise IolabError(
                 f"{p}: no such trace table (expected a .parquet file written by iolab trace import or capture)."
             )
+        check_regular(p, "trace table")  # a directory, FIFO or device was called "no such trace table"
         own = con is None
         db = connect() if con is None else con
         try:

@@ -344,7 +344,7 @@ class _TomlFile:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         try:
-            text = read_text(self.path, "workload file", "config")
+            text = read_text(self.path, "workload file", "workload")
         except FileNotFoundError:
             raise IolabError(f"{self.path}: no such workload file.") from None
         except OSError as e:
