@@ -17,7 +17,8 @@ from iolab.cli.auto import emit, want_json
 from iolab.cli.console import Console
 from iolab.cli.options import TEST_HELP, RunArgs
 from iolab.core.errors import IolabError
-from iolab.core.plan import PROFILE_FLAGS, option_text, percent_text
+from iolab.core.plan import PROFILE_FLAGS, option_text
+from iolab.core.profilewords import percent_text
 from iolab.core.units import counted, duration, eng, kib_label, num
 
 if TYPE_CHECKING:  # the plans are built only when `iolab plan` runs: --help and the rest start without them

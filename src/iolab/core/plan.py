@@ -13,8 +13,9 @@ from typing import Any, Literal
 
 from iolab.core.decide import Decision, Sample, StopRule
 from iolab.core.errors import IolabError
+from iolab.core.profilewords import cell_time_text, limit_source, profile_settings, scaled_by
 from iolab.core.steady import SteadyRule
-from iolab.core.units import MiB, duration_option, given, share_text, size_option
+from iolab.core.units import MiB, duration_option, given, size_option
 from iolab.core.workload import Workload
 
 Metric = Literal["iops", "mbps", "read_mbps", "write_mbps", "lat_mean_us", "lat_max_us"]
@@ -30,13 +31,9 @@ MAX_ROUNDS = 1000
 MAX_WSAT_SECONDS = 1000 * 24 * 3600.0
 # × capacity written: beyond it byte counts overflow, and no test writes a drive that often.
 MAX_MULTIPLE = 1000
+
+
 # What each profile sets (the PTS's common parameters); --write-cache and --active-range replace the first two.
-PROFILE_SETTINGS: dict[str, dict[str, Any]] = {
-    "enterprise": {"write_cache": False, "active_range": 1.0, "threads": 4, "queue_depth": 32},
-    "client": {"write_cache": True, "active_range": 0.75, "threads": 2, "queue_depth": 16},
-}
-
-
 def _bad(field_: str, option: str, value: object, need: str, unit: str = "") -> IolabError:
     # with the digits given: 1001d is '86,486,400 s', not :g's '8.64864e+07 s'
     shown = f"{given(value)}{unit}" if isinstance(value, float) and math.isfinite(value) else f"{value!r}{unit}"
@@ -270,59 +267,6 @@ class Profile:
 
 # --quick's own capacity limit (suites.make_profile); a test's --quick copy may be larger
 QUICK_CAPACITY = 512 * MiB
-
-
-def cell_time_text(seconds: float) -> str:
-    """The non-compliance of cells shorter than the PTS's 60 s."""
-    return f"{seconds:g} s per cell instead of 60 s"
-
-
-def limit_source(profile: Mapping[str, Any]) -> str:
-    """What set a profile's (or a stored one's) capacity limit, as the user gave it:
-    "--capacity-limit 512MiB", "--quick" (its own limit, or the larger copy a test's --quick
-    takes); "" when there is none."""
-    limit = profile.get("capacity_limit")
-    if limit is None:
-        return ""
-    if profile.get("capacity_limit_given"):
-        return f"--capacity-limit {profile['capacity_limit_given']}"
-    # a quick run stored before the text was kept: its limit was --quick's unless the user's,
-    # which the run did not record
-    return "--quick" if profile.get("quick") else f"--capacity-limit {size_option(int(limit))}"
-
-
-def scaled_by(profile: Mapping[str, Any]) -> list[str]:
-    """Each option that scaled a run down, as the user gave it: ["--quick", "--capacity-limit
-    512MiB"] (a profile as a manifest stores it); empty for a run at full scale."""
-    source = limit_source(profile)
-    return (["--quick"] if profile.get("quick") else []) + ([source] if source and source != "--quick" else [])
-
-
-def scaled_text(profile: Mapping[str, Any]) -> str:
-    """'--quick and --capacity-limit 512MiB' ('' for a run at full scale)."""
-    return " and ".join(scaled_by(profile))
-
-
-def profile_settings(name: str, write_cache: bool, active_range: float) -> list[tuple[str, str, str]]:
-    """(option, the run's setting, the profile's own where the option replaced it, else '') for
-    the write cache and the active range; read from a Profile or a stored one."""
-    own = PROFILE_SETTINGS.get(name, {"write_cache": write_cache, "active_range": active_range})
-    cache, span = own["write_cache"], own["active_range"]
-    return [
-        ("--write-cache", f"write cache {cache_text(write_cache)}", cache_text(cache) if write_cache != cache else ""),
-        (
-            "--active-range",
-            f"active range {percent_text(active_range)}",
-            percent_text(span) if active_range != span else "",
-        ),
-    ]
-
-
-def cache_text(enabled: bool) -> str:
-    return "WCE" if enabled else "WCD"  # write cache enabled / disabled, as the PTS writes it
-
-
-percent_text = share_text  # the active range, as every share is printed
 
 
 def step_seconds(w: Workload) -> float:

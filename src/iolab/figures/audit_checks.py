@@ -16,7 +16,7 @@ from typing import Any
 
 from iolab.core.cellschema import CellRow
 from iolab.core.errors import IolabError
-from iolab.core.plan import limit_source
+from iolab.core.profilewords import limit_source
 from iolab.core.steady import SteadyRule
 from iolab.core.units import counted, measurable
 from iolab.figures.audit_series import Shape, findings

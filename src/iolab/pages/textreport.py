@@ -12,7 +12,7 @@ from rich.markup import escape as esc
 from rich.table import Table
 
 from iolab.core.decide import decision_text
-from iolab.core.plan import profile_settings
+from iolab.core.profilewords import profile_settings
 from iolab.core.steady import (
     STEADY_NOT_APPLICABLE,
     STEADY_NOT_EVALUATED,

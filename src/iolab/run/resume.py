@@ -36,6 +36,7 @@ from iolab.run.budget import is_partial, next_round_s, stored_drains, stored_int
 from iolab.run.identity import check_identity, check_legs, host_differences, measured_spec
 from iolab.run.leftovers import end_leftovers
 from iolab.run.rebuilt import set_aside_rebuilt
+from iolab.run.resumewords import REMOTE_NOTE, from_round, kept_text, rounds_text, runs_from
 from iolab.run.runner import Runner, StartAt, build_deferred, cell_tag, here_legs, round_prefixes, workload_record
 from iolab.run.runstart import RunOptions, engine_versions, same_plan, start_again
 from iolab.run.statelost import state_lost
@@ -54,19 +55,6 @@ class Resumption:
     options: RunOptions
     start: StartAt
     notes: list[str]
-
-
-# What a resumed run on hosts says: only the targets read over SSH were compared with the record.
-REMOTE_NOTE = (
-    "the targets are on the run's hosts: iolab compared the ones it can read over SSH with the "
-    "run's record; for hosts reached through fio's server only it cannot tell whether their "
-    "targets were written since the run stopped"
-)
-
-
-def rounds_text(done: int) -> str:
-    """'round 1', or 'rounds 1-3' (never 'rounds 1-1')."""
-    return "round 1" if done == 1 else f"rounds 1-{done}"
 
 
 def prepare(
@@ -281,7 +269,7 @@ def _where(store: RunStore, plan: TestPlan, target: targets.Target, caps: Capabi
         if ended is None and isinstance(ph, Deferred) and build_deferred(store, plan, ph)[0] is None:
             continue  # the run decided not to measure it (a bisection step it could not tell apart)
         if ended is None:
-            notes.append(f"{ph.name}: not begun; it runs {_runs_from(ph)}.")
+            notes.append(f"{ph.name}: not begun; it runs {runs_from(ph)}.")
             return StartAt(i, 0)
         return _within(store, plan, i, _begun(ph), target, caps, notes)
     # Killed after its last phase ended (or its last cell, recovered above, ended it), before the
@@ -309,12 +297,14 @@ def _within(
         moved = sum(store.set_aside(p.name, 0, round_prefixes(p, 0)) for p in again)
         _supersede_decisions(store, {p.name for p in plan.phases[first:]}, notes)
         redo = (
-            f"it runs again {_runs_from(ph)}"
+            f"it runs again {runs_from(ph)}"
             if first == i
             else f"it goes on from the state the phases before it left, so {', '.join(p.name for p in again)} run "
             f"again from the purge of {plan.phases[first].name}"
         )
-        notes.append(f"{ph.name}: cannot continue{_from(done)}: {why}. Instead {redo}; {_kept(stored, moved)}.")
+        notes.append(
+            f"{ph.name}: cannot continue{from_round(done)}: {why}. Instead {redo}; {kept_text(stored, moved)}."
+        )
         return StartAt(first, 0)
     cells = store.cells(ph.name)
     history = _history(ph, cells)
@@ -347,31 +337,6 @@ def _within(
     )
     samples = tuple(sample_of_row(c) for c in cells) if ph.stop_rule is not None else ()
     return StartAt(i, done + 1, written, elapsed, history, samples, stored_intervals(cells))
-
-
-def _runs_from(ph: Phase | Deferred) -> str:
-    """Where a phase (again) starts: its purge, or, without one (DIRTH's operating points), its
-    first round on the drive as it is now; "from its purge" was said of a phase that has none."""
-    if isinstance(ph, Deferred):
-        return "once it is built from the results before it"
-    if ph.purge:
-        return "from its purge"
-    return "from its first round; it has no purge, so it starts from the drive as it is now"
-
-
-def _from(done: int) -> str:
-    """Where the phase would have gone on: its preconditioning (done -1) has no round to name."""
-    return f" from round {done + 1}" if done >= 0 else ""
-
-
-def _kept(cells: int, files: int) -> str:
-    """What of the phases run again is kept, as it is: a stop in the first preconditioning step
-    (WIPC) stored no cell, and its step's raw files alone are kept."""
-    if not cells:
-        kept = f"; the unfinished step's output is kept in raw/interrupted-*/ ({counted(files, 'file')})"
-        return "no cell of it had been stored" + (kept if files else "")
-    aside = f", {counted(files, 'raw file')} in raw/interrupted-*/" if files else ""
-    return f"what was measured before is kept ({counted(cells, 'cell')} marked 'interrupted'{aside})"
 
 
 def _begun(ph: Phase | Deferred) -> Phase:

@@ -18,7 +18,8 @@ from typing import Any
 from iolab import __version__, targets
 from iolab.core.decide import rule_record
 from iolab.core.errors import IolabError
-from iolab.core.plan import Deferred, Phase, TestPlan, cache_text, cell_time_text
+from iolab.core.plan import Deferred, Phase, TestPlan
+from iolab.core.profilewords import cache_text, cell_time_text
 from iolab.engines import Engine, purge_methods
 from iolab.engines.fio_hosts import NOT_PURGED_OUTCOME
 from iolab.figures.phaseend import range_label, range_share, rule_text

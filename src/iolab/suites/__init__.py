@@ -16,7 +16,8 @@ from dataclasses import replace
 from typing import Any, Literal
 
 from iolab.core.errors import IolabError
-from iolab.core.plan import PROFILE_SETTINGS, QUICK_CAPACITY, Profile, TestPlan, cache_text, percent_text
+from iolab.core.plan import QUICK_CAPACITY, Profile, TestPlan
+from iolab.core.profilewords import PROFILE_SETTINGS, cache_text, percent_text
 from iolab.core.units import KiB, size_option
 from iolab.core.workload import Stream, Workload
 from iolab.suites.testdef import TestDef

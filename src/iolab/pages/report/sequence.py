@@ -14,7 +14,7 @@ from pathlib import Path
 
 from iolab import __version__
 from iolab.core.errors import IolabError
-from iolab.core.plan import scaled_text
+from iolab.core.profilewords import scaled_text
 from iolab.core.units import counted
 from iolab.figures.compare import NOT_MEASURED, KeyMetric
 from iolab.figures.summary import PhaseSummary
