@@ -87,3 +87,14 @@ def _own_lock_dir(tmp_path_factory, monkeypatch):
     test's temporary files, not in the machine's /run/iolab/locks for `iolab runs` to list as
     stale. A test of the lock directory itself sets or removes the variable as it needs."""
     monkeypatch.setenv("IOLAB_LOCK_DIR", str(tmp_path_factory.mktemp("locks")))
+
+
+@pytest.fixture(autouse=True)
+def _no_runs_directory_of_another_test(monkeypatch):
+    """No test starts with $IOLAB_RUNS, and whatever a command parsed inside this process set there
+    is undone after it: `--runs-dir` sets the variable for its command's length, and
+    test_docs_commands parsed `--runs-dir /lab/runs` without closing the command, so the next
+    test's `iolab` child in that worker (the README's Python example, fc20) stored its run in
+    /lab/runs. Tests that need the variable set it themselves."""
+    for name in ("IOLAB_RUNS", "IOLAB_RUNS_OF_SHELL"):
+        monkeypatch.delenv(name, raising=False)

@@ -186,7 +186,7 @@ def test_host_idle_recovery_says_why_its_preconditioning_level_is_missing(tmp_pa
     run = one_run(
         tmp_path / "runs", "hir", "--quick", "--cell-time", "100ms", "--max-rounds", "3", "-t", SMALL_SIM, "--no-report"
     )
-    fig = figure_of(run, "PC IOPS, window mean (RND 4 KiB W)")
+    fig = figure_of(run, "Preconditioning IOPS, window mean (RND 4 KiB W)")
     assert fig["value"] is None, fig
     assert fig["unmeasured"] == (
         "the preconditioning ran 3 rounds, fewer than the 5-round steady-state window: no window to average"

@@ -98,8 +98,10 @@ def _problem(kind: str, text: str) -> str | None:
     if kind == "inline" or cmd is CLI or {"-h", "--help"} & set(rest):
         return None  # a span in a sentence may name a command's part alone (`iolab run --repeat N`)
     try:  # a code line is a whole command: it parses as given
-        with contextlib.redirect_stdout(io.StringIO()):
-            cmd.make_context(f"iolab {' '.join(path)}", list(rest))
+        # closed as a command is: `--runs-dir DIR` sets $IOLAB_RUNS until then, and a context left
+        # open left it set for the next test's `iolab` children (a run stored in /lab/runs)
+        with contextlib.redirect_stdout(io.StringIO()), cmd.make_context(f"iolab {' '.join(path)}", list(rest)):
+            pass
     except cx.UsageError as e:
         return e.format_message()
     return None

@@ -172,6 +172,9 @@ TEST = TestDef(
     # True when some key figures are named after what each run did (a stream, a wait state):
     # a saved baseline's figure outside key_figures(()) is then held to the other runs' names
     figures_named_by_runs=False,
+    # a key figure renamed: (its earlier name, its name now) for each, so a saved baseline,
+    # a tolerances file and `iolab history OLD-NAME` still find it
+    renamed_figures=(),
     pages=pages,  # None: report/pts.generic_pages
     overlays=None,  # (runs, labels) -> [Page] after the comparison's summary
     view=view,  # None: textreport.generic_view
