@@ -311,6 +311,38 @@ def test_a_fleet_stopped_twice_still_stops_its_drives_and_stores_its_end(tmp_pat
     assert d1["state"] == "interrupted" and not Path(f"/proc/{d1['pid']}").exists(), d1
 
 
+# `iolab ARGS` with --fleet that sends itself SIGTERM as the first drive is handed to the pool that
+# starts it: before the fleet waits for its drives, as a stop lands on a busy machine
+TERM_AT_SUBMIT = """
+import os, signal, sys
+import iolab.api.fleet as fleet
+class Pool(fleet.ThreadPoolExecutor):
+    def submit(self, *args, **kwargs):
+        future = super().submit(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return future
+fleet.ThreadPoolExecutor = Pool
+sys.argv = ["iolab", *sys.argv[1:]]
+from iolab.cli.main import main
+main()
+"""
+
+
+def test_a_fleet_stopped_as_it_hands_out_its_drives_stops_them_and_says_so(tmp_path):
+    f = tmp_path / "fleet.toml"
+    f.write_text('[fleet]\nname = "t"\n[[drive]]\ntarget = "sim:enterprise-sas?user_gb=0.1"\nname = "d1"\n')
+    runs = tmp_path / "runs"
+    quick = ("--quick", "--cell-time", "1s", "--max-rounds", "25", "--no-report", "--fleet", str(f))
+    # before: exit 130 with nothing said (Typer's answer to a stop that left a command), fleet.json
+    # 'running', and d1, never told, ran to its end ("[d1] complete in 0.5 s")
+    p = harnessed(TERM_AT_SUBMIT, "run", "latency", *quick, "--runs-dir", str(runs), code=143)
+    assert "complete in" not in p.stdout, p.stdout
+    _, state = fleet_state(runs)
+    assert (state["state"], state["stopped_by"]) == ("interrupted", "SIGTERM") and state["ended"], state
+    [d1] = state["members"]
+    assert d1["state"] == "interrupted" and not (d1["pid"] and Path(f"/proc/{d1['pid']}").exists()), d1
+
+
 # `iolab ARGS` with several --target that gets Ctrl-C once each run has measured a cell, and a
 # second one as it passes the first on (Ctrl-C pressed twice): its runs, each in a process group
 # of its own, are told by it alone. The first argument is the runs directory to watch.

@@ -38,8 +38,8 @@ from iolab.core.errors import IolabError
 from iolab.core.fieldtypes import shown, wrong_type
 from iolab.core.runfiles import FLEET_FILE, FLEET_SCHEMA
 from iolab.core.safefile import loads_json, read_bytes, read_config, read_json
-from iolab.core.stopdefer import CHILD_MAIN, stop_deferred, stops_blocked
-from iolab.run.stopsignals import Interrupted
+from iolab.core.stopdefer import CHILD_MAIN, stop_deferred, stops_blocked, stops_held
+from iolab.run.stopsignals import Interrupted, stop_exception
 from iolab.store.durable import replace_file
 from iolab.store.manifest import fleet_dir, is_fleet_dir, now_iso
 from iolab.targets.writepolicy import check_file, mark_written, output_dir
@@ -357,7 +357,6 @@ def run_fleet(
 
     pending = [m for m in state.members if m.state in ("pending", "interrupted")]
     pool = ThreadPoolExecutor(max_workers=max(1, min(fleet.parallel or len(pending), len(pending) or 1)))
-    futures = [pool.submit(one, m) for m in pending]
 
     def stopped(e: KeyboardInterrupt) -> None:  # let the running drives store what they measured, and stop
         with lock:  # no drive starts from here on (one)
@@ -366,7 +365,7 @@ def run_fleet(
             if isinstance(e, Interrupted):  # sent to the coordinator alone: each running drive gets it too
                 _forward(e.signum, [m.pid for m in state.members if m.state == "running" and m.pid])
 
-    interrupted = _wait_all(futures, stopped)
+    interrupted = _wait_all(lambda: [pool.submit(one, m) for m in pending], stopped)
     with stop_deferred():  # the fleet's end is stored whole; a stop now takes effect after it
         pool.shutdown()
         with lock:
@@ -379,24 +378,34 @@ def run_fleet(
     return state
 
 
-def _wait_all(futures: list[Future], stopped: Callable[[KeyboardInterrupt], None]) -> bool:
-    """Wait for every drive, each stop signal meanwhile handed to `stopped`; True if one came. A
-    stop is handled inside the try that waits, so one that comes while the last is handled (Ctrl-C
-    pressed twice, a second SIGTERM) is taken as the next: handled in the except clause, it went
-    out of the fleet half-way, the coordinator gone, fleet.json 'running' and the drives untold."""
+def _wait_all(submit: Callable[[], list[Future]], stopped: Callable[[KeyboardInterrupt], None]) -> bool:
+    """Start the drives (`submit`) and wait for every one, each stop signal meanwhile handed to
+    `stopped`; True if one came. Every step is inside the one try that takes a stop: one that came
+    while the last was handled (Ctrl-C pressed twice, a second SIGTERM) is taken as the next, and
+    one that came while the drives were handed to the pool is held until they all are. Outside it
+    (handled in the except clause, or come before the try began, as a drive's start sent the
+    coordinator a SIGTERM on a busy machine) it went out of the fleet half-way: the coordinator gone
+    with exit 130, fleet.json 'running' and the drives untold, running to their end."""
     stops: list[KeyboardInterrupt] = []
-    came = False
-    for f in futures:
-        while True:
-            try:
-                while stops:
-                    came = True
-                    stopped(stops.pop(0))
-                f.result()
-                break
-            except KeyboardInterrupt as e:
-                stops.append(e)
-    return came
+    held: list[int] = []
+    futures: list[Future] | None = None
+    came, done = False, 0
+    while True:
+        try:
+            if futures is None:
+                with stops_held() as held:  # each drive handed over, or none: a stop waits for it
+                    futures = submit()
+            while held:
+                stops.append(stop_exception(held.pop(0)))
+            while stops:
+                came = True
+                stopped(stops.pop(0))
+            if done == len(futures):
+                return came
+            futures[done].result()
+            done += 1
+        except KeyboardInterrupt as e:
+            stops.append(e)
 
 
 def start(fleet_file: Path, test: str, args: list[str], root: Path) -> tuple[Fleet, FleetState, list[str]]:

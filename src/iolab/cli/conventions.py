@@ -274,4 +274,13 @@ def run(app: typer.Typer, started_blocked: bool = False) -> None:
     check_env(os.environ)
     completion(sys.argv[1:])
     tidy_help(command)
-    command(prog_name="iolab")
+    try:
+        command(prog_name="iolab")
+    except SystemExit as e:
+        # Typer ends a command a stop signal went out of with a silent exit 130 (SIGTERM's too:
+        # a fleet stopped as it started a drive exited 130, saying nothing); main() says
+        # "interrupted" and exits with the signal's own code, as every stopped command does
+        stop = getattr(e.__context__, "__cause__", None)
+        if isinstance(stop, KeyboardInterrupt):
+            raise stop from None
+        raise
