@@ -26,9 +26,12 @@ HELP_NAMES = ["-h", "--help"]
 
 def _version(value: bool) -> None:
     if value:
-        from importlib.metadata import version
+        # the package's own number, as each run's manifest and report record it; not read with
+        # importlib.metadata, whose import (the email parser among it) cost more than the rest of
+        # the command (test_cli_conventions holds it to the installed distribution's version)
+        from iolab import __version__
 
-        print(f"iolab {version('iolab')}")
+        print(f"iolab {__version__}")
         raise typer.Exit()
 
 
