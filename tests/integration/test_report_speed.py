@@ -41,9 +41,16 @@ NOT_DRAWN = (
     "iolab.figures.specsheet",
     "tomllib",
 )
-# What `--help`, `--version` and `run -h` never need: the plan's types and the installed
-# distribution's metadata (its import, with the email parser, cost more than the rest of --version)
-UNPLANNED = ("iolab.core.plan", "iolab.core.testparams", "iolab.core.decide", "importlib.metadata")
+# What `--help`, `--version` and `run -h` never need: the plan's types, the trace formats (the
+# trace commands' help names them when it is printed) and the installed distribution's metadata
+# (its import, with the email parser, cost more than the rest of --version)
+UNPLANNED = (
+    "iolab.core.plan",
+    "iolab.core.testparams",
+    "iolab.core.decide",
+    "iolab.traces.formats",
+    "importlib.metadata",
+)
 
 # the `iolab` command, then the modules it loaded (as the console script runs it)
 LOADED = """
