@@ -98,6 +98,8 @@ def test_a_run_without_a_report_loads_no_plot_report_or_validation_library(tmp_p
     assert not heavy, f"iolab run --no-report loaded {heavy}"
     pages = [m for m in loaded if m.startswith(NOT_DRAWN)]
     assert not pages, f"iolab run --no-report loaded {pages}"
+    # a simulated drive's run starts no fio: fio's host engine (threads, sockets) stays out
+    assert "iolab.engines.fio_hosts" not in loaded and "concurrent.futures" not in loaded
 
 
 @pytest.fixture(scope="module")
