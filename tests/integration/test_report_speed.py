@@ -82,6 +82,8 @@ def test_commands_that_write_no_report_load_no_plot_trace_or_report_library(args
     if args[0] != "tests":
         layers = [m for m in loaded if m.startswith(LAYERS)]
         assert not layers, f"iolab {' '.join(args)} loaded {layers}"
+    if args == ("runs",):  # a runs directory without fleets: the fleet library (threads, fio hosts) stays out
+        assert "iolab.api.fleet" not in loaded
     if args in (("--help",), ("--version",), ("run", "-h")):
         planned = [m for m in loaded if m.startswith(UNPLANNED)]
         assert not planned, f"iolab {' '.join(args)} loaded {planned}"
