@@ -75,6 +75,8 @@ def tidy_help(command) -> None:
         if any("--json" in p.opts for p in cmd.params):
             cmd.parse_args = _json_usage_errors(cmd, cmd.parse_args)
         cmd.format_help = _fitting_help(cmd.format_help)
+        if any(p.help and "{later:" in p.help for p in cmd.params):  # a shell's completion shows it too
+            cmd.shell_complete = _filled_first(cmd, cmd.shell_complete)
         # the help option is made on first use: made here, with the names the app gives it
         cmd.get_help_option(SimpleNamespace(help_option_names=HELP_NAMES))
         for p in cmd.params:  # the top level's: they take SHELL (completion()), as the README says
@@ -99,6 +101,22 @@ def tidy_help(command) -> None:
             p.metavar = _METAVARS.get(label, label.upper())
 
 
+def _fill_later(cmd) -> None:
+    """The help of `cmd`'s options with each `later` mark replaced by its text."""
+    for p in cmd.params:
+        for mark, text in _LATER.items():
+            if p.help and mark in p.help:
+                p.help = p.help.replace(mark, text())
+
+
+def _filled_first(cmd, shell_complete):
+    def complete(ctx, incomplete):
+        _fill_later(cmd)
+        return shell_complete(ctx, incomplete)
+
+    return complete
+
+
 def _fitting_help(format_help):
     """The command's help, laid out to fit the width without cutting a word (cli_help)."""
 
@@ -106,10 +124,7 @@ def _fitting_help(format_help):
         from iolab.cli import help as cli_help
 
         cli_help.install()
-        for p in ctx.command.params:
-            for mark, text in _LATER.items():
-                if p.help and mark in p.help:
-                    p.help = p.help.replace(mark, text())
+        _fill_later(ctx.command)
         return format_help(ctx, formatter)
 
     return fitting
