@@ -4,7 +4,10 @@ alternately in one run.
 
     .venv/bin/python bench/startup.py [--base main] [--repeats 7]
 
-For `iolab --help`, `--version`, `runs` (an empty runs directory), `tests` and `sim presets`:
+For `iolab --help`, `--version`, `runs` (an empty runs directory), `tests`, `sim presets` and
+`run -h`, and for three that do work besides starting: a quick run on a tiny simulated drive
+without a report (`run latency --quick --cell-time 1s --no-report`), `show RUN` and `check RUN
+-b RUN` on two such runs stored first (by this tree's code, before the timing starts):
 the median wall and CPU milliseconds (user + system of the command's process, from wait4) of
 each code (this tree's src/ and the base's, unpacked by git archive, both with compiled
 bytecode), the CPU ratio base/this, this tree's CPU above `python -c pass` (the goal: under
@@ -31,6 +34,13 @@ from treetime import REPO, iolab_argv, load, unpack_src
 GOAL_MS = 300
 
 
+# a run small enough to time often: the tests' own tiny drive, one-second cells
+QUICK_RUN = ("run", "latency", "--quick", "--cell-time", "1s", "--no-report", "-t", "sim:enterprise-sas?user_gb=0.1")
+WORK = ("iolab run quick sim", "iolab show RUN", "iolab check")
+# `check` exits 7 when the candidate measured worse than the baseline beyond noise: a verdict, not a failure
+VERDICTS = (0, 7)
+
+
 def timed(argv: list[str], src: Path) -> tuple[float, float]:
     """(wall ms, CPU ms) of one command run with `src` first on PYTHONPATH."""
     env = {**os.environ, "PYTHONPATH": str(src)}
@@ -39,7 +49,7 @@ def timed(argv: list[str], src: Path) -> tuple[float, float]:
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.monotonic() - t0
     proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
+    if proc.returncode not in VERDICTS:
         raise SystemExit(f"{' '.join(argv)} failed ({proc.returncode})")
     return wall * 1e3, (usage.ru_utime + usage.ru_stime) * 1e3
 
@@ -63,6 +73,10 @@ def main() -> None:
         base = unpack_src(a.base)
     compileall.compile_dir(str(base), quiet=1)
     runs = tempfile.mkdtemp(prefix="iolab-bench-runs-")
+    stored, scratch = Path(runs) / "stored", Path(runs) / "scratch"
+    for _ in range(1 if a.smoke else 2):  # show's run, then check's candidate
+        timed(iolab_argv(*QUICK_RUN, "--runs-dir", str(stored)), here)
+    first, *others = sorted(str(d) for d in stored.iterdir())
     commands = {
         "python -c pass": [sys.executable, "-c", "pass"],
         "import iolab.cli.main": [sys.executable, "-c", "import iolab.cli.main"],
@@ -71,10 +85,16 @@ def main() -> None:
         "iolab runs": iolab_argv("runs", "--runs-dir", runs),
         "iolab tests": iolab_argv("tests"),
         "iolab sim presets": iolab_argv("sim", "presets"),
+        "iolab run -h": iolab_argv("run", "-h"),
+        "iolab run quick sim": iolab_argv(*QUICK_RUN, "--runs-dir", str(scratch)),
+        "iolab show RUN": iolab_argv("show", first),
+        "iolab check": iolab_argv("check", *others, "-b", first),
     }
-    if a.smoke:
+    if a.smoke:  # the stored run's `show` stands for the commands that read one
         commands = {
-            k: v for k, v in commands.items() if k in ("python -c pass", "import iolab.cli.main", "iolab --version")
+            k: v
+            for k, v in commands.items()
+            if k in ("python -c pass", "import iolab.cli.main", "iolab --version", "iolab show RUN")
         }
     trees = {"base": base, "this": here}
     jobs = [(name, tree) for name in commands for tree in trees]
@@ -92,19 +112,20 @@ def main() -> None:
 
     print(f"load average {load()}; {a.repeats} repeats; medians in ms (CPU: user + system)")
     print(
-        f"{'command':18} {a.base + ' wall':>10} {a.base + ' CPU':>9} {'this wall':>9} {'this CPU':>8} "
+        f"{'command':20} {a.base + ' wall':>10} {a.base + ' CPU':>9} {'this wall':>9} {'this CPU':>8} "
         f"{'CPU ratio':>9} {'CPU - pass':>10} {'CPU / import':>12}"
     )
     bare, imported = median("python -c pass", "this", 1), median("import iolab.cli.main", "this", 1)
     for name in commands:
         (bw, bc), (hw, hc) = ((median(name, t, 0), median(name, t, 1)) for t in trees)
         over = hc - bare
-        mark = "" if name in ("python -c pass", "import iolab.cli.main") else (" ok" if over < GOAL_MS else " OVER")
+        unmarked = ("python -c pass", "import iolab.cli.main", *WORK)
+        mark = "" if name in unmarked else (" ok" if over < GOAL_MS else " OVER")
         print(
-            f"{name:18} {bw:10.0f} {bc:9.0f} {hw:9.0f} {hc:8.0f} {bc / hc:8.2f}× {over:10.0f} "
+            f"{name:20} {bw:10.0f} {bc:9.0f} {hw:9.0f} {hc:8.0f} {bc / hc:8.2f}× {over:10.0f} "
             f"{hc / imported:11.2f}×{mark}"
         )
-    print(f"goal: CPU - pass under {GOAL_MS} ms")
+    print(f"goal: CPU - pass under {GOAL_MS} ms (not for {', '.join(WORK)}: they do more than start)")
 
 
 if __name__ == "__main__":

@@ -67,9 +67,13 @@ def cli(*args: str, env: dict | None = None, **kw) -> subprocess.CompletedProces
 def test_version_prints_the_installed_version():
     from importlib.metadata import version
 
+    import iolab
+
     p = cli("--version")
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == f"iolab {version('iolab')}"
+    # the number `--version` prints is the one runs record (manifest, report footer)
+    assert iolab.__version__ == version("iolab")
 
 
 @pytest.mark.parametrize("command", COMMANDS)

@@ -28,6 +28,29 @@ LAYERS = (
     "iolab.pages.report",
     "iolab.pages.compare_pages",
 )
+# What a run without a report, or `iolab show`, never draws or reads: the test's own report pages
+# and comparison overlays (its declaration imports them when a report is built), the PDF writer,
+# the plots' drawing code and a spec sheet's reader (tomllib)
+NOT_DRAWN = (
+    "iolab.pages.report.pts",
+    "iolab.pages.report.pdf",
+    "iolab.pages.report.vector",
+    "iolab.pages.report.power",
+    "iolab.pages.report.sequence",
+    "iolab.pages.compare_pages",
+    "iolab.figures.specsheet",
+    "tomllib",
+)
+# What `--help`, `--version` and `run -h` never need: the plan's types, the trace formats (the
+# trace commands' help names them when it is printed) and the installed distribution's metadata
+# (its import, with the email parser, cost more than the rest of --version)
+UNPLANNED = (
+    "iolab.core.plan",
+    "iolab.core.testparams",
+    "iolab.core.decide",
+    "iolab.traces.formats",
+    "importlib.metadata",
+)
 
 # the `iolab` command, then the modules it loaded (as the console script runs it)
 LOADED = """
@@ -59,6 +82,11 @@ def test_commands_that_write_no_report_load_no_plot_trace_or_report_library(args
     if args[0] != "tests":
         layers = [m for m in loaded if m.startswith(LAYERS)]
         assert not layers, f"iolab {' '.join(args)} loaded {layers}"
+    if args == ("runs",):  # a runs directory without fleets: the fleet library (threads, fio hosts) stays out
+        assert "iolab.api.fleet" not in loaded
+    if args in (("--help",), ("--version",), ("run", "-h")):
+        planned = [m for m in loaded if m.startswith(UNPLANNED)]
+        assert not planned, f"iolab {' '.join(args)} loaded {planned}"
 
 
 def test_a_run_without_a_report_loads_no_plot_report_or_validation_library(tmp_path):
@@ -70,9 +98,10 @@ def test_a_run_without_a_report_loads_no_plot_report_or_validation_library(tmp_p
     assert "iolab.run.runner" in loaded and "iolab.figures.power" in loaded  # the run ran, power modelled
     heavy = sorted({m.split(".")[0] for m in loaded} & set(HEAVY))
     assert not heavy, f"iolab run --no-report loaded {heavy}"
-    # the test's declaration names its own pages (pts_latency); the report's other pages stay out
-    pages = [m for m in loaded if m.startswith(("iolab.pages.report.power", "iolab.pages.report.sequence"))]
+    pages = [m for m in loaded if m.startswith(NOT_DRAWN)]
     assert not pages, f"iolab run --no-report loaded {pages}"
+    # a simulated drive's run starts no fio: fio's host engine (threads, sockets) stays out
+    assert "iolab.engines.fio_hosts" not in loaded and "concurrent.futures" not in loaded
 
 
 @pytest.fixture(scope="module")
@@ -84,6 +113,15 @@ def latency_run(tmp_path_factory) -> Path:
     assert res.returncode == 0, res.stderr
     [run] = list(runs.iterdir())
     return run
+
+
+def test_show_loads_no_report_page_plot_or_pdf_module(latency_run):
+    """`iolab show RUN` prints the terminal's tables: it cost 0.4-0.5 CPU-s when the test's
+    declaration loaded its report pages, their plots and the PDF writer with it."""
+    loaded = loaded_by("show", str(latency_run))
+    assert "iolab.pages.textreport" in loaded and "iolab.suites.pts_latency" in loaded  # shown with its test's view
+    pages = [m for m in loaded if m.startswith(NOT_DRAWN)]
+    assert not pages, f"iolab show loaded {pages}"
 
 
 def test_a_report_of_vector_plots_imports_no_plotting_library(latency_run, tmp_path):

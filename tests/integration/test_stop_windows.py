@@ -116,7 +116,7 @@ def test_a_reports_pdf_and_html_are_both_old_or_both_new_whenever_a_stop_lands(t
     new = inodes()
     assert all(n != o for n, o in zip(new, old)), (old, new)
     # stopped once both are written aside, before either rename: both as they were
-    stopped_after("iolab.pages.report:write_pdf", "", "report", str(run), "--out", str(out))
+    stopped_after("iolab.pages.report.pdf:write_pdf", "", "report", str(run), "--out", str(out))
     assert inodes() == new
     assert sorted(p.name for p in out.iterdir()) == sorted(p.name for p in pair)  # nothing written aside is left
     assert pair[0].read_bytes().startswith(b"%PDF") and pair[1].stat().st_size > 0

@@ -26,6 +26,18 @@ def test_format_help_lists_the_registered_formats():
     assert f"formats whose unit varies ({variable};" in _help("trace", "import")
 
 
+def test_a_shells_completion_of_format_gives_the_same_help():
+    """The names are read from the registry when the help is shown (cli_typer.later), not at
+    every command's start: zsh's completion of an option, which shows its help, too."""
+    env = {"_IOLAB_COMPLETE": "complete_zsh", "_TYPER_COMPLETE_ARGS": "iolab trace import --fo"}
+    p = iolab(env=env)
+    assert p.returncode == 0, p.stderr
+    names = ", ".join(formats.reader_names())
+    said = " ".join(p.stdout.split())  # zsh's script is wrapped
+    assert '"--format":"Trace format' in said and f"{names} (default" in said, said
+    assert "later:" not in p.stdout
+
+
 @pytest.fixture(scope="module")
 def table(tmp_path_factory):
     d = tmp_path_factory.mktemp("lists")

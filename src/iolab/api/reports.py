@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 
 from iolab.api import registry
 from iolab.core.errors import IolabError
-from iolab.figures.specsheet import check_units, load_spec_sheet
 from iolab.store.durable import room_for
 from iolab.store.manifest import manifest_of, resolve_run
 from iolab.store.runstore import RunStore
@@ -83,6 +82,8 @@ def build_document(run: RunData, sheet: SpecSheet | None = None) -> Document:
 def read_spec_sheet(spec_sheet: Path, test: str, everything: bool = False) -> None:
     """Read a spec sheet before `test` (a test or a sequence) runs against it: a bad sheet, or a
     bound in a unit that the figure it names (as the tests declare it) is never in, is refused."""
+    from iolab.figures.specsheet import check_units, load_spec_sheet  # (and tomllib): only where a sheet is given
+
     tests = registry.sequence(test, everything)
     check_units(
         load_spec_sheet(spec_sheet), {m.name: m.unit for t in tests if t.key_figures for m in t.key_figures(())}
@@ -94,6 +95,8 @@ def check_spec_sheet(spec_sheet: Path | None, sequence: bool = False) -> None:
     if spec_sheet is not None and sequence:
         raise IolabError("--spec-sheet gives one run's report its front page; it does not go with --sequence.")
     if spec_sheet is not None:
+        from iolab.figures.specsheet import load_spec_sheet
+
         load_spec_sheet(Path(spec_sheet))
 
 
@@ -104,6 +107,7 @@ def write_report(run_dirs: Sequence[str | Path], out_dir: Path | None, spec_shee
     a run that cannot be (unreadable, damaged, a round check failing, a run id no plain name,
     another process writing it) fails with nothing new on disk, not after the reports before
     it in the list were written."""
+    from iolab.figures.specsheet import load_spec_sheet
     from iolab.pages.report import write_document
     from iolab.pages.report.rundata import RunData
 

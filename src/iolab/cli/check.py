@@ -159,7 +159,6 @@ def check(
     """Is the candidate worse than the baseline beyond noise? Per key figure, direction-aware; exit 7 on a
     regression (docs/automation.md)."""
     from iolab.automation.check import check as check_runs
-    from iolab.automation.check_junit import junit_xml
     from iolab.automation.tolerances import load_tolerances, parse_pct
     from iolab.store.durable import replace_file, room_for
     from iolab.targets.writepolicy import check_file_in_dir
@@ -179,6 +178,8 @@ def check(
     cand = _side(candidates, "candidate", force)
     result = check_runs(base, cand, tol, conf, force, require_steady)
     if junit is not None:
+        from iolab.automation.check_junit import junit_xml  # (and the XML escapes): only with --junit
+
         with room_for("the JUnit file", junit, "run the same `iolab check` again"):  # whole or not at all
             replace_file(junit, junit_xml(result).encode(), "JUnit file")
         result["junit"] = str(junit)

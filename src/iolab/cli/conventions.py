@@ -6,6 +6,7 @@ import os
 import re
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 from typing import cast
@@ -26,9 +27,12 @@ HELP_NAMES = ["-h", "--help"]
 
 def _version(value: bool) -> None:
     if value:
-        from importlib.metadata import version
+        # the package's own number, as each run's manifest and report record it; not read with
+        # importlib.metadata, whose import (the email parser among it) cost more than the rest of
+        # the command (test_cli_conventions holds it to the installed distribution's version)
+        from iolab import __version__
 
-        print(f"iolab {version('iolab')}")
+        print(f"iolab {__version__}")
         raise typer.Exit()
 
 
@@ -38,6 +42,18 @@ def app_callback(
     ),
 ) -> None:
     """iolab: SNIA PTS and more, on real drives, files, NBD exports or a simulated drive."""
+
+
+# Help that names what a registry holds (the trace formats), filled in when a command's help is
+# printed: reading the registry (a module per format) cost every command's start ~10 ms CPU.
+_LATER: dict[str, Callable[[], str]] = {}
+
+
+def later(name: str, text: Callable[[], str]) -> str:
+    """A mark for an option's help that `text()` replaces when the command's help is printed."""
+    mark = f"{{later:{name}}}"
+    _LATER[mark] = text
+    return mark
 
 
 _METAVARS = {"int": "N", "float": "X", "str": "TEXT", "path": "PATH", "file": "FILE", "directory": "DIR"}
@@ -59,6 +75,8 @@ def tidy_help(command) -> None:
         if any("--json" in p.opts for p in cmd.params):
             cmd.parse_args = _json_usage_errors(cmd, cmd.parse_args)
         cmd.format_help = _fitting_help(cmd.format_help)
+        if any(p.help and "{later:" in p.help for p in cmd.params):  # a shell's completion shows it too
+            cmd.shell_complete = _filled_first(cmd, cmd.shell_complete)
         # the help option is made on first use: made here, with the names the app gives it
         cmd.get_help_option(SimpleNamespace(help_option_names=HELP_NAMES))
         for p in cmd.params:  # the top level's: they take SHELL (completion()), as the README says
@@ -83,6 +101,22 @@ def tidy_help(command) -> None:
             p.metavar = _METAVARS.get(label, label.upper())
 
 
+def _fill_later(cmd) -> None:
+    """The help of `cmd`'s options with each `later` mark replaced by its text."""
+    for p in cmd.params:
+        for mark, text in _LATER.items():
+            if p.help and mark in p.help:
+                p.help = p.help.replace(mark, text())
+
+
+def _filled_first(cmd, shell_complete):
+    def complete(ctx, incomplete):
+        _fill_later(cmd)
+        return shell_complete(ctx, incomplete)
+
+    return complete
+
+
 def _fitting_help(format_help):
     """The command's help, laid out to fit the width without cutting a word (cli_help)."""
 
@@ -90,6 +124,7 @@ def _fitting_help(format_help):
         from iolab.cli import help as cli_help
 
         cli_help.install()
+        _fill_later(ctx.command)
         return format_help(ctx, formatter)
 
     return fitting

@@ -277,8 +277,16 @@ def fleet(
     )
 
 
+def has_fleets(root: Path) -> bool:
+    """Whether RUNS/fleets (api.fleet.list_fleets) is there: without it `iolab runs` lists no
+    fleet and does not import the fleet library (its threads, fleet files and fio hosts)."""
+    return (root / "fleets").is_dir()
+
+
 def listed(root: Path) -> list[dict]:
     """`iolab runs --json`: the fleets the runs directory holds, as `iolab fleet --json` lists them."""
+    if not has_fleets(root):
+        return []
     from iolab.api import fleet as api
 
     return [_listed(s) for s in api.list_fleets(root)]
@@ -322,6 +330,8 @@ def show(ref: str, json_out: bool, console: Console) -> int:
 
 def listed_note(root: Path, console: Console) -> None:
     """`iolab runs`: the fleets the runs directory holds (their drives' runs are in the list above)."""
+    if not has_fleets(root):
+        return
     from iolab.api import fleet as api
 
     found = api.list_fleets(root)

@@ -37,7 +37,6 @@ from iolab.cli.options import (
     with_runs_dir,
 )
 from iolab.core.errors import IolabError
-from iolab.core.plan import PROFILE_FLAGS
 from iolab.core.streams import delivering, open_closed_standard_streams, stdout_refused, watch_stdout
 from iolab.core.usertext import RUN_REF
 
@@ -155,6 +154,7 @@ def run(
 def _say_ignored(test: str, plans: list[RunPlan]) -> None:
     """A note for each option the run's tests do not use (api/unused.py), before anything runs."""
     from iolab.api.unused import ignored
+    from iolab.core.plan import PROFILE_FLAGS
 
     for line in ignored(test, [plan for plan, _, _ in plans], PROFILE_FLAGS):
         err.print(f"iolab: note: {esc(line)}", highlight=False)

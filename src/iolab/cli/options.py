@@ -15,7 +15,6 @@ from iolab.cli.auto import JSON_HELP, STEADY_HELP, emit, emit_anyway, record_of,
 from iolab.cli.runsdir import runs_dir_option
 from iolab.core.errors import IolabError
 from iolab.core.ioengines import AUTO_RULE, check_ioengine
-from iolab.core.testparams import OWN_OPTION, parse_settings
 from iolab.core.units import parse_duration, parse_percent, parse_size
 
 if TYPE_CHECKING:
@@ -242,6 +241,7 @@ class RunArgs:
     def make_profile(self) -> "Profile":
         """The profile the options make."""
         from iolab import suites
+        from iolab.core.testparams import OWN_OPTION, parse_settings  # the plan's types: not at every command's start
 
         # the parameters with an option of their own, declared once (testparams.OWN_OPTION); each
         # option's field is named as its parameter

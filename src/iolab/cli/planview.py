@@ -17,7 +17,6 @@ from iolab.cli.auto import emit, want_json
 from iolab.cli.console import Console
 from iolab.cli.options import TEST_HELP, RunArgs
 from iolab.core.errors import IolabError
-from iolab.core.plan import PROFILE_FLAGS, option_text
 from iolab.core.profilewords import percent_text
 from iolab.core.units import counted, duration, eng, kib_label, num
 
@@ -44,6 +43,7 @@ def plan(
     from iolab.api import planinfo
     from iolab.api.reports import read_spec_sheet
     from iolab.api.scaleout import legs_for_run, run_target
+    from iolab.core.plan import PROFILE_FLAGS  # the plan's types: only when a plan is described
     from iolab.engines.sim import DEFAULT_PRESET
 
     want_json("plan", console, args.json_out)
@@ -179,6 +179,8 @@ def show(test: str, target: str, d: PlanDescription, size_unread: bool = False) 
 
 
 def _show_test(t: PlannedTest, i: int, n: int, size_unread: bool = False) -> None:
+    from iolab.core.plan import option_text
+
     out = console.print
     of = f"test {i + 1}/{n}: " if n > 1 else ""
     out(f"[bold]{esc(of + t.title)}[/] ({esc(t.test)}; {esc(t.spec)})")

@@ -12,12 +12,12 @@ import typer
 from rich.markup import escape as esc
 
 from iolab.cli.console import Console, write_out
+from iolab.cli.conventions import later
 from iolab.cli.options import with_runs_dir
 from iolab.cli.traceout import kept_whole, step_table, write_analysis
 from iolab.core.errors import IolabError
 from iolab.core.units import given, parse_duration, parse_size
 from iolab.core.usertext import RUN_REF
-from iolab.traces import formats as trace_formats
 
 sim_app = typer.Typer(help="The built-in simulated drives.", no_args_is_help=True)
 trace_app = typer.Typer(help="Block IO traces: capture, import, analyze, export.", no_args_is_help=True)
@@ -122,6 +122,26 @@ def _capture_inputs(duration: str, buffer: str, sample_data: str | None) -> tupl
     return seconds, buffer_kb, sample_bytes
 
 
+# The format names in the help are read from the formats' registry when the help is printed
+# (cli_typer.later), not imported at every command's start.
+def _readers() -> str:
+    from iolab.traces import formats
+
+    return ", ".join(formats.reader_names())
+
+
+def _timed() -> str:
+    from iolab.traces import formats
+
+    return ", ".join(f.name for f in formats.all_formats() if f.time_unit)
+
+
+def _writers() -> str:
+    from iolab.traces import formats
+
+    return ", ".join(formats.writer_names())
+
+
 @trace_app.command("import")
 def trace_import(
     paths: list[Path] = typer.Argument(
@@ -132,7 +152,7 @@ def trace_import(
         "--format",
         "-f",
         metavar="FORMAT",
-        help=f"Trace format: {', '.join(trace_formats.reader_names())} (default: detected from the file when unambiguous).",
+        help=f"Trace format: {later('trace-readers', _readers)} (default: detected from the file when unambiguous).",
     ),
     out: Path = typer.Option(..., "--out", "-o", metavar="FILE", help="The IO table to write (.parquet)."),
     skip_bad_lines: bool = typer.Option(
@@ -145,7 +165,7 @@ def trace_import(
         "--time-unit",
         metavar="ns|us|ms|s",
         help="Unit of the time field: ns, us, ms or s, for formats whose unit varies "
-        f"({', '.join(f.name for f in trace_formats.all_formats() if f.time_unit)}; default: guessed from the times, "
+        f"({later('trace-timed', _timed)}; default: guessed from the times, "
         "and the guess is printed).",
     ),
 ):
@@ -166,9 +186,7 @@ def trace_export(
     trace: Path = typer.Argument(
         ..., metavar="TRACE", help="IO table (.parquet) from `iolab trace capture` or `iolab trace import`."
     ),
-    fmt: str = typer.Option(
-        ..., "--format", "-f", metavar="FORMAT", help=f"{', '.join(trace_formats.writer_names())}."
-    ),
+    fmt: str = typer.Option(..., "--format", "-f", metavar="FORMAT", help=f"{later('trace-writers', _writers)}."),
     out: Path = typer.Option(..., "--out", "-o", metavar="FILE", help="The file to write."),
 ):
     """Write an IO table back out in a public trace format (reads and writes)."""

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import stat
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -149,6 +148,8 @@ def _depth(doc: Any) -> int:
 
 def loads_toml(text: str, what: str) -> dict[str, Any]:
     """tomllib.loads, with too deep nesting and invalid TOML both an IolabError."""
+    import tomllib  # its parser compiles its regexes on import: only where a TOML file is read
+
     doc: Any
     try:
         doc = tomllib.loads(text)

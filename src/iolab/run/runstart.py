@@ -21,7 +21,6 @@ from iolab.core.errors import IolabError
 from iolab.core.plan import Deferred, Phase, TestPlan
 from iolab.core.profilewords import cache_text, cell_time_text
 from iolab.engines import Engine, purge_methods
-from iolab.engines.fio_hosts import NOT_PURGED_OUTCOME
 from iolab.figures.phaseend import range_label, range_share, rule_text
 from iolab.run.identity import measured_spec
 from iolab.run.stopsignals import Interrupted
@@ -108,6 +107,9 @@ def noncompliance_of(plan: TestPlan, target: Target, options: RunOptions, purged
     purges = any(isinstance(ph, Phase) and ph.purge for ph in plan.phases)
     failed = impossible_purge(target, options.purge_method) if purged and purges else None
     if purges and not purged and options.purge_method != "none":
+        # fio's host engine (threads, sockets): imported for a run on other hosts, not by every run
+        from iolab.engines.fio_hosts import NOT_PURGED_OUTCOME
+
         failed = NOT_PURGED_OUTCOME  # the engine's outcome of every purge it is asked for (fio_hosts.purge)
     if failed is not None:
         noncompliance.append(purge_failed(failed.method))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from iolab.core import testparams as tp
 from iolab.core.plan import Cell, Phase, Profile, TestPlan
@@ -17,13 +17,16 @@ from iolab.figures.compare import KeyMetric
 from iolab.figures.consistency import Spread, part_record, part_text
 from iolab.figures.summary import PhaseSummary
 from iolab.pages.chartext import consistency_view
-from iolab.pages.compare_pages.characterise import consistency_overlays
-from iolab.pages.report.char_series import consistency_pages, phase_spread
+from iolab.pages.report.char_series import phase_spread
 from iolab.suites import active_fraction, no_input, tested_capacity
 from iolab.suites import characterise_common as cc
 from iolab.suites.figures import Getter, Metrics, Runs, phase, rounds
 from iolab.suites.testdef import TestDef
 from iolab.targets import Target
+
+if TYPE_CHECKING:
+    from iolab.pages.report.model import Page
+    from iolab.pages.report.rundata import RunData
 
 # A quick run on a simulated drive tests a copy of QUICK_SIM_GB for QUICK_SECONDS: on a 0.5 GB
 # copy a GC burst runs out of work (its free-block target is a share of the drive) long before
@@ -141,6 +144,20 @@ def _spread(figure: Callable[[Spread], float | None]) -> Getter:
     return _Spread(figure)
 
 
+# The report's pages and the comparison's overlays (their plots) are imported when a report or
+# a comparison is built: not by a run without a report, `iolab show` or `iolab tests`.
+def pages(run: RunData) -> list[Page]:
+    from iolab.pages.report.char_series import consistency_pages
+
+    return consistency_pages(run)
+
+
+def overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
+    from iolab.pages.compare_pages.characterise import consistency_overlays
+
+    return consistency_overlays(runs, labels)
+
+
 TEST = TestDef(
     "consistency",
     "IO Consistency",
@@ -149,8 +166,8 @@ TEST = TestDef(
     build=no_input(build),
     sequence=cc.SEQUENCE,
     key_figures=key_figures,
-    pages=consistency_pages,
-    overlays=consistency_overlays,
+    pages=pages,
+    overlays=overlays,
     view=consistency_view,
     short_title="Consistency",
     params=PARAMS + cc.ENDURANCE_PARAMS,

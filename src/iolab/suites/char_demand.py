@@ -7,6 +7,7 @@ IOPS. Both ramps follow a purge and 4 KiB random-write preconditioning."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from iolab.core import testparams as tp
 from iolab.core.decide import DemandShortfall, rule_record
@@ -15,21 +16,16 @@ from iolab.core.units import KiB, counted
 from iolab.core.workload import Workload
 from iolab.figures.compare import KeyMetric
 from iolab.figures.summary import PhaseSummary
-from iolab.pages.report.char_demand import (
-    RAMPS,
-    demand_overlays,
-    demand_pages,
-    demand_view,
-    halves,
-    ramp_phase,
-    refined,
-    steps,
-)
+from iolab.pages.report.char_demand import RAMPS, demand_view, halves, ramp_phase, refined, steps
 from iolab.suites import active_fraction, bisection, no_input, tested_capacity
 from iolab.suites import characterise_common as cc
 from iolab.suites.figures import Getter, Metrics, Runs
 from iolab.suites.testdef import TestDef
 from iolab.targets import Target
+
+if TYPE_CHECKING:
+    from iolab.pages.report.model import Page
+    from iolab.pages.report.rundata import RunData
 
 NAME = "latency-demand"
 WARMUP = tp.Param(
@@ -203,6 +199,20 @@ def key_figures(runs: Runs = ()) -> Metrics:
     )
 
 
+# The report's pages and the comparison's overlays (their plots) are imported when a report or
+# a comparison is built: not by a run without a report, `iolab show` or `iolab tests`.
+def pages(run: RunData) -> list[Page]:
+    from iolab.pages.report.char_demand import demand_pages
+
+    return demand_pages(run)
+
+
+def overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
+    from iolab.pages.report.char_demand import demand_overlays
+
+    return demand_overlays(runs, labels)
+
+
 TEST = TestDef(
     NAME,
     "Latency vs IOPS Demand",
@@ -211,8 +221,8 @@ TEST = TestDef(
     build=no_input(build),
     sequence=cc.SEQUENCE,
     key_figures=key_figures,
-    pages=demand_pages,
-    overlays=demand_overlays,
+    pages=pages,
+    overlays=overlays,
     view=demand_view,
     short_title="Demand",
     params=PARAMS + cc.PARAMS,

@@ -7,6 +7,7 @@ simulator compresses what a compressing preset is told is compressible."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from iolab.core import testparams as tp
 from iolab.core.plan import Cell, Profile, TestPlan
@@ -16,13 +17,15 @@ from iolab.figures.compare import KeyMetric
 from iolab.figures.compare.characterise import grid
 from iolab.figures.summary import PhaseSummary
 from iolab.pages.chartext import matrix_view
-from iolab.pages.compare_pages.characterise import entropy_overlays
-from iolab.pages.report.characterise import entropy_pages
 from iolab.suites import active_fraction, no_input, tested_capacity
 from iolab.suites import characterise_common as cc
 from iolab.suites.figures import Getter, Metrics, Runs
 from iolab.suites.testdef import TestDef
 from iolab.targets import Target
+
+if TYPE_CHECKING:
+    from iolab.pages.report.model import Page
+    from iolab.pages.report.rundata import RunData
 
 MIXES = (("write", 0), ("70/30", 70))  # phase name, read %
 PARAMS = (
@@ -131,6 +134,20 @@ def key_figures(runs: Runs = ()) -> Metrics:
     )
 
 
+# The report's pages and the comparison's overlays (their plots) are imported when a report or
+# a comparison is built: not by a run without a report, `iolab show` or `iolab tests`.
+def pages(run: RunData) -> list[Page]:
+    from iolab.pages.report.characterise import entropy_pages
+
+    return entropy_pages(run)
+
+
+def overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
+    from iolab.pages.compare_pages.characterise import entropy_overlays
+
+    return entropy_overlays(runs, labels)
+
+
 TEST = TestDef(
     "entropy",
     "Entropy",
@@ -139,8 +156,8 @@ TEST = TestDef(
     build=no_input(build),
     sequence=cc.SEQUENCE,
     key_figures=key_figures,
-    pages=entropy_pages,
-    overlays=entropy_overlays,
+    pages=pages,
+    overlays=overlays,
     view=matrix_view,
     params=cc.params_of(PARAMS),
 )

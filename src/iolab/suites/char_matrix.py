@@ -4,19 +4,23 @@ latency. After the shared preconditioning (characterise_common)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from iolab.core import testparams as tp
 from iolab.core.plan import Cell, Profile, TestPlan
 from iolab.core.units import KiB, MiB, kib_label
 from iolab.core.workload import Access, Workload
 from iolab.figures.compare import KeyMetric
 from iolab.pages.chartext import matrix_view
-from iolab.pages.compare_pages.characterise import matrix_overlays
-from iolab.pages.report.characterise import matrix_pages
 from iolab.suites import active_fraction, no_input, supported_block_sizes, tested_capacity
 from iolab.suites import characterise_common as cc
 from iolab.suites.figures import Metrics, Runs, peak
 from iolab.suites.testdef import TestDef
 from iolab.targets import Target
+
+if TYPE_CHECKING:
+    from iolab.pages.report.model import Page
+    from iolab.pages.report.rundata import RunData
 
 PHASES: tuple[tuple[Access, str], ...] = (("rnd", "read"), ("rnd", "write"), ("seq", "read"), ("seq", "write"))
 PARAMS = (
@@ -101,6 +105,20 @@ def key_figures(runs: Runs = ()) -> Metrics:
     return tuple(out)
 
 
+# The report's pages and the comparison's overlays (their plots) are imported when a report or
+# a comparison is built: not by a run without a report, `iolab show` or `iolab tests`.
+def pages(run: RunData) -> list[Page]:
+    from iolab.pages.report.characterise import matrix_pages
+
+    return matrix_pages(run)
+
+
+def overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
+    from iolab.pages.compare_pages.characterise import matrix_overlays
+
+    return matrix_overlays(runs, labels)
+
+
 TEST = TestDef(
     "rw-matrix",
     "Reads and Writes Matrices",
@@ -109,8 +127,8 @@ TEST = TestDef(
     build=no_input(build),
     sequence=cc.SEQUENCE,
     key_figures=key_figures,
-    pages=matrix_pages,
-    overlays=matrix_overlays,
+    pages=pages,
+    overlays=overlays,
     view=matrix_view,
     short_title="Matrices",
     params=PARAMS + cc.PARAMS,

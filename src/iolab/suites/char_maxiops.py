@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from iolab.core import testparams as tp
 from iolab.core.decide import Decision, NoGain, Sample, knee, last_gain
@@ -22,8 +22,6 @@ from iolab.core.workload import Workload
 from iolab.figures.compare import KeyMetric
 from iolab.pages.report.char_demand import (
     SEARCHES,
-    maxiops_overlays,
-    maxiops_pages,
     maxiops_view,
     ramp_phase,
     rounds_mean,
@@ -37,6 +35,10 @@ from iolab.suites.char_demand import WARMUP
 from iolab.suites.figures import Getter, Metrics, Runs
 from iolab.suites.testdef import TestDef
 from iolab.targets import Target
+
+if TYPE_CHECKING:
+    from iolab.pages.report.model import Page
+    from iolab.pages.report.rundata import RunData
 
 NAME = "max-iops"
 
@@ -288,6 +290,20 @@ def key_figures(runs: Runs = ()) -> Metrics:
     )
 
 
+# The report's pages and the comparison's overlays (their plots) are imported when a report or
+# a comparison is built: not by a run without a report, `iolab show` or `iolab tests`.
+def pages(run: RunData) -> list[Page]:
+    from iolab.pages.report.char_demand import maxiops_pages
+
+    return maxiops_pages(run)
+
+
+def overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
+    from iolab.pages.report.char_demand import maxiops_overlays
+
+    return maxiops_overlays(runs, labels)
+
+
 TEST = TestDef(
     NAME,
     "Maximum IOPS",
@@ -296,8 +312,8 @@ TEST = TestDef(
     build=no_input(build),
     sequence=cc.SEQUENCE,
     key_figures=key_figures,
-    pages=maxiops_pages,
-    overlays=maxiops_overlays,
+    pages=pages,
+    overlays=overlays,
     view=maxiops_view,
     short_title="Max IOPS",
     params=PARAMS + cc.PARAMS,

@@ -3,19 +3,23 @@ of 10): read, write and total IOPS, MB/s, average latency. After the shared prec
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from iolab.core import testparams as tp
 from iolab.core.plan import Cell, Profile, TestPlan
 from iolab.core.units import KiB
 from iolab.core.workload import Workload
 from iolab.figures.compare import KeyMetric
 from iolab.pages.chartext import matrix_view
-from iolab.pages.compare_pages.characterise import matrix_overlays
-from iolab.pages.report.characterise import mixed_pages
 from iolab.suites import active_fraction, no_input, tested_capacity
 from iolab.suites import characterise_common as cc
 from iolab.suites.figures import Metrics, Runs, peak
 from iolab.suites.testdef import TestDef
 from iolab.targets import Target
+
+if TYPE_CHECKING:
+    from iolab.pages.report.model import Page
+    from iolab.pages.report.rundata import RunData
 
 PARAMS = (
     tp.Param(
@@ -83,6 +87,20 @@ def key_figures(runs: Runs = ()) -> Metrics:
     )
 
 
+# The report's pages and the comparison's overlays (their plots) are imported when a report or
+# a comparison is built: not by a run without a report, `iolab show` or `iolab tests`.
+def pages(run: RunData) -> list[Page]:
+    from iolab.pages.report.characterise import mixed_pages
+
+    return mixed_pages(run)
+
+
+def overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
+    from iolab.pages.compare_pages.characterise import matrix_overlays
+
+    return matrix_overlays(runs, labels)
+
+
 TEST = TestDef(
     "mixed-matrix",
     "4K Mixed Matrix",
@@ -91,8 +109,8 @@ TEST = TestDef(
     build=no_input(build),
     sequence=cc.SEQUENCE,
     key_figures=key_figures,
-    pages=mixed_pages,
-    overlays=matrix_overlays,
+    pages=pages,
+    overlays=overlays,
     view=matrix_view,
     short_title="Mixed",
     params=PARAMS + cc.PARAMS,

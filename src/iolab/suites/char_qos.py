@@ -6,6 +6,7 @@ as stored (fio json+ bins, the simulator's own), never averaged percentiles."""
 from __future__ import annotations
 
 import statistics
+from typing import TYPE_CHECKING
 
 from iolab.core import testparams as tp
 from iolab.core.errors import IolabError
@@ -14,13 +15,15 @@ from iolab.core.units import KiB, counted
 from iolab.core.workload import Workload
 from iolab.figures.compare import KeyMetric
 from iolab.pages.chartext import qos_view
-from iolab.pages.compare_pages.characterise import qos_overlays
-from iolab.pages.report.char_series import qos_pages
 from iolab.suites import active_fraction, no_input, tested_capacity
 from iolab.suites import characterise_common as cc
 from iolab.suites.figures import Metrics, Runs, last_round_pct, rounds
 from iolab.suites.testdef import TestDef
 from iolab.targets import Target
+
+if TYPE_CHECKING:
+    from iolab.pages.report.model import Page
+    from iolab.pages.report.rundata import RunData
 
 PARAMS = (
     tp.Param(
@@ -156,6 +159,20 @@ def key_figures(runs: Runs = ()) -> Metrics:
     return tuple(out)
 
 
+# The report's pages and the comparison's overlays (their plots) are imported when a report or
+# a comparison is built: not by a run without a report, `iolab show` or `iolab tests`.
+def pages(run: RunData) -> list[Page]:
+    from iolab.pages.report.char_series import qos_pages
+
+    return qos_pages(run)
+
+
+def overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
+    from iolab.pages.compare_pages.characterise import qos_overlays
+
+    return qos_overlays(runs, labels)
+
+
 TEST = TestDef(
     "qos",
     "QoS Rounds",
@@ -164,8 +181,8 @@ TEST = TestDef(
     build=no_input(build),
     sequence=cc.SEQUENCE,
     key_figures=key_figures,
-    pages=qos_pages,
-    overlays=qos_overlays,
+    pages=pages,
+    overlays=overlays,
     view=qos_view,
     short_title="QoS",
     params=PARAMS + cc.PARAMS,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from iolab.core import testparams as tp
 from iolab.core.plan import Cell, Phase, Profile, TestPlan
@@ -15,12 +16,16 @@ from iolab.core.workload import Workload
 from iolab.figures.compare import KeyMetric
 from iolab.figures.slc import Cache
 from iolab.figures.summary import PhaseSummary
-from iolab.pages.report.char_slc import PHASE, phase_cache, slc_pages, slc_view
+from iolab.pages.report.char_slc import PHASE, phase_cache, slc_view
 from iolab.suites import active_fraction, common_parameters, no_input, tested_capacity
 from iolab.suites import characterise_common as cc
 from iolab.suites.figures import Getter, Metrics, Runs, phase
 from iolab.suites.testdef import TestDef
 from iolab.targets import Target
+
+if TYPE_CHECKING:
+    from iolab.pages.report.model import Page
+    from iolab.pages.report.rundata import RunData
 
 NAME = "slc-cache"
 BLOCK = 128 * KiB
@@ -127,6 +132,14 @@ def key_figures(runs: Runs = ()) -> Metrics:
     )
 
 
+# The report's pages and the comparison's overlays (their plots) are imported when a report or
+# a comparison is built: not by a run without a report, `iolab show` or `iolab tests`.
+def pages(run: RunData) -> list[Page]:
+    from iolab.pages.report.char_slc import slc_pages
+
+    return slc_pages(run)
+
+
 TEST = TestDef(
     NAME,
     "SLC Cache",
@@ -136,7 +149,7 @@ TEST = TestDef(
     sequence=cc.SEQUENCE,
     optional=True,
     key_figures=key_figures,
-    pages=slc_pages,
+    pages=pages,
     view=slc_view,
     short_title="SLC cache",
     params=PARAMS,

@@ -5,10 +5,10 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from iolab.core.plan import Profile, TestPlan
 from iolab.core.testparams import values
-from iolab.pages.compare_pages.pts2 import dirth_overlays
-from iolab.pages.report.dirth import dirth_pages
 from iolab.pages.report.header import SPEC_HEADINGS
 from iolab.pages.textreport import render_dirth
 from iolab.suites import CBW_TEXT, active_fraction, cbw, no_input
@@ -16,6 +16,10 @@ from iolab.suites.dirth_flow import FLOW, TC_QD_GRID, Stimulus, WorkloadAt, buil
 from iolab.suites.pts_dirth import grid_text, key_figures  # the DIRTH flow's figures
 from iolab.suites.testdef import TestDef
 from iolab.targets import Target
+
+if TYPE_CHECKING:
+    from iolab.pages.report.model import Page
+    from iolab.pages.report.rundata import RunData
 
 PARAMS = (read_share(40, "A.12 (R/W 40/60)"), *TC_QD_GRID, *FLOW)
 
@@ -51,6 +55,20 @@ def build(profile: Profile, target: Target) -> TestPlan:
     )
 
 
+# The report's pages and the comparison's overlays (their plots) are imported when a report or
+# a comparison is built: not by a run without a report, `iolab show` or `iolab tests`.
+def pages(run: RunData) -> list[Page]:
+    from iolab.pages.report.dirth import dirth_pages
+
+    return dirth_pages(run)
+
+
+def overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
+    from iolab.pages.compare_pages.pts2 import dirth_overlays
+
+    return dirth_overlays(runs, labels)
+
+
 TEST = TestDef(
     "cbw",
     "Composite Block Size Workload",
@@ -61,8 +79,8 @@ TEST = TestDef(
     optional=True,
     heading=SPEC_HEADINGS["PTS"],
     key_figures=key_figures,
-    pages=dirth_pages,
-    overlays=dirth_overlays,
+    pages=pages,
+    overlays=overlays,
     view=render_dirth,
     params=PARAMS,
     short_title="CBW",

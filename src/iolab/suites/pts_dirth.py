@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from iolab.core.errors import IolabError
 from iolab.core.plan import Profile, TestPlan
@@ -17,8 +17,6 @@ from iolab.figures.compare import KeyMetric
 from iolab.figures.compare.pts2 import chosen_points, demand_points, point_cell
 from iolab.figures.points import POINT_NAMES
 from iolab.figures.summary import PhaseSummary
-from iolab.pages.compare_pages.pts2 import dirth_overlays
-from iolab.pages.report.dirth import dirth_pages
 from iolab.pages.report.header import SPEC_HEADINGS
 from iolab.pages.textreport import render_dirth
 from iolab.suites import active_fraction, no_input, supported_block_sizes
@@ -26,6 +24,10 @@ from iolab.suites.dirth_flow import FLOW, TC_QD_GRID, Stimulus, WorkloadAt, buil
 from iolab.suites.figures import Getter, Metrics, Runs, figure
 from iolab.suites.testdef import TestDef
 from iolab.targets import Target
+
+if TYPE_CHECKING:
+    from iolab.pages.report.model import Page
+    from iolab.pages.report.rundata import RunData
 
 PARAMS = (
     Param("block_size", 8 * KiB, "Block size of the RND stimulus", size, kib_label, "A.11 implementation default"),
@@ -141,6 +143,20 @@ def key_figures(runs: Runs = ()) -> Metrics:
     )
 
 
+# The report's pages and the comparison's overlays (their plots) are imported when a report or
+# a comparison is built: not by a run without a report, `iolab show` or `iolab tests`.
+def pages(run: RunData) -> list[Page]:
+    from iolab.pages.report.dirth import dirth_pages
+
+    return dirth_pages(run)
+
+
+def overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
+    from iolab.pages.compare_pages.pts2 import dirth_overlays
+
+    return dirth_overlays(runs, labels)
+
+
 TEST = TestDef(
     "dirth",
     "DIRTH",
@@ -151,8 +167,8 @@ TEST = TestDef(
     optional=True,
     heading=SPEC_HEADINGS["PTS"],
     key_figures=key_figures,
-    pages=dirth_pages,
-    overlays=dirth_overlays,
+    pages=pages,
+    overlays=overlays,
     view=render_dirth,
     params=PARAMS,
 )

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from iolab.core.errors import IolabError
 from iolab.core.plan import Cell, Phase, Profile, TestPlan, Tracking
@@ -16,14 +16,16 @@ from iolab.core.workload import Workload
 from iolab.figures.compare import KeyMetric
 from iolab.figures.compare.hir import PC_PHASE, baseline_phase, hir_result, wait_phase
 from iolab.figures.summary import PhaseSummary
-from iolab.pages.compare_pages.pts2 import hir_overlays
 from iolab.pages.report.header import SPEC_HEADINGS
-from iolab.pages.report.hir import hir_pages
 from iolab.pages.textreport import render_hir
 from iolab.suites import active_fraction, common_parameters, no_input, tested_capacity
 from iolab.suites.figures import Getter, Metrics, Runs
 from iolab.suites.testdef import TestDef
 from iolab.targets import Target
+
+if TYPE_CHECKING:
+    from iolab.pages.report.model import Page
+    from iolab.pages.report.rundata import RunData
 
 WAIT_MULTIPLES = (1, 2, 3, 5, 10)  # the spec's wait states, in bursts: 5, 10, 15, 25, 50 s after 5 s bursts
 
@@ -232,6 +234,20 @@ def key_figures(runs: Runs = ()) -> Metrics:
     )
 
 
+# The report's pages and the comparison's overlays (their plots) are imported when a report or
+# a comparison is built: not by a run without a report, `iolab show` or `iolab tests`.
+def pages(run: RunData) -> list[Page]:
+    from iolab.pages.report.hir import hir_pages
+
+    return hir_pages(run)
+
+
+def overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
+    from iolab.pages.compare_pages.pts2 import hir_overlays
+
+    return hir_overlays(runs, labels)
+
+
 TEST = TestDef(
     "hir",
     "Host Idle Recovery",
@@ -244,8 +260,8 @@ TEST = TestDef(
     key_figures=key_figures,
     figures_named_by_runs=True,  # one burst figure per wait state the run measured
     renamed_figures=tuple((old, PC_FIGURE) for old in EARLIER_PC_FIGURES),
-    pages=hir_pages,
-    overlays=hir_overlays,
+    pages=pages,
+    overlays=overlays,
     view=render_hir,
     params=PARAMS,
     short_title="HIR",

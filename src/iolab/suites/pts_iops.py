@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from iolab.core.plan import Cell, Phase, Profile, TestPlan, Tracking
 from iolab.core.units import KiB, kib_label
 from iolab.core.workload import Workload
 from iolab.figures.compare import KeyMetric
-from iolab.pages.compare_pages.pts import iops_overlays
 from iolab.pages.report.header import SPEC_HEADINGS
-from iolab.pages.report.pts import iops_pages
 from iolab.pages.textreport import iops_grid
 from iolab.suites import active_fraction, common_parameters, no_input, supported_block_sizes, tested_capacity, wipc
 from iolab.suites.figures import Metrics, Runs, from_cell
 from iolab.suites.testdef import TestDef
 from iolab.targets import Target
+
+if TYPE_CHECKING:
+    from iolab.pages.report.model import Page
+    from iolab.pages.report.rundata import RunData
 
 MIXES = [(100, 0), (95, 5), (65, 35), (50, 50), (35, 65), (5, 95), (0, 100)]  # R/W %, outer loop
 BLOCK_SIZES = [1024 * KiB, 128 * KiB, 64 * KiB, 32 * KiB, 16 * KiB, 8 * KiB, 4 * KiB, 512]  # inner loop
@@ -96,6 +100,20 @@ def key_figures(runs: Runs = ()) -> Metrics:
     )
 
 
+# The report's pages and the comparison's overlays (their plots) are imported when a report or
+# a comparison is built: not by a run without a report, `iolab show` or `iolab tests`.
+def pages(run: RunData) -> list[Page]:
+    from iolab.pages.report.pts import iops_pages
+
+    return iops_pages(run)
+
+
+def overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
+    from iolab.pages.compare_pages.pts import iops_overlays
+
+    return iops_overlays(runs, labels)
+
+
 TEST = TestDef(
     "iops",
     "IOPS",
@@ -105,7 +123,7 @@ TEST = TestDef(
     sequence="pts",
     heading=SPEC_HEADINGS["PTS"],
     key_figures=key_figures,
-    pages=iops_pages,
-    overlays=iops_overlays,
+    pages=pages,
+    overlays=overlays,
     view=iops_grid,
 )

@@ -3,18 +3,22 @@ RND at TC1/QD1; ART, MRT and the 99.999 % response time per cell; tracks ART of 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from iolab.core.plan import Cell, Phase, Profile, TestPlan, Tracking
 from iolab.core.units import KiB, kib_label, num, pct_text
 from iolab.core.workload import Workload
 from iolab.figures.compare import KeyMetric
-from iolab.pages.compare_pages.pts import latency_overlays
 from iolab.pages.report.header import SPEC_HEADINGS
-from iolab.pages.report.pts import latency_pages
 from iolab.pages.textreport import grid_view
 from iolab.suites import active_fraction, common_parameters, no_input, supported_block_sizes, tested_capacity, wipc
 from iolab.suites.figures import Metrics, Runs, from_cell
 from iolab.suites.testdef import TestDef
 from iolab.targets import Target
+
+if TYPE_CHECKING:
+    from iolab.pages.report.model import Page
+    from iolab.pages.report.rundata import RunData
 
 MIXES = [(100, 0), (65, 35), (0, 100)]
 BLOCK_SIZES = [8 * KiB, 4 * KiB, 512]
@@ -71,6 +75,20 @@ def key_figures(runs: Runs = ()) -> Metrics:
     )
 
 
+# The report's pages and the comparison's overlays (their plots) are imported when a report or
+# a comparison is built: not by a run without a report, `iolab show` or `iolab tests`.
+def pages(run: RunData) -> list[Page]:
+    from iolab.pages.report.pts import latency_pages
+
+    return latency_pages(run)
+
+
+def overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
+    from iolab.pages.compare_pages.pts import latency_overlays
+
+    return latency_overlays(runs, labels)
+
+
 TEST = TestDef(
     "latency",
     "Latency",
@@ -80,8 +98,8 @@ TEST = TestDef(
     sequence="pts",
     heading=SPEC_HEADINGS["PTS"],
     key_figures=key_figures,
-    pages=latency_pages,
-    overlays=latency_overlays,
+    pages=pages,
+    overlays=overlays,
     view=grid_view(
         "ART (mean) / MRT (maximum) / 99.999 % (of the merged histogram) over the measurement window, µs",
         lambda c: f"{num(c.lat_mean_us)} / {num(c.lat_max_us)} / {pct_text(c.p99_999_us, c.ios)}",

@@ -4,18 +4,22 @@ steady state; read MB/s is tracked and reported with its own determination."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from iolab.core.plan import Cell, Phase, Profile, TestPlan, Tracking
 from iolab.core.units import KiB, kib_label, num
 from iolab.core.workload import Workload
 from iolab.figures.compare import KeyMetric
-from iolab.pages.compare_pages.pts import throughput_overlays
 from iolab.pages.report.header import SPEC_HEADINGS
-from iolab.pages.report.pts import throughput_pages
 from iolab.pages.textreport import grid_view
 from iolab.suites import active_fraction, common_parameters, no_input, tested_capacity, wipc
 from iolab.suites.figures import Metrics, Runs, from_cell
 from iolab.suites.testdef import TestDef
 from iolab.targets import Target
+
+if TYPE_CHECKING:
+    from iolab.pages.report.model import Page
+    from iolab.pages.report.rundata import RunData
 
 BLOCK_SIZES = [1024 * KiB, 128 * KiB]
 THREADS, QUEUE_DEPTH = 1, 32
@@ -93,6 +97,20 @@ def key_figures(runs: Runs = ()) -> Metrics:
     )
 
 
+# The report's pages and the comparison's overlays (their plots) are imported when a report or
+# a comparison is built: not by a run without a report, `iolab show` or `iolab tests`.
+def pages(run: RunData) -> list[Page]:
+    from iolab.pages.report.pts import throughput_pages
+
+    return throughput_pages(run)
+
+
+def overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
+    from iolab.pages.compare_pages.pts import throughput_overlays
+
+    return throughput_overlays(runs, labels)
+
+
 TEST = TestDef(
     "throughput",
     "Throughput",
@@ -102,7 +120,7 @@ TEST = TestDef(
     sequence="pts",
     heading=SPEC_HEADINGS["PTS"],
     key_figures=key_figures,
-    pages=throughput_pages,
-    overlays=throughput_overlays,
+    pages=pages,
+    overlays=overlays,
     view=grid_view("MB/s, mean over the measurement window", lambda c: num(c.mbps)),
 )

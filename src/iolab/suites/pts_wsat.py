@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from iolab.core.errors import IolabError
 from iolab.core.plan import Cell, Phase, Profile, TestPlan, Tracking
@@ -15,14 +15,16 @@ from iolab.core.units import KiB, duration, eng, kib_label
 from iolab.core.workload import Workload
 from iolab.figures.compare import KeyMetric
 from iolab.figures.summary import PhaseSummary
-from iolab.pages.compare_pages.pts import wsat_overlays
 from iolab.pages.report.header import SPEC_HEADINGS
-from iolab.pages.report.pts import wsat_pages
 from iolab.pages.textreport import render_wsat
 from iolab.suites import active_fraction, cbw, common_parameters, no_input, supported_block_sizes, tested_capacity
 from iolab.suites.figures import Getter, Metrics, Runs, figure
 from iolab.suites.testdef import TestDef
 from iolab.targets import Target
+
+if TYPE_CHECKING:
+    from iolab.pages.report.model import Page
+    from iolab.pages.report.rundata import RunData
 
 # Name -> (access, read %, block size, label); "rnd4k" is the WSAT of PTS 1.1, the others are
 # the optional workloads of PTS 2.0 (A.8).
@@ -145,6 +147,20 @@ def key_figures(runs: Runs = ()) -> Metrics:
     )
 
 
+# The report's pages and the comparison's overlays (their plots) are imported when a report or
+# a comparison is built: not by a run without a report, `iolab show` or `iolab tests`.
+def pages(run: RunData) -> list[Page]:
+    from iolab.pages.report.pts import wsat_pages
+
+    return wsat_pages(run)
+
+
+def overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
+    from iolab.pages.compare_pages.pts import wsat_overlays
+
+    return wsat_overlays(runs, labels)
+
+
 TEST = TestDef(
     "wsat",
     "Write Saturation",
@@ -154,8 +170,8 @@ TEST = TestDef(
     sequence="pts",
     heading=SPEC_HEADINGS["PTS"],
     key_figures=key_figures,
-    pages=wsat_pages,
-    overlays=wsat_overlays,
+    pages=pages,
+    overlays=overlays,
     view=render_wsat,
     params=PARAMS,
 )

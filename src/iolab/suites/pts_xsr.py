@@ -5,6 +5,7 @@ throughput across the transitions and how long the drive took to recover from ea
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from iolab.core.plan import Cell, Phase, Profile, TestPlan, Tracking
 from iolab.core.testparams import Param, choice, given, parameter_rows, seconds, show_seconds, values
@@ -14,14 +15,16 @@ from iolab.figures.compare import KeyMetric
 from iolab.figures.compare.pts2 import GROUPS, SETTLE_WINDOW, xsr_groups, xsr_result
 from iolab.figures.points import RECOVERY_TOLERANCE, SETTLE_TOLERANCE
 from iolab.figures.summary import PhaseSummary
-from iolab.pages.compare_pages.pts2 import xsr_overlays
 from iolab.pages.report.header import SPEC_HEADINGS
-from iolab.pages.report.xsr import xsr_pages
 from iolab.pages.textreport import render_intervals
 from iolab.suites import active_fraction, common_parameters, no_input, tested_capacity
 from iolab.suites.figures import Getter, Metrics, Runs
 from iolab.suites.testdef import TestDef
 from iolab.targets import Target
+
+if TYPE_CHECKING:
+    from iolab.pages.report.model import Page
+    from iolab.pages.report.rundata import RunData
 
 STIMULI: dict[str, tuple[Access, int]] = dict(zip(GROUPS, (("seq", 1024 * KiB), ("rnd", 8 * KiB), ("seq", 1024 * KiB))))
 # A quick run logs this many intervals per group (the 8 h : 6 h : 8 h proportion), unless set.
@@ -186,6 +189,20 @@ def key_figures(runs: Runs = ()) -> Metrics:
     )
 
 
+# The report's pages and the comparison's overlays (their plots) are imported when a report or
+# a comparison is built: not by a run without a report, `iolab show` or `iolab tests`.
+def pages(run: RunData) -> list[Page]:
+    from iolab.pages.report.xsr import xsr_pages
+
+    return xsr_pages(run)
+
+
+def overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
+    from iolab.pages.compare_pages.pts2 import xsr_overlays
+
+    return xsr_overlays(runs, labels)
+
+
 TEST = TestDef(
     "xsr",
     "Cross Stimulus Recovery",
@@ -197,8 +214,8 @@ TEST = TestDef(
     heading=SPEC_HEADINGS["PTS"],
     key_figures=key_figures,
     figures_named_by_runs=True,  # the recovery figure names the run's own tolerance
-    pages=xsr_pages,
-    overlays=xsr_overlays,
+    pages=pages,
+    overlays=overlays,
     view=render_intervals,
     params=PARAMS,
     short_title="XSR",

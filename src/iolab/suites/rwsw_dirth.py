@@ -7,14 +7,13 @@ The summary figures are at OIO = 32 (MB/s and the 99.99 % response time)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from iolab.core.plan import Profile, TestPlan
 from iolab.core.testparams import Param, int_list, show_list, values
 from iolab.core.workload import Workload
 from iolab.figures.compare import DIRTH_SUMMARY_OIO, KeyMetric, dirth_level
-from iolab.pages.compare_pages.rwsw import dirth_overlays
 from iolab.pages.report.header import SPEC_HEADINGS
-from iolab.pages.report.rwsw import rwsw_dirth_pages
-from iolab.pages.report.rwsw_selftest import with_selftest
 from iolab.pages.textreport import render_dirth
 from iolab.suites import wipc
 from iolab.suites.dirth_flow import FLOW, Stimulus, build_flow
@@ -31,6 +30,10 @@ from iolab.suites.rwsw_common import (
 )
 from iolab.suites.testdef import TestDef
 from iolab.targets import Target
+
+if TYPE_CHECKING:
+    from iolab.pages.report.model import Page
+    from iolab.pages.report.rundata import RunData
 
 NAME = "dirth-rwsw"
 MAX_QD = 32  # per thread, as the PTS DIRTH's largest QD; more outstanding IO adds threads
@@ -128,6 +131,22 @@ def key_figures(runs: Runs = ()) -> Metrics:
     )
 
 
+# The report's pages and the comparison's overlays (their plots) are imported when a report or
+# a comparison is built: not by a run without a report, `iolab show` or `iolab tests`.
+def pages(run: RunData) -> list[Page]:
+    """The test's pages, then the Self-Test pages of the capture it replayed."""
+    from iolab.pages.report.rwsw import rwsw_dirth_pages
+    from iolab.pages.report.rwsw_selftest import with_selftest
+
+    return with_selftest(rwsw_dirth_pages)(run)
+
+
+def overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
+    from iolab.pages.compare_pages.rwsw import dirth_overlays
+
+    return dirth_overlays(runs, labels)
+
+
 TEST = TestDef(
     NAME,
     "DIRTH (composite)",
@@ -139,8 +158,8 @@ TEST = TestDef(
     sequence="rwsw",
     heading=SPEC_HEADINGS["RWSW"],
     key_figures=key_figures,
-    pages=with_selftest(rwsw_dirth_pages),
-    overlays=dirth_overlays,
+    pages=pages,
+    overlays=overlays,
     view=render_dirth,
     params=PARAMS,
     short_title="DIRTH",

@@ -4,12 +4,11 @@ the 99.999 % response time over time and at steady state."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from iolab.core.plan import Cell, Profile, TestPlan
 from iolab.figures.compare import KeyMetric
-from iolab.pages.compare_pages.rwsw import multi_wsat_overlays
 from iolab.pages.report.header import SPEC_HEADINGS
-from iolab.pages.report.rwsw import multi_wsat_pages
-from iolab.pages.report.rwsw_selftest import with_selftest
 from iolab.suites import common_parameters, tested_capacity
 from iolab.suites.figures import Getter, Metrics, Runs, figure
 from iolab.suites.rwsw_common import (
@@ -27,6 +26,10 @@ from iolab.suites.rwsw_common import (
 )
 from iolab.suites.testdef import TestDef
 from iolab.targets import Target
+
+if TYPE_CHECKING:
+    from iolab.pages.report.model import Page
+    from iolab.pages.report.rundata import RunData
 
 NAME = "multi-wsat"
 
@@ -83,6 +86,22 @@ def key_figures(runs: Runs = ()) -> Metrics:
     )
 
 
+# The report's pages and the comparison's overlays (their plots) are imported when a report or
+# a comparison is built: not by a run without a report, `iolab show` or `iolab tests`.
+def pages(run: RunData) -> list[Page]:
+    """The test's pages, then the Self-Test pages of the capture it replayed."""
+    from iolab.pages.report.rwsw import multi_wsat_pages
+    from iolab.pages.report.rwsw_selftest import with_selftest
+
+    return with_selftest(multi_wsat_pages)(run)
+
+
+def overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
+    from iolab.pages.compare_pages.rwsw import multi_wsat_overlays
+
+    return multi_wsat_overlays(runs, labels)
+
+
 TEST = TestDef(
     NAME,
     "Multi-WSAT",
@@ -94,8 +113,8 @@ TEST = TestDef(
     sequence="rwsw",
     heading=SPEC_HEADINGS["RWSW"],
     key_figures=key_figures,
-    pages=with_selftest(multi_wsat_pages),
-    overlays=multi_wsat_overlays,
+    pages=pages,
+    overlays=overlays,
     short_title="Multi-WSAT",
     summary_figures=("IOPS (composite)", "MB/s (composite)", "99.999 % RT (composite)"),
     summary_order=0,

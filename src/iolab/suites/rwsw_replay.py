@@ -5,13 +5,12 @@ the composite workload."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from iolab.core.plan import Cell, Phase, Profile, TestPlan
 from iolab.core.units import counted
 from iolab.figures.compare import KeyMetric, replay_totals
-from iolab.pages.compare_pages.rwsw import replay_overlays
 from iolab.pages.report.header import SPEC_HEADINGS
-from iolab.pages.report.rwsw_replay import replay_pages
-from iolab.pages.report.rwsw_selftest import with_selftest
 from iolab.suites import active_fraction, common_parameters, tested_capacity
 from iolab.suites.figures import Metrics, Runs, figure
 from iolab.suites.rwsw_common import (
@@ -26,6 +25,10 @@ from iolab.suites.rwsw_common import (
 )
 from iolab.suites.testdef import TestDef
 from iolab.targets import Target
+
+if TYPE_CHECKING:
+    from iolab.pages.report.model import Page
+    from iolab.pages.report.rundata import RunData
 
 NAME = "replay"
 
@@ -100,6 +103,22 @@ def key_figures(runs: Runs = ()) -> Metrics:
     )
 
 
+# The report's pages and the comparison's overlays (their plots) are imported when a report or
+# a comparison is built: not by a run without a report, `iolab show` or `iolab tests`.
+def pages(run: RunData) -> list[Page]:
+    """The test's pages, then the Self-Test pages of the capture it replayed."""
+    from iolab.pages.report.rwsw_replay import replay_pages
+    from iolab.pages.report.rwsw_selftest import with_selftest
+
+    return with_selftest(replay_pages)(run)
+
+
+def overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
+    from iolab.pages.compare_pages.rwsw import replay_overlays
+
+    return replay_overlays(runs, labels)
+
+
 TEST = TestDef(
     NAME,
     "Replay-Native",
@@ -111,8 +130,8 @@ TEST = TestDef(
     sequence="rwsw",
     heading=SPEC_HEADINGS["RWSW"],
     key_figures=key_figures,
-    pages=with_selftest(replay_pages),
-    overlays=replay_overlays,
+    pages=pages,
+    overlays=overlays,
     short_title="Replay-Native",
     summary_figures=("IOPS (whole replay)", "MB/s (whole replay)", "99.999 % RT (whole replay)"),
     summary_order=1,

@@ -3,13 +3,13 @@ purged drive to steady state (one phase per stream); one IOPS figure per stream 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from iolab.core.plan import Cell, Profile, TestPlan
 from iolab.core.workload import Stream
 from iolab.figures.compare import KeyMetric
 from iolab.figures.summary import PhaseSummary
 from iolab.pages.report.header import SPEC_HEADINGS
-from iolab.pages.report.rwsw import streams_pages
-from iolab.pages.report.rwsw_selftest import with_selftest
 from iolab.suites import common_parameters, tested_capacity
 from iolab.suites.figures import Getter, Metrics, Runs, phase
 from iolab.suites.rwsw_common import (
@@ -26,6 +26,10 @@ from iolab.suites.rwsw_common import (
 )
 from iolab.suites.testdef import TestDef
 from iolab.targets import Target
+
+if TYPE_CHECKING:
+    from iolab.pages.report.model import Page
+    from iolab.pages.report.rundata import RunData
 
 NAME = "streams-wsat"
 
@@ -80,6 +84,16 @@ def key_figures(runs: Runs = ()) -> Metrics:
     return tuple(KeyMetric(f"{label} IOPS", "IOPS", True, _stream_iops(label)) for label in labels)
 
 
+# The report's pages (their plots) are imported when a report is built: not by a run without
+# a report, `iolab show` or `iolab tests`.
+def pages(run: RunData) -> list[Page]:
+    """The test's pages, then the Self-Test pages of the capture it replayed."""
+    from iolab.pages.report.rwsw import streams_pages
+    from iolab.pages.report.rwsw_selftest import with_selftest
+
+    return with_selftest(streams_pages)(run)
+
+
 TEST = TestDef(
     NAME,
     "Individual Streams WSAT",
@@ -92,7 +106,7 @@ TEST = TestDef(
     heading=SPEC_HEADINGS["RWSW"],
     key_figures=key_figures,
     figures_named_by_runs=True,  # one figure per stream the run measured
-    pages=with_selftest(streams_pages),
+    pages=pages,
     overlays=None,
     short_title="Individual Streams",
     summary_figures=None,

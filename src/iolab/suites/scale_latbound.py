@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from iolab.core import testparams as tp
 from iolab.core.cellschema import CellRow
@@ -20,7 +20,7 @@ from iolab.core.units import KiB, given, kib_label, num, percentile_min_ios
 from iolab.core.workload import Workload
 from iolab.figures.compare import KeyMetric
 from iolab.figures.summary import PhaseSummary
-from iolab.pages.report.latbound import RAMP, SUSTAIN, held, latbound_pages, latbound_view, recorded_bound
+from iolab.pages.report.latbound import RAMP, SUSTAIN, held, latbound_view, recorded_bound
 from iolab.suites import active_fraction, bisection, no_input, supported_block_sizes, tested_capacity
 from iolab.suites import characterise_common as cc
 from iolab.suites.char_demand import geometric
@@ -28,6 +28,10 @@ from iolab.suites.dirth_flow import read_share
 from iolab.suites.figures import Getter, Metrics, Runs, last_round_pct
 from iolab.suites.testdef import TestDef
 from iolab.targets import Target
+
+if TYPE_CHECKING:
+    from iolab.pages.report.model import Page
+    from iolab.pages.report.rundata import RunData
 
 
 def _percentile(text: str) -> float:
@@ -325,6 +329,14 @@ def key_figures(runs: Runs = ()) -> Metrics:
     )
 
 
+# The report's pages and the comparison's overlays (their plots) are imported when a report or
+# a comparison is built: not by a run without a report, `iolab show` or `iolab tests`.
+def pages(run: RunData) -> list[Page]:
+    from iolab.pages.report.latbound import latbound_pages
+
+    return latbound_pages(run)
+
+
 TEST = TestDef(
     "latency-bound",
     "Latency-Bounded Maximum IOPS",
@@ -332,7 +344,7 @@ TEST = TestDef(
     "70/30 4K random at rising demand until p99 > 1 ms, then the highest demand that met it sustained for 1 h",
     build=no_input(build),
     key_figures=key_figures,
-    pages=latbound_pages,
+    pages=pages,
     view=latbound_view,
     short_title="Latency-bound IOPS",
     params=cc.params_of(PARAMS, endurance=False),

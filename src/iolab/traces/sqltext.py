@@ -5,7 +5,6 @@ code that runs the SQL is textscan.py and readers.py."""
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 
 MAX_LINE = 1 << 20  # bytes; a longer line is a bad line (no trace format has lines near this)
@@ -23,6 +22,8 @@ def sql_str(text: str) -> str:
 
 def rejects_table(path: str) -> str:
     """Name of the DuckDB table that collects the lines of `path` the scanner set aside."""
+    import hashlib  # OpenSSL's library loads with it: only when a trace is read, not at every command's start
+
     return "rej_" + hashlib.sha1(path.encode()).hexdigest()[:16]
 
 

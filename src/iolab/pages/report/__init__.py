@@ -42,14 +42,13 @@ from iolab.core.errors import IolabError
 from iolab.core.streams import note_line
 from iolab.core.usertext import name_problem
 from iolab.pages.report.model import Document, Page
-from iolab.pages.report.pdf import write_pdf
-from iolab.pages.report.progress import Progress
 
 if TYPE_CHECKING:
     from iolab.pages.report.rundata import RunData
 
-# header (the run's audit, summaries, store) and the write policy are imported where a document
-# is built or written, not by a command that only reads a plot module.
+# header (the run's audit, summaries, store), the PDF writer and the write policy are imported
+# where a document is built or written, not by a command that only reads a plot module or the
+# header (a suite's declaration, `iolab show`, a run without a report).
 
 
 def build_document(run: RunData, pages: list[Page], heading: str | None = None) -> Document:
@@ -79,6 +78,8 @@ def write_document(
     """Write `stem`.html and `stem`.pdf into out_dir (several documents: one file of all their
     pages in order, a sequence's report); returns both paths."""
     from iolab.pages.report.html import render  # jinja2: only where a report is written, not for every command
+    from iolab.pages.report.pdf import write_pdf
+    from iolab.pages.report.progress import Progress
     from iolab.targets.writepolicy import made_for, output_files
 
     if (why := name_problem(stem)) is not None:  # a stem from what a run stores (its id, its test)

@@ -9,8 +9,10 @@ page count is known before anything is rendered.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from iolab.pages.report.vector import Drawing
+if TYPE_CHECKING:  # a figure's type only: the drawing code (and hashlib's OpenSSL) loads where a plot is drawn
+    from iolab.pages.report.vector import Drawing
 
 # Printable height left for blocks on an A4 page once the page header, banners and the four
 # header columns are drawn (see html.py's stylesheet). Builders budget against it.
