@@ -40,10 +40,8 @@ ROW_PAD_MM = 0.3
 KEY_MM, VALUE_MM = 14.88, 27.07  # the text width of a key cell (bold) and of a value cell
 MIN_SCALE = 0.75
 RUN_DETAILS = "Run Details and Notes"
-# Rows a column keeps whole when others give way to a pointer: the page header fits the device to
-# its line and may cut it, so the front page is where a long model is read whole (a quick copy's
-# model, its over-provisioning figures beside the full-size drive's, was the longest value and
-# was sent to Run Details).
+# Rows a column keeps whole when others give way to a pointer: the page header may cut the device,
+# so the front page is where a long model is read whole (a quick copy's was sent to Run Details).
 FRONT_PAGE_ROWS = ("Vendor / model",)
 BANNER_LINE_CHARS = 120  # one line of a banner (html.py .banner: 6.8 pt bold across the page)
 BANNER_LINES = 3  # what the banner strip holds at its usual 11 mm (more banners make it taller: pdflayout.banners)
