@@ -5,6 +5,7 @@ command line."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 

@@ -150,10 +150,10 @@ def over_provisioning(info: dict, full: dict | None = None) -> str:
     with one shows both, named (client-nvme-slc's 14.8 % once stood alone; GC has 9.7 %).
     Each figure is the simulated drive's; `full`, the drive a resized copy stands for (the same
     parameters at the preset's size: full_size), gives its own figure beside one that differs."""
-    flash = f"{info['op']:.1%}{_beside(info['op'], full and full['op'])}"
+    flash = f"{info['op']:.1%}{_beside(info['op'], None if full is None else full['op'])}"
     if not info["slc_blocks"]:
         return f"OP {flash}"
-    gc = f"{info['op_for_gc']:.1%} for GC{_beside(info['op_for_gc'], full and full['op_for_gc'])}"
+    gc = f"{info['op_for_gc']:.1%} for GC{_beside(info['op_for_gc'], None if full is None else full['op_for_gc'])}"
     return f"OP {gc}, {flash} with the SLC cache"
 
 
