@@ -137,8 +137,8 @@ def test_a_drive_without_a_write_buffer_acknowledges_a_write_once_its_page_is_pr
 def test_an_slc_drive_shows_the_over_provisioning_gc_has_beside_all_the_flash(scratch):
     """client-nvme-slc's model line said 'OP 14.8%': its 20 SLC-mode blocks counted as spare at
     their TLC size, while GC has the main area's 9.7 %. A drive without an SLC cache has one
-    figure, the same for both. The quick copy's SLC cache is 7 whole blocks of its ~128 (the
-    drive's 20 of thousands), a larger share, so GC has 9.4 %: the figure shown is the copy's,
+    figure, the same for both. The quick copy's SLC cache is 7 whole blocks of its 147 (the
+    drive's 20 of 456), a larger share, so GC has 9.4 %: the figure shown is the copy's,
     the full-size drive's beside it (it read 9.4 % alone, where `info` of the preset says 9.7 %).
     The report shows the model whole in the Vendor / model row and, where its line has room, in
     every page's header, HTML and PDF alike (cut at 48 characters, it read 'OP 9.4% for GC, …')."""
