@@ -89,10 +89,10 @@ def test_a_quick_copy_names_the_drive_it_stands_for_and_its_size(tmp_path):
     both = page_text(html)
     # each drive's model names its preset beside it
     assert (
-        "client-nvme-slc, OP 9.4% for GC, 14.8% with the SLC cache; FW sim-0.1.0; 536.9 MB (a copy of a 480.0 GB drive)"
-        in both
+        "client-nvme-slc, OP 9.4% for GC (9.7% at full size), 14.8% with the SLC cache; FW sim-0.1.0; 536.9 MB "
+        "(a copy of a 480.0 GB drive)" in both
     ), both[:3000]
-    assert "enterprise-sas, OP 27.9%; FW sim-0.1.0; 536.9 MB (a copy of a 400.0 GB drive)" in both
+    assert "enterprise-sas, OP 27.9% (28.0% at full size); FW sim-0.1.0; 536.9 MB (a copy of a 400.0 GB drive)" in both
 
 
 def test_a_percentile_too_few_ios_measured_says_so_in_summaries_and_in_show(tmp_path):

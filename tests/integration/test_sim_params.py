@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
+from pypdf import PdfReader
 
 from .conftest import iolab, saved_sim_state
 from .test_hostile_input import files_under, refused
@@ -136,8 +137,11 @@ def test_a_drive_without_a_write_buffer_acknowledges_a_write_once_its_page_is_pr
 def test_an_slc_drive_shows_the_over_provisioning_gc_has_beside_all_the_flash(scratch):
     """client-nvme-slc's model line said 'OP 14.8%': its 20 SLC-mode blocks counted as spare at
     their TLC size, while GC has the main area's 9.7 %. A drive without an SLC cache has one
-    figure, the same for both. The report's Vendor / model row shows both (cut at 48
-    characters as the page header's line is, it read 'OP 9.4% for GC (…')."""
+    figure, the same for both. The quick copy's SLC cache is 7 whole blocks of its 147 (the
+    drive's 20 of 456), a larger share, so GC has 9.4 %: the figure shown is the copy's,
+    the full-size drive's beside it (it read 9.4 % alone, where `info` of the preset says 9.7 %).
+    The report shows the model whole in the Vendor / model row and, where its line has room, in
+    every page's header, HTML and PDF alike (cut at 48 characters, it read 'OP 9.4% for GC, …')."""
     p = iolab("info", "sim:client-nvme-slc", "sim:enterprise-sas", "sim:client-nvme-slc?slc_gb=0")
     assert p.returncode == 0, p.stdout + p.stderr
     said = " ".join(p.stdout.split())
@@ -146,8 +150,14 @@ def test_an_slc_drive_shows_the_over_provisioning_gc_has_beside_all_the_flash(sc
     # without its cache the client drive's spare is all GC's: one figure, as the flash says
     assert re.search(r"model sim SSD client-nvme-slc, OP 14\.\d% firmware", said), said
     run = only_run(scratch / "runs", "latency", "--quick", "-t", "sim:client-nvme-slc")
+    model = "iolab sim SSD client-nvme-slc, OP 9.4% for GC (9.7% at full size), 14.8% with the SLC cache"
     report = page_text(run / "report" / f"{run.name}.html")
-    assert "Vendor / model iolab sim SSD client-nvme-slc, OP 9.4% for GC, 14.8% with the SLC cache " in report
+    assert f"Vendor / model {model} " in report, report[:3000]
+    assert report.count(f"Device: {model} Tested by") == report.count("Tested by"), report[:3000]
+    [pdf] = (run / "report").glob("*.pdf")
+    pages = [" ".join(pg.extract_text().split()) for pg in PdfReader(pdf).pages]
+    assert all(f"Device: {model} Tested by" in pg for pg in pages), pages[0][:600]
+    assert f"Vendor / model {model}" in pages[0], pages[0]
 
 
 @pytest.mark.parametrize(

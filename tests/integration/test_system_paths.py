@@ -91,21 +91,26 @@ def test_no_command_writes_into_etc_through_a_symlink(made, tmp_path, in_etc, co
     assert not os.listdir(in_etc) and not (tmp_path / "runs").exists()
 
 
-def test_the_system_trees_given_as_they_are_are_refused_and_scratch_space_is_not(made):
+def test_the_system_trees_given_as_they_are_are_refused_and_local_data_places_are_not(made):
+    """/var was refused whole but for /var/tmp: `export -o /var/lib/iolab/runs` (a service's own
+    data, FHS /var/lib/<package>) and /var/local were refused as /var/lib/dpkg is. The refusal
+    names the rule."""
     mine = f"iolab-test-export-{os.getpid()}"
     in_root = [Path("/") / f"{t}.csv" for t in TABLES if not os.path.lexists(f"/{t}.csv")]
-    with none_made(*in_root, Path("/usr/local") / mine, Path("/var/lib") / mine):
-        for where in ("/", f"/usr/local/{mine}", f"/var/lib/{mine}"):
-            p = iolab("export", str(made["first"]), "-o", where)
+    system = [Path("/usr/local") / mine, Path("/var/lib/dpkg") / mine, Path("/var/log") / mine]
+    with none_made(*in_root, *system):
+        for where in ("/", *system):
+            p = iolab("export", str(made["first"]), "-o", str(where))
             said = " ".join(p.stderr.split())
-            assert p.returncode == 3 and SYSTEM in said, said
-    out = Path("/var/tmp") / mine
-    try:
-        p = iolab("export", str(made["first"]), "-o", str(out))
-        assert p.returncode == 0, p.stderr
-        assert (out / "cells.csv").is_file()
-    finally:
-        shutil.rmtree(out, ignore_errors=True)
+            assert p.returncode == 3 and SYSTEM in said and "the system-location rule" in said, said
+    for out in (Path("/var/tmp") / mine, Path("/var/lib/iolab") / mine, Path("/var/local") / mine):
+        made_top = next(d for d in (out, *out.parents) if os.path.lexists(d.parent))  # removed after
+        try:
+            p = iolab("export", str(made["first"]), "-o", str(out))
+            assert p.returncode == 0, p.stderr
+            assert (out / "cells.csv").is_file()
+        finally:
+            shutil.rmtree(made_top, ignore_errors=True)
 
 
 def test_a_symlink_to_a_folder_yet_to_be_made_is_made_where_it_points(made, tmp_path):

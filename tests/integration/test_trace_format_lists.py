@@ -5,6 +5,7 @@ command line."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -42,10 +43,11 @@ def test_a_shells_completion_of_format_gives_the_same_help():
 def table(tmp_path_factory):
     d = tmp_path_factory.mktemp("lists")
     src = d / "hm_0.csv"
-    # MSR: FILETIME, host, disk, type, offset, size, response time (100 ns ticks)
+    # MSR: FILETIME, host, disk, type, offset, size, response time (100 ns ticks). An idle trace,
+    # one IO a second: a unit guessed from such gaps came out 1000 times too small (timeunit.py)
     src.write_text(
         "".join(
-            f"{128166372000000000 + i * 5000},hm,0,{'Read' if i % 2 else 'Write'},{i * 8192},4096,{300 + i}\n"
+            f"{128166372000000000 + i * 10**7},hm,0,{'Read' if i % 2 else 'Write'},{i * 8192},4096,{300 + i}\n"
             for i in range(20)
         )
     )
@@ -63,6 +65,30 @@ def test_every_listed_writer_exports_and_reads_back(fmt, table, tmp_path):
     assert p.returncode == 0, p.stderr
     reader = formats.writer(fmt)[0].name  # type: ignore[index]
     assert f"format: {reader} (detected" in p.stdout and "20 IOs" in p.stdout
+    # the times come back as they were: DiskSim, CloudPhysics and vSCSI, whose unit varies, read
+    # the unit iolab's export recorded, where the guess took the 1 s gaps for 1 ms ones
+    back, was = _times(tmp_path / "back.parquet"), _times(table)
+    assert max(abs(a - b) for a, b in zip(back, was, strict=True)) <= 1000, (back[:3], was[:3])
+    if formats.get(reader).time_unit is not None:  # type: ignore[union-attr]
+        assert "recorded on the file by iolab's trace export" in " ".join(p.stdout.split()), p.stdout
+
+
+def _times(table: Path) -> list[int]:
+    import duckdb
+
+    return [t for (t,) in duckdb.sql(f"SELECT time_ns FROM read_parquet('{table}') ORDER BY time_ns").fetchall()]
+
+
+def test_a_trace_exported_and_copied_without_its_record_says_the_unit_it_guessed(table, tmp_path):
+    """A DiskSim file copied where iolab's record did not follow (no xattrs) is guessed again:
+    the import says the unit it assumed, why, and how to give it."""
+    exported = tmp_path / "t.disksim"
+    assert iolab("trace", "export", str(table), "--format", "disksim", "--out", str(exported)).returncode == 0
+    copy = tmp_path / "copy.disksim"
+    copy.write_bytes(exported.read_bytes())
+    p = iolab("trace", "import", str(copy), "--format", "disksim", "--out", str(tmp_path / "back.parquet"))
+    said = " ".join(p.stdout.split())
+    assert p.returncode == 0 and "time unit: " in said and "(guessed, " in said and "--time-unit" in said, said
 
 
 def test_export_to_an_unknown_format_is_refused_with_the_list(table, tmp_path):

@@ -204,6 +204,26 @@ def test_trace_outputs_are_refused_on_devices_and_foreign_files(scratch):
     assert Path(foreign).read_text() == "someone's notes\n"
 
 
+def test_trace_import_and_export_refuse_a_missing_directory_as_every_file_output_does(scratch):
+    """`trace import -o DIR/new/sub/t.parquet` made new/ and new/sub/ without a word (a typo in
+    the path went unnoticed), where --junit and --html refuse a missing directory; `trace export`
+    into one failed at the end naming its own temporary file (`No such file or directory:
+    DIR/.x.csv.123-0.partial`)."""
+    msr_trace(scratch / "web.csv")
+    table = scratch / "new" / "sub" / "t.parquet"
+    p = iolab("trace", "import", str(scratch / "web.csv"), "--format", "msr", "-o", str(table))
+    said = " ".join(p.stderr.split())
+    assert p.returncode == 2 and "Traceback" not in said, said
+    assert f"--out {table}: the directory {table.parent} does not exist, so the IO table cannot be written" in said
+    assert not (scratch / "new").exists()
+    table = scratch / "t.parquet"
+    assert iolab("trace", "import", str(scratch / "web.csv"), "--format", "msr", "-o", str(table)).returncode == 0
+    p = iolab("trace", "export", str(table), "--format", "disksim", "-o", str(scratch / "new" / "t.disksim"))
+    said = " ".join(p.stderr.split())
+    assert p.returncode == 2 and "the directory" in said and "so the trace file cannot be written" in said, said
+    assert not (scratch / "new").exists()
+
+
 # --- file targets -----------------------------------------------------------------------------
 
 

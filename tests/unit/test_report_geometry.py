@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from iolab.pages.report import plots, textwidth, vfigure
+from iolab.pages.report import pdflayout, plots, textwidth, vfigure
 from iolab.pages.report.geometry import plot_violations
 from iolab.pages.report.html import render
 from iolab.pages.report.layoutcheck import page_rules
@@ -118,6 +118,29 @@ def test_the_page_head_keeps_long_lines_inside_its_box(monkeypatch):
     monkeypatch.setattr(textwidth, "fit_pt", lambda text, line_mm, size_pt, floor_pt, bold=False: size_pt)
     planted = page_rules(render(long, for_print=True), "r")
     assert any(v.rule == "overflow" and "<head>" in v.detail for v in planted), planted
+
+
+def _head_devices(d: Document) -> tuple[list[str], list[str]]:
+    """The device each page head prints: in the HTML, and on the PDF's sheets."""
+    html = re.findall(r"<span>Device: (.*?)</span>", render(d, for_print=True))
+    pdf = [t.text for s in pdflayout.lay_out([d]) for t in s.items if getattr(t, "text", "").startswith("Device: ")]
+    return html, [t.removeprefix("Device: ") for t in pdf]
+
+
+@pytest.mark.parametrize("chars", [60, 90])
+def test_the_page_head_shows_a_long_model_whole_where_its_line_has_room(chars):
+    """device_line cut every model at 48 characters, room or not: a quick copy's 'iolab sim SSD
+    client-nvme-slc, OP 9.4% for GC, …' lost its over-provisioning figures on every page."""
+    model = ("iolab sim SSD client-nvme-slc, OP 9.4% for GC (9.7% at full size), 14.8% with " * 2)[:chars]
+    html, pdf = _head_devices(doc("p", model))
+    assert html == [model] * 2 and pdf == [model] * 2, (html, pdf)
+
+
+def test_the_page_head_cuts_a_model_too_long_for_its_line_with_an_ellipsis_in_both_formats():
+    model = "iolab sim SSD client-nvme-slc, OP 9.4% for GC (9.7% at full size), 14.8% with " * 3
+    html, pdf = _head_devices(doc("p", model))
+    assert html == pdf and len(html) == 2 and html[0].endswith("…"), (html, pdf)
+    assert model.startswith(html[0][:-1]) and len(html[0]) > 80, html[0]
 
 
 def test_header_values_break_between_their_parts_not_inside_a_word(monkeypatch):

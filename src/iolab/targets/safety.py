@@ -9,7 +9,7 @@ system disk (/, /boot, /boot/efi, /usr, /var or swap live on it, through partiti
 layers).
 
 Checks on a file: not a regular file, pseudo filesystem (/proc, /sys, ...: writepolicy.py),
-system location (/etc, /usr, /var but /var/tmp, ...: writepolicy.py),
+system location (/etc, /usr, /var but its local data places, ...: writepolicy.SYSTEM_RULE),
 run directory (in a stored run's directory, whose files are its record: writepolicy.py), iolab
 output (a report, export, trace table or simulator state: it carries iolab's output mark), read-only (also a file without any write permission bit, which root could write), mounted (it
 is active swap, or backs a mounted loop device), loop backing (it backs a loop device), not
@@ -50,7 +50,14 @@ from iolab.targets.usage import (
     swap_file,
     system_use,
 )
-from iolab.targets.writepolicy import SIM_STATE, directory_problem, foreign_run, no_write_bits, system_location
+from iolab.targets.writepolicy import (
+    SIM_STATE,
+    SYSTEM_RULE,
+    directory_problem,
+    foreign_run,
+    no_write_bits,
+    system_location,
+)
 from iolab.targets.writepolicy import file_problems as output_problems
 
 
@@ -273,7 +280,9 @@ def _place_problem(path: str) -> Problem | None:
     if system is not None:  # the system's files are no scratch file
         via = f" (through a symlink to {real})" if real != os.path.abspath(path) else ""
         return Problem(
-            "system location", f"{path} is {system}{via}, where the operating system keeps its own files", None
+            "system location",
+            f"{path} is {system}{via}, where the operating system keeps its own files ({SYSTEM_RULE})",
+            None,
         )
     run = foreign_run(real)
     if run is not None:  # a stored run's files are its record, and a new file there is not the run's

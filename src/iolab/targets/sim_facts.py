@@ -144,13 +144,38 @@ def _check_port(preset: str, port: str | None, interface: str) -> None:
         )
 
 
-def over_provisioning(info: dict) -> str:
+def over_provisioning(info: dict, full: dict | None = None) -> str:
     """The drive's over-provisioning as the model line shows it: the spare garbage collection
     has. An SLC cache's blocks count in `op` (all the flash) but are no spare for GC, so a drive
-    with one shows both, named (client-nvme-slc's 14.8 % once stood alone; GC has 9.7 %)."""
+    with one shows both, named (client-nvme-slc's 14.8 % once stood alone; GC has 9.7 %).
+    Each figure is the simulated drive's; `full`, the drive a resized copy stands for (the same
+    parameters at the preset's size: full_size), gives its own figure beside one that differs."""
+    flash = f"{info['op']:.1%}{_beside(info['op'], None if full is None else full['op'])}"
     if not info["slc_blocks"]:
-        return f"OP {info['op']:.1%}"
-    return f"OP {info['op_for_gc']:.1%} for GC, {info['op']:.1%} with the SLC cache"
+        return f"OP {flash}"
+    gc = f"{info['op_for_gc']:.1%} for GC{_beside(info['op_for_gc'], None if full is None else full['op_for_gc'])}"
+    return f"OP {gc}, {flash} with the SLC cache"
+
+
+def _beside(shown: float, preset: float | None) -> str:
+    """The figure of the drive at the preset's size, where it differs from the one shown as printed."""
+    if preset is None or f"{preset:.1%}" == f"{shown:.1%}":
+        return ""
+    return f" ({preset:.1%} at full size)"
+
+
+def full_size(preset: str, options: dict[str, str]) -> dict | None:
+    """The drive a copy resized with user_gb (--quick's, or the user's) stands for: the same
+    parameters without user_gb, at the preset's size; None when none is given. A copy keeps the
+    preset's over-provisioning over all its flash, but its SLC cache is whole blocks of far fewer
+    (at least 128: resolve.rs): client-nvme-slc's 0.537 GB quick copy has 7 SLC blocks of 147,
+    the drive 20 of 456, so garbage collection has 9.4 % spare where the preset has 9.7 %."""
+    if "user_gb" not in options:
+        return None
+    try:
+        return describe(preset, {k: v for k, v in options.items() if k != "user_gb"})
+    except IolabError:  # those parameters make no drive at the preset's size: nothing to set beside
+        return None
 
 
 def describe_target(preset: str, options: dict[str, str]) -> tuple[int, DeviceFacts]:
@@ -161,7 +186,7 @@ def describe_target(preset: str, options: dict[str, str]) -> tuple[int, DeviceFa
     info = describe(preset, options)
     ssd = info["kind"] == "ssd"
     # The over-provisioning goes in the model line, which every report's header shows.
-    model = f"sim SSD {preset}, {over_provisioning(info)}" if ssd else f"sim HDD {preset}"
+    model = f"sim SSD {preset}, {over_provisioning(info, full_size(preset, options))}" if ssd else f"sim HDD {preset}"
     facts = DeviceFacts(
         vendor="iolab",
         model=model,

@@ -6,8 +6,8 @@ A path is refused, before anything is written, when it (or what the symlinks on 
 to) is
   - on a pseudo filesystem (proc, sysfs, debugfs, tracefs, cgroup, devtmpfs, ...): a write
     there changes the kernel, not a file;
-  - in the operating system's own trees (/etc, /usr, /boot, /bin, /sbin, /lib*, /var but its
-    /var/tmp, /run) or directly in /: the system's files, never an output's place. Judged on
+  - in the operating system's own trees or directly in / (the system-location rule,
+    SYSTEM_TREES and LOCAL_DATA below): the system's files, never an output's place. Judged on
     the resolved path, so a symlink planted where an output goes (`out -> /etc`) is refused as
     /etc is, and the one rule covers every output (`export -o`, `report --out`, `--junit`, ...);
   - not a regular file where a file is meant (a block or character device, a FIFO, a socket, a
@@ -96,7 +96,8 @@ def _problems(p: str, right_type, meant: str, what: str | None) -> list[str]:
     system = system_location(real, is_dir=right_type is stat.S_ISDIR)
     if system is not None:
         return [
-            f"{p} is {system}{via}, where the operating system keeps its own files, not a place for iolab's outputs"
+            f"{p} is {system}{via}, where the operating system keeps its own files, not a place for iolab's outputs "
+            f"({SYSTEM_RULE})"
         ]
     foreign = foreign_run(real)
     if foreign is not None:
@@ -131,21 +132,35 @@ def _problems(p: str, right_type, meant: str, what: str | None) -> list[str]:
     return []
 
 
-# The operating system's own trees (FHS): an output is never the system's file. /var/tmp is
-# scratch space (inspection.SCRATCH_FILE makes a file target there).
+# The system-location rule, in one place. The operating system's own trees (FHS) are never an
+# output's place: its configuration, programs and libraries, its runtime state (/run), and in
+# /var the package managers' state (/var/lib/dpkg, /var/lib/apt, /var/lib/rpm), other services'
+# data (/var/lib/postgresql), logs, caches and spools.
 SYSTEM_TREES = ("/etc", "/usr", "/boot", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/var", "/run")
-SYSTEM_SCRATCH = ("/var/tmp",)
+# The places in /var that hold local data, not the system's (FHS): scratch space (/var/tmp, where
+# inspection.SCRATCH_FILE makes a file target), iolab's own state (/var/lib/<package>: a service
+# keeps its runs in /var/lib/iolab/runs), the local administrator's (/var/local) and add-on
+# packages' variable data (/var/opt). /srv, /opt, /home and /mnt are outside SYSTEM_TREES.
+LOCAL_DATA = ("/var/tmp", "/var/lib/iolab", "/var/local", "/var/opt")
+SYSTEM_RULE = (
+    f"the system-location rule: {', '.join(SYSTEM_TREES)} and / itself are the operating system's, "
+    f"except {', '.join(LOCAL_DATA)}; /srv, /opt and /home are places for data"
+)
+
+
+def _under(real: str, tree: str) -> bool:
+    return real == tree or real.startswith(tree + "/")
 
 
 def system_location(real: str, is_dir: bool = False) -> str | None:
     """Where in the system's own files the resolved path `real` is (a clause), or None: in one of
-    SYSTEM_TREES (not its scratch space), the root directory itself, or a file directly in /."""
+    SYSTEM_TREES (not a LOCAL_DATA place in it), the root directory itself, or a file directly in /."""
     if real == "/" or (not is_dir and os.path.dirname(real) == "/"):
         return "in the root directory /" if real != "/" else "the root directory"
+    if any(_under(real, t) for t in LOCAL_DATA):
+        return None
     for tree in SYSTEM_TREES:
-        if (real == tree or real.startswith(tree + "/")) and not any(
-            real == t or real.startswith(t + "/") for t in SYSTEM_SCRATCH
-        ):
+        if _under(real, tree):
             return tree if real == tree else f"in {tree}"
     return None
 

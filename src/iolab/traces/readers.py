@@ -81,7 +81,11 @@ def import_trace(
     run = _TextImport(spec, files, skip_bad_lines, list(notes))
     try:
         if spec.time_unit is not None:
-            tu = timeunit.given(time_unit, fmt) if time_unit else _detect_unit(con, spec, files[0])
+            tu = (
+                timeunit.given(time_unit, fmt)
+                if time_unit
+                else timeunit.recorded(files, fmt) or _detect_unit(con, spec, files[0])
+            )
             run.extra = {"unit_ns": tu.ns}
             run.said.append(f"time unit: {tu.unit} ({tu.reason}).")
         for i, f in enumerate(files):

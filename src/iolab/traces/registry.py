@@ -81,7 +81,9 @@ class Writer:
     `sectors`: what the format writes in 512 B sectors, "offset" or "offset+size" ("": bytes);
     writers.py rounds such IOs outward to whole sectors before the writer sees them.
     `max_size`: the largest IO, in bytes, the format's length field holds (0: no limit); a
-    table with a larger one is refused before anything is written (a binary field wraps)."""
+    table with a larger one is refused before anything is written (a binary field wraps).
+    `unit`: the unit of the times it writes, for a format whose unit varies (its UnitRule):
+    recorded on the file (timeunit.record), so iolab's import reads it back in that unit."""
 
     name: str
     write: Callable[[ExportJob], None]
@@ -90,6 +92,7 @@ class Writer:
     record_bytes: int = 0
     sectors: str = ""
     max_size: int = 0
+    unit: str = ""
 
 
 @dataclass(frozen=True)

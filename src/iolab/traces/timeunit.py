@@ -17,12 +17,22 @@ The guess, on the file's own numbers:
 3. How sure: certain when one unit alone is possible, likely when the winner leads the next
    possible unit by a decade or more, ambiguous otherwise (the user is told to check).
 Fewer than two distinct times give no evidence: the convention is used.
+
+A file iolab's own `trace export` wrote needs no guess: the exporter records the unit it wrote
+on the file (`record`, an xattr beside iolab's output mark) and the import reads it back
+(`recorded`). An idle trace (1 s between IOs) exported as DiskSim ms or CloudPhysics µs was
+guessed a unit smaller, its gaps nearer a typical 1 ms, and came back 1000 times shorter. The
+record holds the file's size and mtime: an edited file, or one copied without its xattrs, is
+guessed again, and the guess is said.
 """
 
 from __future__ import annotations
 
 import math
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -47,7 +57,7 @@ BURST_IOS = 100
 class TimeUnit:
     unit: str  # one of UNITS
     reason: str  # how it was chosen, for the user
-    sureness: str = "given"  # given, certain, likely, ambiguous, or default (no evidence)
+    sureness: str = "given"  # given, recorded, certain, likely, ambiguous, or default (no evidence)
 
     @property
     def ns(self) -> int:
@@ -58,6 +68,39 @@ def given(unit: str, fmt: str) -> TimeUnit:
     if unit not in NS_PER:
         raise IolabError(f"--time-unit: {unit!r} is not a unit; give one of {', '.join(UNITS)}.")
     return TimeUnit(unit, "given with --time-unit")
+
+
+UNIT_XATTR = "user.iolab.time_unit"
+
+
+def record(path: str | Path, unit: str) -> None:
+    """Record on a file iolab's export has just written (before it takes its name) the unit of
+    its times, with the file's size and mtime, which a later change to the file alters."""
+    st = os.stat(path)
+    try:
+        os.setxattr(path, UNIT_XATTR, f"{unit} {st.st_size} {st.st_mtime_ns}".encode())
+    except OSError:  # a filesystem without user xattrs: the import guesses, and says so
+        pass
+
+
+def recorded(paths: Sequence[Path], fmt: str) -> TimeUnit | None:
+    """The unit iolab's export recorded on every one of `paths` (one unit for all), or None: a
+    file not written so, changed since (its size or mtime differ), or with files that disagree."""
+    units = set()
+    for path in paths:
+        try:
+            unit, size, mtime = os.getxattr(path, UNIT_XATTR).decode("ascii").split()
+            st = os.stat(path)
+        except (OSError, ValueError):
+            return None
+        if unit not in NS_PER or (size, mtime) != (str(st.st_size), str(st.st_mtime_ns)):
+            return None
+        units.add(unit)
+    if len(units) != 1:
+        return None
+    return TimeUnit(
+        units.pop(), f"recorded on the file by iolab's trace export, which wrote its {fmt} times so", "recorded"
+    )
 
 
 def _human(seconds: float) -> str:
@@ -181,4 +224,4 @@ def detect(
     return TimeUnit(best, f"guessed, {sure}: {head} — {'; '.join(readings)}. {tail}", sure)
 
 
-__all__ = ["NS_PER", "UNITS", "TimeUnit", "detect", "given"]
+__all__ = ["NS_PER", "UNITS", "TimeUnit", "detect", "given", "record", "recorded"]

@@ -96,10 +96,14 @@ def read_vscsi(path: Path) -> tuple[np.ndarray, int, list[BadLine], int]:
     return recs[~bad], version, examples, n_bad
 
 
-def _time_unit(recs: list[np.ndarray], time_unit: str | None, unit: UnitRule) -> timeunit.TimeUnit:
-    """The unit given, or else guessed from the first records' times and sizes."""
+def _time_unit(files: list[Path], recs: list[np.ndarray], time_unit: str | None, unit: UnitRule) -> timeunit.TimeUnit:
+    """The unit given, or recorded by iolab's export, or else guessed from the first records'
+    times and sizes."""
     if time_unit:
         return timeunit.given(time_unit, "vscsi")
+    found = timeunit.recorded(files, "vscsi")
+    if found is not None:
+        return found
     ts = np.concatenate([r["ts"][:200_000] for r in recs]).astype(float)
     sizes = np.concatenate([r["len"][:200_000] for r in recs]).astype(float)
     return timeunit.detect(ts, False, unit.default, "vscsi", sizes=sizes, whole=unit.whole)
@@ -128,7 +132,7 @@ def import_vscsi(
             )
         skipped += n_bad
         examples += bad[: max(0, 5 - len(examples))]
-    tu = _time_unit([r for _, r, *_ in loaded], time_unit, unit)
+    tu = _time_unit(files, [r for _, r, *_ in loaded], time_unit, unit)
     notes = notes + (f"time unit: {tu.unit} ({tu.reason}).",)
     if any(v == 2 for _, _, v, *_ in loaded):
         notes += ("vSCSI rt (response time) read in the unit of ts (its unit is not documented).",)

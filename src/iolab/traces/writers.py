@@ -27,7 +27,7 @@ from pathlib import Path
 from iolab.core.errors import IolabError
 from iolab.core.units import counted
 from iolab.targets.writepolicy import check_not_read, output_file
-from iolab.traces import formats
+from iolab.traces import formats, timeunit
 from iolab.traces.registry import ExportJob
 from iolab.traces.table import TraceTable, connect, sql_str
 
@@ -105,6 +105,8 @@ def export_with_notes(
                     )
             _check_sizes(con, src, fmt, found[1].max_size)
             found[1].write(ExportJob(table, con, src, part, base, maj, mnr))
+            if found[1].unit:
+                timeunit.record(part, found[1].unit)
     finally:
         con.close()
     return Path(out), notes

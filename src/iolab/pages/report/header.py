@@ -40,6 +40,9 @@ ROW_PAD_MM = 0.3
 KEY_MM, VALUE_MM = 14.88, 27.07  # the text width of a key cell (bold) and of a value cell
 MIN_SCALE = 0.75
 RUN_DETAILS = "Run Details and Notes"
+# Rows a column keeps whole when others give way to a pointer: the page header may cut the device,
+# so the front page is where a long model is read whole (a quick copy's was sent to Run Details).
+FRONT_PAGE_ROWS = ("Vendor / model",)
 BANNER_LINE_CHARS = 120  # one line of a banner (html.py .banner: 6.8 pt bold across the page)
 BANNER_LINES = 3  # what the banner strip holds at its usual 11 mm (more banners make it taller: pdflayout.banners)
 
@@ -61,16 +64,16 @@ def spec_line(run: RunData, heading: str | None = None) -> str:
     return f"{heading} — {run.manifest.spec}" if heading else run.manifest.spec
 
 
-def device_line(run: RunData, cut: bool = True) -> str:
-    """Vendor and model for the page header (one line: the target path stands in when the
-    device does not report a model; the Device Under Test column has the full target), or
-    uncut for that column's row, which wraps: a simulated SLC drive's model names two
-    over-provisioning figures, and the cut left the second as '(…'."""
+def device_line(run: RunData) -> str:
+    """Vendor and model, whole (the target path stands in when the device does not report a
+    model): the Device Under Test column's row, which wraps, and the page header's device, which
+    pdflayout.head_meta fits to its line (cut at 48 characters here, a simulated SLC drive's model
+    lost its over-provisioning figures, room on the line or not)."""
     facts = run.manifest.target.get("facts", {})
     name = " ".join(x for x in (facts.get("vendor"), facts.get("model")) if x)
     if name:
-        return _cut(name, 48) if cut else name
-    return _cut(str(run.manifest.target.get("path") or run.manifest.target.get("spec")), 32) + " (model not reported)"
+        return name
+    return f"{run.manifest.target.get('path') or run.manifest.target.get('spec')} (model not reported)"
 
 
 def platform_items(run: RunData) -> list[tuple[str, str]]:
@@ -102,7 +105,7 @@ def device_items(run: RunData) -> list[tuple[str, str]]:
         media += f"; of {facts['backing_device']}, the block device under the file"
     return [
         ("Target", f"{t.get('spec')} ({t.get('kind')})"),
-        ("Vendor / model", device_line(run, cut=False)),
+        ("Vendor / model", device_line(run)),
         ("Serial", _val(facts.get("serial"))),
         ("Firmware", _val(facts.get("firmware"))),
         ("Capacity", capacity_text(run)),
@@ -451,6 +454,8 @@ def fit_column(title: str, items: list[tuple[str, str]], full_on: str = RUN_DETA
 
     def saved(i: int) -> int:  # lines the pointer saves in row i
         k, v = items[i]
+        if k in FRONT_PAGE_ROWS:
+            return 0
         return _lines(k, v, MIN_SCALE) - _lines(k, pointer, MIN_SCALE)
 
     while not _fits(items, MIN_SCALE):
@@ -481,10 +486,6 @@ def _fits(items: list[tuple[str, str]], scale: float) -> bool:
 
 def _more(n: int, full_on: str) -> tuple[str, str]:
     return ("…", f"{n} more, on the {full_on} page")
-
-
-def _cut(text: str, n: int) -> str:
-    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def once_each(rows: Sequence[Any]) -> list[tuple[Any, str]]:

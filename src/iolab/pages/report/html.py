@@ -98,13 +98,13 @@ TEMPLATE = """<!DOCTYPE html>
 {% endif %}
 {% for doc, page, d, first, n in sheets %}
 <section class="page" id="page-{{ n }}">
-  {% set pageno = "Page %d of %d" % (n, total) %}{% set run = "Test run: %s → %s" % (doc.started, doc.ended) %}
+  {% set pageno = "Page %d of %d" % (n, total) %}
   <div class="head">
     <div class="row"><span class="spec" style="font-size: {{ fit(doc.spec, 7.6, True, PAGENO_MM) }}pt">{{ doc.spec }}</span>
       <span class="pageno">{{ pageno }}</span></div>
     <div class="row"><span class="test" style="font-size: {{ fit(doc.test_name ~ " — " ~ page.title, 10.5, True) }}pt">{{ doc.test_name }} — {{ page.title }}</span></div>
-    <div class="row meta" style="font-size: {{ fit(run ~ "Device: " ~ doc.device ~ "Tested by: " ~ doc.tested_by, 7.2, False, 2 * HEAD_GAP_MM) }}pt"><span>{{ run }}</span>
-      <span>Device: {{ doc.device }}</span><span>Tested by: {{ doc.tested_by }}</span></div>
+    {% set meta, meta_pt = head_meta(doc) %}<div class="row meta" style="font-size: {{ '%.2f' % meta_pt }}pt"><span>{{ meta[0] }}</span>
+      <span>{{ meta[1] }}</span><span>{{ meta[2] }}</span></div>
   </div>
   <div class="banners">
   {% for b in doc.banners %}<div class="banner{% if 'INCOMPLETE' in b or 'IN PROGRESS' in b or 'AUDIT FAILED' in b %} incomplete{% endif %}">{{ b }}</div>{% endfor %}
@@ -187,6 +187,7 @@ def render(doc: Document | Sequence[Document], for_print: bool = False, title: s
     env.globals["render_block"] = lambda b: _Markup(render_block(b, for_print))
     env.globals.update(fit=fit, PAGENO_MM=PAGENO_MM, HEAD_GAP_MM=HEAD_GAP_MM, CONTENT_MM=CONTENT_MM)
     env.globals["excess"] = pdflayout.banners_excess_mm
+    env.globals["head_meta"] = pdflayout.head_meta
     env.filters["breakable"] = breakable
     css = (
         CSS.replace("__W__", f"{CONTENT_WIDTH_MM:g}")

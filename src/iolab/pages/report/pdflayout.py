@@ -80,10 +80,7 @@ def head(s: Sheet, doc: Document, page: Page, number: str) -> None:
     title = f"{doc.test_name} — {page.title}"
     title_pt = textwidth.fit_pt(title, W, 10.5, HEAD_FLOOR_PT, True)
     y = s.text(box, [title], LEFT, y, title_pt, True, INK) + 0.6
-    parts = [f"Test run: {doc.started} → {doc.ended}", f"Device: {doc.device}", f"Tested by: {doc.tested_by}"]
-    meta_pt = textwidth.fit_pt("".join(parts), W - 2 * HEAD_GAP_MM, 7.2, HEAD_FLOOR_PT)
-    while textwidth.width_mm("".join(parts), meta_pt) > W - 2 * HEAD_GAP_MM and len(parts[1]) > 12:
-        parts[1] = parts[1][:-2] + "…"  # even at the floor size: the device cut (its column has it whole)
+    parts, meta_pt = head_meta(doc)
     widths = [textwidth.width_mm(t, meta_pt) for t in parts]
     gap = max(HEAD_GAP_MM, (W - sum(widths)) / 2)  # justify-content: space-between
     x = LEFT
@@ -92,6 +89,22 @@ def head(s: Sheet, doc: Document, page: Page, number: str) -> None:
         x += w + gap
     rule = TOP + HEAD_MM - HEAD_RULE_PT * PT / 2
     s.items.append(Fill(LEFT, rule - HEAD_RULE_PT * PT / 2, W, HEAD_RULE_PT * PT, BLUE))
+
+
+def head_meta(doc: Document) -> tuple[list[str], float]:
+    """The page head's third line, for the PDF and the HTML alike: the run's times, the device and
+    who tested it, and the size at which they fit one line. The device is whole wherever the line
+    fits at no less than the floor size (a drive's 60-character model was cut at 48 characters,
+    room or not, its over-provisioning figures lost); cut with "…" only past that, and whole in
+    the first page's Device Under Test column."""
+    parts = [f"Test run: {doc.started} → {doc.ended}", f"Device: {doc.device}", f"Tested by: {doc.tested_by}"]
+    room = W - 2 * HEAD_GAP_MM
+    meta_pt = textwidth.fit_pt("".join(parts), room, 7.2, HEAD_FLOOR_PT)
+    # past the room by more than rounding: fit_pt's size fits the line exactly, and a width
+    # a hair over it once cut the device's last characters at a size where the line fitted
+    while textwidth.width_mm("".join(parts), meta_pt) > room + 0.01 and len(parts[1]) > 12:
+        parts[1] = parts[1][:-2] + "…"
+    return parts, meta_pt
 
 
 def body(doc: Document, page: Page, first: bool, ncols: int) -> list[Sheet]:

@@ -50,7 +50,7 @@ FORMAT = TraceFormat(
     name="cloudphysics",
     title="CloudPhysics / libCacheSim CSV",
     sql=read,
-    writers=(Writer("cloudphysics", write, head_lines=1, sectors="offset"),),
+    writers=(Writer("cloudphysics", write, head_lines=1, sectors="offset", unit="us"),),
     header=csv_header(HEADER),
     shape=re.compile(rf"^\d+,{_NUM},(?:0x)?[0-9a-f]{{1,2}},\d+,\d+$", re.I),
     time_unit=UnitRule("us", fields=(f"{csv_fields()}[2]", f"TRY_CAST({csv_fields()}[4] AS DOUBLE)", "''")),

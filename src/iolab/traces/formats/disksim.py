@@ -41,7 +41,7 @@ FORMAT = TraceFormat(
     name="disksim",
     title="DiskSim / MQSim / SSDsim ASCII",
     sql=read,
-    writers=(Writer("disksim", write, sectors="offset+size"),),
+    writers=(Writer("disksim", write, sectors="offset+size", unit="ms"),),
     shape=re.compile(rf"^\s*{_NUM}\s+\d+\s+\d+\s+\d+\s+[01]\s*$"),
     time_unit=UnitRule(
         "ms",

@@ -40,7 +40,7 @@ FORMAT = TraceFormat(
     title="CloudPhysics vSCSI binary",
     load=load,
     # version 2 records, 40 B each (version 1 without response times); len is a u32
-    writers=(Writer("vscsi", write, record_bytes=40, sectors="offset", max_size=2**32 - 1),),
+    writers=(Writer("vscsi", write, record_bytes=40, sectors="offset", max_size=2**32 - 1, unit="us"),),
     magic=magic,
     time_unit=UNIT,
     latency=True,
