@@ -179,3 +179,37 @@ def test_sg_format_that_the_drive_reports_failed_is_not_a_purge(runner):
     assert "'Hardware Error' after FORMAT UNIT" in out.detail
     runner.rules[("sg_format",)] = [(0, SG_FORMAT_QEMU, "")]
     assert targets.purge(scsi, "sg-format").ok
+
+
+def test_a_write_cache_setting_that_did_not_hold_is_named(runner, monkeypatch):
+    """The enterprise profile's WCD, set at the run's start: a drive that reports its cache on
+    again at the end (reset during the run, or a set it ignored) did not run as the profile
+    asks, and says why; a set that failed on a drive not already off says so at once; a drive
+    still off, or one already off when the set failed, held it."""
+    from iolab.targets import cache
+
+    for name in ("_BEFORE", "_SET", "_FAILED"):
+        monkeypatch.setattr(cache, name, {})  # this test's drive only
+    nvme = targets.Target("block", "/dev/nvme0n1", "/dev/nvme0n1", 10**9, targets.DeviceFacts(interface="nvme"))
+    on = (0, "get-feature:0x06 (Volatile Write Cache), Current value:0x00000001", "")
+    off = (0, "get-feature:0x06 (Volatile Write Cache), Current value:00000000", "")
+    runner.rules[("nvme", "set-feature")] = [(0, "set-feature:0x06 (Volatile Write Cache), value:00000000", "")]
+    runner.rules[("nvme", "get-feature")] = [on, off]  # before the set, then at the end: held
+    targets.set_write_cache(nvme, False)
+    assert targets.unheld_write_cache(nvme, read_back=False) is None
+    assert targets.unheld_write_cache(nvme) is None
+    runner.rules[("nvme", "get-feature")] = [on]  # at the end: on again
+    assert targets.unheld_write_cache(nvme) == (
+        "the drive reported it enabled at the end of the run (set disabled at its start)"
+    )
+    targets.restore_write_cache(nvme)
+    assert targets.unheld_write_cache(nvme) is None  # nothing of the run's is left to hold
+    # the set refused (nvme-cli's answer for a controller without a volatile write cache)
+    runner.rules[("nvme", "set-feature")] = [(1, "", "NVMe status: Invalid Field in Command(0x2)")]
+    runner.rules[("nvme", "get-feature")] = [on]
+    said = targets.set_write_cache(nvme, False)
+    assert targets.unheld_write_cache(nvme, read_back=False) == f"setting it failed ({said})"
+    targets.restore_write_cache(nvme)
+    runner.rules[("nvme", "get-feature")] = [off]  # already off: the profile's setting holds anyway
+    targets.set_write_cache(nvme, False)
+    assert targets.unheld_write_cache(nvme) is None

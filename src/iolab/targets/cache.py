@@ -12,6 +12,12 @@ from iolab.targets.model import Target
 # a run (complete, failed or interrupted) puts it back: a drive left with its cache off runs
 # slow, and one left with it on loses data at power loss where the owner had turned it off.
 _BEFORE: dict[str, bool] = {}
+# What this process set each device's cache to (the profile's), and a set that failed (its
+# answer): a run's results meet the profile's WCD/WCE only if the setting held throughout
+# (unheld_write_cache), and a drive may refuse a set, ignore it, or fall back to its default
+# when it resets during the run.
+_SET: dict[str, bool] = {}
+_FAILED: dict[str, str] = {}
 # The volatile write cache is a controller feature: nvme-cli given a namespace's node sends
 # that namespace's id, which a controller may reject ("Feature Not Namespace Specific", QEMU
 # does); the broadcast id addresses the controller.
@@ -72,7 +78,25 @@ def restore_write_cache(target: Target) -> str | None:
         return None
     said = kind_of(target).write_cache(target, was)
     del _BEFORE[target.path]  # after the switch, which would otherwise note the run's setting as the drive's
+    _SET.pop(target.path, None)  # the owner's setting is back: nothing of the run's is left to hold
+    _FAILED.pop(target.path, None)
     return "restored at the end of the run: " + said
+
+
+def unheld_write_cache(target: Target, read_back: bool = True) -> str | None:
+    """Why the write cache this process set on the target's drive did not hold (None: it held,
+    was not set by this process, or cannot be read back): the set failed, or (`read_back`) the
+    drive now reports the other setting."""
+    dev = target.path
+    if dev in _FAILED:
+        return f"setting it failed ({_FAILED[dev]})"
+    if not read_back or dev not in _SET:
+        return None
+    now = drive_write_cache(target)
+    if now is None or now == _SET[dev]:
+        return None
+    said = "enabled" if now else "disabled"
+    return f"the drive reported it {said} at the end of the run (set {'enabled' if _SET[dev] else 'disabled'} at its start)"
 
 
 def drive_write_cache(target: Target) -> bool | None:
@@ -133,8 +157,14 @@ def block_write_cache(target: Target, enabled: bool) -> str:
             )
     else:
         return _NOT_SETTABLE.get(iface or "", f"not settable on {iface or 'this kind of'} devices")
+    _SET[dev] = enabled
+    _FAILED.pop(dev, None)
     if r.missing:
-        return f"not set: {r.argv[0]} is not installed"
-    if not r.ok:
-        return f"could not set the write cache {on}: {r.summary()}"
-    return f"write cache {on}: {r.summary()}"
+        said = f"not set: {r.argv[0]} is not installed"
+    elif not r.ok:
+        said = f"could not set the write cache {on}: {r.summary()}"
+    else:
+        return f"write cache {on}: {r.summary()}"
+    if dev not in _BEFORE or _BEFORE[dev] != enabled:  # a drive already as asked still meets the profile
+        _FAILED[dev] = said
+    return said
