@@ -213,3 +213,29 @@ def test_a_write_cache_setting_that_did_not_hold_is_named(runner, monkeypatch):
     runner.rules[("nvme", "get-feature")] = [off]  # already off: the profile's setting holds anyway
     targets.set_write_cache(nvme, False)
     assert targets.unheld_write_cache(nvme) is None
+
+
+def test_a_hosts_runs_write_cache_is_read_where_each_host_has_it(runner, monkeypatch):
+    """A hosts run leaves each host's cache as it is and records each one's: asked over SSH on
+    the host (nvme-cli's answer, recorded), not known on a host reached through fio alone, and
+    why no run sets it on a file; nothing is asked on this machine for another's drive."""
+    from iolab.engines import hosttargets
+    from iolab.engines.hostlist import Host
+
+    asked = []
+
+    def over_ssh(argv, timeout=60.0):
+        asked.append(tuple(argv))
+        return targets.CommandResult(tuple(argv), 0, b"get-feature:0x06 (Volatile Write Cache), Current value:00000000", "")
+
+    monkeypatch.setattr(hosttargets, "ssh_runner", lambda h: over_ssh)
+    there = targets.Target("block", "/dev/nvme1n1", "/dev/nvme1n1", 10**9, targets.DeviceFacts())  # not read here
+    said = hosttargets.leg_write_cache(Host("10.9.9.9", ssh="root@10.9.9.9"), there)
+    assert said == "disabled (WCD) as the drive reported it; left as it was"
+    assert asked == [("nvme", "get-feature", "/dev/nvme1n1", "--namespace-id=0xffffffff", "-f", "6")]
+    assert hosttargets.leg_write_cache(Host("10.9.9.9"), there) == (
+        "not known: host 10.9.9.9:8765 is reached through fio's server alone, where nothing can be asked"
+    )
+    a_file = targets.Target("file", "file:/x.img", "/x.img", 10**6, targets.DeviceFacts(interface="file"))
+    assert hosttargets.leg_write_cache(Host("10.9.9.9"), a_file).startswith("not settable on files")
+    assert runner.calls == []  # nothing of it asked on this machine

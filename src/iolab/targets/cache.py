@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
+from collections.abc import Callable
 
 from iolab.targets import host
 from iolab.targets.kinds import kind_of
@@ -99,27 +101,47 @@ def unheld_write_cache(target: Target, read_back: bool = True) -> str | None:
     return f"the drive reported it {said} at the end of the run (set {'enabled' if _SET[dev] else 'disabled'} at its start)"
 
 
-def drive_write_cache(target: Target) -> bool | None:
+def drive_write_cache(target: Target, run: Callable[..., host.CommandResult] | None = None) -> bool | None:
     """The volatile write cache as the drive reports it (NVMe feature 6, ATA IDENTIFY, SCSI
-    caching mode page WCE); None when it cannot be read."""
+    caching mode page WCE); None when it cannot be read. `run`: run_command's signature, asking
+    the machine the drive is on (a hosts run's SSH host; default this one)."""
     iface, dev = target.facts.interface, target.path
+    ask = run or host.run_command
     if iface == "nvme":
         # nvme-cli prints the value with C's %#010x: "0x00000001", but "00000000" for zero
         m = re.search(
             r"Current value:\s*(?:0x)?([0-9a-fA-F]+)",
-            host.run_command(["nvme", "get-feature", dev, *_ALL_NAMESPACES, "-f", "6"], timeout=30).text,
+            ask(["nvme", "get-feature", dev, *_ALL_NAMESPACES, "-f", "6"], timeout=30).text,
         )
         return bool(int(m.group(1), 16) & 1) if m else None
     if iface == "sata":
-        m = re.search(r"write-caching\s*=\s*([01])\b", host.run_command(["hdparm", "-W", dev], timeout=30).text)
+        m = re.search(r"write-caching\s*=\s*([01])\b", ask(["hdparm", "-W", dev], timeout=30).text)
         return m.group(1) == "1" if m else None
     if iface in ("sas", "scsi", "usb"):
-        m = re.search(r"^WCE\s+([01])\b", host.run_command(["sdparm", "--get", "WCE", dev], timeout=30).text, re.M)
+        m = re.search(r"^WCE\s+([01])\b", ask(["sdparm", "--get", "WCE", dev], timeout=30).text, re.M)
         if m:
             return m.group(1) == "1"
-        r = host.run_command(["sg_modes", "--page=8", "--raw", dev], timeout=30)
+        r = ask(["sg_modes", "--page=8", "--raw", dev], timeout=30)
         return parse_caching_page(r.stdout) if r.ok else None
     return None
+
+
+def write_cache_state(target: Target, run: Callable[..., host.CommandResult] | None = None) -> str:
+    """The target's write cache as a run that leaves it as it is records it (a hosts run's host):
+    why no run could set it, or the setting its drive reports (asked with `run`: drive_write_cache).
+    A device whose interface was not read (another machine's) is asked as its name says it is:
+    nvme* by nvme-cli, sd* as an ATA drive (hdparm) and else as a SCSI one (sdparm)."""
+    if why := unsettable(target) if target.kind != "block" or target.facts.interface else "":
+        return why
+    name = target.path.rsplit("/", 1)[-1]
+    tries = [target.facts.interface] if target.facts.interface else ["nvme"] if name.startswith("nvme") else []
+    if not tries and name.startswith("sd"):
+        tries = ["sata", "sas"]
+    for iface in tries:
+        on = drive_write_cache(replace(target, facts=replace(target.facts, interface=iface)), run)
+        if on is not None:
+            return f"{'enabled (WCE)' if on else 'disabled (WCD)'} as the drive reported it; left as it was"
+    return "not known: the drive did not say its setting; left as it was"
 
 
 def parse_caching_page(data: bytes) -> bool | None:
