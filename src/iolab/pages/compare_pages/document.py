@@ -461,5 +461,6 @@ def steady_suffix(ph: PhaseSummary) -> str:
     (Write Saturation, XSR's groups) is "for info", never "SS NOT ACHIEVED"."""
     if ph.steady_state == STEADY_REACHED:
         return ""
-    words = header.SHORT_INFO_STEADY_WORDS if ph.reports_only else header.SHORT_STEADY_WORDS
-    return f" ({words[ph.steady_state]})"
+    if ph.reports_only:
+        return f" ({header.SHORT_INFO_STEADY_WORDS[ph.steady_state]})"
+    return f" ({header.phase_steady_words(ph, short=True)})"

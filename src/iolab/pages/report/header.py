@@ -189,9 +189,15 @@ def steady_words(run: RunData, ph: PhaseSummary, short: bool) -> str:
     state = ph.steady_state
     if state != STEADY_NOT_APPLICABLE and run.runs_to_budget(ph):
         return (SHORT_INFO_STEADY_WORDS if short else INFO_STEADY_WORDS)[state]
+    return phase_steady_words(ph, short)
+
+
+def phase_steady_words(ph: PhaseSummary, short: bool) -> str:
+    """A judged phase's verdict: one whose window passes the rule's numbers but was not accepted
+    says so, never "NOT ACHIEVED" (its own report's header, a comparison's drives)."""
     if ph.not_accepted() is not None:
         return "window passes, NOT accepted" if short else "window passes the rule, STEADY STATE NOT ACCEPTED"
-    return (SHORT_STEADY_WORDS if short else STEADY_WORDS)[state]
+    return (SHORT_STEADY_WORDS if short else STEADY_WORDS)[ph.steady_state]
 
 
 def steady_text(run: RunData, short: bool = False) -> str:
@@ -387,8 +393,13 @@ def measure_caveats(run: RunData) -> list[Caveat]:
     out = []
     # the set-up column says so on the first page only (the compact head after it): a banner on each
     unsteady = [ph for ph in run.phases if ph.steady is False and not run.runs_to_budget(ph)]
-    if unsteady:
-        out.append(Caveat("STEADY STATE NOT ACHIEVED", tuple(_unsteady_text(ph) for ph in unsteady)))
+    # a window whose numbers passed and was refused is said as `show` says it (its own caveat, so
+    # a comparison's figure mark and the fleet's say it too): "NOT ACHIEVED" read as a failed window
+    refused = [ph for ph in unsteady if ph.not_accepted() is not None]
+    if failed := [ph for ph in unsteady if ph not in refused]:
+        out.append(Caveat("STEADY STATE NOT ACHIEVED", tuple(_unsteady_text(ph) for ph in failed)))
+    if refused:
+        out.append(Caveat(NOT_ACCEPTED, tuple(_unsteady_text(ph) for ph in refused)))
     if unjudged := run.unjudged():
         # as prominent as a failed one: a window of 3 rounds is no steady state either
         window = SteadyRule.of_profile(run.manifest.profile).window
@@ -402,6 +413,7 @@ def measure_caveats(run: RunData) -> list[Caveat]:
 
 
 NOT_EVALUATED = "STEADY STATE NOT EVALUATED"
+NOT_ACCEPTED = "STEADY STATE NOT ACCEPTED"
 AUDIT_FAILED = "AUDIT FAILED"
 
 
