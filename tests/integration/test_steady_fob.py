@@ -170,14 +170,16 @@ def test_history_the_fleet_and_compare_say_a_refused_window_as_show_does(tmp_pat
     why = r"the window passes the rule's range and slope, but only [\d.]+ GB was written since the purge"
     out = " ".join(p.stdout.split())
     assert re.search(rf"│ NOT accepted: {why}", out), out  # the drive's row
-    assert re.search(rf"STEADY STATE NOT ACCEPTED on 1 of 1 drives \(d1\): their windows pass", out), out
+    assert re.search(r"STEADY STATE NOT ACCEPTED on 1 of 1 drives \(d1\): their windows pass", out), out
     assert "NOT reached" not in out and "STEADY STATE NOT ACHIEVED" not in out
     [run] = [d for d in runs.iterdir() if d.name != "fleets"]
     assert re.search(rf"steady state NOT accepted: {why}", " ".join(iolab("show", str(run)).stdout.split()))
     h = iolab("history", "ART RND 4KiB R/W 0/100", "--runs-dir", str(runs), "--json")
     assert h.returncode == 0, h.stderr
     [point] = json.loads(h.stdout)["history"]["targets"][0]["points"]
-    assert point["steady_state"] == "not-reached" and re.match(r"only [\d.]+ GB was written", point["steady_not_accepted"])
+    assert point["steady_state"] == "not-reached" and re.match(
+        r"only [\d.]+ GB was written", point["steady_not_accepted"]
+    )
     said = " ".join(h.stderr.split())
     assert re.search(rf"NOT accepted: {why}", said) and "NOT reached" not in said, said
     csv_file = tmp_path / "datasheet.csv"

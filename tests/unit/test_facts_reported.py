@@ -226,7 +226,9 @@ def test_a_hosts_runs_write_cache_is_read_where_each_host_has_it(runner, monkeyp
 
     def over_ssh(argv, timeout=60.0):
         asked.append(tuple(argv))
-        return targets.CommandResult(tuple(argv), 0, b"get-feature:0x06 (Volatile Write Cache), Current value:00000000", "")
+        return targets.CommandResult(
+            tuple(argv), 0, b"get-feature:0x06 (Volatile Write Cache), Current value:00000000", ""
+        )
 
     monkeypatch.setattr(hosttargets, "ssh_runner", lambda h: over_ssh)
     there = targets.Target("block", "/dev/nvme1n1", "/dev/nvme1n1", 10**9, targets.DeviceFacts())  # not read here

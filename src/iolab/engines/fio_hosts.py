@@ -31,7 +31,6 @@ from iolab.engines.fio_supervise import _job_processes
 from iolab.engines.fioprobe import budget
 from iolab.engines.hostcheck import check_split_legs, create_over_ssh
 from iolab.engines.hostholds import NbdHold, RemoteHold
-from iolab.engines.hosttargets import leg_write_cache
 from iolab.engines.hostlist import Host
 from iolab.engines.hosts import (
     Servers,
@@ -41,6 +40,7 @@ from iolab.engines.hosts import (
     ssh_runner,
     start_servers,
 )
+from iolab.engines.hosttargets import leg_write_cache
 from iolab.engines.merge import Part, merge, split_workload
 from iolab.targets import PurgeOutcome, Target, parse_target
 from iolab.targets.spec import nbd_uri
@@ -335,7 +335,11 @@ class SplitFioEngine:
         drive has it (hosttargets.leg_write_cache): the results' condition, as a local run's."""
         if self.servers is None:  # --paths: one drive of this machine, set as a local run sets it
             return self.single.set_write_cache(self.legs[0].target, enabled)
-        why = "the targets are on other hosts" if self._elsewhere() else "a hosts run leaves each host's write cache as it is"
+        why = (
+            "the targets are on other hosts"
+            if self._elsewhere()
+            else "a hosts run leaves each host's write cache as it is"
+        )
         each = "; ".join(
             f"{leg.name}: {leg_write_cache(leg.host, self.local_targets.get(leg.name) or leg.target)}"
             for leg in self.legs

@@ -69,6 +69,8 @@ def damaged_outputs(run_dir: Path, cells: list[CellRow]) -> tuple[int, list[str]
         for name in names:
             why = damage(run_dir / name)
             if why:
-                where = f"{c.phase} round {c.round} {c.cell_key}" if c.round else f"{c.phase} preconditioning {c.cell_key}"
+                where = (
+                    f"{c.phase} round {c.round} {c.cell_key}" if c.round else f"{c.phase} preconditioning {c.cell_key}"
+                )
                 bad.append(f"{where}: raw output {name} is {why}")
     return checked, bad

@@ -378,7 +378,9 @@ def caveats(rows: Sequence[dict]) -> list[str]:
         why = "; ".join(n if c == len(scaled) else f"{n} ({c} drives)" for n, c in reasons.items())
         which = "every drive's run" if len(scaled) == len(done) else f"{len(scaled)} of {len(done)} drives' runs"
         out.append(f"NON-COMPLIANT: {which} ({_names([r['name'] for r in scaled])}): {why or 'see each run'}")
-    refused = [r for r in done if r.get("steady_state") == STEADY_NOT_REACHED and r.get("steady_not_accepted") is not None]
+    refused = [
+        r for r in done if r.get("steady_state") == STEADY_NOT_REACHED and r.get("steady_not_accepted") is not None
+    ]
     for word, state in (("NOT ACHIEVED", STEADY_NOT_REACHED), ("NOT EVALUATED", STEADY_NOT_EVALUATED)):
         names = [r["name"] for r in done if r.get("steady_state") == state and r not in refused]
         if names:

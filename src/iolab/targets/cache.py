@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from collections.abc import Callable
+from dataclasses import replace
 
 from iolab.targets import host
 from iolab.targets.kinds import kind_of

@@ -31,6 +31,7 @@ from iolab.pages.report.model import Document, Figure, HeaderColumn, Page, Table
 from iolab.pages.report.parts import legs_text, parts_pages
 from iolab.pages.report.rundata import RunData, rounds_text
 from iolab.pages.report.sections import table_pages
+from iolab.pages.report.steadywords import phase_steady_words
 from iolab.targets import sim_facts
 
 
@@ -463,4 +464,4 @@ def steady_suffix(ph: PhaseSummary) -> str:
         return ""
     if ph.reports_only:
         return f" ({header.SHORT_INFO_STEADY_WORDS[ph.steady_state]})"
-    return f" ({header.phase_steady_words(ph, short=True)})"
+    return f" ({phase_steady_words(ph, short=True)})"

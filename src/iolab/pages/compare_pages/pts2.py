@@ -8,8 +8,8 @@ from __future__ import annotations
 from iolab.core.units import duration, num
 from iolab.figures.compare.hir import hir_result
 from iolab.figures.compare.pts2 import chosen_points, demand_points
-from iolab.figures.summary import PhaseSummary
 from iolab.figures.points import MID_UNDER_CUTOFF, OP_PHASE, POINT_NAMES, PREWRITE, OperatingPoints
+from iolab.figures.summary import PhaseSummary
 from iolab.pages.report import latency_plots, plots
 from iolab.pages.report.model import Figure, Page, Table, Text
 from iolab.pages.report.rundata import RunData

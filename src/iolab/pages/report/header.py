@@ -23,6 +23,7 @@ from iolab.figures.summary import PhaseSummary
 from iolab.pages.report import textwidth
 from iolab.pages.report.model import HeaderColumn
 from iolab.pages.report.rundata import RunData, rounds_text
+from iolab.pages.report.steadywords import SHORT_STEADY_WORDS, STEADY_WORDS, phase_steady_words  # noqa: F401 (read here by pages)
 from iolab.targets.model import copy_text, hosts_capacity_text, recorded_drive_bytes
 
 NOT_REPORTED = "not reported"
@@ -152,21 +153,6 @@ def purge_text(run: RunData) -> str:
     return text + (f" — FAILED in {len(failed)} of {len(purges)}" if failed else " — ok")
 
 
-# the 'SS rounds' entry's words for each phase state (PhaseSummary.steady_state): in full for a
-# run of one phase, short for several phases and the comparison's compact column ("n/a" is for
-# a phase that tracks nothing: one never judged is "not evaluated", as its banner says)
-STEADY_WORDS: dict[SteadyState, str] = {
-    STEADY_REACHED: "steady state reached",
-    STEADY_NOT_REACHED: "STEADY STATE NOT ACHIEVED",
-    STEADY_NOT_EVALUATED: "steady state not evaluated",
-    STEADY_NOT_APPLICABLE: "steady state not applicable",
-}
-SHORT_STEADY_WORDS: dict[SteadyState, str] = {
-    STEADY_REACHED: "SS",
-    STEADY_NOT_REACHED: "SS NOT ACHIEVED",
-    STEADY_NOT_EVALUATED: "SS not evaluated",
-    STEADY_NOT_APPLICABLE: "SS n/a",
-}
 # a phase that tracks steady state but runs to its budget (Write Saturation): its verdict is
 # reported, not a stop
 INFO_STEADY_WORDS: dict[SteadyState, str] = {
@@ -190,14 +176,6 @@ def steady_words(run: RunData, ph: PhaseSummary, short: bool) -> str:
     if state != STEADY_NOT_APPLICABLE and run.runs_to_budget(ph):
         return (SHORT_INFO_STEADY_WORDS if short else INFO_STEADY_WORDS)[state]
     return phase_steady_words(ph, short)
-
-
-def phase_steady_words(ph: PhaseSummary, short: bool) -> str:
-    """A judged phase's verdict: one whose window passes the rule's numbers but was not accepted
-    says so, never "NOT ACHIEVED" (its own report's header, a comparison's drives)."""
-    if ph.not_accepted() is not None:
-        return "window passes, NOT accepted" if short else "window passes the rule, STEADY STATE NOT ACCEPTED"
-    return (SHORT_STEADY_WORDS if short else STEADY_WORDS)[ph.steady_state]
 
 
 def steady_text(run: RunData, short: bool = False) -> str:
