@@ -17,7 +17,7 @@ from iolab.core.decide import Decision, Sample, sample_of_row
 from iolab.core.errors import IolabError
 from iolab.core.plan import Cell, Deferred, Phase, TestPlan, step_seconds
 from iolab.core.profilewords import cache_text
-from iolab.core.results import RoundResult, check_result
+from iolab.core.results import RoundResult, cell_where, check_result
 from iolab.core.runfiles import POWER_FILE
 from iolab.core.steady import SteadyVerdict, evaluate
 from iolab.core.units import counted, duration
@@ -408,7 +408,7 @@ class Runner:
             progress=LiveFile(self.store.dir, f"{cell.key} ({at})", self.progress.live),
         )
         check_result(result, f"round {tag} ({', '.join(result.raw_files[:2]) or 'no raw files'})")
-        self.note_deviations(f"{phase.name}, {cell.key}", result)
+        self.note_deviations(cell_where(phase.name, cell.key), result)
         self.since_purge += result.write.io_bytes
         self.store.add_cell(
             phase.name,

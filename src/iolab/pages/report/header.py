@@ -289,7 +289,12 @@ def parameter_items(run: RunData) -> list[tuple[str, str]]:
     m = run.manifest
     prm = m.parameters
     shown = ("Data pattern", "Active range", "Preconditioning", "PC2 (WDPC)")  # already in Set Up Parameters
-    items = [(k, str(v)) for k, v in prm.items() if k not in shown]
+    # the outstanding IO as run where the engine raised it (the plan's alone labelled the run with it)
+    items = [
+        (k, run.outstanding_as_run(str(v)) if k == "Outstanding IO" else str(v))
+        for k, v in prm.items()
+        if k not in shown
+    ]
     rounds = [str(len(ph.rounds)) for ph in run.phases]
     items.append(("Rounds measured", " / ".join(rounds) if rounds else "0"))
     return items
