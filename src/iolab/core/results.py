@@ -7,6 +7,7 @@ engine; a field an engine cannot measure is None, never 0.
 from __future__ import annotations
 
 import bisect
+import json
 import math
 import re
 from collections.abc import Sequence
@@ -268,3 +269,30 @@ def raised_in(notes: Sequence[str]) -> dict[str, tuple[int, int]]:
         if m := _RAISED.match(str(n)):
             out[m["where"]] = (int(m["planned"]), int(m["ran"]))
     return out
+
+
+def json_objects(text: str) -> tuple[list[dict], list[str], int | None]:
+    """An engine's output as its top-level JSON objects (fio writes one per status report, the
+    final report last; the simulator one), the lines of text around them (fio's warnings), and
+    where an object begins that never ends (None: none does; a truncated output), whose text is
+    kept with the lines."""
+    dec = json.JSONDecoder()
+    objs, other, cut = [], [], None
+    i, n = 0, len(text)
+    while i < n:
+        while i < n and text[i].isspace():
+            i += 1
+        if i >= n:
+            break
+        if text[i] == "{":
+            try:
+                obj, i = dec.raw_decode(text, i)
+                objs.append(obj)
+                continue
+            except json.JSONDecodeError:
+                cut = i if cut is None else cut
+        end = text.find("\n", i)
+        end = n if end < 0 else end
+        other.append(text[i:end])
+        i = end + 1
+    return objs, other, cut

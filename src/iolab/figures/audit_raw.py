@@ -14,8 +14,7 @@ import json
 from pathlib import Path
 
 from iolab.core.cellschema import CellRow
-
-_DECODER = json.JSONDecoder()
+from iolab.core.results import json_objects
 
 
 def damage(path: Path) -> str | None:
@@ -31,22 +30,10 @@ def damage(path: Path) -> str | None:
         return None
     except ValueError:
         pass
-    objects, i, n = 0, 0, len(text)
-    while i < n:
-        while i < n and text[i].isspace():
-            i += 1
-        if i >= n:
-            break
-        if text[i] == "{":
-            try:
-                _obj, i = _DECODER.raw_decode(text, i)
-                objects += 1
-                continue
-            except ValueError:
-                return f"truncated (a JSON object begun at byte {i} never ends; {n} bytes in all)"
-        end = text.find("\n", i)  # a line of text between objects (fio's warnings)
-        i = n if end < 0 else end + 1
-    return None if objects else f"holds no JSON result ({n} bytes)"
+    objects, _text, cut = json_objects(text)
+    if cut is not None:
+        return f"truncated (a JSON object begun at byte {cut} never ends; {len(text)} bytes in all)"
+    return None if objects else f"holds no JSON result ({len(text)} bytes)"
 
 
 def _outputs(cell: CellRow) -> list[str]:
