@@ -61,3 +61,22 @@ def test_a_real_run_passes_and_a_flipped_verdict_fails(scratch, tmp_path):
     said = "stored as not steady, but its window" if steady else "stored as steady, but its window"
     assert f"FAIL steady-evidence: {phase}: {said} (rounds 1-5)" in bad.stdout.replace("\n", " ")
     assert "FAILED: steady-evidence" in iolab("show", str(copy)).stdout
+
+    # a copy whose raw fio output of one cell was cut short after the run (a copy stopped
+    # midway): the audit names the cell and fails raw-output, and `show` marks every figure
+    cut = tmp_path / "cut" / run.name
+    shutil.copytree(run, cut)
+    db = sqlite3.connect(cut / "results.db")
+    phase, rnd, key, raw = db.execute(
+        "SELECT phase, round, cell_key, raw_files FROM cells WHERE kind = 'measure' AND round = 2 ORDER BY ordinal"
+    ).fetchone()
+    db.close()
+    out = next(f for f in json.loads(raw) if f.endswith(".json"))
+    whole = (cut / out).read_bytes()
+    (cut / out).write_bytes(whole[: len(whole) // 2])
+    truncated = iolab("audit", str(cut))
+    assert truncated.returncode == 8, truncated.stdout + truncated.stderr
+    said = truncated.stdout.replace("\n", " ")
+    assert f"FAIL raw-output: {phase} round {rnd} {key}: raw output {out} is truncated" in said, said
+    shown = iolab("show", str(cut)).stdout
+    assert "FAILED: raw-output" in shown and "⚠ audit: raw-output failed" in shown, shown

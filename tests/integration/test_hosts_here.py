@@ -65,10 +65,10 @@ def _local(scratch: Path, target: str):
 
 def test_two_hosts_of_this_machine_writing_two_files_purge_both(scratch, fio_server_here):
     # each host its own target (a hosts file): each file is a drive of this machine of its own
-    hosts = scratch / "hosts.toml"
+    hosts, other = scratch / "hosts.toml", free_port()
     hosts.write_text(
         f'[[host]]\naddress = "127.0.0.1"\nport = {fio_server_here}\ntarget = "{scratch}/a.img"\n'
-        f'[[host]]\naddress = "127.0.0.2"\nport = {free_port()}\ntarget = "{scratch}/b.img"\n'
+        f'[[host]]\naddress = "127.0.0.2"\nport = {other}\ntarget = "{scratch}/b.img"\n'
     )
     r = iolab(
         "run",
@@ -87,6 +87,13 @@ def test_two_hosts_of_this_machine_writing_two_files_purge_both(scratch, fio_ser
     assert m.purges and all(p["method"] == "file" and p["ok"] for p in m.purges), m.purges
     for p in m.purges:
         assert f"{scratch}/a.img: $ fallocate" in p["detail"] and f"{scratch}/b.img: $ fallocate" in p["detail"], p
+    # each host's write cache recorded as a local run records its target's (it said only that the
+    # run left them as they were, and the report's Write cache rows could not say what they were)
+    files = "not settable on files (the filesystem and page cache decide; fio uses direct IO)"
+    assert m.write_cache == (
+        "not changed: a hosts run leaves each host's write cache as it is; each host's: "
+        f"127.0.0.1:{fio_server_here}: {files}; 127.0.0.2:{other}: {files}"
+    ), m.write_cache
 
 
 def test_a_fio_server_of_another_machine_is_still_not_purged(scratch):
@@ -136,10 +143,10 @@ def test_resume_checks_each_host_of_this_machine_on_its_own_path(scratch, fio_se
     alone, so `iolab resume` took another file at the second host's path for the run's drive, and
     never asked whether that path was written after the run stopped. Each host's target is stored
     now and checked, and the run goes on once the file is the run's again."""
-    hosts = scratch / "hosts.toml"
+    hosts, other = scratch / "hosts.toml", free_port()
     hosts.write_text(
         f'[[host]]\naddress = "127.0.0.1"\nport = {fio_server_here}\ntarget = "{scratch}/a.img"\n'
-        f'[[host]]\naddress = "127.0.0.2"\nport = {free_port()}\ntarget = "{scratch}/b.img"\n'
+        f'[[host]]\naddress = "127.0.0.2"\nport = {other}\ntarget = "{scratch}/b.img"\n'
     )
     runs = scratch / "runs"
     args = ["--quick", "--cell-time", "200ms", "--max-rounds", "3", "--no-report"]

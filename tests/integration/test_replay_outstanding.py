@@ -4,7 +4,9 @@ what it ran at (`iolab show`, its --json), not only the plan's "TC 1 × the step
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -64,3 +66,15 @@ def test_a_replay_fio_ran_at_more_outstanding_io_than_planned_says_so(scratch, t
     assert not errors(doc, SCHEMA)
     noted = [n for n in doc["runs"][0]["notes"] if "outstanding IO raised from 1 to 2" in n]
     assert [n.split(":")[0] for n in noted] == ["steady state (composite), composite", "replay, step 0"], noted
+    # the report's rows say what ran, not only the plan's QD: the Test Parameters' outstanding IO,
+    # the step's QD in the every-step table and the composite's outstanding IO (each said 1)
+    report = iolab("report", str(run.path), "--runs-dir", str(runs))
+    assert report.returncode == 0, report.stderr
+    [page] = (run.path / "report").glob("*.html")
+    said = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", page.read_text())).split())
+    assert (
+        "Outstanding IO per step: TC 1 × the step's QD (1–1); as run: steady state (composite), composite at 2 "
+        "(planned 1); replay, step 0 at 2 (planned 1)"
+    ) in said, said
+    assert re.search(r"step 0 0 [\d.]+ 1 \(ran at 2 outstanding\) [\d,.]+", said), said
+    assert "Outstanding IO TC 1 × QD 1 = 1 planned; ran at 2" in said, said

@@ -156,3 +156,34 @@ def test_the_note_under_a_refused_windows_figure_says_its_numbers_passed_and_why
         text,
     ), text
     assert "STEADY STATE NOT ACHIEVED. The results" not in text
+
+
+def test_history_the_fleet_and_compare_say_a_refused_window_as_show_does(tmp_path):
+    """A window that passes the rule's numbers but was not accepted (too little written since the
+    purge): `show` says "NOT accepted" and why, while history and the fleet's report said "NOT
+    reached" and compare "STEADY STATE NOT ACHIEVED", as if the window's numbers had failed."""
+    fleet, runs = tmp_path / "fleet.toml", tmp_path / "runs"
+    fleet.write_text(f'[fleet]\nname = "refused"\n[[drive]]\ntarget = "{DRIVE}"\nname = "d1"\n')
+    args = ("--quick", "--steady-min-writes", "8", "--no-report", "--runs-dir", str(runs))
+    p = iolab("run", "latency", *args, "--fleet", str(fleet))
+    assert p.returncode == 0, p.stdout + p.stderr
+    why = r"the window passes the rule's range and slope, but only [\d.]+ GB was written since the purge"
+    out = " ".join(p.stdout.split())
+    assert re.search(rf"│ NOT accepted: {why}", out), out  # the drive's row
+    assert re.search(r"STEADY STATE NOT ACCEPTED on 1 of 1 drives \(d1\): their windows pass", out), out
+    assert "NOT reached" not in out and "STEADY STATE NOT ACHIEVED" not in out
+    [run] = [d for d in runs.iterdir() if d.name != "fleets"]
+    assert re.search(rf"steady state NOT accepted: {why}", " ".join(iolab("show", str(run)).stdout.split()))
+    h = iolab("history", "ART RND 4KiB R/W 0/100", "--runs-dir", str(runs), "--json")
+    assert h.returncode == 0, h.stderr
+    [point] = json.loads(h.stdout)["history"]["targets"][0]["points"]
+    assert point["steady_state"] == "not-reached" and re.match(
+        r"only [\d.]+ GB was written", point["steady_not_accepted"]
+    )
+    said = " ".join(h.stderr.split())
+    assert re.search(rf"NOT accepted: {why}", said) and "NOT reached" not in said, said
+    csv_file = tmp_path / "datasheet.csv"
+    csv_file.write_text("drive,figure,value,unit\nVendor X1,ART RND 4KiB R/W 65/35,90,µs\n")
+    c = " ".join(iolab("compare", str(run), str(csv_file)).stdout.split())
+    assert "[a] STEADY STATE NOT ACCEPTED" in c and "STEADY STATE NOT ACHIEVED" not in c, c
+    assert "STEADY STATE NOT ACCEPTED (D1 main: rounds 6–10, which pass the rule's numbers but were not accepted)" in c

@@ -14,7 +14,7 @@ import pytest
 
 from iolab.core.results import Histogram
 from iolab.engines.sim import SimEngine
-from iolab.figures.audit import Audit, audit, kinds_of, marker, stored_audit
+from iolab.figures.audit import Audit, audit, invariant_names, kinds_of, marker, stored_audit
 from iolab.store.runstore import RunStore
 from iolab.targets import parse_target
 from tests.unit.test_endurance import qos_run  # noqa: F401 (a run with endurance figures)
@@ -187,7 +187,7 @@ def test_a_run_stored_before_the_audit_is_audited_when_read(iops_run, tmp_path):
     store = RunStore.open(old)
     a = stored_audit(store)
     store.close()
-    assert not a.stored and a.passed and len(a.results) == 9
+    assert not a.stored and a.passed and len(a.results) == len(invariant_names())
     assert Audit.from_dict(a.to_dict()).results == a.results
 
 
@@ -275,3 +275,19 @@ def test_a_verdict_changed_after_the_runs_audit_is_marked_where_it_is_shown(iops
         store.close()
     assert a.stored and [r.name for r in a.failed] == ["steady-evidence"]
     assert json.loads((flipped / "manifest.json").read_text())["audit"]["passed"] is True
+
+
+def test_raw_output_reads_fio_status_reports_and_finds_a_cut(tmp_path):
+    """fio's output may hold status reports and warnings before its final report: whole, it
+    passes; cut inside its final report, it is truncated; empty, it holds no result."""
+    from iolab.figures.audit_raw import damage
+
+    final = (Path(__file__).parents[1] / "fixtures" / "fio" / "drain4s.json").read_text()
+    out = tmp_path / "cell.json"
+    out.write_text("fio: warning, a line of text\n" + final + "\n" + final)
+    assert damage(out) is None
+    out.write_text("fio: warning\n" + final + "\n" + final[: len(final) // 2])
+    assert (damage(out) or "").startswith("truncated")
+    out.write_text("")
+    assert damage(out) == "holds no JSON result (0 bytes)"
+    assert damage(tmp_path / "gone.json") == "missing"

@@ -179,3 +179,65 @@ def test_sg_format_that_the_drive_reports_failed_is_not_a_purge(runner):
     assert "'Hardware Error' after FORMAT UNIT" in out.detail
     runner.rules[("sg_format",)] = [(0, SG_FORMAT_QEMU, "")]
     assert targets.purge(scsi, "sg-format").ok
+
+
+def test_a_write_cache_setting_that_did_not_hold_is_named(runner, monkeypatch):
+    """The enterprise profile's WCD, set at the run's start: a drive that reports its cache on
+    again at the end (reset during the run, or a set it ignored) did not run as the profile
+    asks, and says why; a set that failed on a drive not already off says so at once; a drive
+    still off, or one already off when the set failed, held it."""
+    from iolab.targets import cache
+
+    for name in ("_BEFORE", "_SET", "_FAILED"):
+        monkeypatch.setattr(cache, name, {})  # this test's drive only
+    nvme = targets.Target("block", "/dev/nvme0n1", "/dev/nvme0n1", 10**9, targets.DeviceFacts(interface="nvme"))
+    on = (0, "get-feature:0x06 (Volatile Write Cache), Current value:0x00000001", "")
+    off = (0, "get-feature:0x06 (Volatile Write Cache), Current value:00000000", "")
+    runner.rules[("nvme", "set-feature")] = [(0, "set-feature:0x06 (Volatile Write Cache), value:00000000", "")]
+    runner.rules[("nvme", "get-feature")] = [on, off]  # before the set, then at the end: held
+    targets.set_write_cache(nvme, False)
+    assert targets.unheld_write_cache(nvme, read_back=False) is None
+    assert targets.unheld_write_cache(nvme) is None
+    runner.rules[("nvme", "get-feature")] = [on]  # at the end: on again
+    assert targets.unheld_write_cache(nvme) == (
+        "the drive reported it enabled at the end of the run (set disabled at its start)"
+    )
+    targets.restore_write_cache(nvme)
+    assert targets.unheld_write_cache(nvme) is None  # nothing of the run's is left to hold
+    # the set refused (nvme-cli's answer for a controller without a volatile write cache)
+    runner.rules[("nvme", "set-feature")] = [(1, "", "NVMe status: Invalid Field in Command(0x2)")]
+    runner.rules[("nvme", "get-feature")] = [on]
+    said = targets.set_write_cache(nvme, False)
+    assert targets.unheld_write_cache(nvme, read_back=False) == f"setting it failed ({said})"
+    targets.restore_write_cache(nvme)
+    runner.rules[("nvme", "get-feature")] = [off]  # already off: the profile's setting holds anyway
+    targets.set_write_cache(nvme, False)
+    assert targets.unheld_write_cache(nvme) is None
+
+
+def test_a_hosts_runs_write_cache_is_read_where_each_host_has_it(runner, monkeypatch):
+    """A hosts run leaves each host's cache as it is and records each one's: asked over SSH on
+    the host (nvme-cli's answer, recorded), not known on a host reached through fio alone, and
+    why no run sets it on a file; nothing is asked on this machine for another's drive."""
+    from iolab.engines import hosttargets
+    from iolab.engines.hostlist import Host
+
+    asked = []
+
+    def over_ssh(argv, timeout=60.0):
+        asked.append(tuple(argv))
+        return targets.CommandResult(
+            tuple(argv), 0, b"get-feature:0x06 (Volatile Write Cache), Current value:00000000", ""
+        )
+
+    monkeypatch.setattr(hosttargets, "ssh_runner", lambda h: over_ssh)
+    there = targets.Target("block", "/dev/nvme1n1", "/dev/nvme1n1", 10**9, targets.DeviceFacts())  # not read here
+    said = hosttargets.leg_write_cache(Host("10.9.9.9", ssh="root@10.9.9.9"), there)
+    assert said == "disabled (WCD) as the drive reported it; left as it was"
+    assert asked == [("nvme", "get-feature", "/dev/nvme1n1", "--namespace-id=0xffffffff", "-f", "6")]
+    assert hosttargets.leg_write_cache(Host("10.9.9.9"), there) == (
+        "not known: host 10.9.9.9:8765 is reached through fio's server alone, where nothing can be asked"
+    )
+    a_file = targets.Target("file", "file:/x.img", "/x.img", 10**6, targets.DeviceFacts(interface="file"))
+    assert hosttargets.leg_write_cache(Host("10.9.9.9"), a_file).startswith("not settable on files")
+    assert runner.calls == []  # nothing of it asked on this machine

@@ -22,7 +22,7 @@ from iolab.core.errors import IolabError
 from iolab.core.runfiles import run_name_order
 from iolab.core.steady import STEADY_NOT_SHOWN
 from iolab.figures.fleet import conditions_of
-from iolab.pages.fleet_junit import STEADY_WORDS
+from iolab.pages.fleet_junit import steady_words
 from iolab.targets.sim_facts import drive_options
 
 
@@ -41,6 +41,7 @@ class Point:
     # None: not read) and the audit invariants it failed
     steady_state: str | None = None
     audit_failed: tuple[str, ...] = ()
+    steady_not_accepted: str | None = None  # why windows passing the rule were not accepted
 
     def compliance_text(self) -> str:
         """As `iolab runs` says it: yes, or no and why."""
@@ -53,7 +54,7 @@ class Point:
 
     def steady_text(self) -> str:
         """As `fleet` words a drive's steady state."""
-        return STEADY_WORDS.get(self.steady_state or "", "not read")
+        return steady_words(self.steady_state, self.steady_not_accepted, "not read")
 
     def audit_text(self) -> str:
         return "FAILED: " + ", ".join(self.audit_failed) if self.audit_failed else "passed"
@@ -104,6 +105,7 @@ class History:
                             "noncompliance": list(p.noncompliance),
                             "seed": p.seed,
                             "steady_state": p.steady_state,
+                            "steady_not_accepted": p.steady_not_accepted,
                             "audit_failed": list(p.audit_failed),
                         }
                         for p in t.points
@@ -226,6 +228,7 @@ def history(figure: str, runs_dir: Path, test: str | None = None, target: str | 
                     seed,
                     c.steady_state,
                     c.audit_failed,
+                    c.not_accepted,
                 )
             )
     if meta is None:

@@ -7,7 +7,9 @@ engine; a field an engine cannot measure is None, never 0.
 from __future__ import annotations
 
 import bisect
+import json
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -242,3 +244,55 @@ def check_result(result: RoundResult, where: str) -> None:
             f"{where}: the engine reported impossible figures ({'; '.join(problems)}), so this round is not stored. "
             "Its raw output is kept; rerun, and report the engine version if it persists."
         )
+
+
+# The deviation an engine records when it ran a cell at more outstanding IO than planned (fio:
+# random and sequential streams at QD 1 each need a job of their own), and the runner's note of
+# it ("PHASE, CELL: ..."): the pages read what ran from the note, so its words are declared once.
+def cell_where(phase: str, key: str) -> str:
+    """A cell in the run's notes."""
+    return f"{phase}, {key}"
+
+
+def raised_outstanding(planned: int, ran: int) -> str:
+    return f"outstanding IO raised from {planned} to {ran}"
+
+
+_RAISED = re.compile(r"^(?P<where>.+): outstanding IO raised from (?P<planned>\d+) to (?P<ran>\d+)(?::|$)")
+
+
+def raised_in(notes: Sequence[str]) -> dict[str, tuple[int, int]]:
+    """The cells a run's notes say ran at more outstanding IO than planned: "PHASE, CELL" ->
+    (planned, ran)."""
+    out = {}
+    for n in notes:
+        if m := _RAISED.match(str(n)):
+            out[m["where"]] = (int(m["planned"]), int(m["ran"]))
+    return out
+
+
+def json_objects(text: str) -> tuple[list[dict], list[str], int | None]:
+    """An engine's output as its top-level JSON objects (fio writes one per status report, the
+    final report last; the simulator one), the lines of text around them (fio's warnings), and
+    where an object begins that never ends (None: none does; a truncated output), whose text is
+    kept with the lines."""
+    dec = json.JSONDecoder()
+    objs, other, cut = [], [], None
+    i, n = 0, len(text)
+    while i < n:
+        while i < n and text[i].isspace():
+            i += 1
+        if i >= n:
+            break
+        if text[i] == "{":
+            try:
+                obj, i = dec.raw_decode(text, i)
+                objs.append(obj)
+                continue
+            except json.JSONDecodeError:
+                cut = i if cut is None else cut
+        end = text.find("\n", i)
+        end = n if end < 0 else end
+        other.append(text[i:end])
+        i = end + 1
+    return objs, other, cut

@@ -40,6 +40,7 @@ from iolab.engines.hosts import (
     ssh_runner,
     start_servers,
 )
+from iolab.engines.hosttargets import leg_write_cache
 from iolab.engines.merge import Part, merge, split_workload
 from iolab.targets import PurgeOutcome, Target, parse_target
 from iolab.targets.spec import nbd_uri
@@ -330,11 +331,20 @@ class SplitFioEngine:
         self.single.idle(self._here()[0], seconds)  # no IO from iolab to any of them: one wait
 
     def set_write_cache(self, target: Target, enabled: bool) -> str:
-        if self._elsewhere():
-            return "not changed: the targets are on other hosts"
-        if self.servers is not None:
-            return "not changed: a hosts run leaves each host's write cache as it is"
-        return self.single.set_write_cache(self.legs[0].target, enabled)
+        """A hosts run leaves each host's cache as it is, and records each one's as the host's
+        drive has it (hosttargets.leg_write_cache): the results' condition, as a local run's."""
+        if self.servers is None:  # --paths: one drive of this machine, set as a local run sets it
+            return self.single.set_write_cache(self.legs[0].target, enabled)
+        why = (
+            "the targets are on other hosts"
+            if self._elsewhere()
+            else "a hosts run leaves each host's write cache as it is"
+        )
+        each = "; ".join(
+            f"{leg.name}: {leg_write_cache(leg.host, self.local_targets.get(leg.name) or leg.target)}"
+            for leg in self.legs
+        )
+        return f"not changed: {why}; each host's: {each}"
 
     def plan(self, workload: Workload) -> list[tuple[int, Leg, Workload]]:
         return plan_legs(self.legs, workload)

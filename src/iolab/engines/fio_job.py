@@ -14,6 +14,7 @@ from functools import cache
 
 from iolab.core.errors import EngineError, IolabError
 from iolab.core.ioengines import AUTO_IOENGINE, JOB_IOENGINES, check_ioengine
+from iolab.core.results import raised_outstanding
 from iolab.core.units import counted
 from iolab.core.usertext import check_fio_value, check_text
 from iolab.core.workload import Stream, Workload
@@ -240,7 +241,7 @@ def _sections(w: Workload) -> tuple[list[_Section], str | None]:
     else:
         jobs, depths = [w.threads] * n, [1] * n
         note = (
-            f"outstanding IO raised from {w.outstanding} to {sum(j * d for j, d in zip(jobs, depths))}: "
+            f"{raised_outstanding(w.outstanding, sum(j * d for j, d in zip(jobs, depths)))}: "
             "fio runs random and sequential streams as jobs of their own, each with at least one IO in flight"
         )
     secs = [_Section(a, tuple(groups[a]), sh, j, d) for a, sh, j, d in zip(accesses, shares, jobs, depths)]

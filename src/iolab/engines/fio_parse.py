@@ -6,7 +6,6 @@ error naming the field and the file, never a silent zero."""
 from __future__ import annotations
 
 import csv
-import json
 import math
 import os
 import re
@@ -16,7 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from iolab.core.errors import EngineError
-from iolab.core.results import Histogram, OpStats, RoundResult, SecondSample
+from iolab.core.results import Histogram, OpStats, RoundResult, SecondSample, json_objects
 from iolab.engines import fio_hist
 from iolab.engines.fio_job import LOG_INTERVAL_MS
 
@@ -25,26 +24,9 @@ _LOG_RE = re.compile(r"_(iops|bw|lat|clat|slat)\.(\d+)\.log$")
 
 def _json_objects(text: str) -> tuple[list[dict], list[str]]:
     """All top-level JSON objects in `text` (fio writes one per status report, the final
-    report last) and the non-JSON lines fio may print around them (warnings)."""
-    dec = json.JSONDecoder()
-    objs, other = [], []
-    i, n = 0, len(text)
-    while i < n:
-        while i < n and text[i].isspace():
-            i += 1
-        if i >= n:
-            break
-        if text[i] == "{":
-            try:
-                obj, i = dec.raw_decode(text, i)
-                objs.append(obj)
-                continue
-            except json.JSONDecodeError:
-                pass  # a truncated object: keep the rest as text for the error message
-        end = text.find("\n", i)
-        end = n if end < 0 else end
-        other.append(text[i:end])
-        i = end + 1
+    report last) and the non-JSON lines fio may print around them (warnings); a truncated
+    object is kept as text for the error message."""
+    objs, other, _cut = json_objects(text)
     return objs, other
 
 

@@ -18,6 +18,7 @@ from iolab.core.errors import IolabError
 from iolab.engines.hostlist import Host
 from iolab.engines.hosts import is_local_address, ssh_runner
 from iolab.targets import Elsewhere, Target
+from iolab.targets.cache import write_cache_state
 from iolab.targets.spec import nbd_uri
 
 
@@ -114,3 +115,13 @@ def stored_target(spec: str, split: list[dict] | None) -> Target:
     except (KeyError, TypeError, AttributeError):
         hosts = []
     return parse_on_hosts(spec, hosts) if hosts and len(hosts) == len(split or ()) else targets.parse_target(spec)
+
+
+def leg_write_cache(h: Host | None, t: Target) -> str:
+    """A hosts run's target's write cache where its host has it (targets.write_cache_state): asked
+    on this machine for a host of its own, over SSH for an SSH host; a host reached through fio's
+    server alone cannot be asked."""
+    place = target_place(h) if h is not None else None
+    if place is not None and place.run is None and t.kind == "block":
+        return f"not known: {place.name} is reached through fio's server alone, where nothing can be asked"
+    return write_cache_state(t, place.run if place is not None else None)

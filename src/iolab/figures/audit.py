@@ -165,20 +165,24 @@ def audit(store: RunStore, only: Sequence[str] = ()) -> Audit:
 # few queries, so a verdict changed after the run's audit is marked where it is shown. The
 # series-totals check reads every per-second row once (store/bulk.all_series): per-second rows
 # edited after the run's audit are marked where they are shown too, not only by `iolab audit`.
-RECHECKED = ("steady-evidence", "series-totals")
+# raw-output parses every cell's raw JSON once (a few ms per hundred cells): raw output cut short
+# after the run (a copy stopped midway) is marked wherever the figures resting on it are shown.
+RECHECKED = ("steady-evidence", "series-totals", "raw-output")
 
 
 def stored_audit(store: RunStore) -> Audit:
     """The audit the run stored at its end, or one made now for a run stored without it (older
     runs, a run still going). The invariants in RECHECKED are made again: where one's status is
-    not the stored one (results.db changed after the audit), the one made now is shown."""
+    not the stored one (results.db changed after the audit), the one made now is shown; one the
+    stored audit predates is added (a failure of it would otherwise go unshown)."""
     d = manifest_of(store).audit
     if not (d and "invariants" in d):
         return audit(store)
     stored = Audit.from_dict(d)
     now = {r.name: r for r in audit(store, only=RECHECKED).results}
     results = tuple(now[r.name] if r.name in now and now[r.name].status != r.status else r for r in stored.results)
-    return replace(stored, results=results)
+    had = {r.name for r in stored.results}
+    return replace(stored, results=results + tuple(r for n, r in now.items() if n not in had))
 
 
 def store_audit(store: RunStore) -> Audit:

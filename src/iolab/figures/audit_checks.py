@@ -19,6 +19,7 @@ from iolab.core.errors import IolabError
 from iolab.core.profilewords import limit_source
 from iolab.core.steady import SteadyRule
 from iolab.core.units import counted, measurable
+from iolab.figures.audit_raw import damaged_outputs
 from iolab.figures.audit_series import Shape, findings
 from iolab.figures.audit_steady import disagreements, recheck, verdict_contradictions
 from iolab.figures.endurance import measures_endurance, steady_random_write
@@ -453,6 +454,12 @@ def endurance_basis(v: RunView) -> Outcome:
     )
 
 
+def raw_output(v: RunView) -> Outcome:
+    """Every shown cell's raw engine output (measurements and preconditioning) is whole."""
+    checked, bad = damaged_outputs(v.store.dir, v.cells + v.store.cells(kind="precondition"))
+    return _outcome(bad, checked, "cells with raw engine output", {}, one="cell with raw engine output")
+
+
 INVARIANTS: tuple[Invariant, ...] = (
     Invariant(
         "steady-evidence",
@@ -474,4 +481,11 @@ INVARIANTS: tuple[Invariant, ...] = (
     Invariant("iops-bytes", "IOPS × block size = MB/s", ("IOPS", "MB/s"), iops_bytes),
     Invariant("rw-shares", "read/write shares match the mix", ("IOPS", "MB/s"), rw_shares),
     Invariant("endurance-basis", "the endurance basis wrote incompressible data", ("endurance",), endurance_basis),
+    Invariant(
+        "raw-output",
+        "every shown cell's raw engine output is whole (not cut short, not missing): its figures rest on it",
+        # every figure of a cell rests on its output (audit.TOUCHES' kinds, all of them)
+        ("steady-state", "IOPS", "MB/s", "latency", "percentile", "per-second", "WAF", "endurance"),
+        raw_output,
+    ),
 )

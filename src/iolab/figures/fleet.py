@@ -30,6 +30,8 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from iolab.core.steady import STEADY_NOT_REACHED
+
 DEFAULT_K = 3.5
 DEFAULT_MIN_PCT = 5.0
 MAD_SIGMA = 1.4826  # 1 / Phi^-1(3/4): MAD × this estimates sigma for normal data
@@ -48,6 +50,10 @@ class Conditions:
     noncompliance: tuple[str, ...] = ()
     steady_state: str | None = None  # reached, not-reached, not-evaluated, not-applicable
     audit_failed: tuple[str, ...] = ()
+    # not-reached only over windows that pass the rule's numbers: why they were not accepted
+    # ("" when the run did not store why); None when a window failed them (or steady state is not
+    # not-reached): `show` words the one "NOT accepted", never "NOT reached"
+    not_accepted: str | None = None
 
 
 @dataclass(frozen=True)
@@ -144,7 +150,21 @@ def conditions_of(record: dict | None) -> Conditions:
         noncompliance=tuple(str(n) for n in record.get("noncompliance") or ()),
         steady_state=record.get("steady_state"),
         audit_failed=tuple(str(n) for n in audit.get("failed") or ()) if audit.get("passed") is False else (),
+        not_accepted=not_accepted(record),
     )
+
+
+def not_accepted(record: dict) -> str | None:
+    """Why a run record's steady state is not reached when every phase that decides it has a
+    window passing the rule's numbers that was not accepted (pages/outcome's `not_accepted`):
+    the phases' reasons; None when one failed the numbers, or the state is not not-reached."""
+    if record.get("steady_state") != STEADY_NOT_REACHED:
+        return None
+    unsteady = [p for p in record.get("phases") or () if p.get("steady") is False and not p.get("for_information")]
+    whys = [p.get("not_accepted") for p in unsteady]
+    if not unsteady or any(not isinstance(w, str) for w in whys):
+        return None
+    return "; ".join(dict.fromkeys(str(w) for w in whys if w))
 
 
 def _quartiles(xs: Sequence[float]) -> tuple[float, float]:

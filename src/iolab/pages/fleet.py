@@ -23,7 +23,7 @@ from iolab.figures.fleet import (
 )
 from iolab.figures.fleetpool import Pool
 from iolab.figures.specsheet import SpecSheet, Verdict
-from iolab.pages.fleet_junit import STEADY_WORDS, exit_code
+from iolab.pages.fleet_junit import exit_code, steady_words
 
 REPORT_SCHEMA = "iolab-fleet-report"
 
@@ -160,6 +160,7 @@ def drive_rows(
             "compliant": c.compliant,
             "noncompliance": list(c.noncompliance),
             "steady_state": c.steady_state,
+            "steady_not_accepted": c.not_accepted,
             "audit_failed": list(c.audit_failed),
         }
         row["verdict"], row["verdict_why"] = drive_verdict(row)
@@ -302,7 +303,7 @@ def drive_verdict(r: dict) -> tuple[str, list[str]]:
         [f"non-compliant run ({'; '.join(r['noncompliance']) or 'see its run'})"] if r.get("compliant") is False else []
     )
     if r.get("steady_state") in (STEADY_NOT_REACHED, STEADY_NOT_EVALUATED):
-        open_.append(f"steady state {STEADY_WORDS[r['steady_state']]}")
+        open_.append(f"steady state {steady_words(r['steady_state'], r.get('steady_not_accepted'))}")
     open_ += [f"audit failed ({', '.join(r['audit_failed'])})"] if r.get("audit_failed") else []
     open_ += [f"{v['criterion']}: {v['verdict'].replace('-', ' ')}" for v in r["verdicts"] if v["verdict"] != "pass"]
     if r["outlier_judged"]:
@@ -353,7 +354,7 @@ def conditions_text(r: dict) -> str:
     """A drive's run's conditions in a word or two: its steady state, scaled down, audit failed."""
     if r["state"] != "complete":
         return "—"
-    words = [STEADY_WORDS.get(r.get("steady_state") or "", "n/a")]
+    words = [steady_words(r.get("steady_state"), r.get("steady_not_accepted"))]
     if r.get("compliant") is False:
         words.append("non-compliant")
     if r.get("audit_failed"):
@@ -377,13 +378,22 @@ def caveats(rows: Sequence[dict]) -> list[str]:
         why = "; ".join(n if c == len(scaled) else f"{n} ({c} drives)" for n, c in reasons.items())
         which = "every drive's run" if len(scaled) == len(done) else f"{len(scaled)} of {len(done)} drives' runs"
         out.append(f"NON-COMPLIANT: {which} ({_names([r['name'] for r in scaled])}): {why or 'see each run'}")
+    refused = [
+        r for r in done if r.get("steady_state") == STEADY_NOT_REACHED and r.get("steady_not_accepted") is not None
+    ]
     for word, state in (("NOT ACHIEVED", STEADY_NOT_REACHED), ("NOT EVALUATED", STEADY_NOT_EVALUATED)):
-        names = [r["name"] for r in done if r.get("steady_state") == state]
+        names = [r["name"] for r in done if r.get("steady_state") == state and r not in refused]
         if names:
             out.append(
                 f"STEADY STATE {word} on {len(names)} of {len(done)} drives ({_names(names)}): "
                 "their figures are from their last rounds, not from a steady-state window"
             )
+    if refused:  # their windows' numbers passed: "NOT ACHIEVED" read as if they had failed
+        why = "; ".join(dict.fromkeys(r["steady_not_accepted"] or "the run did not accept it" for r in refused))
+        out.append(
+            f"STEADY STATE NOT ACCEPTED on {len(refused)} of {len(done)} drives ({_names([r['name'] for r in refused])}): "
+            f"their windows pass the rule's range and slope, but {why}; their figures are not from a steady-state window"
+        )
     failed = [f"{r['name']} ({', '.join(r['audit_failed'])})" for r in done if r.get("audit_failed")]
     if failed:
         out.append(f"AUDIT FAILED on {len(failed)} drives: {_names(failed)}")

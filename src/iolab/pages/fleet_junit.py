@@ -18,6 +18,16 @@ STEADY_WORDS: dict[str, str] = {
 }
 
 
+def steady_words(state: str | None, not_accepted: str | None, unknown: str = "n/a") -> str:
+    """A run's steady state as history, the fleet's pages and `show` word it: a window that passes
+    the rule's range and slope but was not accepted (figures/fleet.not_accepted) is "NOT
+    accepted" and why, as `show` says it; "NOT reached" read as if its numbers had failed."""
+    if state == STEADY_NOT_REACHED and not_accepted is not None:
+        why = not_accepted or "the run did not accept it"
+        return f"NOT accepted: the window passes the rule's range and slope, but {why}"
+    return STEADY_WORDS.get(state or "", unknown)
+
+
 def facts_text(r: dict) -> str:
     """A drive's model, serial, firmware and capacity in one line, '—' for each its run did not read."""
     cap = r.get("capacity_bytes")
@@ -61,7 +71,7 @@ def _steady_case(r: dict) -> tuple[str, str]:
     state (`--require-steady`: the run's own exit status says it did not), skipped when it was not
     reached or not evaluated but not required (the caveat says it), passed when reached."""
     state = r.get("steady_state") or "unknown"
-    msg = f"steady state {STEADY_WORDS.get(state, state)}"
+    msg = f"steady state {steady_words(state, r.get('steady_not_accepted'), state)}"
     if r.get("exit_code") == Exit.NOT_STEADY:
         return f'<failure message={quoteattr(msg + " (--require-steady)")} type="steady-state"/>', msg
     if state != STEADY_REACHED:

@@ -81,6 +81,9 @@ def _phase(ph: PhaseSummary, audit: Audit) -> dict:
         "for_information": ph.reports_only,
         # the failed audit invariants that touch this phase's steady-state verdict
         "audit": list(audit.marks(())) if ph.steady else [],
+        # a window that passes the rule's range and slope but was not accepted as steady state:
+        # why ("" when the run did not store why); null otherwise (steady, failed, for information)
+        "not_accepted": None if ph.reports_only else ph.not_accepted(),
         "rounds": len(ph.rounds),
         "window": list(ph.window),
         "stop_reason": ph.phase.stop_reason,

@@ -64,7 +64,8 @@ DEFS = {
             "tracking": _arr(_ref("tracking")),
         },
         # `for_information` added within version 1: the phase runs to its budget whatever `steady` says
-        {"audit": _arr(_t("string")), "for_information": _t("boolean")},
+        # `not_accepted` added within version 1: why a window that passes the rule was not accepted
+        {"audit": _arr(_t("string")), "for_information": _t("boolean"), "not_accepted": STR_OR_NULL},
     ),
     "decision": _obj(
         {
@@ -367,6 +368,9 @@ DEFS = {
                                     "seed": _t("integer", "null"),  # a simulated drive's run of the drive
                                     # what the figure is true of, as fleet's drives carry it
                                     "steady_state": {"enum": [*STEADY_STATES, None]},
+                                    # not-reached over windows that pass the rule's numbers: why
+                                    # they were not accepted (null: a window failed them)
+                                    "steady_not_accepted": STR_OR_NULL,
                                     "audit_failed": _arr(_t("string")),
                                 },
                             )

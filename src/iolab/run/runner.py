@@ -16,7 +16,8 @@ from iolab import targets
 from iolab.core.decide import Decision, Sample, sample_of_row
 from iolab.core.errors import IolabError
 from iolab.core.plan import Cell, Deferred, Phase, TestPlan, step_seconds
-from iolab.core.results import RoundResult, check_result
+from iolab.core.profilewords import cache_text
+from iolab.core.results import RoundResult, cell_where, check_result
 from iolab.core.runfiles import POWER_FILE
 from iolab.core.steady import SteadyVerdict, evaluate
 from iolab.core.units import counted, duration
@@ -200,6 +201,7 @@ class Runner:
         try:
             stop.release()
             m.write_cache = self.engine.set_write_cache(self.target, self.plan.profile.write_cache)
+            self.note_unheld_cache(read_back=False)  # a set that failed: known before any IO
             self.store.write_manifest()
             self.engine.prepare(self.target)
             if start_at is None:  # what `iolab resume` checks; a remote engine reads its hosts' targets
@@ -242,11 +244,23 @@ class Runner:
         else:
             self.finish("complete")
         finally:
+            self.note_unheld_cache(read_back=True)  # read back before the owner's setting is put back
             restored = targets.restore_write_cache(self.target)  # however the run ends, Ctrl-C included
             if restored:
                 m.write_cache = f"{m.write_cache}; {restored}"
                 self.store.write_manifest()
             targets.release(self.target)  # the claim runstart.start took, however the run ends
+
+    def note_unheld_cache(self, read_back: bool) -> None:
+        """The profile's write cache (the PTS's WCD/WCE) is a condition of every result: a
+        setting that failed, or that the drive no longer reports at the run's end (ignored, or
+        lost in a reset during the run), makes the run non-compliant, with the reason."""
+        why = targets.unheld_write_cache(self.target, read_back)
+        m = manifest_of(self.store)
+        said = f"write cache {cache_text(self.plan.profile.write_cache)} not held: {why}"
+        if why and said not in m.noncompliance:
+            m.noncompliance.append(said)
+            self.store.write_manifest()
 
     def build(self, i: int, deferred: Deferred) -> Phase | None:
         """Build a deferred phase now, store it in the manifest's plan (reports read what was
@@ -394,7 +408,7 @@ class Runner:
             progress=LiveFile(self.store.dir, f"{cell.key} ({at})", self.progress.live),
         )
         check_result(result, f"round {tag} ({', '.join(result.raw_files[:2]) or 'no raw files'})")
-        self.note_deviations(f"{phase.name}, {cell.key}", result)
+        self.note_deviations(cell_where(phase.name, cell.key), result)
         self.since_purge += result.write.io_bytes
         self.store.add_cell(
             phase.name,

@@ -12,6 +12,7 @@ Public functions (the runner, the engines and the CLI call these):
   purge(target, method[, progress])   -> PurgeOutcome    (purge.py; method: one of PURGE_METHODS)
   set_write_cache(target, enabled)    -> what was done, for the manifest   (cache.py)
   restore_write_cache(target)         -> the drive's setting from before the run put back, or None
+  unheld_write_cache(target)          -> why the setting this process made did not hold, or None
 
 Each target kind (block, file, nbd, sim) is registered with its hooks for these (kinds.py,
 registry.py); a target of an unregistered kind is refused. Everything that touches the host
@@ -20,7 +21,7 @@ fake.
 """
 
 from iolab.targets import registry as _registry  # noqa: F401  (registers the built-in kinds)
-from iolab.targets.cache import restore_write_cache, set_write_cache
+from iolab.targets.cache import restore_write_cache, set_write_cache, unheld_write_cache
 from iolab.targets.facts import device_facts, parse_hdparm_identify, parse_nvme_id_ctrl, parse_smartctl_info
 from iolab.targets.files import MARK_XATTR, created_by_iolab, mark_created, prepare_file
 from iolab.targets.host import CommandResult, run_command
@@ -75,4 +76,5 @@ __all__ = [
     "restore_write_cache",
     "run_command",
     "set_write_cache",
+    "unheld_write_cache",
 ]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import replace
 
 from iolab.targets import host
 from iolab.targets.kinds import kind_of
@@ -12,6 +14,12 @@ from iolab.targets.model import Target
 # a run (complete, failed or interrupted) puts it back: a drive left with its cache off runs
 # slow, and one left with it on loses data at power loss where the owner had turned it off.
 _BEFORE: dict[str, bool] = {}
+# What this process set each device's cache to (the profile's), and a set that failed (its
+# answer): a run's results meet the profile's WCD/WCE only if the setting held throughout
+# (unheld_write_cache), and a drive may refuse a set, ignore it, or fall back to its default
+# when it resets during the run.
+_SET: dict[str, bool] = {}
+_FAILED: dict[str, str] = {}
 # The volatile write cache is a controller feature: nvme-cli given a namespace's node sends
 # that namespace's id, which a controller may reject ("Feature Not Namespace Specific", QEMU
 # does); the broadcast id addresses the controller.
@@ -72,30 +80,68 @@ def restore_write_cache(target: Target) -> str | None:
         return None
     said = kind_of(target).write_cache(target, was)
     del _BEFORE[target.path]  # after the switch, which would otherwise note the run's setting as the drive's
+    _SET.pop(target.path, None)  # the owner's setting is back: nothing of the run's is left to hold
+    _FAILED.pop(target.path, None)
     return "restored at the end of the run: " + said
 
 
-def drive_write_cache(target: Target) -> bool | None:
+def unheld_write_cache(target: Target, read_back: bool = True) -> str | None:
+    """Why the write cache this process set on the target's drive did not hold (None: it held,
+    was not set by this process, or cannot be read back): the set failed, or (`read_back`) the
+    drive now reports the other setting."""
+    dev = target.path
+    if dev in _FAILED:
+        return f"setting it failed ({_FAILED[dev]})"
+    if not read_back or dev not in _SET:
+        return None
+    now = drive_write_cache(target)
+    if now is None or now == _SET[dev]:
+        return None
+    said = "enabled" if now else "disabled"
+    return f"the drive reported it {said} at the end of the run (set {'enabled' if _SET[dev] else 'disabled'} at its start)"
+
+
+def drive_write_cache(target: Target, run: Callable[..., host.CommandResult] | None = None) -> bool | None:
     """The volatile write cache as the drive reports it (NVMe feature 6, ATA IDENTIFY, SCSI
-    caching mode page WCE); None when it cannot be read."""
+    caching mode page WCE); None when it cannot be read. `run`: run_command's signature, asking
+    the machine the drive is on (a hosts run's SSH host; default this one)."""
     iface, dev = target.facts.interface, target.path
+    ask = run or host.run_command
     if iface == "nvme":
         # nvme-cli prints the value with C's %#010x: "0x00000001", but "00000000" for zero
         m = re.search(
             r"Current value:\s*(?:0x)?([0-9a-fA-F]+)",
-            host.run_command(["nvme", "get-feature", dev, *_ALL_NAMESPACES, "-f", "6"], timeout=30).text,
+            ask(["nvme", "get-feature", dev, *_ALL_NAMESPACES, "-f", "6"], timeout=30).text,
         )
         return bool(int(m.group(1), 16) & 1) if m else None
     if iface == "sata":
-        m = re.search(r"write-caching\s*=\s*([01])\b", host.run_command(["hdparm", "-W", dev], timeout=30).text)
+        m = re.search(r"write-caching\s*=\s*([01])\b", ask(["hdparm", "-W", dev], timeout=30).text)
         return m.group(1) == "1" if m else None
     if iface in ("sas", "scsi", "usb"):
-        m = re.search(r"^WCE\s+([01])\b", host.run_command(["sdparm", "--get", "WCE", dev], timeout=30).text, re.M)
+        m = re.search(r"^WCE\s+([01])\b", ask(["sdparm", "--get", "WCE", dev], timeout=30).text, re.M)
         if m:
             return m.group(1) == "1"
-        r = host.run_command(["sg_modes", "--page=8", "--raw", dev], timeout=30)
+        r = ask(["sg_modes", "--page=8", "--raw", dev], timeout=30)
         return parse_caching_page(r.stdout) if r.ok else None
     return None
+
+
+def write_cache_state(target: Target, run: Callable[..., host.CommandResult] | None = None) -> str:
+    """The target's write cache as a run that leaves it as it is records it (a hosts run's host):
+    why no run could set it, or the setting its drive reports (asked with `run`: drive_write_cache).
+    A device whose interface was not read (another machine's) is asked as its name says it is:
+    nvme* by nvme-cli, sd* as an ATA drive (hdparm) and else as a SCSI one (sdparm)."""
+    if why := unsettable(target) if target.kind != "block" or target.facts.interface else "":
+        return why
+    name = target.path.rsplit("/", 1)[-1]
+    tries = [target.facts.interface] if target.facts.interface else ["nvme"] if name.startswith("nvme") else []
+    if not tries and name.startswith("sd"):
+        tries = ["sata", "sas"]
+    for iface in tries:
+        on = drive_write_cache(replace(target, facts=replace(target.facts, interface=iface)), run)
+        if on is not None:
+            return f"{'enabled (WCE)' if on else 'disabled (WCD)'} as the drive reported it; left as it was"
+    return "not known: the drive did not say its setting; left as it was"
 
 
 def parse_caching_page(data: bytes) -> bool | None:
@@ -133,8 +179,14 @@ def block_write_cache(target: Target, enabled: bool) -> str:
             )
     else:
         return _NOT_SETTABLE.get(iface or "", f"not settable on {iface or 'this kind of'} devices")
+    _SET[dev] = enabled
+    _FAILED.pop(dev, None)
     if r.missing:
-        return f"not set: {r.argv[0]} is not installed"
-    if not r.ok:
-        return f"could not set the write cache {on}: {r.summary()}"
-    return f"write cache {on}: {r.summary()}"
+        said = f"not set: {r.argv[0]} is not installed"
+    elif not r.ok:
+        said = f"could not set the write cache {on}: {r.summary()}"
+    else:
+        return f"write cache {on}: {r.summary()}"
+    if dev not in _BEFORE or _BEFORE[dev] != enabled:  # a drive already as asked still meets the profile
+        _FAILED[dev] = said
+    return said

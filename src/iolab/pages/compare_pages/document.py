@@ -31,6 +31,7 @@ from iolab.pages.report.model import Document, Figure, HeaderColumn, Page, Table
 from iolab.pages.report.parts import legs_text, parts_pages
 from iolab.pages.report.rundata import RunData, rounds_text
 from iolab.pages.report.sections import table_pages
+from iolab.pages.report.steadywords import phase_steady_words
 from iolab.targets import sim_facts
 
 
@@ -461,5 +462,6 @@ def steady_suffix(ph: PhaseSummary) -> str:
     (Write Saturation, XSR's groups) is "for info", never "SS NOT ACHIEVED"."""
     if ph.steady_state == STEADY_REACHED:
         return ""
-    words = header.SHORT_INFO_STEADY_WORDS if ph.reports_only else header.SHORT_STEADY_WORDS
-    return f" ({words[ph.steady_state]})"
+    if ph.reports_only:
+        return f" ({header.SHORT_INFO_STEADY_WORDS[ph.steady_state]})"
+    return f" ({phase_steady_words(ph, short=True)})"

@@ -9,6 +9,7 @@ from iolab.core.units import duration, num
 from iolab.figures.compare.hir import hir_result
 from iolab.figures.compare.pts2 import chosen_points, demand_points
 from iolab.figures.points import MID_UNDER_CUTOFF, OP_PHASE, POINT_NAMES, PREWRITE, OperatingPoints
+from iolab.figures.summary import PhaseSummary
 from iolab.pages.report import latency_plots, plots
 from iolab.pages.report.model import Figure, Page, Table, Text
 from iolab.pages.report.rundata import RunData
@@ -175,7 +176,7 @@ def hir_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
     rows = tuple(
         (
             lab,
-            num(res.steady_iops) + ("" if res.pc is not None and res.pc.steady else " (steady state NOT reached)"),
+            num(res.steady_iops) + _unsteady(res.pc),
             *(num(next((res.recovery(w) for w in res.waits if w.idle_s == i), None)) for i in idles),
         )
         for res, lab in zip(results, labels)
@@ -195,3 +196,13 @@ def hir_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
             ),
         )
     ]
+
+
+def _unsteady(pc: PhaseSummary | None) -> str:
+    """HIR's preconditioning beside its steady IOPS, as its own report says it (hir.py): a window
+    that passes the rule but was not accepted is no window that failed it."""
+    if pc is not None and pc.steady:
+        return ""
+    if pc is not None and pc.not_accepted() is not None:
+        return " (its window passes the rule but was NOT accepted as steady state)"
+    return " (steady state NOT reached)"

@@ -23,6 +23,7 @@ from iolab.figures.summary import PhaseSummary
 from iolab.pages.report import textwidth
 from iolab.pages.report.model import HeaderColumn
 from iolab.pages.report.rundata import RunData, rounds_text
+from iolab.pages.report.steadywords import SHORT_STEADY_WORDS, STEADY_WORDS, phase_steady_words  # noqa: F401 (read here by pages)
 from iolab.targets.model import copy_text, hosts_capacity_text, recorded_drive_bytes
 
 NOT_REPORTED = "not reported"
@@ -155,21 +156,6 @@ def purge_text(run: RunData) -> str:
     return text + (f" — FAILED in {len(failed)} of {len(purges)}" if failed else " — ok")
 
 
-# the 'SS rounds' entry's words for each phase state (PhaseSummary.steady_state): in full for a
-# run of one phase, short for several phases and the comparison's compact column ("n/a" is for
-# a phase that tracks nothing: one never judged is "not evaluated", as its banner says)
-STEADY_WORDS: dict[SteadyState, str] = {
-    STEADY_REACHED: "steady state reached",
-    STEADY_NOT_REACHED: "STEADY STATE NOT ACHIEVED",
-    STEADY_NOT_EVALUATED: "steady state not evaluated",
-    STEADY_NOT_APPLICABLE: "steady state not applicable",
-}
-SHORT_STEADY_WORDS: dict[SteadyState, str] = {
-    STEADY_REACHED: "SS",
-    STEADY_NOT_REACHED: "SS NOT ACHIEVED",
-    STEADY_NOT_EVALUATED: "SS not evaluated",
-    STEADY_NOT_APPLICABLE: "SS n/a",
-}
 # a phase that tracks steady state but runs to its budget (Write Saturation): its verdict is
 # reported, not a stop
 INFO_STEADY_WORDS: dict[SteadyState, str] = {
@@ -192,9 +178,7 @@ def steady_words(run: RunData, ph: PhaseSummary, short: bool) -> str:
     state = ph.steady_state
     if state != STEADY_NOT_APPLICABLE and run.runs_to_budget(ph):
         return (SHORT_INFO_STEADY_WORDS if short else INFO_STEADY_WORDS)[state]
-    if ph.not_accepted() is not None:
-        return "window passes, NOT accepted" if short else "window passes the rule, STEADY STATE NOT ACCEPTED"
-    return (SHORT_STEADY_WORDS if short else STEADY_WORDS)[state]
+    return phase_steady_words(ph, short)
 
 
 def steady_text(run: RunData, short: bool = False) -> str:
@@ -308,7 +292,12 @@ def parameter_items(run: RunData) -> list[tuple[str, str]]:
     m = run.manifest
     prm = m.parameters
     shown = ("Data pattern", "Active range", "Preconditioning", "PC2 (WDPC)")  # already in Set Up Parameters
-    items = [(k, str(v)) for k, v in prm.items() if k not in shown]
+    # the outstanding IO as run where the engine raised it (the plan's alone labelled the run with it)
+    items = [
+        (k, run.outstanding_as_run(str(v)) if k == "Outstanding IO" else str(v))
+        for k, v in prm.items()
+        if k not in shown
+    ]
     rounds = [str(len(ph.rounds)) for ph in run.phases]
     items.append(("Rounds measured", " / ".join(rounds) if rounds else "0"))
     return items
@@ -390,8 +379,13 @@ def measure_caveats(run: RunData) -> list[Caveat]:
     out = []
     # the set-up column says so on the first page only (the compact head after it): a banner on each
     unsteady = [ph for ph in run.phases if ph.steady is False and not run.runs_to_budget(ph)]
-    if unsteady:
-        out.append(Caveat("STEADY STATE NOT ACHIEVED", tuple(_unsteady_text(ph) for ph in unsteady)))
+    # a window whose numbers passed and was refused is said as `show` says it (its own caveat, so
+    # a comparison's figure mark and the fleet's say it too): "NOT ACHIEVED" read as a failed window
+    refused = [ph for ph in unsteady if ph.not_accepted() is not None]
+    if failed := [ph for ph in unsteady if ph not in refused]:
+        out.append(Caveat("STEADY STATE NOT ACHIEVED", tuple(_unsteady_text(ph) for ph in failed)))
+    if refused:
+        out.append(Caveat(NOT_ACCEPTED, tuple(_unsteady_text(ph) for ph in refused)))
     if unjudged := run.unjudged():
         # as prominent as a failed one: a window of 3 rounds is no steady state either
         window = SteadyRule.of_profile(run.manifest.profile).window
@@ -405,6 +399,7 @@ def measure_caveats(run: RunData) -> list[Caveat]:
 
 
 NOT_EVALUATED = "STEADY STATE NOT EVALUATED"
+NOT_ACCEPTED = "STEADY STATE NOT ACCEPTED"
 AUDIT_FAILED = "AUDIT FAILED"
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from iolab.core.cellschema import CellRow
+from iolab.core.results import cell_where, raised_in
 from iolab.core.runfiles import POWER_FILE
 from iolab.core.safefile import read_json
 from iolab.core.steady import STEADY_NOT_EVALUATED
@@ -118,6 +119,22 @@ class RunData:
         if rows is None:
             rows = [*self.preconditioning, *(r for ph in self.phases for r in ph.rows)]
         return written(rows)
+
+    def ran_outstanding(self, phase: str, key: str) -> int | None:
+        """The outstanding IO a cell ran at where the engine raised it above the plan's (the
+        run's notes: results.raised_in); None where it ran as planned."""
+        raised = raised_in(self.manifest.notes).get(cell_where(phase, key))
+        return raised[1] if raised else None
+
+    def outstanding_as_run(self, planned: str) -> str:
+        """A plan's "Outstanding IO" words, with each cell the engine ran at more (it read only
+        what was planned: "TC 1 × the step's QD (1–1)" of a replay fio ran at 2)."""
+        raised = raised_in(self.manifest.notes)
+        if not raised:
+            return planned
+        cells = [f"{where} at {ran} (planned {was})" for where, (was, ran) in raised.items()]
+        more = f" and {len(cells) - 3} more (the notes name each)" if len(cells) > 3 else ""
+        return f"{planned}; as run: {'; '.join(cells[:3])}{more}"
 
     # -- links ------------------------------------------------------------------------
     def href(self, rel: str) -> str:

@@ -81,7 +81,9 @@ def _workload_table(run: RunData, ph: PhaseSummary, caption: str) -> Table:
         (f"{s['access'].upper()} {kib_label(s['block_size'])} {s['op'][0].upper()}", f"{num(s['share'] * 100)} %")
         for s in w["streams"]
     )
-    rows += (("Outstanding IO", f"TC {w['threads']} × QD {w['queue_depth']} = {w['threads'] * w['queue_depth']}"),)
+    planned = f"TC {w['threads']} × QD {w['queue_depth']} = {w['threads'] * w['queue_depth']}"
+    ran = run.ran_outstanding(ph.phase.name, ph.rows[0].cell_key)  # the engine raised it (the run's notes)
+    rows += (("Outstanding IO", planned if ran is None else f"{planned} planned; ran at {ran}"),)
     return Table(
         caption,
         ("stream", "share of IOs"),

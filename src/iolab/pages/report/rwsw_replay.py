@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from iolab.core.cellschema import CellRow
 from iolab.core.errors import IolabError
 from iolab.core.results import Histogram
 from iolab.core.runfiles import INPUTS_DIR, REPLAY_FILE
@@ -197,7 +198,7 @@ def _steps_table(run: RunData, ph: PhaseSummary, steps: Steps, axis: str, src: s
             c.key,
             num(s),
             num(ph.rows[i].runtime_s),
-            str(ph.rows[i].workload.get("queue_depth", "?")),
+            _qd_as_run(run, ph, ph.rows[i]),
             num(c.iops),
             num(c.mbps),
             num(c.lat_mean_us),
@@ -228,3 +229,12 @@ def _histogram_page(histogram: Histogram) -> Page:
             ),
         ),
     )
+
+
+def _qd_as_run(run: RunData, ph: PhaseSummary, row: CellRow) -> str:
+    """A step's queue depth, and the outstanding IO it ran at where the engine raised it (fio
+    runs random and sequential streams as jobs of their own): the plan's QD alone said 1 of a
+    step fio ran at 2."""
+    qd = str(row.workload.get("queue_depth", "?"))
+    ran = run.ran_outstanding(ph.phase.name, row.cell_key)
+    return qd if ran is None else f"{qd} (ran at {ran} outstanding)"

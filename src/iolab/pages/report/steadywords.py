@@ -3,9 +3,41 @@ measured excursion against its bound, and the variable's verdict beside its phas
 
 from __future__ import annotations
 
-from iolab.core.steady import VariableVerdict
+from iolab.core.steady import (
+    STEADY_NOT_APPLICABLE,
+    STEADY_NOT_EVALUATED,
+    STEADY_NOT_REACHED,
+    STEADY_REACHED,
+    SteadyState,
+    VariableVerdict,
+)
 from iolab.core.units import denoise, num
+from iolab.figures.summary import PhaseSummary
 from iolab.pages.report.model import Table
+
+# the 'SS rounds' entry's words for each phase state (PhaseSummary.steady_state): in full for a
+# run of one phase, short for several phases and the comparison's compact column ("n/a" is for
+# a phase that tracks nothing: one never judged is "not evaluated", as its banner says)
+STEADY_WORDS: dict[SteadyState, str] = {
+    STEADY_REACHED: "steady state reached",
+    STEADY_NOT_REACHED: "STEADY STATE NOT ACHIEVED",
+    STEADY_NOT_EVALUATED: "steady state not evaluated",
+    STEADY_NOT_APPLICABLE: "steady state not applicable",
+}
+SHORT_STEADY_WORDS: dict[SteadyState, str] = {
+    STEADY_REACHED: "SS",
+    STEADY_NOT_REACHED: "SS NOT ACHIEVED",
+    STEADY_NOT_EVALUATED: "SS not evaluated",
+    STEADY_NOT_APPLICABLE: "SS n/a",
+}
+
+
+def phase_steady_words(ph: PhaseSummary, short: bool) -> str:
+    """A judged phase's verdict: one whose window passes the rule's numbers but was not accepted
+    says so, never "NOT ACHIEVED" (its own report's header, a comparison's drives)."""
+    if ph.not_accepted() is not None:
+        return "window passes, NOT accepted" if short else "window passes the rule, STEADY STATE NOT ACCEPTED"
+    return (SHORT_STEADY_WORDS if short else STEADY_WORDS)[ph.steady_state]
 
 
 def variable_verdict(v: VariableVerdict, phase_steady: bool | None, refused: str | None = None) -> str:
