@@ -183,6 +183,10 @@ def check(
             replace_file(junit, junit_xml(result).encode(), "JUnit file")
         result["junit"] = str(junit)
     render_check(result, console)
+    from iolab.automation.check import models_note
+
+    if note := models_note(result["drive_models"]):  # beside the verdicts, not in a script's stdout
+        Console(stderr=True).print(esc(note), style="yellow", soft_wrap=True)
     # a run without steady state makes every verdict doubtful: that comes first under --require-steady
     if result["passed"]:
         code = Exit.OK

@@ -296,8 +296,18 @@ DEFS = {
             "warnings": _arr(_t("string")),
             "junit": STR_OR_NULL,
         },
-        # added within version 1: what figures are of, where their names may claim more
-        {"notes": _arr(_t("string"))},
+        # added within version 1: what figures are of, where their names may claim more; each
+        # side's drive models and whether they differ (a check across models is of the drives)
+        {
+            "notes": _arr(_t("string")),
+            "drive_models": _obj(
+                {
+                    "baseline": _arr(_t("string", "null")),
+                    "candidate": _arr(_t("string", "null")),
+                    "differ": _t("boolean"),
+                }
+            ),
+        },
     ),
     "repeat": _obj(
         {
