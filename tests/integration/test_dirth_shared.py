@@ -18,7 +18,6 @@ from iolab.store.runstore import RunStore
 
 from .conftest import SMALL_SIM, iolab
 from .test_review_labels import flat, only_run, page_text
-from .test_review_leftovers import compared
 
 pytestmark = pytest.mark.integration
 
@@ -84,12 +83,27 @@ def test_show_json_and_the_report_give_mid_the_shared_figures_with_their_label(r
 
 
 def test_compare_and_check_read_mid_from_the_shared_cells_and_say_so(runs, tmp_path):
-    said, html = compared(tmp_path, *runs)
+    p = iolab("compare", *map(str, runs), "--out", str(tmp_path / "cmp"), "--json")
+    assert p.returncode == 0, p.stderr
+    said, [html] = flat(p.stderr), (tmp_path / "cmp").glob("*.html")  # --json: the terminal's on stderr
     text = page_text(html)
     assert len(re.findall(r"TC1/QD1: [\d,]+ IOPS, ART [\d.,]+ µs \(= MinIOPS point, histogram shared\)", text)) == 2
     assert f"{MID_FIGURE} (D1, D2): {SHARED}." in text, text[:4000]
     # the terminal's ranking says it under its table as the report does (it printed no note)
     assert f"{MID_FIGURE} (D1, D2): {SHARED}" in said, said
+    # ... and the --json ranking with it, on each drive's figure (it had the caveats alone)
+    ranking = json.loads(p.stdout)["ranking"]
+    assert ranking["notes"] == [f"{MID_FIGURE} (D1, D2): {SHARED}"], ranking["notes"]
+    figs = {f["name"]: f for f in ranking["figures"]}
+    assert figs[MID_FIGURE]["notes"] == [SHARED, SHARED] and set(figs[MID_FIGURE.replace("Mid", "Min")]["notes"]) == {None}
+    # ranked beside a published drive, the measured run's notes stay (its table dropped them)
+    sheet = tmp_path / "published.csv"
+    sheet.write_text(f"drive,figure,value,unit,direction\nVendor X1,{MID_FIGURE.replace('Mid', 'Min')},900,µs,\n")
+    p = iolab("compare", str(runs[0]), str(sheet), "--json")
+    assert p.returncode == 0, p.stderr
+    assert f"{MID_FIGURE} (D1): {SHARED}" in flat(p.stderr), p.stderr
+    figs = {f["name"]: f for f in json.loads(p.stdout)["ranking"]["figures"]}
+    assert figs[MID_FIGURE]["notes"] == [SHARED, None], figs[MID_FIGURE]
     p = iolab("check", str(runs[1]), "--baseline", str(runs[0]))
     assert p.returncode in (0, 7), p.stderr
     out = flat(p.stdout)

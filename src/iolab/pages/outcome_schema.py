@@ -220,7 +220,10 @@ DEFS = {
                         "ranks": _arr(_t("integer", "null")),
                         # per label: the key of the caveat (ranking.caveats) that drive's figure carries
                         "caveats": _arr(STR_OR_NULL),
-                    }
+                    },
+                    # added within version 1: per label, what that drive's figure is of where its
+                    # name may claim more (a DIRTH Mid figure read from Min's cells), else null
+                    {"notes": _arr(STR_OR_NULL)},
                 )
             ),
             # the caveats figures carry (their run not at steady state, an audit invariant failed for
@@ -229,7 +232,8 @@ DEFS = {
             # what every page of the comparison report says of its runs (forced, non-compliant …), in full
             "comparison_caveats": _arr(_t("string")),
         },
-        {"published": _arr(_t("boolean"))},
+        # added within version 1: the figure notes as the terminal prints them under the ranking
+        {"published": _arr(_t("boolean")), "notes": _arr(_t("string"))},
     ),
     "published_figure": _obj(
         {
