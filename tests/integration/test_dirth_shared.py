@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from iolab.figures.points import MIN_RULE
 from iolab.pages.report.layoutcheck import check_report
 from iolab.store.runstore import RunStore
 
@@ -124,15 +125,24 @@ def test_a_run_that_measured_mid_on_its_own_reads_as_before(tmp_path):
     assert "cells_of" not in d["chosen"]
     own = figures(run)[MID_FIGURE]
     d["chosen"]["MidIOPS"] = d["chosen"]["MinIOPS"]
+    # and the outcome those runs stored, MinIOPS's rule given as its own label
+    assert MIN_RULE in d["outcome"]
+    d["outcome"] = d["outcome"].replace(MIN_RULE, "TC1/QD1")
     (run / "manifest.json").write_text(json.dumps(doc))
     figs = figures(run)
     assert figs[MID_FIGURE]["value"] == own["value"] and "note" not in figs[MID_FIGURE]  # its own cells
     shown = flat(iolab("show", str(run)).stdout)
     assert "MidIOPS is the same point as MinIOPS (TC1/QD1)" in shown and "histogram shared" not in shown
+    # its decision is printed as today's runs word it ("... µs: TC1/QD1)": the point as its own reason)
+    today = re.compile(r"MinIOPS at TC1/QD1 \([\d,.]+ IOPS, ART [\d,.]+ µs: " + re.escape(MIN_RULE) + r"\)")
+    assert today.search(shown) and "µs: TC1/QD1)" not in shown, shown
+    [stored] = json.loads(iolab("show", str(run), "--json").stdout)["runs"][0]["decisions"]
+    assert today.search(stored["outcome"]) and today.search(stored["text"]), stored
     iolab("report", str(run))
     text = page_text(next((run / "report").glob("*.html")))
     assert "Response Time Histogram — MidIOPS TC1/QD4" in text and "histogram shared" not in text
     assert "TC1/QD1 (= MinIOPS)" in text
+    assert today.search(text) and "µs: TC1/QD1)" not in text
 
 
 def _killed_in_the_operating_points(scratch: Path) -> Path:
