@@ -208,3 +208,45 @@ def test_resume_of_a_run_stored_with_mid_measured_twice_runs_its_operating_point
     assert [c.cell_key for c in store.cells(kind="interrupted", complete_only=False)] == ["MaxIOPS pre-write"]
     [op] = [p for p in store.manifest.plan["phases"] if p["name"] == "operating points"]
     assert op["cells"] == [c.cell_key for c in store.cells("operating points")]
+
+
+def _killed_once_written(args: list[str], raw: Path, name: str) -> None:
+    """`iolab ARGS` killed (-9) once a raw file named `name...` is written in `raw` by it: one that
+    was there before it started (or was moved aside and back) does not count."""
+    import signal
+    import subprocess
+    import time
+
+    from .conftest import IOLAB
+
+    start = time.time()
+    proc = subprocess.Popen([*IOLAB, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 300
+        while proc.poll() is None and time.monotonic() < deadline:
+            if any(p.stat().st_mtime >= start for p in raw.glob(f"{name}*")):
+                break
+            time.sleep(0.02)
+        assert proc.poll() is None, "it ended before the kill point"
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait()
+
+
+def test_a_resume_stopped_before_it_reached_the_operating_points_again_resumes(tmp_path):
+    """Killed in the operating points on the simulated drive, whose state ends with its process:
+    resume runs the phases again from the preconditioning's purge and supersedes the points'
+    decision; killed again in the preconditioning, the next resume built the operating points from
+    what was left (nothing of the demand variation) and refused: "no operating point could be
+    chosen"; the run could not be finished, and its decision was lost."""
+    runs = tmp_path / "runs"
+    _killed_once_written(["run", *ARGS, *COINCIDE, "--no-report", "--runs-dir", str(runs)], runs, "*/raw/operating_points")
+    [run] = runs.iterdir()
+    _killed_once_written(["resume", str(run), "--no-report"], run / "raw", "preconditioning-r02")
+    assert RunStore.open(run).manifest.decisions == []  # superseded; the points not decided again yet
+    p = iolab("resume", str(run), "--no-report")
+    assert p.returncode == 0, p.stdout + p.stderr
+    store = RunStore.open(run)
+    [d] = store.manifest.decisions
+    assert store.manifest.state == "complete" and d["phase"] == "operating points" and SHARED in d["outcome"]
+    assert [c.cell_key for c in store.cells("operating points")][-1] == "MinIOPS TC1/QD1"

@@ -244,12 +244,18 @@ def _sim_paths(split: list[dict]) -> Engine:
 
 def _built(store: RunStore, plan: TestPlan) -> TestPlan:
     """The plan with every deferred phase the run has begun built again from the stored
-    results (the same results give the same phase); later ones the runner builds on reaching
-    them."""
+    results (the same results give the same phase), up to the first phase not ended, where the
+    run goes on; later ones the runner builds on reaching them. A phase after it was begun by an
+    attempt whose phases before it now run again (a resume stopped on its way back to it): its
+    decision was superseded, and what it is built from is being measured again (it was built
+    from what was left, and the resume refused: "no operating point could be chosen")."""
     phases = list(plan.phases)
     for i, ph in enumerate(phases):
-        if isinstance(ph, Deferred) and store.phase_ended(ph.name) is not None:
+        ended = store.phase_ended(ph.name)
+        if isinstance(ph, Deferred) and ended is not None:
             phases[i] = build_deferred(store, replace(plan, phases=tuple(phases)), ph)[0] or ph
+        if ended is False:
+            break
     return replace(plan, phases=tuple(phases))
 
 
