@@ -96,7 +96,9 @@ def test_compare_and_check_read_mid_from_the_shared_cells_and_say_so(runs, tmp_p
     ranking = json.loads(p.stdout)["ranking"]
     assert ranking["notes"] == [f"{MID_FIGURE} (D1, D2): {SHARED}"], ranking["notes"]
     figs = {f["name"]: f for f in ranking["figures"]}
-    assert figs[MID_FIGURE]["notes"] == [SHARED, SHARED] and set(figs[MID_FIGURE.replace("Mid", "Min")]["notes"]) == {None}
+    assert figs[MID_FIGURE]["notes"] == [SHARED, SHARED] and set(figs[MID_FIGURE.replace("Mid", "Min")]["notes"]) == {
+        None
+    }
     # ranked beside a published drive, the measured run's notes stay (its table dropped them)
     sheet = tmp_path / "published.csv"
     sheet.write_text(f"drive,figure,value,unit,direction\nVendor X1,{MID_FIGURE.replace('Mid', 'Min')},900,µs,\n")
@@ -240,7 +242,9 @@ def test_a_resume_stopped_before_it_reached_the_operating_points_again_resumes(t
     what was left (nothing of the demand variation) and refused: "no operating point could be
     chosen"; the run could not be finished, and its decision was lost."""
     runs = tmp_path / "runs"
-    _killed_once_written(["run", *ARGS, *COINCIDE, "--no-report", "--runs-dir", str(runs)], runs, "*/raw/operating_points")
+    _killed_once_written(
+        ["run", *ARGS, *COINCIDE, "--no-report", "--runs-dir", str(runs)], runs, "*/raw/operating_points"
+    )
     [run] = runs.iterdir()
     _killed_once_written(["resume", str(run), "--no-report"], run / "raw", "preconditioning-r02")
     assert RunStore.open(run).manifest.decisions == []  # superseded; the points not decided again yet

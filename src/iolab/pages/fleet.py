@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 from iolab.core.errors import Exit
 from iolab.core.steady import STEADY_NOT_EVALUATED, STEADY_NOT_REACHED
@@ -186,7 +187,7 @@ def document(
     judged = [d for d in dists if d.judged]
     flagged = outliers_by_drive(dists)
     failing = sum(v.verdict == "fail" for vs in verdicts.values() for v in vs)
-    doc = {
+    doc: dict[str, Any] = {
         "schema": REPORT_SCHEMA,
         "schema_version": 1,
         "fleet": fleet,
