@@ -192,8 +192,25 @@ def test_a_bisection_step_too_short_to_measure_its_percentile_is_not_run(scratch
     assert all(store.cells(f"demand ramp: bisection {k}") == [] for k in (1, 2, 3))  # none run
 
 
+def _sustain_begun(scratch) -> bool:
+    """Whether the run has stored its sustain phase's start (it has begun, not only been announced)."""
+    import sqlite3
+
+    for db in (scratch / "runs").glob("*/results.db"):
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        try:
+            return con.execute("SELECT 1 FROM phases WHERE name = 'sustain'").fetchone() is not None
+        except sqlite3.OperationalError:  # being written: asked again
+            return False
+        finally:
+            con.close()
+    return False
+
+
 def _stopped_in_sustain(scratch, target: str, sustain: str):
-    """A run whose bisection decided not to run (no gap to split), stopped (SIGTERM) in its sustain phase."""
+    """A run whose bisection decided not to run (no gap to split), stopped (SIGTERM) in its sustain
+    phase once it has begun (on the simulated drive its 10 minutes take about 2 s of wall time:
+    a fixed wait after "sustain starts" could miss it on a busy machine)."""
     out = scratch / "out.txt"
     args = (*QUICK, *LOOSE[:-2], "--set", f"sustain={sustain}", "--target", target)
     with open(out, "w") as fo:
@@ -205,10 +222,9 @@ def _stopped_in_sustain(scratch, target: str, sustain: str):
         )
     try:
         deadline = time.monotonic() + 300
-        while "sustain starts" not in out.read_text():
+        while "sustain starts" not in out.read_text() or not _sustain_begun(scratch):
             assert proc.poll() is None and time.monotonic() < deadline, out.read_text()
-            time.sleep(0.2)
-        time.sleep(1)
+            time.sleep(0.05)
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=120)
     finally:
