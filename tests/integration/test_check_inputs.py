@@ -212,3 +212,35 @@ def test_a_side_whose_value_is_of_some_of_its_runs_says_which_are_left_out(three
     assert said in " ".join(p.stderr.split()), p.stderr
     # every run has the others: nothing said of them
     assert sum("the baseline's value is of" in w for w in out["warnings"]) == 1
+
+
+def test_runs_of_another_model_are_noted_and_of_another_test_refused(three, tmp_path):
+    """A check of one drive model against another printed its verdicts as if one drive had
+    changed, saying nothing of the models; runs of different tests were refused in a line that
+    did not say which run was which."""
+    root, a, b, c = three
+    runs = tmp_path / "runs"
+    other = {}
+    # the other model's run has the baseline's settings (else it is refused for them); the other
+    # test's is refused before its settings are compared, so it runs the shortest cells
+    for test, target, extra in (
+        ("latency", "sim:entry-sata-compress?user_gb=0.25", ()),
+        ("throughput", SMALL, ("--cell-time", "100ms")),
+    ):
+        p = iolab("run", test, "-t", target, *QUICK, *extra, "--runs-dir", str(runs), "--json")
+        assert p.returncode == 0, p.stderr
+        other[test] = json.loads(p.stdout)["runs"][0]["path"]
+    p = iolab("check", other["latency"], "--baseline", a["runs"][0]["path"], "--json")
+    assert p.returncode in (0, 7), p.stderr
+    models = json.loads(p.stdout)["check"]["drive_models"]
+    assert models["differ"] is True and models["candidate"][0].startswith("sim SSD entry-sata-compress"), models
+    said = _said(p)
+    assert "note: the runs are of different drive models (baseline: sim SSD enterprise-sas" in said, said
+    # one model on both sides (a slower program time is still the model): no note
+    p = iolab("check", c["runs"][0]["path"], "--baseline", a["runs"][0]["path"], "--json")
+    assert json.loads(p.stdout)["check"]["drive_models"]["differ"] is False and "note: the runs" not in p.stderr
+    p = iolab("check", other["throughput"], "--baseline", a["runs"][0]["path"], "--force")
+    said = " ".join((p.stdout + p.stderr).split())
+    assert p.returncode == 2 and "Traceback" not in said, said
+    assert f"the baseline ran latency ({a['runs'][0]['run_id']}), the candidate throughput (" in said, said
+    assert "Nothing was checked." in said

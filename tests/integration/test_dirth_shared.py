@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from iolab.figures.points import MIN_RULE
 from iolab.pages.report.layoutcheck import check_report
 from iolab.store.runstore import RunStore
 
 from .conftest import SMALL_SIM, iolab
 from .test_review_labels import flat, only_run, page_text
-from .test_review_leftovers import compared
 
 pytestmark = pytest.mark.integration
 
@@ -84,12 +84,29 @@ def test_show_json_and_the_report_give_mid_the_shared_figures_with_their_label(r
 
 
 def test_compare_and_check_read_mid_from_the_shared_cells_and_say_so(runs, tmp_path):
-    said, html = compared(tmp_path, *runs)
+    p = iolab("compare", *map(str, runs), "--out", str(tmp_path / "cmp"), "--json")
+    assert p.returncode == 0, p.stderr
+    said, [html] = flat(p.stderr), (tmp_path / "cmp").glob("*.html")  # --json: the terminal's on stderr
     text = page_text(html)
     assert len(re.findall(r"TC1/QD1: [\d,]+ IOPS, ART [\d.,]+ µs \(= MinIOPS point, histogram shared\)", text)) == 2
     assert f"{MID_FIGURE} (D1, D2): {SHARED}." in text, text[:4000]
     # the terminal's ranking says it under its table as the report does (it printed no note)
     assert f"{MID_FIGURE} (D1, D2): {SHARED}" in said, said
+    # ... and the --json ranking with it, on each drive's figure (it had the caveats alone)
+    ranking = json.loads(p.stdout)["ranking"]
+    assert ranking["notes"] == [f"{MID_FIGURE} (D1, D2): {SHARED}"], ranking["notes"]
+    figs = {f["name"]: f for f in ranking["figures"]}
+    assert figs[MID_FIGURE]["notes"] == [SHARED, SHARED] and set(figs[MID_FIGURE.replace("Mid", "Min")]["notes"]) == {
+        None
+    }
+    # ranked beside a published drive, the measured run's notes stay (its table dropped them)
+    sheet = tmp_path / "published.csv"
+    sheet.write_text(f"drive,figure,value,unit,direction\nVendor X1,{MID_FIGURE.replace('Mid', 'Min')},900,µs,\n")
+    p = iolab("compare", str(runs[0]), str(sheet), "--json")
+    assert p.returncode == 0, p.stderr
+    assert f"{MID_FIGURE} (D1): {SHARED}" in flat(p.stderr), p.stderr
+    figs = {f["name"]: f for f in json.loads(p.stdout)["ranking"]["figures"]}
+    assert figs[MID_FIGURE]["notes"] == [SHARED, None], figs[MID_FIGURE]
     p = iolab("check", str(runs[1]), "--baseline", str(runs[0]))
     assert p.returncode in (0, 7), p.stderr
     out = flat(p.stdout)
@@ -110,15 +127,24 @@ def test_a_run_that_measured_mid_on_its_own_reads_as_before(tmp_path):
     assert "cells_of" not in d["chosen"]
     own = figures(run)[MID_FIGURE]
     d["chosen"]["MidIOPS"] = d["chosen"]["MinIOPS"]
+    # and the outcome those runs stored, MinIOPS's rule given as its own label
+    assert MIN_RULE in d["outcome"]
+    d["outcome"] = d["outcome"].replace(MIN_RULE, "TC1/QD1")
     (run / "manifest.json").write_text(json.dumps(doc))
     figs = figures(run)
     assert figs[MID_FIGURE]["value"] == own["value"] and "note" not in figs[MID_FIGURE]  # its own cells
     shown = flat(iolab("show", str(run)).stdout)
     assert "MidIOPS is the same point as MinIOPS (TC1/QD1)" in shown and "histogram shared" not in shown
+    # its decision is printed as today's runs word it ("... µs: TC1/QD1)": the point as its own reason)
+    today = re.compile(r"MinIOPS at TC1/QD1 \([\d,.]+ IOPS, ART [\d,.]+ µs: " + re.escape(MIN_RULE) + r"\)")
+    assert today.search(shown) and "µs: TC1/QD1)" not in shown, shown
+    [stored] = json.loads(iolab("show", str(run), "--json").stdout)["runs"][0]["decisions"]
+    assert today.search(stored["outcome"]) and today.search(stored["text"]), stored
     iolab("report", str(run))
     text = page_text(next((run / "report").glob("*.html")))
     assert "Response Time Histogram — MidIOPS TC1/QD4" in text and "histogram shared" not in text
     assert "TC1/QD1 (= MinIOPS)" in text
+    assert today.search(text) and "µs: TC1/QD1)" not in text
 
 
 def _killed_in_the_operating_points(scratch: Path) -> Path:
@@ -184,3 +210,47 @@ def test_resume_of_a_run_stored_with_mid_measured_twice_runs_its_operating_point
     assert [c.cell_key for c in store.cells(kind="interrupted", complete_only=False)] == ["MaxIOPS pre-write"]
     [op] = [p for p in store.manifest.plan["phases"] if p["name"] == "operating points"]
     assert op["cells"] == [c.cell_key for c in store.cells("operating points")]
+
+
+def _killed_once_written(args: list[str], raw: Path, name: str) -> None:
+    """`iolab ARGS` killed (-9) once a raw file named `name...` is written in `raw` by it: one that
+    was there before it started (or was moved aside and back) does not count."""
+    import signal
+    import subprocess
+    import time
+
+    from .conftest import IOLAB
+
+    start = time.time()
+    proc = subprocess.Popen([*IOLAB, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 300
+        while proc.poll() is None and time.monotonic() < deadline:
+            if any(p.stat().st_mtime >= start for p in raw.glob(f"{name}*")):
+                break
+            time.sleep(0.02)
+        assert proc.poll() is None, "it ended before the kill point"
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait()
+
+
+def test_a_resume_stopped_before_it_reached_the_operating_points_again_resumes(tmp_path):
+    """Killed in the operating points on the simulated drive, whose state ends with its process:
+    resume runs the phases again from the preconditioning's purge and supersedes the points'
+    decision; killed again in the preconditioning, the next resume built the operating points from
+    what was left (nothing of the demand variation) and refused: "no operating point could be
+    chosen"; the run could not be finished, and its decision was lost."""
+    runs = tmp_path / "runs"
+    _killed_once_written(
+        ["run", *ARGS, *COINCIDE, "--no-report", "--runs-dir", str(runs)], runs, "*/raw/operating_points"
+    )
+    [run] = runs.iterdir()
+    _killed_once_written(["resume", str(run), "--no-report"], run / "raw", "preconditioning-r02")
+    assert RunStore.open(run).manifest.decisions == []  # superseded; the points not decided again yet
+    p = iolab("resume", str(run), "--no-report")
+    assert p.returncode == 0, p.stdout + p.stderr
+    store = RunStore.open(run)
+    [d] = store.manifest.decisions
+    assert store.manifest.state == "complete" and d["phase"] == "operating points" and SHARED in d["outcome"]
+    assert [c.cell_key for c in store.cells("operating points")][-1] == "MinIOPS TC1/QD1"

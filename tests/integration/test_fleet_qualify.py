@@ -70,6 +70,7 @@ def test_a_fleet_too_small_for_the_outlier_rule_does_not_pass_it(tmp_path):
     write = next(f for f in doc["figures"] if f["name"] == "RND 4KiB R/W 0/100 IOPS")
     assert write["values"]["entry"] < 0.5 * write["median"] and not write["judged"]
     assert doc["summary"]["outlier_rule_applied"] is False
+    assert doc["summary"]["outliers_not_judged_why"].endswith("5 or more drives measured it; at most 4 did")
     assert {tuple(row["outlier_judged"]) for row in doc["drives"]} == {()}
     cases = _cases(d)
     for drive in ("ent1", "ent2", "ent3", "entry"):
@@ -79,6 +80,27 @@ def test_a_fleet_too_small_for_the_outlier_rule_does_not_pass_it(tmp_path):
     said = " ".join(r.stdout.split())
     assert "outlier drives: none" not in said, said
     assert "outlier drives: not judged (a figure is judged when 5 or more drives measured it; at most 4 did)" in said
+
+
+def test_a_drive_that_did_not_complete_is_an_error_and_judges_no_outlier(tmp_path):
+    """A fleet whose one drive was refused (too small for the test): the summary said "1 FAILED
+    (tiny)" where junit.xml called it an <error> (not judged), and "outlier drives: none" though
+    no drive was measured."""
+    tiny = tmp_path / "tiny.img"
+    tiny.write_bytes(b"x" * 4096)  # refused before any IO
+    f = tmp_path / "fleet.toml"
+    f.write_text(f'[fleet]\nname = "err"\n[[drive]]\ntarget = "file:{tiny}"\nname = "tiny"\n')
+    r = iolab("run", "iops", *QUICK, "--fleet", str(f), "--runs-dir", str(tmp_path / "runs"))
+    assert r.returncode == 2, r.stdout + r.stderr  # the drive's own status
+    d = fleet_dir(r.stdout)
+    said = " ".join(r.stdout.split())
+    assert "drives: 0 passed, 0 failed, 1 did not complete: error (tiny), 0 not judged;" in said, said
+    assert "outlier drives: not judged (no drive's run completed)" in said and "FAIL" not in said, said
+    s = json.loads((d / "report.json").read_text())["summary"]
+    assert (s["failed_drives"], s["error_drives"]) == ([], ["tiny"]), s
+    assert s["outlier_rule_applied"] is False and s["outliers_not_judged_why"] == "no drive's run completed", s
+    suite = ET.parse(d / "junit.xml").getroot().find("testsuite")
+    assert suite is not None and (suite.get("errors"), suite.get("failures")) == ("1", "0")
 
 
 def test_each_drive_row_says_which_drive_it_was(tmp_path):

@@ -192,12 +192,27 @@ def test_a_bisection_step_too_short_to_measure_its_percentile_is_not_run(scratch
     assert all(store.cells(f"demand ramp: bisection {k}") == [] for k in (1, 2, 3))  # none run
 
 
-def test_a_run_stopped_after_its_bisection_was_not_run_resumes_past_it(scratch):
-    """Stopped in its sustain phase, after the bisection decided not to run (no gap to split): the
-    steps it did not run are not taken for steps never begun (resume ran them from their purge,
-    then the sustain phase again over its stored start), and their decisions are not repeated."""
+def _sustain_begun(scratch) -> bool:
+    """Whether the run has stored its sustain phase's start (it has begun, not only been announced)."""
+    import sqlite3
+
+    for db in (scratch / "runs").glob("*/results.db"):
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        try:
+            return con.execute("SELECT 1 FROM phases WHERE name = 'sustain'").fetchone() is not None
+        except sqlite3.OperationalError:  # being written: asked again
+            return False
+        finally:
+            con.close()
+    return False
+
+
+def _stopped_in_sustain(scratch, target: str, sustain: str):
+    """A run whose bisection decided not to run (no gap to split), stopped (SIGTERM) in its sustain
+    phase once it has begun (on the simulated drive its 10 minutes take about 2 s of wall time:
+    a fixed wait after "sustain starts" could miss it on a busy machine)."""
     out = scratch / "out.txt"
-    args = (*QUICK, *LOOSE[:-2], "--set", "sustain=60s", "--target", f"file:{scratch}/lb.img?size=64MiB")
+    args = (*QUICK, *LOOSE[:-2], "--set", f"sustain={sustain}", "--target", target)
     with open(out, "w") as fo:
         proc = subprocess.Popen(
             [*IOLAB, "run", "latency-bound", *args, "--runs-dir", str(scratch / "runs")],
@@ -207,15 +222,22 @@ def test_a_run_stopped_after_its_bisection_was_not_run_resumes_past_it(scratch):
         )
     try:
         deadline = time.monotonic() + 300
-        while "sustain starts" not in out.read_text():
+        while "sustain starts" not in out.read_text() or not _sustain_begun(scratch):
             assert proc.poll() is None and time.monotonic() < deadline, out.read_text()
-            time.sleep(0.2)
-        time.sleep(1)
+            time.sleep(0.05)
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=120)
     finally:
         proc.kill()
     [kept] = (scratch / "runs").glob("*latency-bound*")
+    return kept
+
+
+def test_a_run_stopped_after_its_bisection_was_not_run_resumes_past_it(scratch):
+    """Stopped in its sustain phase, after the bisection decided not to run (no gap to split): the
+    steps it did not run are not taken for steps never begun (resume ran them from their purge,
+    then the sustain phase again over its stored start), and their decisions are not repeated."""
+    kept = _stopped_in_sustain(scratch, f"file:{scratch}/lb.img?size=64MiB", "60s")
     again = iolab("resume", str(kept), "--no-report", timeout=300)
     assert again.returncode == 0, again.stdout + again.stderr
     said = " ".join(again.stdout.split())
@@ -226,3 +248,19 @@ def test_a_run_stopped_after_its_bisection_was_not_run_resumes_past_it(scratch):
     assert all(store.cells(f"demand ramp: bisection {k}") == [] for k in (1, 2, 3))
     stopped = [d for d in store.manifest.decisions if d.get("label") == "bisection"]
     assert len(stopped) == 3 and all("bisection stopped, not run: no gap to split" in d["outcome"] for d in stopped)
+
+
+def test_a_simulated_run_stopped_after_its_bisection_was_not_run_runs_again_from_its_purge(scratch):
+    """The same stop on the simulated drive, whose state ends with its process: resume walks back to
+    the ramp's purge past the steps decided not to run, and refused the run ("bisection 3: the run
+    began this phase but it could not be built again"); the steps are decided again, once each."""
+    kept = _stopped_in_sustain(scratch, "sim:enterprise-sas?user_gb=0.25", "600s")
+    again = iolab("resume", str(kept), "--no-report", timeout=300)
+    said = " ".join((again.stdout + again.stderr).split())
+    assert again.returncode == 0, said
+    assert "so demand ramp, sustain run again from the purge of demand ramp" in said, said
+    assert "demand ramp: bisection 3: superseded decision (its phase runs again): bisection stopped, not run" in said
+    store = RunStore.open(kept)
+    assert store.manifest.state == "complete" and [c.workload["rate_iops"] for c in store.cells("sustain")] == [6000]
+    phases = [d["phase"] for d in store.manifest.decisions]
+    assert phases == [f"demand ramp: bisection {k}" for k in (1, 2, 3)] + ["sustain"], phases

@@ -168,6 +168,49 @@ def notes(baseline: Sequence[dict], candidate: Sequence[dict]) -> list[str]:
     return [f"{name}: {note} ({', '.join(ids)})" for (name, note), ids in said.items()]
 
 
+def other_tests(baseline: Sequence[dict], candidate: Sequence[dict]) -> str:
+    """The refusal of runs of different tests, each side's runs by test: "these ran iops,
+    latency" left the user to find which run was which."""
+
+    def by_test(recs: Sequence[dict]) -> str:
+        tests: dict[str, list[str]] = {}
+        for r in recs:
+            tests.setdefault(r["test"], []).append(r["run_id"])
+        return "; ".join(f"{t} ({', '.join(ids)})" for t, ids in tests.items())
+
+    return (
+        f"check compares runs of one test, and these are of different tests: the baseline ran "
+        f"{by_test(baseline)}, the candidate {by_test(candidate)}. A test's figures are of its own "
+        "stimulus, so no verdict between two tests' runs means anything (--force does not change "
+        "that). Give runs of one test on both sides; `iolab compare --force` shows runs of "
+        "different tests side by side. Nothing was checked."
+    )
+
+
+def drive_models(baseline: Sequence[dict], candidate: Sequence[dict]) -> dict:
+    """Each side's drive models, as each run read its drive (null where it did not say), and
+    whether they differ: a check across models tells how two drives differ, not whether one
+    changed, and it said nothing of it. Unknown models are not called different."""
+
+    def models(recs: Sequence[dict]) -> list[str | None]:
+        return sorted({(r.get("target") or {}).get("model") for r in recs}, key=lambda m: m or "")
+
+    b, c = models(baseline), models(candidate)
+    known = [m for m in (*b, *c) if m]
+    return {"baseline": b, "candidate": c, "differ": len(set(known)) > 1}
+
+
+def models_note(models: dict) -> str | None:
+    """The note `check` prints when the runs are of different drive models, else None."""
+    if not models["differ"]:
+        return None
+    side = {k: ", ".join(m or "unknown" for m in models[k]) for k in ("baseline", "candidate")}
+    return (
+        f"note: the runs are of different drive models (baseline: {side['baseline']}; candidate: "
+        f"{side['candidate']}): each verdict is of the drives' difference, not of a change to one drive"
+    )
+
+
 NO_SUCH_FIGURE = "the baseline has no such figure (its runs measured other ones); give a baseline run that has it"
 
 
@@ -187,7 +230,7 @@ def check(
     _distinct_runs(baseline, candidate)
     tests = sorted({r["test"] for r in [*baseline, *candidate]})
     if len(tests) > 1:
-        raise IolabError(f"check compares runs of one test; these ran {', '.join(tests)}.")
+        raise IolabError(other_tests(baseline, candidate))
     diffs = differences(baseline, candidate)
     if diffs and not force:
         raise IolabError(
@@ -239,5 +282,6 @@ def check(
         "require_steady": require_steady,
         "warnings": warnings,
         "notes": notes(baseline, candidate),
+        "drive_models": drive_models(baseline, candidate),
         "junit": None,
     }

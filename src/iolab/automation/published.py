@@ -215,4 +215,12 @@ def ranking(measured: SummaryTable | None, published: Sequence[PublishedFigure])
         if measured and measured.marks
         else ()
     )
-    return SummaryTable(tuple(drives), tuple(metrics), tuple(tuple(v) for v in values), ranks, marks), notes
+    # the measured figures' notes too (what a DIRTH Mid figure is of): a published one has none
+    said = measured.notes if measured else ()
+    noted = (
+        tuple(measured.figure_notes) + ((("",) * len(metrics),) * (len(drives) - len(measured.figure_notes)))
+        if measured and measured.figure_notes
+        else ()
+    )
+    table = SummaryTable(tuple(drives), tuple(metrics), tuple(tuple(v) for v in values), ranks, marks, said, noted)
+    return table, notes

@@ -107,6 +107,10 @@ def render_check(result: dict, console: Console) -> None:
         console.print(f"[yellow]warning: {esc(w)}[/]", soft_wrap=True)
     for d in result["differences"]:
         console.print(f"[yellow]difference (--force): {esc(d)}[/]", soft_wrap=True)
+    from iolab.automation.check import models_note
+
+    if note := models_note(result["drive_models"]):  # on standard error: not in what a script reads
+        Console(stderr=True).print(esc(note), style="yellow", soft_wrap=True)
     if result["regressions"]:
         console.print(f"[red]FAILED[/]: {esc(', '.join(result['regressions']))}", soft_wrap=True)
     elif not result["passed"]:

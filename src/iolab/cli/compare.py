@@ -123,7 +123,8 @@ def compare_published(
 def ranking(summary, caveats: Sequence[str] = ()) -> dict:
     """`iolab compare`'s summary table (compare.SummaryTable) as the document's ranking, with what
     the terminal says beside it: the caveat each drive's figure carries (its key, as the terminal's
-    [a]), each caveat's text by its key, and the comparison's own caveats (`caveats`, in full)."""
+    [a]), each caveat's text by its key, the comparison's own caveats (`caveats`, in full) and the
+    figure notes (each drive's, and the lines the terminal prints)."""
     return {
         "labels": list(summary.drives),
         "figures": [
@@ -134,9 +135,13 @@ def ranking(summary, caveats: Sequence[str] = ()) -> dict:
                 "values": [row[j] for row in summary.values],
                 "ranks": [row[j] for row in summary.ranks],
                 "caveats": [summary.mark_of(i, j) for i in range(len(summary.drives))],
+                # per label: what that drive's figure is of, where its name may claim more
+                "notes": [summary.note_of(i, j) for i in range(len(summary.drives))],
             }
             for j, m in enumerate(summary.metrics)
         ],
         "caveats": [{"key": key, "text": mk} for mk, key in summary.mark_keys().items()],
         "comparison_caveats": list(caveats),
+        # the figure notes as the terminal prints them under its ranking: "NAME (D1, D2): note"
+        "notes": list(summary.notes),
     }

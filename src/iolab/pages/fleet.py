@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 from iolab.core.errors import Exit
 from iolab.core.steady import STEADY_NOT_EVALUATED, STEADY_NOT_REACHED
@@ -187,7 +188,7 @@ def document(
     judged = [d for d in dists if d.judged]
     flagged = outliers_by_drive(dists)
     failing = sum(v.verdict == "fail" for vs in verdicts.values() for v in vs)
-    doc = {
+    doc: dict[str, Any] = {
         "schema": REPORT_SCHEMA,
         "schema_version": 1,
         "fleet": fleet,
@@ -234,23 +235,28 @@ def document(
         },
         "caveats": caveats(out_rows),
     }
+    # why the rule judged no figure (None when it judged one): "none" read as a fleet found
+    # alike when nothing was compared
+    doc["summary"]["outliers_not_judged_why"] = None if judged else not_judged_why(doc)
     doc["exit_code"] = exit_code(doc)
     return doc
 
 
 def outliers_text(doc: dict) -> str:
     """The outlier drives, 'none', or why the rule judged no figure (a fleet of fewer drives than
-    it needs: "none" read as four drives found alike, one of them twice as slow)."""
+    it needs, or no drive complete: "none" read as four drives found alike, one of them twice as slow)."""
     s = doc["summary"]
     if s["outlier_drives"]:
         return ", ".join(s["outlier_drives"])
-    if s.get("outlier_rule_applied", True) or not s["complete"]:
+    if s.get("outlier_rule_applied", True):
         return "none"
-    return f"not judged ({not_judged_why(doc)})"
+    return f"not judged ({s.get('outliers_not_judged_why') or not_judged_why(doc)})"  # or a report before the field
 
 
 def not_judged_why(doc: dict) -> str:
     """Why the outlier rule judged none of the fleet's figures."""
+    if not doc["summary"]["complete"]:
+        return "no drive's run completed"
     least = doc["outlier_rule"]["min_drives"]
     most = max((f["n"] for f in doc["figures"]), default=0)
     if most < least:
@@ -276,12 +282,20 @@ def outlier_cell(r: dict) -> str:
     return "—" if r.get("outlier_judged") or r["state"] != "complete" else "not judged"
 
 
-VERDICTS = ("passed", "failed", "not-judged")
+# "error": the drive's run did not complete, so nothing judged it (JUnit's <error>, which CI
+# systems count apart from a <failure>); "failed" is a drive judged and found wanting
+VERDICTS = ("passed", "failed", "error", "not-judged")
+
+
+# a verdict as the summary line says it of one or more drives
+VERDICT_WORDS = {"passed": "passed", "failed": "FAILED", "error": "did not complete: error", "not-judged": "not judged"}
 
 
 def drive_verdict(r: dict) -> tuple[str, list[str]]:
-    """A drive's own verdict and why: failed (its run did not complete, it is an outlier, it fails
-    a criterion, or its run was required to reach steady state and did not), else not-judged
+    """A drive's own verdict and why: error when its run did not complete (crashed, refused, its
+    host died: not judged, as its JUnit `run` case is an <error>; "FAILED" beside a drive judged
+    and found wanting read as the same); failed (it is an outlier, it fails a criterion, or its
+    run was required to reach steady state and did not), else not-judged
     while its figures are not the drive's (a non-compliant run such as a quick one, a steady state
     not reached or not evaluated, a failed audit) or a check was not made on them (a criterion not
     measured or not judged; the outlier rule judged none and no spec sheet criterion did either),
@@ -290,7 +304,7 @@ def drive_verdict(r: dict) -> tuple[str, list[str]]:
     if r["state"] in ("running", "pending"):
         return "pending", [f"its run is {r['state']}"]
     if r["state"] != "complete":
-        return "failed", [f"its run is {r['state']}"]
+        return "error", [f"its run did not complete ({r['state']})"]
     failed = [f"outlier on {f}" for f in r["outliers"]]
     failed += [f"fails {_failed(v)}" for v in r["verdicts"] if v["verdict"] == "fail"]
     if r.get("exit_code") == Exit.NOT_STEADY:
@@ -318,12 +332,15 @@ def drive_verdict(r: dict) -> tuple[str, list[str]]:
 
 
 def verdicts_text(doc: dict) -> str:
-    """'5 passed, 1 FAILED (entry), 0 not judged': the drives by their own verdict."""
+    """'5 passed, 1 FAILED (entry), 1 did not complete: error (slow), 0 not judged': the drives
+    by their own verdict (a report from before the error verdict has no error_drives)."""
     s = doc["summary"]
     parts = []
     for v in VERDICTS:
-        names = s[f"{v.replace('-', '_')}_drives"]
-        word = "FAILED" if v == "failed" and names else v.replace("-", " ")
+        names = s.get(f"{v.replace('-', '_')}_drives", [])
+        if v == "error" and not names:
+            continue  # said when it happened: "0 did not complete" beside every fleet was noise
+        word = VERDICT_WORDS[v] if names else v.replace("-", " ")
         parts.append(f"{len(names)} {word}" + (f" ({_names(names)})" if names and v != "passed" else ""))
     return ", ".join(parts)
 

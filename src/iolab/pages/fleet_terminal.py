@@ -117,7 +117,9 @@ def render(doc: dict, console) -> None:
         cap = r.get("capacity_bytes")
         facts = [r.get(k) or "—" for k in ("model", "serial", "firmware")]
         size = human_bytes(cap) if isinstance(cap, (int, float)) else "—"
-        verdict = {"failed": "FAIL", "passed": "pass"}.get(r["verdict"], r["verdict"].replace("-", " "))
+        verdict = {"failed": "FAIL", "passed": "pass", "error": "ERROR"}.get(
+            r["verdict"], r["verdict"].replace("-", " ")
+        )
         d.add_row(
             r["name"], verdict, *facts, size, r["where"], labels, state, conditions_text(r), outlier_cell(r), spec
         )

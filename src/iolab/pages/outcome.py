@@ -24,6 +24,7 @@ from iolab.core.steady import STEADY_NOT_EVALUATED, STEADY_NOT_SHOWN, SteadyStat
 from iolab.figures.audit import Audit, kinds_of, stored_audit
 from iolab.figures.compare import KeyMetric
 from iolab.figures.endurance import endurance_record
+from iolab.figures.points import today_decision
 from iolab.figures.summary import PhaseSummary, summarise, summarise_phase, unstored_tracking
 from iolab.store.manifest import manifest_of, unknown_parts
 from iolab.store.resultsdb import unknown_schema
@@ -206,7 +207,8 @@ def run_record(store: RunStore, figures: Figures | None, reports: Sequence = ())
         "notes": list(m.notes),
         "steady_state": steady_state(phases, m.plan),
         "phases": [_phase(ph, audit) for ph in phases],
-        "decisions": [{**d, "text": decision_text(d)} for d in m.decisions],
+        # in today's words (an old DIRTH decision's MinIOPS rule), as show and the report print them
+        "decisions": [{**d, "text": decision_text(d)} for d in map(today_decision, m.decisions)],
         "figures": _figures(store, phases, figures, audit),
         # TBW and DWPD, only from a run whose test measures endurance (None: it does not)
         "endurance": endurance_record(m, phases, store.cells(kind="precondition")),

@@ -221,7 +221,10 @@ DEFS = {
                         "ranks": _arr(_t("integer", "null")),
                         # per label: the key of the caveat (ranking.caveats) that drive's figure carries
                         "caveats": _arr(STR_OR_NULL),
-                    }
+                    },
+                    # added within version 1: per label, what that drive's figure is of where its
+                    # name may claim more (a DIRTH Mid figure read from Min's cells), else null
+                    {"notes": _arr(STR_OR_NULL)},
                 )
             ),
             # the caveats figures carry (their run not at steady state, an audit invariant failed for
@@ -230,7 +233,8 @@ DEFS = {
             # what every page of the comparison report says of its runs (forced, non-compliant …), in full
             "comparison_caveats": _arr(_t("string")),
         },
-        {"published": _arr(_t("boolean"))},
+        # added within version 1: the figure notes as the terminal prints them under the ranking
+        {"published": _arr(_t("boolean")), "notes": _arr(_t("string"))},
     ),
     "published_figure": _obj(
         {
@@ -297,8 +301,18 @@ DEFS = {
             "warnings": _arr(_t("string")),
             "junit": STR_OR_NULL,
         },
-        # added within version 1: what figures are of, where their names may claim more
-        {"notes": _arr(_t("string"))},
+        # added within version 1: what figures are of, where their names may claim more; each
+        # side's drive models and whether they differ (a check across models is of the drives)
+        {
+            "notes": _arr(_t("string")),
+            "drive_models": _obj(
+                {
+                    "baseline": _arr(_t("string", "null")),
+                    "candidate": _arr(_t("string", "null")),
+                    "differ": _t("boolean"),
+                }
+            ),
+        },
     ),
     "repeat": _obj(
         {

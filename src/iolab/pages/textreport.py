@@ -23,6 +23,7 @@ from iolab.core.steady import (
 from iolab.core.units import denoise, duration, eng, kib_label, num, pct_text
 from iolab.figures.audit import Audit, kinds_of, marker, stored_audit
 from iolab.figures.endurance import Endurance, endurance, measures_endurance
+from iolab.figures.points import today_decision
 from iolab.figures.summary import PhaseSummary, interval_label, rounds_count, summarise
 from iolab.pages.report.header import INFO_STEADY_WORDS, once_each
 from iolab.pages.report.rundata import rounds_text, stored_power
@@ -89,7 +90,7 @@ def render(store: RunStore, console: Console, view: PhaseView | None = None, fig
             )
         for d in m.decisions:
             if d["phase"] == ph.phase.name or d["phase"] in after.get(ph.phase.name, ()):
-                console.print(esc(f"decision: {decision_text(d)}"), soft_wrap=True)
+                console.print(esc(f"decision: {decision_text(today_decision(d))}"), soft_wrap=True)
     if figures is not None and phases:
         render_figures(figures([phases]), phases, console, audit)
     if measures_endurance(m) and phases:  # the tests whose report has an Endurance page

@@ -20,24 +20,26 @@ from iolab.store.runstore import RunStore
 
 
 def set_aside_rebuilt(store: RunStore, plan: TestPlan, notes: list[str]) -> None:
-    """For each deferred phase of `plan` that the run began and did not end and that this iolab
-    builds from the stored results otherwise than the run stored it: set its rounds aside and
-    say so in `notes`."""
+    """When the first phase of `plan` the run began and did not end (where it goes on) is a
+    deferred phase this iolab builds from the stored results otherwise than the run stored it:
+    set its rounds aside and say so in `notes`. A phase after that one is built as the runner
+    reaches it (a resume stopped on its way back to it left it begun; what it is built from
+    is being measured again)."""
     m = manifest_of(store)
-    for i, ph in enumerate(plan.phases):
-        if not isinstance(ph, Deferred) or store.phase_ended(ph.name) is not False:
-            continue
-        stored = {k: v for k, v in m.plan["phases"][i].items() if k != "deferred"}
-        phase, _ = build_deferred(store, plan, ph)
-        if phase is None:  # it decides now to run nothing: no cell of it is measured again to mix with
-            continue
-        now = json.loads(json.dumps(phase_summary(phase), default=str))
-        if stored == now:
-            continue
-        moved = store.set_aside(ph.name, 0, round_prefixes(phase, 0))
-        notes.append(
-            f"{ph.name}: this iolab builds it from the stored results as cells {', '.join(now['cells'])} (the run "
-            f"stored {', '.join(stored.get('cells', []))}), so what it measured is set aside"
-            + (f" ({moved} raw files in raw/interrupted-*/)" if moved else "")
-            + " and it runs again from its start as built now."
-        )
+    i, ph = next(((i, ph) for i, ph in enumerate(plan.phases) if store.phase_ended(ph.name) is False), (0, None))
+    if not isinstance(ph, Deferred):
+        return
+    stored = {k: v for k, v in m.plan["phases"][i].items() if k != "deferred"}
+    phase, _ = build_deferred(store, plan, ph)
+    if phase is None:  # it decides now to run nothing: no cell of it is measured again to mix with
+        return
+    now = json.loads(json.dumps(phase_summary(phase), default=str))
+    if stored == now:
+        return
+    moved = store.set_aside(ph.name, 0, round_prefixes(phase, 0))
+    notes.append(
+        f"{ph.name}: this iolab builds it from the stored results as cells {', '.join(now['cells'])} (the run "
+        f"stored {', '.join(stored.get('cells', []))}), so what it measured is set aside"
+        + (f" ({moved} raw files in raw/interrupted-*/)" if moved else "")
+        + " and it runs again from its start as built now."
+    )

@@ -244,12 +244,18 @@ def _sim_paths(split: list[dict]) -> Engine:
 
 def _built(store: RunStore, plan: TestPlan) -> TestPlan:
     """The plan with every deferred phase the run has begun built again from the stored
-    results (the same results give the same phase); later ones the runner builds on reaching
-    them."""
+    results (the same results give the same phase), up to the first phase not ended, where the
+    run goes on; later ones the runner builds on reaching them. A phase after it was begun by an
+    attempt whose phases before it now run again (a resume stopped on its way back to it): its
+    decision was superseded, and what it is built from is being measured again (it was built
+    from what was left, and the resume refused: "no operating point could be chosen")."""
     phases = list(plan.phases)
     for i, ph in enumerate(phases):
-        if isinstance(ph, Deferred) and store.phase_ended(ph.name) is not None:
+        ended = store.phase_ended(ph.name)
+        if isinstance(ph, Deferred) and ended is not None:
             phases[i] = build_deferred(store, replace(plan, phases=tuple(phases)), ph)[0] or ph
+        if ended is False:
+            break
     return replace(plan, phases=tuple(phases))
 
 
@@ -288,9 +294,11 @@ def _within(
         # A phase that does not purge goes on from the drive state the phases before it left;
         # when that state is lost, they run again too, from the last purge.
         first = i
-        while lost and first > 0 and not _begun(plan.phases[first]).purge:
+        while lost and first > 0 and not _purges(plan.phases[first]):
             first -= 1
-        again = [_begun(p) for p in plan.phases[first : i + 1]]
+        # a phase the run decided not to measure (a bisection step with no gap to split) has nothing
+        # to run again: it was refused as "began ... could not be built again"; it is decided again
+        again = [_begun(p) for p in plan.phases[first : i + 1] if not _not_run(store, p)]
         stored = sum(
             len(store.cells(p.name, k, complete_only=False)) for p in again for k in ("measure", "precondition")
         )
@@ -337,6 +345,17 @@ def _within(
     )
     samples = tuple(sample_of_row(c) for c in cells) if ph.stop_rule is not None else ()
     return StartAt(i, done + 1, written, elapsed, history, samples, stored_intervals(cells))
+
+
+def _not_run(store: RunStore, ph: Phase | Deferred) -> bool:
+    """A phase before the one the run goes on in that it never began: one it decided not to
+    measure (_where passes over it; `_built` left it deferred)."""
+    return isinstance(ph, Deferred) and store.phase_ended(ph.name) is None
+
+
+def _purges(ph: Phase | Deferred) -> bool:
+    """Whether a phase begins with a purge: one decided not to run (still deferred) purged nothing."""
+    return not isinstance(ph, Deferred) and ph.purge
 
 
 def _begun(ph: Phase | Deferred) -> Phase:

@@ -152,6 +152,12 @@ class SummaryTable:
     # what figures are of where their names may claim more (KeyMetric.note: a DIRTH Mid figure read
     # from Min's cells), each once with the drives it is of: "NAME (D1, D2): note"
     notes: tuple[str, ...] = ()
+    # [drive][metric]: that note of each drive's figure ("" none), for the --json ranking
+    figure_notes: tuple[tuple[str, ...], ...] = ()
+
+    def note_of(self, drive: int, metric: int) -> str | None:
+        """The note on drive's figure (figure_notes), None when it has none."""
+        return (self.figure_notes[drive][metric] or None) if self.figure_notes else None
 
     def mark_keys(self) -> dict[str, str]:
         """Each caveat the figures carry with its key ("a", "b" … in the order the table meets
@@ -179,13 +185,21 @@ def summary_table(drives: Sequence[str], phases: Sequence[Drive], metrics: Seque
     per_metric = [competition_ranks([row[j] for row in values], m.higher_is_better) for j, m in enumerate(metrics)]
     ranks = [[per_metric[j][i] for j in range(len(metrics))] for i in range(len(drives))]
     said: dict[tuple[str, str], list[str]] = {}
-    for d, ph, row in zip(drives, phases, values):
-        for m, v in zip(metrics, row):
-            if v is not None and (note := m.note(ph)):
+    noted = tuple(
+        tuple(m.note(ph) if v is not None else "" for m, v in zip(metrics, row)) for ph, row in zip(phases, values)
+    )
+    for d, row in zip(drives, noted):
+        for m, note in zip(metrics, row):
+            if note:
                 said.setdefault((m.name, note), []).append(d.split()[0])
     notes = tuple(f"{name} ({', '.join(ds)}): {note}" for (name, note), ds in said.items())
     return SummaryTable(
-        tuple(drives), tuple(metrics), tuple(tuple(r) for r in values), tuple(tuple(r) for r in ranks), notes=notes
+        tuple(drives),
+        tuple(metrics),
+        tuple(tuple(r) for r in values),
+        tuple(tuple(r) for r in ranks),
+        notes=notes,
+        figure_notes=noted,
     )
 
 

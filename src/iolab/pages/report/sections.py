@@ -15,6 +15,7 @@ from iolab.core.decide import decision_text
 from iolab.core.results import PERCENTILES
 from iolab.core.steady import SteadyRule, VariableVerdict
 from iolab.core.units import counted, duration, eng, kib_label, num, pct_text, sentence, unmeasured_text
+from iolab.figures.points import today_decision
 from iolab.figures.summary import CellAverage, PhaseSummary, rounds_count
 from iolab.pages.report import header, latency_plots, plots
 from iolab.pages.report.model import CONTENT_MM, Figure, Page, Table, Text, split_rows
@@ -427,7 +428,7 @@ def details_pages(run: RunData) -> list[Page]:
         if parts:
             rows.append((f"Phase {ph.phase.name}: write amplification (flash ÷ host writes)", "; ".join(parts)))
     for i, d in enumerate(m.decisions, 1):
-        rows.append((f"Decision {i}", decision_text(d)))
+        rows.append((f"Decision {i}", decision_text(today_decision(d))))
     if run.audit is not None:
         rows.append(("Audit", header.audit_detail(run.audit)))
     rows += purge_rows(m.purges)
