@@ -11,7 +11,7 @@ from iolab.pages.report.header import SPEC_HEADINGS
 from iolab.pages.report.rwsw import multi_wsat_pages
 from iolab.pages.report.rwsw_selftest import with_selftest
 from iolab.suites import common_parameters, tested_capacity
-from iolab.suites.figures import Getter, Metrics, Runs, figure
+from iolab.suites.figures import Getter, Metrics, Runs, figure, no_full_interval, phase
 from iolab.suites.rwsw_common import (
     DATA_NOTE,
     SPEC,
@@ -68,6 +68,7 @@ def _composite(attr: str) -> Getter:
             (c for ph in phases if ph.phase.name == "main" for c in ph.cells if c.key == "composite"), None
         ),
         attr,
+        missing=lambda phases: no_full_interval(phase(phases, "main")),
     )
 
 
