@@ -24,6 +24,13 @@ class Console(rich.console.Console):
     exit code. Rich's own answer to a broken pipe is SystemExit(1), which the runner would
     take for a failure of the run."""
 
+    def __init__(self, *args, **kw) -> None:
+        # No emoji codes: Rich reads ":name:" in printed text as one, and text iolab prints holds
+        # the user's own words (--set steps=900:100:700 came back as '900💯700', 1000:-1:10 as
+        # '1000👎10', in the very error that quoted them) and paths, which may hold such colons.
+        kw.setdefault("emoji", False)
+        super().__init__(*args, **kw)
+
     def on_broken_pipe(self) -> None:
         self.quiet = True
         drop_output(self.file)

@@ -125,6 +125,17 @@ def round_phases(store: RunStore, phases: Sequence[PhaseSummary]) -> list[list[P
     return out
 
 
+def round_values(value: float | None, rounds: Sequence[float | None]) -> list[float]:
+    """The figure computed from each window round alone; none where the rounds do not change it.
+    A figure of a first interval, of every round (QoS's median round, WSAT's minimum interval), of
+    a recovery time, or of a phase measured once (HIR's bursts, DIRTH's operating points beside a
+    5-round window, which round_phases repeats) came out as its own value once per window round:
+    five equal "round values" that no five measurements gave, a spread of zero a script would
+    take for a quiet drive. Measured rounds of a real window never agree to the last bit."""
+    got = [v for v in rounds if v is not None]
+    return [] if len(got) > 1 and all(v == value for v in got) else got
+
+
 def _figures(store: RunStore, phases: list[PhaseSummary], figures: Figures | None, audit: Audit) -> list[dict]:
     if figures is None or not phases:
         return []
@@ -140,7 +151,7 @@ def _figures(store: RunStore, phases: list[PhaseSummary], figures: Figures | Non
             "direction": "higher-is-better" if m.higher_is_better else "lower-is-better",
             "kind": m.kind,
             "value": value,
-            "round_values": [v for v in rounds if v is not None],
+            "round_values": round_values(value, rounds),
             "audit": list(audit.marks(kinds_of(m.name, m.unit))),  # failed invariants touching it
         }
         # why a figure has no value, where its getter knows (a percentile of too few IOs): a spec

@@ -121,10 +121,17 @@ def quick_notes(profile: Profile, given: Target, run: Target, keep_cache: bool =
     # the copy's size named by the option the user gave; that option offered only when not given
     by = "" if source == "--quick" else f" (the size of {source})"
     hint = "; --capacity-limit SIZE chooses a larger copy" if source == "--quick" else ""
+    copy = f"--quick simulated a {run.capacity / 1e9:.3f} GB copy{by} of {given.spec}{sized}"
+    if given.facts.rotational:
+        # a disk has no over-provisioning and no fresh-out-of-box state to leave: the copy keeps
+        # its platters' geometry over the smaller span (engines/sim.scaled_spec: capacity_gb alone)
+        return (
+            f"{copy}, its zones, seek curve and rotation spread over the copy's span (a random IO seeks as far "
+            f"as on the drive), and tested it whole{hint}",
+        )
     return (
-        f"--quick simulated a {run.capacity / 1e9:.3f} GB copy{by} of {given.spec}{sized}, with the drive's geometry "
-        f"ratios and over-provisioning{kept}, and tested it whole, so the copy leaves fresh-out-of-box as the "
-        f"drive would{hint}",
+        f"{copy}, with the drive's geometry ratios and over-provisioning{kept}, and tested it whole, so the copy "
+        f"leaves fresh-out-of-box as the drive would{hint}",
     )
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from iolab.core.cellschema import CELL_COLUMNS, CellRow
-from iolab.core.units import measurable, too_few_ios
+from iolab.core.units import counted, measurable, too_few_ios
 from iolab.figures.compare import KeyMetric
 from iolab.figures.summary import CellAverage, PhaseSummary
 
@@ -52,6 +52,8 @@ class _Figure:
     pct: float | None = None
     # what the value is of where its name may claim more (KeyMetric.note); None: nothing to say
     said: Callable[[list[PhaseSummary]], str] | None = None
+    # why `find` found nothing, where the test knows (every interval cut short by a write budget)
+    missing: Callable[[list[PhaseSummary]], str] | None = None
 
     def note(self, phases: list[PhaseSummary]) -> str:
         return self.said(phases) if self.said is not None else ""
@@ -65,7 +67,10 @@ class _Figure:
         return getattr(x, self.attr) if self.attr is not None else None
 
     def unmeasured(self, phases: list[PhaseSummary]) -> str:
-        """Why the percentile is not measured ('' when it is, or is no percentile)."""
+        """Why the percentile is not measured, or why there is nothing to read it from ('' when
+        it is measured, or the test cannot say)."""
+        if self.missing is not None and self.find(phases) is None:
+            return self.missing(phases)
         ios = self.unmeasured_ios(phases)
         pct = self.pct if self.pct is not None else _PCT_OF.get(self.attr or "")
         why = too_few_ios(pct, ios) if ios is not None and pct is not None else ""
@@ -86,8 +91,22 @@ def figure(
     attr: str | None,
     pct: float | None = None,
     note: Callable[[list[PhaseSummary]], str] | None = None,
+    missing: Callable[[list[PhaseSummary]], str] | None = None,
 ) -> Getter:
-    return _Figure(find, attr, pct, note)
+    return _Figure(find, attr, pct, note, missing)
+
+
+def no_full_interval(ph: PhaseSummary | None) -> str:
+    """Why a phase run to a write budget has no interval figure: the budget ran out before any
+    interval ran its planned length ('' when one did). An interval the budget cut short is shown
+    but is no sample of the planned stimulus (run/budget.py), so a small drive's WSAT whose 4x
+    capacity went in a second printed its figures as a bare "—" with no reason anywhere."""
+    if ph is None or not ph.rows or any(not r.partial for r in ph.rows):
+        return ""
+    return (
+        f"none of its {counted(len(ph.rows), 'interval')} ran its planned length: the write budget ran "
+        "out first, and an interval the budget cut short is no sample of the stimulus"
+    )
 
 
 def from_cell(mix: str, bs: int, attr: str, name: str | None = None) -> Getter:

@@ -18,7 +18,7 @@ from iolab.figures.summary import PhaseSummary
 from iolab.pages.report.header import SPEC_HEADINGS
 from iolab.pages.textreport import render_wsat
 from iolab.suites import active_fraction, cbw, common_parameters, no_input, supported_block_sizes, tested_capacity
-from iolab.suites.figures import Getter, Metrics, Runs, figure
+from iolab.suites.figures import Getter, Metrics, Runs, figure, no_full_interval
 from iolab.suites.testdef import TestDef
 from iolab.targets import Target
 
@@ -123,23 +123,36 @@ class _FirstInterval:
         return next(iter(_full(phases)), None)
 
     def unmeasured(self, phases: list[PhaseSummary]) -> str:
-        return phases[0].not_from_fob if phases and _full(phases) else ""
+        return phases[0].not_from_fob if phases and _full(phases) else _no_full(phases)
+
+
+def _no_full(phases: list[PhaseSummary]) -> str:
+    return no_full_interval(phases[0] if phases else None)
+
+
+@dataclass(frozen=True)
+class _Minimum:
+    """The slowest full interval; `unmeasured` says why there is none."""
+
+    def __call__(self, phases: list[PhaseSummary]) -> float | None:
+        return min(_full(phases), default=None)
+
+    def unmeasured(self, phases: list[PhaseSummary]) -> str:
+        return _no_full(phases)
 
 
 def _window(attr: str) -> Getter:
     """The one cell of the main phase, whichever workload it ran (runs of different WSAT
     workloads differ in their settings and are compared only when forced). A figure, not a bare
     getter, so a percentile the window's IOs cannot measure says why (its 197,477 IOs) where it
-    read only "—"."""
-    return figure(lambda phases: phases[0].cells[0] if phases and phases[0].cells else None, attr)
+    read only "—", and so does a window with no full interval in it."""
+    return figure(lambda phases: phases[0].cells[0] if phases and phases[0].cells else None, attr, missing=_no_full)
 
 
 def key_figures(runs: Runs = ()) -> Metrics:
     return (
         KeyMetric("IOPS, first interval (FOB)", "IOPS", True, _FirstInterval()),
-        KeyMetric(
-            "IOPS, minimum interval", "IOPS", True, lambda phases: min(_full(phases), default=None), kind="extreme"
-        ),
+        KeyMetric("IOPS, minimum interval", "IOPS", True, _Minimum(), kind="extreme"),
         # the window: the last five intervals, or all of them in a run with fewer
         KeyMetric("IOPS, window mean (last ≤5 intervals)", "IOPS", True, _window("iops")),
         KeyMetric("ART, window (last ≤5 intervals)", "µs", False, _window("lat_mean_us")),

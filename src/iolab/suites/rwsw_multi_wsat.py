@@ -10,7 +10,7 @@ from iolab.core.plan import Cell, Profile, TestPlan
 from iolab.figures.compare import KeyMetric
 from iolab.pages.report.header import SPEC_HEADINGS
 from iolab.suites import common_parameters, tested_capacity
-from iolab.suites.figures import Getter, Metrics, Runs, figure
+from iolab.suites.figures import Getter, Metrics, Runs, figure, no_full_interval, phase
 from iolab.suites.rwsw_common import (
     DATA_NOTE,
     SPEC,
@@ -71,6 +71,7 @@ def _composite(attr: str) -> Getter:
             (c for ph in phases if ph.phase.name == "main" for c in ph.cells if c.key == "composite"), None
         ),
         attr,
+        missing=lambda phases: no_full_interval(phase(phases, "main")),
     )
 
 

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 from iolab.core.plan import Cell, Profile, TestPlan
 from iolab.core.workload import Stream
 from iolab.figures.compare import KeyMetric
-from iolab.figures.summary import PhaseSummary
+from iolab.figures.summary import CellAverage, PhaseSummary
 from iolab.pages.report.header import SPEC_HEADINGS
 from iolab.suites import common_parameters, tested_capacity
-from iolab.suites.figures import Getter, Metrics, Runs, phase
+from iolab.suites.figures import Getter, Metrics, Runs, figure, no_full_interval, phase
 from iolab.suites.rwsw_common import (
     DATA_NOTE,
     SPEC,
@@ -71,11 +71,13 @@ def build(profile: Profile, target: Target, inp: RwswInput) -> TestPlan:
 
 
 def _stream_iops(label: str) -> Getter:
-    def get(phases: list[PhaseSummary]) -> float | None:
-        ph = phase(phases, label)
-        return ph.cells[0].iops if ph is not None and ph.cells else None
+    """The stream's window IOPS; a write stream whose budget ended every interval early says so."""
 
-    return get
+    def first_cell(phases: list[PhaseSummary]) -> CellAverage | None:
+        ph = phase(phases, label)
+        return ph.cells[0] if ph is not None and ph.cells else None
+
+    return figure(first_cell, "iops", missing=lambda phases: no_full_interval(phase(phases, label)))
 
 
 def key_figures(runs: Runs = ()) -> Metrics:

@@ -66,6 +66,8 @@ def auto_method(target: Target) -> str:
     """What `--purge auto` will do on this target, said before anything runs (`iolab plan`): the
     method `purge` picks from the target's kind and interface, and its declared fallback."""
     if target.kind == "sim":
+        if target.facts.rotational:  # a simulated disk keeps no data: its purge has nothing to do
+            return "sim-purge (a simulated HDD keeps no data: nothing to erase)"
         return "sim-purge (the simulator's secure erase: every flash block erased)"
     if target.kind == "file":
         return "file (every block of the file deallocated, then allocated again as unwritten)"
