@@ -125,15 +125,16 @@ def round_phases(store: RunStore, phases: Sequence[PhaseSummary]) -> list[list[P
     return out
 
 
-def round_values(value: float | None, rounds: Sequence[float | None]) -> list[float]:
+def round_values(value: float | None, rounds: Sequence[float | None], rounds_alike: bool = False) -> list[float]:
     """The figure computed from each window round alone; none where the rounds do not change it.
     A figure of a first interval, of every round (QoS's median round, WSAT's minimum interval), of
     a recovery time, or of a phase measured once (HIR's bursts, DIRTH's operating points beside a
     5-round window, which round_phases repeats) came out as its own value once per window round:
     five equal "round values" that no five measurements gave, a spread of zero a script would
-    take for a quiet drive. Measured rounds of a real window never agree to the last bit."""
+    take for a quiet drive. `rounds_alike`: the window rounds measured exactly the same (a
+    simulated drive reading sequentially can): their equal values are measured, and kept."""
     got = [v for v in rounds if v is not None]
-    return [] if len(got) > 1 and all(v == value for v in got) else got
+    return [] if len(got) > 1 and not rounds_alike and all(v == value for v in got) else got
 
 
 def _figures(store: RunStore, phases: list[PhaseSummary], figures: Figures | None, audit: Audit) -> list[dict]:
@@ -141,6 +142,9 @@ def _figures(store: RunStore, phases: list[PhaseSummary], figures: Figures | Non
         return []
     metrics = figures([phases])
     per_round = round_phases(store, phases)
+    # whether the rounds' own measurements differ: a figure equal in rounds that measured
+    # differently does not read them (round_values)
+    alike = len({repr([ph.cells for ph in view]) for view in per_round}) <= 1
     out = []
     for m in metrics:
         rounds = [m.get(p) for p in per_round]
@@ -151,7 +155,7 @@ def _figures(store: RunStore, phases: list[PhaseSummary], figures: Figures | Non
             "direction": "higher-is-better" if m.higher_is_better else "lower-is-better",
             "kind": m.kind,
             "value": value,
-            "round_values": round_values(value, rounds),
+            "round_values": round_values(value, rounds, alike),
             "audit": list(audit.marks(kinds_of(m.name, m.unit))),  # failed invariants touching it
         }
         # why a figure has no value, where its getter knows (a percentile of too few IOs): a spec
