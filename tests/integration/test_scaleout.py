@@ -393,13 +393,15 @@ def test_several_targets_with_no_report_and_quiet_write_no_comparison_and_print_
     # "writing report ...: page N of M" lines
     runs = scratch / "runs"
     a, b = (f"sim:enterprise-sas?user_gb=0.25&seed={n}" for n in (1, 2))
-    r = iolab("run", "latency", "--quick", "-t", a, "-t", b, "--no-report", "-q", "--runs-dir", str(runs))
+    # one round of short cells: what is checked is what is written and printed, not the figures
+    short = ("--cell-time", "100ms", "--max-rounds", "1")
+    r = iolab("run", "latency", "--quick", *short, "-t", a, "-t", b, "--no-report", "-q", "--runs-dir", str(runs))
     assert r.returncode == 0, r.stdout + r.stderr
     assert not (runs / "compare").exists()
     assert "comparison: " not in r.stdout
     assert printed_compare(r.stdout)[:3] == ["compare", "--runs-dir", str(runs)]
     # with the report, -q still silences the comparison's page-by-page progress
-    r = iolab("run", "latency", "--quick", "-t", a, "-t", b, "-q", "--runs-dir", str(runs))
+    r = iolab("run", "latency", "--quick", *short, "-t", a, "-t", b, "-q", "--runs-dir", str(runs))
     assert r.returncode == 0, r.stdout + r.stderr
     assert "writing report" not in r.stdout + r.stderr
     assert [p.suffix for p in sorted((runs / "compare").iterdir())] == [".html", ".pdf"]
@@ -450,8 +452,10 @@ def test_a_killed_run_over_two_paths_resumes_over_the_same_paths(scratch, loop_d
             "run",
             "throughput",
             "--quick",
+            # 200 ms cells, as the other runs over two paths: the kill point is a cell's job file,
+            # written as the cell starts, and each resumed cell still has its IOs split over both
             "--cell-time",
-            "500ms",
+            "200ms",
             "--max-rounds",
             "3",
             "--no-report",

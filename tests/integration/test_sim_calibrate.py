@@ -25,9 +25,10 @@ pytestmark = pytest.mark.integration
 # victim's own cost; 100/0 and 0/100 the same), and the fit's compromise left 100/0 4 KiB
 # 15.7 % off (those figures with 200 ms cells).
 # The run measures 100 ms cells and the fit, replaying a cell at the run's own length, spends
-# 160 evaluations: 34 CPU-s where 200 ms cells and 240 evaluations took 93. The simulator runs in
-# virtual time, so the fit is the same on any machine: it ends at an RMS error of 6 % (15 % is
-# asserted), the key figures within 8.1 % (15 %), 55 of the 56 figures within 15 % (48).
+# 100 evaluations: 19 CPU-s where 160 took 28 and 200 ms cells with 240 evaluations 93. The
+# simulator runs in virtual time, so the fit is the same on any machine: from an RMS error of
+# 224 % it ends at 12.2 % (15 % is asserted; 7.9 % after 120 evaluations, 6 % after 160), the key
+# figures within 8.8 % (15 %), 50 of the 56 figures within 15 % (48).
 MEASURED = "sim:enterprise-sas?t_prog_us=1600&overhead_us=55&gc_pass_period_ms=0&gc_pace_victims=0"
 KEY = ("100/0 4KiB IOPS", "65/35 4KiB IOPS", "0/100 4KiB IOPS", "65/35 64KiB IOPS", "100/0 1024KiB IOPS")
 
@@ -64,7 +65,7 @@ def _digest(run: Path) -> dict[str, str]:
 
 def test_calibration_from_another_preset_recovers_the_measured_figures(iops_run):
     before = _digest(iops_run)
-    p = iolab("sim", "calibrate", str(iops_run), "--base", "entry-sata-compress", "--budget", "160", "--json")
+    p = iolab("sim", "calibrate", str(iops_run), "--base", "entry-sata-compress", "--budget", "100", "--json")
     assert p.returncode == 0, p.stderr + p.stdout
     res = json.loads(p.stdout)
     errors = {r["figure"]: r["error_pct"] for r in res["residuals"] if r["fitted"]}
