@@ -32,7 +32,7 @@ RUNS = Path("/tmp/iolab-vm-runs")
 RESULTS: dict = {"devices": {}, "checks": {}}
 
 
-# Every run is as small as iolab allows: one round of 100 ms cells on a 256 MiB namespace (what
+# Every run is as small as iolab allows: one round of 100 ms cells on a 128 MiB namespace (what
 # is checked here is the drive's handling, not its speed; each cell's fio start costs the guest
 # about a second beside it). The Ctrl-C run's cells are 1 s, so the run is still measuring when
 # the signal comes. So are the enterprise-profile runs' (WRITE_THROUGH): with the drive's write
