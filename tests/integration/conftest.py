@@ -179,6 +179,13 @@ def wait_listening(proc: subprocess.Popen, port: int, what: str) -> None:
 def fio_server_process():
     """`fio --server` on 127.0.0.1 and a free port, started as a user starts it (iolab reuses it):
     (its process, its port). A test may stop it (SIGSTOP); it is continued before it is ended."""
+    with fio_server() as started:
+        yield started
+
+
+@contextmanager
+def fio_server() -> Iterator[tuple[subprocess.Popen, int]]:
+    """fio_server_process's server, for a fixture of any scope."""
     port = free_port()
     proc = subprocess.Popen(
         ["fio", f"--server=ip:127.0.0.1,{port}"],

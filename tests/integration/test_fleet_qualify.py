@@ -11,6 +11,8 @@ import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
+
 from .conftest import IOLAB, iolab
 from .test_fleet import fleet_dir
 
@@ -58,13 +60,22 @@ def _four_drives(tmp: Path) -> Path:
     return f
 
 
-def test_a_fleet_too_small_for_the_outlier_rule_does_not_pass_it(tmp_path):
+@pytest.fixture(scope="module")
+def four_drives_run(tmp_path_factory) -> subprocess.CompletedProcess:
+    """`iolab run iops --quick --fleet` of _four_drives, finished: the outlier test and the drive
+    rows test read the same command's fleet (neither writes into it), so it is run once."""
+    tmp = tmp_path_factory.mktemp("four")
+    runs = tmp / "runs"
+    r = iolab("run", "iops", *QUICK, "--fleet", str(_four_drives(tmp)), "--runs-dir", str(runs), timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r
+
+
+def test_a_fleet_too_small_for_the_outlier_rule_does_not_pass_it(four_drives_run):
     """Four drives, one of them twice as slow: the rule judged no figure (it needs five drives), yet
     each drive's JUnit case `outlier rule` passed ("within the fleet on every figure") and the
     summary said "outlier drives: none"."""
-    runs = tmp_path / "runs"
-    r = iolab("run", "iops", *QUICK, "--fleet", str(_four_drives(tmp_path)), "--runs-dir", str(runs), timeout=600)
-    assert r.returncode == 0, r.stdout + r.stderr
+    r = four_drives_run
     d = fleet_dir(r.stdout)
     doc = json.loads((d / "report.json").read_text())
     write = next(f for f in doc["figures"] if f["name"] == "RND 4KiB R/W 0/100 IOPS")
@@ -103,12 +114,10 @@ def test_a_drive_that_did_not_complete_is_an_error_and_judges_no_outlier(tmp_pat
     assert suite is not None and (suite.get("errors"), suite.get("failures")) == ("1", "0")
 
 
-def test_each_drive_row_says_which_drive_it_was(tmp_path):
+def test_each_drive_row_says_which_drive_it_was(four_drives_run):
     """A row named only by the fleet file's name: no model, serial, firmware or capacity in the
     report, its JSON or its JUnit, though each drive's own run had read them."""
-    runs = tmp_path / "runs"
-    r = iolab("run", "iops", *QUICK, "--fleet", str(_four_drives(tmp_path)), "--runs-dir", str(runs), timeout=600)
-    assert r.returncode == 0, r.stdout + r.stderr
+    r = four_drives_run
     d = fleet_dir(r.stdout)
     doc = json.loads((d / "report.json").read_text())
     rows = {row["name"]: row for row in doc["drives"]}

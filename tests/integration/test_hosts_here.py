@@ -13,7 +13,7 @@ import pytest
 
 from iolab.store.runstore import RunStore
 
-from .conftest import free_port, iolab, killed_at
+from .conftest import _scratch_dir, fio_server, free_port, iolab, killed_at
 from .netns import fio_hosts
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (network namespaces)")
@@ -27,22 +27,29 @@ def _run(runs: Path, target: str, hosts: str, *extra: str) -> RunStore:
     return RunStore.open(run)
 
 
-def test_a_fio_server_of_this_machine_gets_a_local_runs_purge(scratch, fio_server_here):
+@pytest.fixture(scope="module")
+def run_on_127():
+    """One run through the user's fio server at 127.0.0.1, read by the purge test and the
+    target facts test (the same command for both): (its scratch directory, its manifest)."""
+    with _scratch_dir() as scratch, fio_server() as (_, port):
+        yield scratch, port, _run(scratch / "runs", f"file:{scratch}/t.img?size=16MiB", f"127.0.0.1:{port}").manifest
+
+
+def test_a_fio_server_of_this_machine_gets_a_local_runs_purge(run_on_127):
     # "purge FAILED: the targets are on other hosts": the purge took 127.0.0.1 for another host
-    port = fio_server_here
-    for address in ("127.0.0.1", "localhost"):
-        runs = scratch / f"runs-{address}"
-        m = _run(runs, f"file:{scratch}/t.img?size=16MiB", f"{address}:{port}").manifest
+    scratch, port, first = run_on_127
+    by_name = _run(scratch / "runs-localhost", f"file:{scratch}/t.img?size=16MiB", f"localhost:{port}").manifest
+    for m in (first, by_name):
         assert m.state == "complete" and m.purges, m.purges
         assert all(p["method"] == "file" and p["ok"] for p in m.purges), m.purges
         assert not any("purge failed" in n for n in m.noncompliance), m.noncompliance
         assert not any(n.startswith("started for this run") for n in m.notes)  # the user's server ran it
 
 
-def test_a_fio_server_of_this_machine_gets_a_local_runs_target_facts_and_a_true_note(scratch, fio_server_here):
+def test_a_fio_server_of_this_machine_gets_a_local_runs_target_facts_and_a_true_note(run_on_127):
     # the report said "nothing is read on this machine (its path of the same name is not what the
     # hosts write)" and showed empty target facts, though the host's path is this machine's
-    m = _run(scratch / "runs", f"file:{scratch}/t.img?size=16MiB", f"127.0.0.1:{fio_server_here}").manifest
+    scratch, _, m = run_on_127
     local = _local(scratch, f"file:{scratch}/t.img?size=16MiB")
     # all but the file's size, read as each run starts: the first run made the file
     same = [k for k in m.target["facts"] if k != "capacity_bytes"]
@@ -149,7 +156,8 @@ def test_resume_checks_each_host_of_this_machine_on_its_own_path(scratch, fio_se
         f'[[host]]\naddress = "127.0.0.2"\nport = {other}\ntarget = "{scratch}/b.img"\n'
     )
     runs = scratch / "runs"
-    args = ["--quick", "--cell-time", "200ms", "--max-rounds", "3", "--no-report"]
+    # two rounds: killed as the second starts (a round is stored), the resume runs the phase again
+    args = ["--quick", "--cell-time", "200ms", "--max-rounds", "2", "--no-report"]
     args += ["--target", f"file:{scratch}/a.img?size=16MiB", "--hosts-file", str(hosts), "--runs-dir", str(runs)]
     killed_at(["run", "latency", *args], runs, "*/raw/main-r02-*")
     (run,) = runs.iterdir()

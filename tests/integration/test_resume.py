@@ -31,15 +31,18 @@ def run_and_kill(
     env: dict | None = None,
     also=lambda raw: True,
     cwd: Path | None = None,
+    rounds: int = ROUNDS,
 ) -> Path:
-    """Start a quick run (default: latency on a file) in `cwd` (default: this process's) and kill
-    -9 it once a raw file name contains `when` and `also(the raw directory)` holds."""
+    """Start a quick run (default: latency on a file, of `rounds` rounds) in `cwd` (default: this
+    process's) and kill -9 it once a raw file name contains `when` and `also(the raw directory)`
+    holds. A test that needs no steady-state window asks for fewer rounds: its resume then
+    measures fewer (a round is 9 fio starts), and `when` leaves several cells before the end."""
     run = run or (
         "latency",
         "--cell-time",
         "200ms",
         "--max-rounds",
-        str(ROUNDS),
+        str(rounds),
         "-t",
         f"file:{scratch}/target.img?size=64MiB",
     )
@@ -108,7 +111,7 @@ def test_kill_in_round_3_then_resume_completes_the_run_without_duplicates(scratc
 def test_a_kill_in_round_1_resumes_saying_no_round_had_ended(scratch):
     """Before: 'continues at round 1 (rounds 1-0 are kept …)', in the output, the notes and the report."""
     runs = scratch / "runs"
-    run = run_and_kill(scratch, runs, "main-r01-c03")
+    run = run_and_kill(scratch, runs, "main-r01-c03", rounds=2)  # what it says needs no window
     res = iolab("resume", str(run), "--no-report", timeout=900)
     assert res.returncode == 0, res.stderr + res.stdout
     said = " ".join(res.stdout.split())
@@ -119,7 +122,7 @@ def test_a_kill_in_round_1_resumes_saying_no_round_had_ended(scratch):
 
 def test_a_cell_measured_but_not_stored_is_recovered_from_raw(scratch):
     runs = scratch / "runs"
-    run = run_and_kill(scratch, runs, "main-r02-c05")
+    run = run_and_kill(scratch, runs, "main-r02-c05", rounds=3)  # a cell of round 2 is what is recovered
     # Lose the newest stored cell as a kill between fio's end and the commit would.
     con = sqlite3.connect(run / "results.db")
     (cid, tag_file) = con.execute(
@@ -173,7 +176,8 @@ def test_a_last_cell_recovered_from_raw_ends_the_run_and_resume_completes_it(scr
 
 def test_a_target_written_since_is_not_continued_and_its_phase_runs_again(scratch):
     runs = scratch / "runs"
-    run = run_and_kill(scratch, runs, "main-r02-c02")
+    # the phase runs again from its purge, all its rounds: three show it as well as five
+    run = run_and_kill(scratch, runs, "main-r02-c02", rounds=3)
     target = scratch / "target.img"
     subprocess.run(["fallocate", "--punch-hole", "--offset", "0", "--length", str(64 << 20), str(target)], check=True)
     later = time.time() + 600  # as if purged ten minutes after the kill
