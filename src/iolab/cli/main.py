@@ -23,6 +23,7 @@ from iolab.cli import inspection as cli_inspect
 from iolab.cli import options as opts
 from iolab.cli import planview as cli_plan
 from iolab.cli import repeats as cli_repeats
+from iolab.cli import simcmds as cli_sim
 from iolab.cli import traces as cli_traces
 from iolab.cli.auto import JSON_HELP, STEADY_HELP, emit, want_json
 from iolab.cli.console import Console
@@ -50,7 +51,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False, no_args_is_help=True, context_settings={"help_option_names": cli_typer.HELP_NAMES}
 )
 app.callback()(cli_typer.app_callback)
-app.add_typer(cli_traces.sim_app, name="sim")
+app.add_typer(cli_sim.sim_app, name="sim")
 app.add_typer(cli_traces.trace_app, name="trace")
 app.command("capture")(cli_traces.capture)
 console = Console()
