@@ -297,18 +297,25 @@ main()
 """
 
 
-def test_a_fleet_stopped_twice_still_stops_its_drives_and_stores_its_end(tmp_path):
+def _fleet_of_one_stopped_by_sigterm(script: str, tmp_path: Path) -> subprocess.CompletedProcess:
+    """`run latency --fleet` of one tiny simulated drive under `script`, which sends it SIGTERM:
+    exit 143, the fleet and its drive stored as interrupted, the drive's process gone."""
     f = tmp_path / "fleet.toml"
     f.write_text('[fleet]\nname = "t"\n[[drive]]\ntarget = "sim:enterprise-sas?user_gb=0.1"\nname = "d1"\n')
     runs = tmp_path / "runs"
     quick = ("--quick", "--cell-time", "1s", "--max-rounds", "25", "--no-report", "--fleet", str(f))
-    harnessed(TERM_TWICE, "run", "latency", *quick, "--runs-dir", str(runs), code=143)
+    p = harnessed(script, "run", "latency", *quick, "--runs-dir", str(runs), code=143)
     _, state = fleet_state(runs)
-    # before: the second stop went out of the fleet as the first was handled: fleet.json said
-    # 'running' and d1 'running', and d1, never told, ran on after the coordinator had gone
     assert (state["state"], state["stopped_by"]) == ("interrupted", "SIGTERM") and state["ended"], state
     [d1] = state["members"]
-    assert d1["state"] == "interrupted" and not Path(f"/proc/{d1['pid']}").exists(), d1
+    assert d1["state"] == "interrupted" and not (d1["pid"] and Path(f"/proc/{d1['pid']}").exists()), d1
+    return p
+
+
+def test_a_fleet_stopped_twice_still_stops_its_drives_and_stores_its_end(tmp_path):
+    # before: the second stop went out of the fleet as the first was handled: fleet.json said
+    # 'running' and d1 'running', and d1, never told, ran on after the coordinator had gone
+    _fleet_of_one_stopped_by_sigterm(TERM_TWICE, tmp_path)
 
 
 # `iolab ARGS` with --fleet that sends itself SIGTERM as the first drive is handed to the pool that
@@ -329,18 +336,10 @@ main()
 
 
 def test_a_fleet_stopped_as_it_hands_out_its_drives_stops_them_and_says_so(tmp_path):
-    f = tmp_path / "fleet.toml"
-    f.write_text('[fleet]\nname = "t"\n[[drive]]\ntarget = "sim:enterprise-sas?user_gb=0.1"\nname = "d1"\n')
-    runs = tmp_path / "runs"
-    quick = ("--quick", "--cell-time", "1s", "--max-rounds", "25", "--no-report", "--fleet", str(f))
     # before: exit 130 with nothing said (Typer's answer to a stop that left a command), fleet.json
     # 'running', and d1, never told, ran to its end ("[d1] complete in 0.5 s")
-    p = harnessed(TERM_AT_SUBMIT, "run", "latency", *quick, "--runs-dir", str(runs), code=143)
+    p = _fleet_of_one_stopped_by_sigterm(TERM_AT_SUBMIT, tmp_path)
     assert "complete in" not in p.stdout, p.stdout
-    _, state = fleet_state(runs)
-    assert (state["state"], state["stopped_by"]) == ("interrupted", "SIGTERM") and state["ended"], state
-    [d1] = state["members"]
-    assert d1["state"] == "interrupted" and not (d1["pid"] and Path(f"/proc/{d1['pid']}").exists()), d1
 
 
 # `iolab ARGS` with several --target that gets Ctrl-C once each run has measured a cell, and a
