@@ -119,6 +119,16 @@ def called_programs() -> dict[str, set[str]]:
         for n in ast.walk(tree)
         if isinstance(n, ast.FunctionDef) and n.args.args and n.args.args[0].arg in ("argv", "cmd")
     }
+    # and a local name for one of them (`ask = run or host.run_command`)
+    runners |= {
+        t.id
+        for tree in files.values()
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Assign)
+        and any(isinstance(v, ast.Attribute) and v.attr in runners for v in ast.walk(n.value))
+        for t in n.targets
+        if isinstance(t, ast.Name)
+    }
     for f, tree in files.items():
         consts = {
             t.id: n.value.value

@@ -385,10 +385,12 @@ def watch(
     # own console ended the command with exit status 1 on the broken pipe
     url_host = f"[{host}]" if ":" in host else host  # an IPv6 address in a URL (RFC 3986)
     write_text(f"iolab watch: http://{url_host}:{bound}/ (Ctrl-C stops)\n", sys.stdout)
-    # Ctrl-C ends the server as it ends every command (docs/automation.md: exit status 130): the
-    # KeyboardInterrupt goes on to Typer, which exits 130 with nothing said. It was swallowed here
+    # Ctrl-C ends the server as it ends every command (docs/automation.md: exit status 130), with
+    # nothing said: it is how a watch is ended, not a command cut short. It was swallowed here
     # (exit 0), against the one documented rule.
     try:
         server.serve_forever(poll_interval=0.5)
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None
     finally:
         server.server_close()
