@@ -262,6 +262,13 @@ def test_tables_of_run_check_and_history_written_to_a_file_keep_every_cell_whole
     history = to_file("history", "ART RND 4KiB R/W 0/100")
     assert re.search(rf"\b{run}\b", history) and "sim:enterprise-sas?user_gb=" in history, history
     assert "…" not in checked + history
+    # on a terminal narrower than the table, a run id stays whole and copyable (it was folded
+    # mid-word below ~150 columns): the other columns give way, or each run becomes a block
+    for columns in (80, 100):
+        for args in (["runs"], ["history", "ART RND 4KiB R/W 0/100"]):
+            shown = _on_a_terminal([*args, "--runs-dir", str(runs)], columns)
+            assert re.search(rf"\b{base}\b", shown) and re.search(rf"\b{run}\b", shown), shown
+            assert max(len(line) for line in shown.splitlines()) <= columns, shown
 
 
 def _on_a_terminal(args: list[str], columns: int) -> str:

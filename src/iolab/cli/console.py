@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -68,6 +70,35 @@ class Console(rich.console.Console):
             self.file.flush()
         except BrokenPipeError:  # as Rich's own print would meet it (see the class)
             self.on_broken_pipe()
+
+
+def print_with_ids(console: Console, table: rich.table.Table, id_column: int) -> None:
+    """Print a table one of whose columns holds ids a reader copies into another command (run
+    ids): that column is never wrapped or folded ("20261201-212620-i" / "ops-enterprise-sa" /
+    "s" cannot be copied back). On a terminal too narrow for the ids whole beside every other
+    column's heading whole, each row is printed as a block instead: its id alone on a line, then
+    the other columns as "heading: value" lines (a table squeezed further folds every value)."""
+    ids = table.columns[id_column]
+    wide = console.options.update_width(1 << 16)
+    ids.no_wrap = True
+    ids.min_width = max((Measurement.get(console, wide, c).maximum for c in ids.cells), default=None)
+    # the least width at which the ids and the headings stay whole: the other columns' values
+    # left out of the measure, as they may fold
+    skeleton = copy.copy(table)
+    skeleton.columns = [c if c is ids else dataclasses.replace(c, _cells=[]) for c in table.columns]
+    if not console.is_terminal or Measurement.get(console, wide, skeleton).minimum <= console.width:
+        console.print(table)
+        return
+    if table.title:
+        console.print(table.title, style="italic")
+    others = [c for c in table.columns if c is not ids]
+    for row, key in enumerate(ids.cells):
+        console.print()
+        console.print(f"[bold]{key}[/]", soft_wrap=True)  # whole even on a terminal narrower than the id
+        for c in others:
+            value = " ".join(str(list(c.cells)[row]).split("\n"))
+            if value:
+                console.print(f"  {c.header}: {value}")
 
 
 def write_out(text: str) -> None:

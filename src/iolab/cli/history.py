@@ -12,7 +12,7 @@ from rich.markup import escape as esc
 from rich.table import Table
 
 from iolab.cli.auto import JSON_HELP, emit, want_json
-from iolab.cli.console import Console
+from iolab.cli.console import Console, print_with_ids
 from iolab.cli.runsdir import runs_dir_option
 from iolab.core.errors import Exit
 from iolab.core.units import num
@@ -74,7 +74,7 @@ def history(
                 esc(p.audit_text()),
                 num(p.value) if p.value is not None else "not measured",
             )
-    console.print(t)
+    print_with_ids(console, t, [c.header for c in t.columns].index("run"))
     for s in h.skipped:
         console.print(f"[yellow]skipped {esc(s['path'])}: {esc(s['reason'])}[/]", soft_wrap=True)
     written = None

@@ -26,7 +26,7 @@ from iolab.cli import repeats as cli_repeats
 from iolab.cli import simcmds as cli_sim
 from iolab.cli import traces as cli_traces
 from iolab.cli.auto import JSON_HELP, STEADY_HELP, emit, want_json
-from iolab.cli.console import Console
+from iolab.cli.console import Console, print_with_ids
 from iolab.cli.options import (
     TEST_HELP,
     RunArgs,
@@ -324,7 +324,7 @@ def runs(runs_dir: Optional[Path] = RunsDirOpt, json_out: bool = typer.Option(Fa
         return
     t = Table()
     for col in ("run", "test", "target", "state", "started", "compliant"):
-        t.add_column(col, overflow="fold")  # a run id cut with "…" cannot be typed back
+        t.add_column(col, overflow="fold")  # a value cut with "…" cannot be typed back; the ids stay whole
     found = list_runs(runs_dir)
     for r in found:
         state = f"[red]broken: {esc(r.problem)}[/]" if r.problem else esc(r.state)
@@ -332,7 +332,7 @@ def runs(runs_dir: Optional[Path] = RunsDirOpt, json_out: bool = typer.Option(Fa
         # reference that names it alone when a copy beside it holds the same id
         name = r.run_id if r.path.name == r.run_id else f"{r.run_id}\n(directory {r.path.name})"
         t.add_row(esc(name), esc(r.test), esc(r.target), state, esc(r.started), esc(compliance_text(r)))
-    console.print(t)
+    print_with_ids(console, t, 0)
     for r in found:
         if unknown := unknown_text(r.unknown):
             err.print(f"[yellow]{esc(r.run_id)}: {esc(unknown)}[/]", soft_wrap=True)
