@@ -213,6 +213,34 @@ def iolab(*args: str, timeout: float = 900, env: dict | None = None) -> subproce
     return subprocess.run([*IOLAB, *args], capture_output=True, text=True, timeout=timeout, env=e)
 
 
+def on_a_terminal(argv: list[str], columns: int) -> str:
+    """`argv` (an iolab command line) with its output on a terminal `columns` wide (a
+    pseudo-terminal), colours removed; the command must succeed."""
+    import fcntl
+    import pty
+    import re
+    import struct
+    import termios
+
+    main, sub = pty.openpty()
+    fcntl.ioctl(sub, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
+    e = {k: v for k, v in os.environ.items() if k not in ("IOLAB_RUNS", "TERMINAL_WIDTH")}
+    p = subprocess.Popen(argv, stdout=sub, stderr=sub, env={**e, "COLUMNS": str(columns)})
+    os.close(sub)
+    out = b""
+    while True:
+        try:
+            data = os.read(main, 1 << 16)
+        except OSError:  # EIO: the command ended and closed the terminal
+            break
+        if not data:
+            break
+        out += data
+    os.close(main)
+    assert p.wait(timeout=60) == 0, out.decode()
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.decode()).replace("\r", "")
+
+
 SMALL_SIM = "sim:enterprise-sas?user_gb=0.25"
 
 

@@ -14,7 +14,7 @@ import pytest
 from iolab.engines.sim import list_presets
 
 from .conftest import IOLAB as INSTALLED
-from .conftest import iolab
+from .conftest import iolab, on_a_terminal
 
 IOLAB = [sys.executable, "-c", "from iolab.cli.main import main; main()"]
 COMMANDS = [
@@ -266,35 +266,9 @@ def test_tables_of_run_check_and_history_written_to_a_file_keep_every_cell_whole
     # mid-word below ~150 columns): the other columns give way, or each run becomes a block
     for columns in (80, 100):
         for args in (["runs"], ["history", "ART RND 4KiB R/W 0/100"]):
-            shown = _on_a_terminal([*args, "--runs-dir", str(runs)], columns)
+            shown = on_a_terminal([*IOLAB, *args, "--runs-dir", str(runs)], columns)
             assert re.search(rf"\b{base}\b", shown) and re.search(rf"\b{run}\b", shown), shown
             assert max(len(line) for line in shown.splitlines()) <= columns, shown
-
-
-def _on_a_terminal(args: list[str], columns: int) -> str:
-    """`iolab ARGS` with its output on a terminal `columns` wide (a pseudo-terminal), colours removed."""
-    import fcntl
-    import pty
-    import struct
-    import termios
-
-    main, sub = pty.openpty()
-    fcntl.ioctl(sub, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
-    e = {k: v for k, v in os.environ.items() if k not in ("IOLAB_RUNS", "TERMINAL_WIDTH")}
-    p = subprocess.Popen([*IOLAB, *args], stdout=sub, stderr=sub, env={**e, "COLUMNS": str(columns)})
-    os.close(sub)
-    out = b""
-    while True:
-        try:
-            data = os.read(main, 1 << 16)
-        except OSError:  # EIO: the command ended and closed the terminal
-            break
-        if not data:
-            break
-        out += data
-    os.close(main)
-    assert p.wait(timeout=60) == 0
-    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.decode()).replace("\r", "")
 
 
 def _words(help_text: str) -> list[str]:
@@ -305,7 +279,7 @@ def _words(help_text: str) -> list[str]:
 @pytest.mark.parametrize("command", ["run", "resume", "check", "sim calibrate"])
 def test_help_fits_the_terminal_without_cutting_a_word(command, columns):
     # an 80-column terminal cut 10 cells of `run -h` ("--precondition-fac…", "file:PATH?size=8Gi…")
-    shown = _on_a_terminal([*command.split(), "-h"], columns)
+    shown = on_a_terminal([*IOLAB, *command.split(), "-h"], columns)
     assert "…" not in shown, shown
     assert max(map(len, shown.splitlines())) <= columns, shown
     # every word of the help, whole: the same words as the help written to a pipe

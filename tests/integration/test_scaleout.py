@@ -20,7 +20,7 @@ from iolab.engines.hostlist import Host
 from iolab.engines.merge import breakdown
 from iolab.store.runstore import RunStore
 
-from .conftest import IOLAB, default_signals, iolab
+from .conftest import IOLAB, default_signals, iolab, on_a_terminal
 from .netns import fio_hosts, kill_host
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root for network namespaces and loop devices")
@@ -380,6 +380,22 @@ def test_several_targets_are_compared_however_long_the_runs_directory_on_a_narro
     assert {ln.split("run directory: ", 1)[1] for ln in r.stdout.splitlines() if "] run directory: " in ln} == {
         str(p) for p in runs
     }
+
+
+def test_several_targets_lines_fit_the_terminal_they_are_printed_on(scratch):
+    # each line prefixed "[sim:enterprise-sas?user_gb=0.25&seed=1] " ran 300 characters wide on an
+    # 80-column terminal, which wrapped it under the other run's lines
+    a, b = (f"sim:enterprise-sas?user_gb=0.25&seed={n}" for n in (1, 2))
+    args = ("run", "latency", "--quick", "--cell-time", "100ms", "--max-rounds", "1", "--no-report")
+    shown = on_a_terminal([*IOLAB, *args, "-t", a, "-t", b, "--runs-dir", str(scratch / "runs")], 80)
+    lines = shown.splitlines()
+    # the one line that is not a run's: the compare command, whole to be copied
+    assert all(len(ln) <= 80 for ln in lines if not ln.startswith("comparison not written")), shown
+    # prefixes that would take a quarter of the width are numbered, with a legend
+    assert f"[1] is --target {a}" in lines and f"[2] is --target {b}" in lines, shown
+    assert any(ln.startswith("[1] ") and "main: round 1 done" in ln for ln in lines), shown
+    assert any(ln.startswith("[2] ") and "main: round 1 done" in ln for ln in lines), shown
+    assert any(ln.startswith("    ") for ln in lines), shown  # a long line's tail, folded under its prefix
 
 
 def printed_compare(stdout: str) -> list[str]:

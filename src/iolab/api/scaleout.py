@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -250,21 +251,33 @@ def _run_many(
     from iolab.core.stopdefer import CHILD_MAIN, stops_blocked
     from iolab.run.stopsignals import held_stop, stop_on_signals
 
+    from iolab.api.prefixlines import PrefixedLines
+
     procs: list[tuple[str, subprocess.Popen]] = []
     threads: list[threading.Thread] = []
     lock = threading.Lock()
+    out = PrefixedLines(target_specs, console.width if console.is_terminal else None)
+    err_out = PrefixedLines(target_specs, shutil.get_terminal_size().columns if sys.stderr.isatty() else None)
+    rooms = [r for r in (out.room, err_out.room) if r]
+    # a child writes to a pipe: told the room beside its prefix, it wraps its paragraphs to fit
+    child_env = dict(os.environ, **({"COLUMNS": str(min(rooms))} if rooms else {}))
 
-    def pump(spec: str, stream, err: bool) -> None:
+    def say(lines: list[str], err: bool) -> None:
+        for text in lines:
+            if err:
+                print(text, file=sys.stderr, flush=True)
+            else:
+                console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+    def pump(i: int, stream, err: bool) -> None:
         # Each child's stream to this process's own: its data (run directories, tables) to
         # stdout, its error paragraph and warnings to stderr, where a script reading stdout
         # does not take them for data.
         for line in stream:
-            line = line.rstrip("\n")
             with lock:
-                if err:
-                    print(f"[{spec}] {line}", file=sys.stderr, flush=True)
-                else:
-                    console.print(f"[{spec}] {line}", markup=False, highlight=False, soft_wrap=True)
+                say((err_out if err else out).lines(i, line.rstrip("\n")), err)
+
+    say(err_out.legend() or out.legend(), bool(err_out.legend()))
 
     stop = ChildStop(procs)
     # SIGTERM, SIGHUP and Ctrl-C stop the runs rather than this process alone: each child is
@@ -282,12 +295,12 @@ def _run_many(
                         stdout=subprocess.PIPE,
                         stderr=subprocess.PIPE,
                         text=True,
-                        env=dict(os.environ, **{RUN_DIRS_ENV: str(told / f"{i}.json")}),
+                        env=dict(child_env, **{RUN_DIRS_ENV: str(told / f"{i}.json")}),
                         process_group=0,
                     )
                     procs.append((spec, proc))
                     for stream, err in ((proc.stdout, False), (proc.stderr, True)):
-                        threads.append(threading.Thread(target=pump, args=(spec, stream, err), daemon=True))
+                        threads.append(threading.Thread(target=pump, args=(i, stream, err), daemon=True))
                         threads[-1].start()
                 held.release()
         except KeyboardInterrupt as e:  # stopped while starting them: start no more
