@@ -248,10 +248,9 @@ def run_many(
 def _run_many(
     target_specs: list[str], base: list[str], root: Path, console, told: Path, report_quiet: tuple[bool, bool]
 ) -> int:
+    from iolab.api.prefixlines import PrefixedLines
     from iolab.core.stopdefer import CHILD_MAIN, stops_blocked
     from iolab.run.stopsignals import held_stop, stop_on_signals
-
-    from iolab.api.prefixlines import PrefixedLines
 
     procs: list[tuple[str, subprocess.Popen]] = []
     threads: list[threading.Thread] = []
