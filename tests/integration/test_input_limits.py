@@ -39,13 +39,15 @@ def test_steady_min_writes_at_its_limit_is_taken(tmp_path):
     assert p.returncode == 0 and "after 1000× the tested capacity is written" in said, p.stdout + p.stderr
 
 
-@pytest.mark.parametrize("bound", ["1e300us", "10.5s", "10000001", "infms", "0us"])
+@pytest.mark.parametrize("bound", ["1e300us", "10.5s", "10000001", "infms", "0us", "1e-9us", "0.0009us"])
 def test_a_latency_bound_past_what_fio_measures_is_refused_at_set(bound, tmp_path):
-    """bound=1e300us stored a complete run whose report then raised OverflowError."""
+    """bound=1e300us stored a complete run whose report then raised OverflowError; 1e-9us, below
+    the nanosecond fio times IOs in, was taken and run."""
     runs = tmp_path / "runs"
     p = iolab("run", "latency-bound", "--quick", "-q", "--set", f"bound={bound}", "--runs-dir", str(runs))
     said = refused(p, runs)
-    assert f"--set bound='{bound}' (test latency-bound): give a latency greater than 0 and at most 10 s." in said
+    assert f"--set bound='{bound}' (test latency-bound): give a latency from 1 ns (0.001 µs: " in said, said
+    assert "no percentile is told from 0 below it) to 10 s." in said, said
 
 
 def test_a_stored_run_with_an_extreme_bound_still_gets_its_report(tmp_path):

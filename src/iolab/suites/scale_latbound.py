@@ -46,6 +46,14 @@ _US = {"us": 1.0, "µs": 1.0, "ms": 1e3, "s": 1e6}
 # (its last bin, fio_hist.bin_value(1855)): a bound above that no measured percentile can break,
 # so it is a slip of the keyboard (1e300us), not a bound; 10 s is far past any storage SLO.
 MAX_BOUND_US = 10e6
+# fio times each IO in whole nanoseconds, the width of its latency histogram's finest bins
+# (fio_hist.bin_value: bins 0-127 are 1 ns each): a percentile below 1 ns cannot be told from 0,
+# so a smaller bound (1e-9us) is broken by every step of every drive, a slip rather than a bound.
+MIN_BOUND_US = 1e-3
+_LIMITS = (
+    f"1 ns ({given(MIN_BOUND_US)} µs: fio times IOs in whole nanoseconds, no percentile is told from 0 below it) "
+    f"to {given(MAX_BOUND_US / 1e6)} s"
+)
 
 
 def _bound_us(text: str) -> float:
@@ -56,8 +64,8 @@ def _bound_us(text: str) -> float:
         v = float(t[: len(t) - len(unit)]) * _US.get(unit, 1.0)
     except ValueError:
         raise ValueError("give a latency such as 700us, 1ms or 700 (µs)") from None
-    if not math.isfinite(v) or not 0 < v <= MAX_BOUND_US:
-        raise ValueError(f"give a latency greater than 0 and at most {given(MAX_BOUND_US / 1e6)} s")
+    if not math.isfinite(v) or not MIN_BOUND_US <= v <= MAX_BOUND_US:
+        raise ValueError(f"give a latency from {_LIMITS}")
     return v
 
 
@@ -114,7 +122,8 @@ PARAMS = (
     tp.Param(
         "bound",
         1000.0,
-        f"latency bound (e.g. 1ms, 700us; a bare number is µs), above 0 and at most {MAX_BOUND_US / 1e6:g} s",
+        f"latency bound (e.g. 1ms, 700us; a bare number is µs), from 1 ns ({given(MIN_BOUND_US)} µs) to "
+        f"{given(MAX_BOUND_US / 1e6)} s",
         _bound_us,
         _show_us,
         "the published scale-out reference point (p99 < 1 ms)",
