@@ -94,7 +94,7 @@ def test_latency_demand_on_a_file_meets_low_demands_and_stops_at_impossible_ones
         # A file meets 2,000 IOPS, but on a busy machine fio's one-second hold of it can fall
         # more than 20 % short (a stall near its end leaves no time to catch up): the rule then
         # says 1,000, and the ramp stops a step sooner. Either way, the millions are never met.
-        top = d[ramp]["chosen"]["max_sustainable_iops"]
+        top = d[ramp]["chosen"]["demand_iops"]
         assert top in (1000, 2000), d[ramp]
         assert 0.8 <= d[ramp]["chosen"]["delivered_iops"] / top <= 1.05  # fio held the rate limit
         # two short steps in a row end the ramp: the 8 M step never ran
@@ -111,17 +111,18 @@ def test_latency_demand_on_a_file_meets_low_demands_and_stops_at_impossible_ones
 
 def test_latency_demand_read_ramp_stops_at_the_simulated_read_limit(tmp_path):
     m, html = run("latency-demand", SIM, tmp_path / "runs", "--set", "demand=5000:5000:2000000")  # the default steps
-    read = decisions(m)["read ramp"]["chosen"]["max_sustainable_iops"]
+    read = decisions(m)["read ramp"]["chosen"]["demand_iops"]
     # enterprise-sas is calibrated to a read ramp saturating near 80,000 IOPS (±15 %)
     assert 68_000 <= read <= 92_000, read
-    assert f"maximum sustainable IOPS {read:,}" in html
+    assert f"(delivered at a demand of {read:,}" in html
     # a bisection after the ramp refines its figure: the ramp's own is its highest step met, and
     # "maximum sustainable IOPS" in that paragraph is the bisection's alone
     ramp = re.search(r"The drive can no longer meet the increase in IOPS demand[^<]*", html)
     assert ramp, html
     if "Bisection between the steps" in ramp.group(0):
         assert (
-            f"highest ramp step met {read:,}" in ramp.group(0) and ramp.group(0).count("maximum sustainable IOPS") == 1
+            re.search(rf"highest ramp step met [\d,]+ \(delivered at a demand of {read:,};", ramp.group(0))
+            and ramp.group(0).count("maximum sustainable IOPS") == 1
         )
 
 
@@ -186,7 +187,7 @@ def test_latency_demand_quick_bisects_between_its_steps(tmp_path):
     d = decisions(m)
     found = {}
     for ramp in ("read ramp", "write ramp"):
-        lo, hi = d[ramp]["chosen"]["max_sustainable_iops"], None
+        lo, hi = d[ramp]["chosen"]["demand_iops"], None
         for k in (1, 2, 3):
             step = d[f"{ramp}: bisection {k}"]
             rate = step["chosen"]["demand_iops"]
@@ -194,8 +195,9 @@ def test_latency_demand_quick_bisects_between_its_steps(tmp_path):
             met = f"{rate:,} met" in html
             assert met or f"{rate:,} short" in html
             lo, hi = (rate, hi) if met else (lo, rate)
-        assert f"maximum sustainable IOPS {lo:,}." in html  # the bisection's answer, not the ramp's
-        found[ramp] = (d[ramp]["chosen"]["max_sustainable_iops"], lo)
+        # the bisection's answer, not the ramp's
+        assert re.search(rf"maximum sustainable IOPS [\d,]+ \(delivered at a demand of {lo:,}\)\.", html)
+        found[ramp] = (d[ramp]["chosen"]["demand_iops"], lo)
     ramp_read, read = found["read ramp"]
     assert ramp_read == 64_000 and 75_000 <= read <= 92_000, found
 
@@ -241,7 +243,7 @@ def test_latency_demand_on_a_file_with_cells_shorter_than_the_settle(tmp_path):
     m = json.loads((run_dir / "manifest.json").read_text())
     # 1000 IOPS held within 20 %, or (a machine too loaded to hold even that in 200 ms) none: either
     # way the step was measured, which is what failed (below); the rate is the machine's, not iolab's
-    assert decisions(m)["read ramp"]["chosen"].get("max_sustainable_iops", 1000) == 1000
+    assert decisions(m)["read ramp"]["chosen"].get("demand_iops", 1000) == 1000
     [first] = (run_dir / "raw").glob("read_ramp-r01-c00-*IOPS_demanded.json")
     warm = first.with_name(first.name.replace(".json", ".warmup.json"))
     assert "ramp_time" not in first.with_suffix(".fio").read_text()
@@ -296,9 +298,11 @@ def test_a_ramp_that_ran_out_of_demands_takes_its_answer_from_the_bisection(tmp_
         assert len(tried) == 3, steps
         met = [int(d.replace(",", "")) for d, how in tried if how == "within"]
         shorts = sorted(int(d.replace(",", "")) for d, how in tried if how == "short") + [4_000_000]
-        row = re.search(rf"max sustainable {ramp} IOPS │ ([\d,]+) │", shown)
+        row = re.search(rf"{ramp} demand at max sustainable │ ([\d,]+) │", shown)
         assert row is not None, shown  # a figure, not "—"
         answer = int(row[1].replace(",", ""))
+        delivered = re.search(rf"max sustainable {ramp} IOPS │ ([\d,]+) │", shown)
+        assert delivered is not None and 0.98 * answer <= int(delivered[1].replace(",", "")) <= 1.02 * answer
         # the highest demand met, with the rule's two short steps above it
         assert met and answer == max(met) and len([d for d in shorts if d > answer]) >= 2, (answer, tried)
     assert "bisection, judged by demand-shortfall(tolerance=0.02, steps=2)" in shown, shown

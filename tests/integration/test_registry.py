@@ -128,11 +128,11 @@ def test_a_registered_test_appears_in_run_show_report_compare_export_and_fio_job
     assert manifest["plan"]["phases"][0]["stop_rule"]["name"] == "demand-shortfall"
     [decision] = manifest["decisions"]
     assert decision["rule"] == {"name": "demand-shortfall", "tolerance": 0.02, "steps": 2}
-    assert decision["cell"] == "400000 IOPS demanded" and decision["chosen"]["max_sustainable_iops"] == 100000
+    assert decision["cell"] == "400000 IOPS demanded" and decision["chosen"]["demand_iops"] == 100000
     outcome = decision["outcome"]
     assert re.match(
         r"delivered [\d,]+ IOPS at a demand of 400,000 \(-7\d\.\d %\) for 2 steps: maximum "
-        r"sustainable IOPS 100,000",
+        r"sustainable IOPS [\d,]+ \(delivered at a demand of 100,000,",
         outcome,
     ), outcome
 
@@ -142,7 +142,7 @@ def test_a_registered_test_appears_in_run_show_report_compare_export_and_fio_job
         assert f"{d} IOPS demanded" in shown, shown
     assert "800000 IOPS demanded" not in shown
     assert "block size" not in shown
-    assert "demand-shortfall" in shown and "maximum sustainable IOPS 100,000" in " ".join(shown.split())
+    assert "demand-shortfall" in shown and "(delivered at a demand of 100,000," in " ".join(shown.split())
 
     # report: headed by its own family and title, not the PTS's
     cli("report", str(a), "--out", str(tmp_path / "rep"))
@@ -152,7 +152,7 @@ def test_a_registered_test_appears_in_run_show_report_compare_export_and_fio_job
     assert "Read Latency vs Demand" in html
     for d in MEASURED:
         assert f"{d} IOPS demanded" in html
-    assert "maximum sustainable IOPS 100,000" in html  # Run Details: the decision
+    assert "(delivered at a demand of 100,000," in html  # Run Details: the decision
 
     # compare: a second run (standing for a second drive), its key figure ranked (higher is better)
     b = run_ramp(runs)

@@ -135,7 +135,7 @@ def test_key_figures_and_pages_read_the_ramps_stored_decision(tmp_path):
     store = RunStore.open(run)
     phases = summarise(store)
     ramps = [d for ph in phases for d in ph.decisions if d["rule"]["name"] == "demand-shortfall" and "label" not in d]
-    assert [d["chosen"]["max_sustainable_iops"] for d in ramps] == [2000, 2000]
+    assert [(d["chosen"]["demand_iops"], d["chosen"]["delivered_iops"]) for d in ramps] == [(2000, 1800)] * 2
     # bisection between 2,000 (met) and 3,000 (short) at geometric means: 2,450, 2,210, both short; then
     # 2,100 would lie within 10 % of 2,000 and 2,210, and 2,000 was delivered 10 % short: not run, and said
     halved = [d["chosen"]["demand_iops"] for ph in phases for d in ph.decisions if d.get("label") == "bisection"]
@@ -143,14 +143,17 @@ def test_key_figures_and_pages_read_the_ramps_stored_decision(tmp_path):
     stopped = [d["outcome"] for d in store.manifest.decisions if d.get("label") == "bisection" and not d["chosen"]]
     assert len(stopped) == 2 and all("a step of 2,100 IOPS would lie within 10 % of 2,000" in o for o in stopped)
     figures = {m.name: m.get(phases) for m in comparisons.key_metrics("latency-demand", [phases])}
-    assert figures["max sustainable read IOPS"] == figures["max sustainable write IOPS"] == 2000
+    # the headline is what the step delivered (it read the demand, 2,000), the demand its own figure
+    assert figures["max sustainable read IOPS"] == figures["max sustainable write IOPS"] == 1800
+    assert figures["read demand at max sustainable"] == figures["write demand at max sustainable"] == 2000
     assert figures["read latency at max sustainable"] is not None
     text = " ".join(
         b.paragraphs[0] for p in demand_pages(RunData.load(run, run)) for b in p.blocks if hasattr(b, "paragraphs")
     )
     # the ramp's figure is its highest step met; the bisection after it gives the maximum
-    assert text.count("no longer meet the increase in IOPS demand at 3,000 IOPS: highest ramp step met 2,000") == 2
-    assert text.count("2,450 short, 2,210 short; maximum sustainable IOPS 2,000.") == 2
+    met = "no longer meet the increase in IOPS demand at 3,000 IOPS: highest ramp step met 1,800 (delivered at a demand"
+    assert text.count(met + " of 2,000; rule:") == 2
+    assert text.count("2,450 short, 2,210 short; maximum sustainable IOPS 1,800 (delivered at a demand of 2,000).") == 2
     assert "tolerance 20 %" in text or "20 %" in text
 
 

@@ -55,9 +55,10 @@ def test_demand_shortfall_fires_after_its_steps_of_unmet_demand_and_names_the_hi
     assert rule.check("p", demand((1000, 1000), (2000, 1990), (4000, 3000))) is None  # one short step
     d = rule.check("p", demand((1000, 1000), (2000, 1990), (4000, 3000), (8000, 3100)))
     assert d is not None and d.cell == "8000 demanded" and d.round == 1
-    assert d.chosen == {"max_sustainable_iops": 2000, "delivered_iops": 1990}
+    assert d.chosen == {"demand_iops": 2000, "delivered_iops": 1990}
     assert d.outcome.startswith(
-        "delivered 3,100 IOPS at a demand of 8,000 (-61.3 %) for 2 steps: maximum sustainable IOPS 2,000"
+        "delivered 3,100 IOPS at a demand of 8,000 (-61.3 %) for 2 steps: maximum sustainable IOPS 1,990 (delivered at "
+        "a demand of 2,000,"
     )
 
 

@@ -168,7 +168,9 @@ def _steps(value: object, what: str) -> int:
 @dataclass(frozen=True)
 class DemandShortfall:
     """A demand ramp ends once `steps` cells in a row delivered less than their demanded
-    IOPS by more than `tolerance`; the maximum sustainable IOPS is the highest demand met."""
+    IOPS by more than `tolerance`; the maximum sustainable IOPS is what the step of the highest
+    demand met delivered (chosen: "demand_iops" and "delivered_iops"; older runs stored the demand
+    as "max_sustainable_iops", which pages/report/char_demand.chosen_demand reads too)."""
 
     name: ClassVar[str] = "demand-shortfall"
     tolerance: float = 0.02
@@ -195,13 +197,14 @@ class DemandShortfall:
             f"delivered {num(s.iops)} IOPS at a demand of {num(s.demand_iops)} "
             f"({(s.iops / s.demand - 1) * 100:+.1f} %) for {counted(self.steps, 'step')}: "
             + (
-                f"maximum sustainable IOPS {num(met.demand_iops)} (the highest demand met within "
-                f"{share_text(self.tolerance)}, delivered {num(met.iops)})"
+                # the figure is what the step delivered; its demand is a setting, named as one
+                f"maximum sustainable IOPS {num(met.iops)} (delivered at a demand of {num(met.demand_iops)}, the "
+                f"highest demand met within {share_text(self.tolerance)})"
                 if met is not None
                 else "no demand was met, so no sustainable rate was found"
             )
         )
-        chosen = {"max_sustainable_iops": met.demand_iops, "delivered_iops": met.iops} if met else {}
+        chosen = {"demand_iops": met.demand_iops, "delivered_iops": met.iops} if met else {}
         return Decision(phase, rule_record(self), outcome, chosen, s.round, s.key)
 
     def _short(self, s: Sample) -> bool:

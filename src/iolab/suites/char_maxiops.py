@@ -20,15 +20,8 @@ from iolab.core.plan import Cell, Deferred, Phase, Profile, TestPlan
 from iolab.core.units import KiB, counted
 from iolab.core.workload import Workload
 from iolab.figures.compare import KeyMetric
-from iolab.pages.report.char_demand import (
-    SEARCHES,
-    maxiops_view,
-    ramp_phase,
-    rounds_mean,
-    rounds_phase,
-    search_phase,
-    threads_phase,
-)
+from iolab.pages.report.char_demand import SEARCHES, ramp_phase, rounds_mean, rounds_phase, search_phase, threads_phase
+from iolab.pages.report.char_maxiops import maxiops_view
 from iolab.suites import active_fraction, no_input, tested_capacity
 from iolab.suites import characterise_common as cc
 from iolab.suites.char_demand import WARMUP
@@ -293,13 +286,13 @@ def key_figures(runs: Runs = ()) -> Metrics:
 # The report's pages and the comparison's overlays (their plots) are imported when a report or
 # a comparison is built: not by a run without a report, `iolab show` or `iolab tests`.
 def pages(run: RunData) -> list[Page]:
-    from iolab.pages.report.char_demand import maxiops_pages
+    from iolab.pages.report.char_maxiops import maxiops_pages
 
     return maxiops_pages(run)
 
 
 def overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
-    from iolab.pages.report.char_demand import maxiops_overlays
+    from iolab.pages.report.char_maxiops import maxiops_overlays
 
     return maxiops_overlays(runs, labels)
 

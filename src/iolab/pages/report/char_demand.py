@@ -21,7 +21,7 @@ from iolab.figures.compare import cell_percentile
 from iolab.figures.summary import CellAverage, PhaseSummary
 from iolab.pages.report.char_endurance import endurance_pages
 from iolab.pages.report.char_series import preconditioning_pages
-from iolab.pages.report.model import Block, Figure, Page, Table, Text
+from iolab.pages.report.model import Figure, Page, Table, Text
 from iolab.pages.report.plot_style import Series
 from iolab.pages.report.rundata import RunData
 from iolab.pages.report.rwsw_plots import Panel, panels
@@ -69,7 +69,7 @@ def sustainable(ph: PhaseSummary | None, what: str = "maximum sustainable IOPS")
         d = decided[-1]
         rule = rule_from(d["rule"])
         n = rule.steps if isinstance(rule, DemandShortfall) else 1  # `decided` holds this rule's decisions
-        top = d["chosen"].get("max_sustainable_iops")
+        top = chosen_demand(d["chosen"])
         if top is None:
             return None, f"{ph.phase.name}: no demand was met ({d['outcome']})"
         # the first of the steps that fell short: `steps` cells before and including the deciding one
@@ -77,11 +77,30 @@ def sustainable(ph: PhaseSummary | None, what: str = "maximum sustainable IOPS")
         short = f" at {num(samples[at - n + 1].demand_iops)} IOPS" if at is not None and at >= n - 1 else ""
         return top, (
             f"The drive can no longer meet the increase in IOPS demand{short}: {what} "
-            f"{num(top)} (delivered {num(d['chosen']['delivered_iops'])}; rule: {rule.describe()})."
+            f"{num(d['chosen']['delivered_iops'])} (delivered at a demand of {num(top)}; rule: {rule.describe()})."
         )
     if not samples:
         return None, "not measured"
     return None, undecided_text(samples[-1])
+
+
+def chosen_demand(chosen: dict[str, Any]) -> float | None:
+    """The demand a DemandShortfall decision chose (older runs stored it as "max_sustainable_iops")."""
+    return chosen.get("demand_iops", chosen.get("max_sustainable_iops"))
+
+
+def top_step(phases: Sequence[PhaseSummary], name: str) -> tuple[Sample, CellAverage] | None:
+    """Ramp `name`'s step at its maximum sustainable demand (`refined`), among the ramp's and its
+    bisection's steps: what it delivered is the maximum sustainable IOPS, the demand its setting."""
+    demand, ph = refined(phases, name)[0], ramp_phase(phases, name)
+    every = [x for p in ([ph] if ph else []) + halves(phases, name) for x in steps(p)]
+    return next((x for x in every if x[0].demand_iops == demand), None) if demand else None
+
+
+def _answer(samples: Sequence[Sample], demand: float | None) -> str:
+    """'maximum sustainable IOPS 85,549 (delivered at a demand of 87,100)': the measured figure first."""
+    got = next((s.iops for s in samples if s.demand_iops == demand), None)
+    return f"maximum sustainable IOPS {num(got)} (delivered at a demand of {num(demand)})"
 
 
 def undecided_text(last: Sample) -> str:
@@ -102,7 +121,7 @@ def rounds_mean(ph: PhaseSummary | None) -> float | None:
     return sum(r.iops for r in ph.rows) / len(ph.rows) if ph is not None and ph.rows else None
 
 
-def _series(name: str, pts: list[tuple[float | None, float | None]]) -> Series:
+def plot_series(name: str, pts: list[tuple[float | None, float | None]]) -> Series:
     known = [(x, y) for x, y in pts if x is not None and y is not None]
     return Series(name, *map(tuple, zip(*known))) if known else Series(name, (), ())
 
@@ -134,11 +153,11 @@ def refined(phases: Sequence[PhaseSummary], name: str) -> tuple[float | None, st
     tried = ", ".join(f"{num(s.demand_iops)} {'met' if rule.met(s) else 'short'}" for s in halved)
     if decided:
         best = max((s.demand_iops for s in ramp + halved if s.demand_iops and rule.met(s)), default=None)
-        return best, f"{verdict} Bisection between the steps: {tried}; maximum sustainable IOPS {num(best)}."
+        return best, f"{verdict} Bisection between the steps: {tried}; {_answer(ramp + halved, best)}."
     # The ramp ran out of planned demands with fewer short steps in a row than its rule needs; the
     # bisection's steps may supply them: the rule decides on every step tried, in demand order.
     d = rule.check(name, sorted((s for s in ramp + halved if s.demand_iops), key=lambda s: s.demand_iops or 0.0))
-    best = d.chosen.get("max_sustainable_iops") if d is not None else None
+    best = chosen_demand(d.chosen) if d is not None else None
     if best is None:
         return None, (
             f"{verdict} Bisection between the steps: {tried}; fewer than {counted(rule.steps, 'step')} above the "
@@ -147,7 +166,7 @@ def refined(phases: Sequence[PhaseSummary], name: str) -> tuple[float | None, st
     return best, (
         f"{verdict} Bisection between the steps: {tried}. Over the ramp's and the bisection's steps together, "
         f"the {counted(rule.steps, 'step')} tried above {num(best)} IOPS all fell short ({rule.describe()}): "
-        f"maximum sustainable IOPS {num(best)}."
+        f"{_answer(ramp + halved, best)}."
     )
 
 
@@ -233,19 +252,19 @@ def _demand_plot(st: list[tuple[Sample, CellAverage]]) -> Drawing:
                 "delivered vs demanded IOPS",
                 "IOPS",
                 (
-                    _series("delivered", [(d, c.iops) for d, (_, c) in zip(demand, st)]),
-                    _series("demanded", [(d, d) for d in demand]),
+                    plot_series("delivered", [(d, c.iops) for d, (_, c) in zip(demand, st)]),
+                    plot_series("demanded", [(d, d) for d in demand]),
                 ),
             ),
             Panel(
                 "average latency vs demand",
                 "latency (µs)",
-                (_series("average", [(d, c.lat_mean_us) for d, (_, c) in zip(demand, st)]),),
+                (plot_series("average", [(d, c.lat_mean_us) for d, (_, c) in zip(demand, st)]),),
             ),
             Panel(
                 "maximum latency vs demand",
                 "latency (µs)",
-                (_series("maximum", [(d, c.lat_max_us) for d, (_, c) in zip(demand, st)]),),
+                (plot_series("maximum", [(d, c.lat_max_us) for d, (_, c) in zip(demand, st)]),),
                 logy=True,
             ),
         ],
@@ -261,8 +280,8 @@ def demand_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
         for r, lab in zip(runs, labels):
             ph = r.phase(name)
             st = steps(ph) if ph is not None else []
-            delivered.append(_series(lab, [(s.demand_iops, c.iops) for s, c in st]))
-            avg.append(_series(lab, [(s.demand_iops, c.lat_mean_us) for s, c in st]))
+            delivered.append(plot_series(lab, [(s.demand_iops, c.iops) for s, c in st]))
+            avg.append(plot_series(lab, [(s.demand_iops, c.lat_mean_us) for s, c in st]))
         if not any(s.x for s in delivered):
             continue
         src = f"Source: each run's results.db, phase {name!r}: one cell per demanded rate."
@@ -319,173 +338,3 @@ def halfway_text(ph: PhaseSummary) -> str:
         + f" the {share_text(rule.tolerance)} tolerance: {'met' if rule.met(s) else 'not met'}. The answer of "
         "the ramp and its bisection is in the key figures."
     )
-
-
-# -- maximum IOPS -----------------------------------------------------------------------------
-
-
-def _optimum(rounds: PhaseSummary | None, fallback: str) -> str:
-    """Where the rounds ran: the stored workload of their cells (threads × QD)."""
-    if rounds is not None and rounds.rows:
-        w = rounds.rows[0].workload
-        return f"TC{w['threads']}/QD{w['queue_depth']}"
-    return fallback
-
-
-def _captions(run: RunData, op: str, where: str) -> tuple[str, str]:
-    """The searches' figure's source with their decisions, and the rounds' figure's own."""
-    decided = [
-        d["outcome"]
-        for d in run.manifest.decisions
-        if d.get("phase") in (search_phase(op), threads_phase(op), rounds_phase(op))
-    ]
-    src = (
-        f"Source: results.db table cells, phases {search_phase(op)!r}, {threads_phase(op)!r} (one cell per "
-        f"outstanding IO) and {rounds_phase(op)!r} (one cell per round)."
-        # an outcome is a clause without its full stop: each ends its own sentence
-        + "".join(f" Decision: {d.rstrip('. ')}." for d in decided)
-    )
-    # the rounds' figure names its own phase; the searches' decisions are under the figure above
-    rsrc = (
-        f"Source: results.db table cells, phase {rounds_phase(op)!r} (one cell per round) at {where}, "
-        "the optimum the searches chose (their decisions are under the figure above)."
-    )
-    return src, rsrc
-
-
-def _table_rows(
-    st: list[tuple[Sample, CellAverage]], tst: list[tuple[Sample, CellAverage]], rounds: PhaseSummary | None
-) -> tuple[tuple[str, ...], ...]:
-    """Each search step and round once, under the step that measured it: the thread search
-    starts at one thread at the queue depth the first search chose, so that point is measured
-    twice, and its second row says so (a bare second "TC1/QD1" read as a row printed twice)."""
-    rows, seen = [], set()
-    for step, pts in (("queue-depth search", st), ("thread-count search", tst)):
-        for s, c in pts:
-            label = c.mix or s.key
-            again = " (measured again: the thread-count search starts here)" if label in seen else ""
-            seen.add(label)
-            rows.append((step, label + again, str(s.outstanding), num(c.iops), num(c.lat_mean_us), num(c.lat_max_us)))
-    for r in rounds.rows if rounds is not None else ():
-        w = r.workload
-        rows.append(
-            (
-                f"round {r.round} at the optimum",
-                f"TC{w['threads']}/QD{w['queue_depth']}",
-                str(w["threads"] * w["queue_depth"]),
-                num(r.iops),
-                num(r.lat_mean_us),
-                num(r.lat_max_us),
-            )
-        )
-    return tuple(rows)
-
-
-def maxiops_pages(run: RunData) -> list[Page]:
-    pages = preconditioning_pages(run)
-    for op, _ in SEARCHES:
-        search, rounds = run.phase(search_phase(op)), run.phase(rounds_phase(op))
-        threads = run.phase(threads_phase(op))  # absent in runs stored before the thread search
-        if search is None or not search.rows:
-            pages.append(
-                Page(f"Maximum IOPS — {op}", (Text((f"The {op} search was not reached (see Run Details).",)),))
-            )
-            continue
-        st, tst = steps(search), steps(threads) if threads is not None else []
-        best, best_cell = max(st + tst, key=lambda sc: sc[0].iops)
-        label = best_cell.mix or best.key  # threads × QD (the thread search's keys name no QD)
-        where = _optimum(rounds, label)
-        mean = rounds_mean(rounds)
-        verdict = f"Most {op} IOPS in the searches at {label} ({num(best.iops)} IOPS); " + (
-            f"{counted(len(rounds.rows), 'round')} at {where} averaged {num(mean)} IOPS."
-            if mean is not None and rounds is not None
-            else "the rounds at the optimum were not measured."
-        )
-        src, rsrc = _captions(run, op, where)
-        curves = [_series("queue-depth search", [(float(s.outstanding), c.iops) for s, c in st])]
-        if tst and threads is not None:
-            curves.append(
-                _series(
-                    f"thread search at QD{threads.rows[0].workload['queue_depth']}",
-                    [(float(s.outstanding), c.iops) for s, c in tst],
-                )
-            )
-        items = [Panel(f"{op} IOPS vs outstanding IO (searches)", "IOPS", tuple(curves))]
-        png = panels(items, "outstanding IO (threads × QD, log scale)", 80, logx2=True)
-        blocks: list[Block] = [
-            Text((verdict,)),
-            Figure(f"RND 4 KiB {op}s: the queue-depth and thread-count searches", png, src),
-        ]
-        if rounds is not None and rounds.rows:
-            rpng = panels(
-                [
-                    Panel(
-                        f"{op} IOPS per round at {where}",
-                        "IOPS",
-                        (_series("IOPS", [(float(r.round), r.iops) for r in rounds.rows]),),
-                    )
-                ],
-                "round",
-                60,
-            )
-            blocks.append(Figure(f"Rounds at the optimum ({where})", rpng, rsrc))
-        pages.append(Page(f"Maximum IOPS — {op}", tuple(blocks)))
-        searched = [*search.rows, *(threads.rows if threads else ()), *(rounds.rows if rounds else ())]
-        pages += table_pages(
-            f"Tabular Results — {op}",
-            [
-                Table(
-                    f"{op}: queue-depth search, thread-count search, then the rounds at the optimum",
-                    ("step", "TC/QD", "outstanding IO", "IOPS", "average (µs)", "maximum (µs)"),
-                    _table_rows(st, tst, rounds),
-                    src,
-                    run.raw_links(searched) + run.store_links(),
-                )
-            ],
-        )
-    return pages + endurance_pages(run)
-
-
-def maxiops_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
-    items = []
-    for op, _ in SEARCHES:
-        for name in (search_phase(op), threads_phase(op)):
-            lines = []
-            for r, lab in zip(runs, labels):
-                ph = r.phase(name)
-                lines.append(_series(lab, [(float(s.outstanding), c.iops) for s, c in (steps(ph) if ph else [])]))
-            if any(s.x for s in lines):
-                items.append(Panel(f"{name}: IOPS vs outstanding IO", "IOPS", tuple(lines)))
-    if not items:
-        return []
-    src = "Source: each run's results.db, the phases of the queue-depth and thread-count searches."
-    return [
-        Page(
-            "Maximum IOPS — searches per drive",
-            (
-                Figure(
-                    "IOPS vs outstanding IO, one line per drive",
-                    panels(items, "outstanding IO (log scale)", 170, logx2=True),
-                    src,
-                ),
-            ),
-        )
-    ]
-
-
-def maxiops_view(ph: PhaseSummary, console: Console) -> None:
-    t = RichTable(title=escape(ph.phase.name), title_justify="left")
-    where = [f"TC{r.workload['threads']}/QD{r.workload['queue_depth']}" for r in ph.rows]
-    # the queue-depth search names each cell by its TC/QD: one column, not the same one twice
-    named = any(r.cell_key != w for r, w in zip(ph.rows, where))
-    for col in ("cell", "threads/QD", "round", "IOPS", "avg µs", "max µs")[0 if named else 1 :]:
-        t.add_column(col, justify="right")
-    for r, w in zip(ph.rows, where):
-        row = (w, str(r.round), num(r.iops), num(r.lat_mean_us), num(r.lat_max_us))
-        t.add_row(*((escape(r.cell_key),) if named else ()), *row)
-    console.print(t)
-    if ph.rows and ph.phase.name.endswith("search"):
-        best = max(ph.rows, key=lambda r: r.iops)
-        console.print(
-            f"most IOPS at TC{best.workload['threads']}/QD{best.workload['queue_depth']}: {num(best.iops)} IOPS"
-        )
