@@ -9,6 +9,8 @@ import html
 import json
 import re
 
+import pytest
+
 from iolab.pages.compare_pages.pts2 import hir_overlays
 from iolab.pages.report.model import Table
 from iolab.pages.report.pts import wsat_pages
@@ -59,6 +61,14 @@ def test_xsr_key_figure_uses_the_runs_recovery_tolerance(tmp_path):
     out = _flat(p.stdout.replace("│", " "))
     # main: "recovery to 95 % of group 1 mean TP", computed with 5 % whatever was set
     assert "Group 3 recovery to 80 % of group 1 mean TP" in out and "95 %" not in out
+    # in seconds, not "0.04322 min" for a recovery of 2.6 s; --json: a plain number, unit "s"
+    shown = re.search(r"Group 3 recovery to 80 % of group 1 mean TP +([\d.,]+)(?: \(([\d.]+ (min|h))\))? +(\S+) ", out)
+    assert shown and shown[4] == "s", out
+    [run] = [d for d in tmp_path.iterdir() if d.is_dir()]
+    figures = json.loads(iolab("show", str(run), "--json").stdout)["runs"][0]["figures"]
+    [rec] = [f for f in figures if f["name"].startswith("Group 3 recovery")]
+    assert rec["unit"] == "s" and isinstance(rec["value"], float), rec
+    assert float(shown[1].replace(",", "")) == pytest.approx(rec["value"], rel=1e-3)
 
 
 def test_a_window_that_passes_but_is_refused_on_evidence_is_not_called_steady(tmp_path):

@@ -108,3 +108,23 @@ def test_float_noise_prints_as_zero():
 )
 def test_a_number_a_user_gave_prints_the_digits_given(v, text):
     assert given(v) == text
+
+
+@pytest.mark.parametrize(
+    "seconds, key_figure, sentence",
+    [
+        (2.5931, "2.593", "2.59 s"),  # "0.04322 min" in the key figures and the XSR page
+        (119.0, "119.0", "119 s"),
+        (1800.0, "1,800 (30.0 min)", "30.0 min"),
+        (None, "—", None),
+    ],
+)
+def test_a_recovery_time_is_printed_in_the_unit_of_its_magnitude(seconds, key_figure, sentence):
+    from iolab.figures.points import Recovery
+    from iolab.pages.report.xsr import _when
+    from iolab.suites.pts_xsr import key_figures
+
+    [recovery] = [m for m in key_figures() if m.name.startswith("Group 3 recovery")]
+    assert recovery.unit == "s" and recovery.fmt(seconds) == key_figure
+    if sentence is not None:
+        assert _when(Recovery(100.0, seconds / 60, 3)).startswith(f"{sentence} (interval 3;")

@@ -11,7 +11,7 @@ from iolab.core.plan import Cell, Phase, Profile, TestPlan, Tracking
 from iolab.core.testparams import Param, choice, given, parameter_rows, seconds, show_seconds, values
 from iolab.core.units import KiB, counted, duration, share_text
 from iolab.core.workload import Access, Workload
-from iolab.figures.compare import KeyMetric
+from iolab.figures.compare import DurationMetric, KeyMetric
 from iolab.figures.compare.pts2 import GROUPS, SETTLE_WINDOW, xsr_groups, xsr_result
 from iolab.figures.points import RECOVERY_TOLERANCE, SETTLE_TOLERANCE
 from iolab.figures.summary import PhaseSummary
@@ -151,12 +151,12 @@ def _tolerance(phases: list[PhaseSummary]) -> float:
 
 
 class _Recovery:
-    """Group 3's recovery time; `unmeasured` says why there is none where group 3 ran and never
+    """Group 3's recovery time in seconds; `unmeasured` says why there is none where group 3 ran and never
     came within the tolerance of group 1's mean (a bare "—" read as a figure lost)."""
 
     def __call__(self, phases: list[PhaseSummary]) -> float | None:
         r = xsr_result(phases, _tolerance(phases)).recovered
-        return None if r is None else r.minutes
+        return None if r is None or r.minutes is None else r.minutes * 60
 
     def unmeasured(self, phases: list[PhaseSummary]) -> str:
         res = xsr_result(phases, _tolerance(phases))
@@ -185,7 +185,7 @@ def key_figures(runs: Runs = ()) -> Metrics:
         KeyMetric(
             f"Group 3 final MB/s (SEQ 1024 KiB W, last ≤{SETTLE_WINDOW} intervals)", "MB/s", True, _group_final(2)
         ),
-        KeyMetric(f"Group 3 recovery to {target}", "min", False, _Recovery()),
+        DurationMetric(f"Group 3 recovery to {target}", "s", False, _Recovery()),
     )
 
 

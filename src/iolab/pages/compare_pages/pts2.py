@@ -31,7 +31,7 @@ def xsr_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
                 lab,
                 num(res.groups[0].mean_mbps),
                 num(res.groups[1].final_mbps()),
-                "not measured" if rec is None else "NOT reached" if rec.minutes is None else num(rec.minutes),
+                "not measured" if rec is None else "NOT reached" if rec.minutes is None else duration(rec.minutes * 60),
             )
         )
     if not series:
@@ -40,7 +40,7 @@ def xsr_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
     png = plots.time_series_pair(series, "time (minutes)", "MB/s", "Throughput vs time", height_mm=150)
     table = Table(
         "Recovery per drive (each run's own tolerances)",
-        ("drive", "group 1 mean MB/s", "group 2 final MB/s", "group 3 recovery (min)"),
+        ("drive", "group 1 mean MB/s", "group 2 final MB/s", "group 3 recovery"),
         tuple(rows),
         src,
     )

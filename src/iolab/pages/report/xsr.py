@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from iolab.core.cellschema import CellRow
-from iolab.core.units import counted, num, share_text
+from iolab.core.units import counted, duration, num, share_text
 from iolab.figures.compare.pts2 import SETTLE_WINDOW, XsrResult, xsr_result
 from iolab.figures.points import RECOVERY_TOLERANCE, SETTLE_TOLERANCE, Recovery
 from iolab.figures.summary import interval_label
@@ -42,7 +42,8 @@ def _when(r: Recovery | None) -> str:
         return "not measured (the group has no complete interval)"
     if r.minutes is None:
         return f"NOT reached within the group (target {num(r.target)} MB/s)"
-    return f"{num(r.minutes)} min (interval {r.interval}; target {num(r.target)} MB/s)"
+    # in s below 2 minutes, min above, 3 digits: "0.04322 min" was a 2.59 s recovery
+    return f"{duration(r.minutes * 60)} (interval {r.interval}; target {num(r.target)} MB/s)"
 
 
 def _last(rows: Sequence[CellRow]) -> str:
