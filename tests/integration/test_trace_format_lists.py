@@ -124,11 +124,47 @@ def test_every_writer_exports_a_device_named_major_comma_minor_so_it_reads_back(
     assert p.returncode == 0 and "6 IOs" in p.stdout, p.stderr + p.stdout
 
 
+ZERO_LENGTH_FIRST = (
+    "  8,16   0  1  0.000000000  100  D   FWS 0 + 0 [jbd2]\n"
+    "  8,16   0  2  0.000100000    0  C   FWS 0 + 0 [0]\n"
+    "  8,16   0  3  0.000500000  100  D   W 0 + 8 [fio]\n"
+    "  8,16   0  4  0.000800000    0  C   W 0 + 8 [0]\n"
+    "  8,16   0  5  0.000900000  100  D   R 64 + 0 [fio]\n"
+    "  8,16   0  6  0.001000000    0  C   R 64 + 0 [0]\n"
+)
+
+
+def test_zero_length_ios_are_dropped_on_import_and_counted_and_a_trace_of_nothing_else_is_refused(tmp_path):
+    """A read or write of 0 bytes (blkparse's empty pre-flush `FWS 0 + 0`) was imported as an IO:
+    no IO a drive can replay. Dropped, said in one line and kept in the table's metadata; the
+    first IO kept is the table's time 0."""
+    import duckdb
+
+    from iolab.traces.table import TraceTable
+
+    (tmp_path / "t.txt").write_text(ZERO_LENGTH_FIRST)
+    table = tmp_path / "t.parquet"
+    p = iolab("trace", "import", str(tmp_path / "t.txt"), "--out", str(table))
+    assert p.returncode == 0, p.stderr
+    said = " ".join(p.stdout.split())
+    assert "1 IO from blkparse" in said and "dropped 2 zero-length IOs (reads, writes or trims of 0 bytes" in said
+    assert TraceTable.open(table).zero_length_dropped == 2
+    rows = duckdb.sql(f"SELECT time_ns, op, size_bytes FROM read_parquet('{table}')").fetchall()
+    assert rows == [(0, "write", 4096)], rows
+    # nothing but zero-length IOs: refused, exit 2, nothing written
+    (tmp_path / "z.txt").write_text("".join(ZERO_LENGTH_FIRST.splitlines(keepends=True)[i] for i in (0, 1, 4, 5)))
+    p = iolab("trace", "import", str(tmp_path / "z.txt"), "--out", str(tmp_path / "z.parquet"))
+    assert p.returncode == 2 and p.stderr.startswith("iolab: ") and "Traceback" not in p.stderr, p.stderr
+    assert "every one of its 2 IOs is a read, write or trim of 0 bytes" in " ".join(p.stderr.split()), p.stderr
+    assert not (tmp_path / "z.parquet").exists()
+
+
 @pytest.mark.parametrize("fmt", ["fiu", "disksim", "msr"])
-def test_a_zero_length_write_is_left_out_of_an_export_and_said(fmt, tmp_path):
-    """blkparse's empty pre-flush (`FWS 0 + 0`) is a 0-byte write in the table: the sector formats
+def test_a_zero_length_write_is_left_out_of_an_export(fmt, tmp_path):
+    """blkparse's empty pre-flush (`FWS 0 + 0`) was a 0-byte write in the table: the sector formats
     wrote it as a 512 B write, and the analysis of the file read back counted a RND 0.5KiB W stream
-    the trace never had."""
+    the trace never had. The import now drops it (a table written before keeps it, and the export
+    leaves it out and says so)."""
     (tmp_path / "t.txt").write_text(
         "  8,16   0  1  0.000000000  100  D   W 0 + 8 [fio]\n"
         "  8,16   0  2  0.000300000    0  C   W 0 + 8 [0]\n"
@@ -140,7 +176,6 @@ def test_a_zero_length_write_is_left_out_of_an_export_and_said(fmt, tmp_path):
     out = tmp_path / f"t.{fmt}"
     p = iolab("trace", "export", str(table), "--format", fmt, "--out", str(out))
     assert p.returncode == 0, p.stderr
-    assert "note: 1 zero-length read or write left out (no data)" in " ".join(p.stdout.split()), p.stdout
     unit = ["--time-unit", "ms"] if fmt == "disksim" else []  # DiskSim's unit varies: iolab writes ms
     p = iolab("trace", "import", str(out), "--format", fmt, *unit, "--out", str(tmp_path / "back.parquet"))
     assert p.returncode == 0 and "1 IO from" in p.stdout, p.stderr + p.stdout

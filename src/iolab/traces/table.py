@@ -20,8 +20,12 @@ tool). Columns:
                           flight. NULL when the trace has no response times at all.
 
 Rows are stored in time order. Facts about the trace (format, source files, whether a wall
-clock start is known, how many bad lines were skipped) are kept in the Parquet key-value
-metadata and come back as a `TraceTable`.
+clock start is known, how many bad lines were skipped, how many zero-length IOs were dropped)
+are kept in the Parquet key-value metadata and come back as a `TraceTable`.
+
+A read, write or trim of 0 bytes (blkparse's empty pre-flush `FWS 0 + 0`, a trace's padding
+records) moves no data and is no IO a drive can replay: every reader's rows pass through
+write_table, which drops them and counts them (flushes, of no size by nature, are kept).
 """
 
 from __future__ import annotations
@@ -104,6 +108,7 @@ class TraceTable:
     skipped_examples: tuple[BadLine, ...] = ()
     notes: tuple[str, ...] = ()  # caveats a reader or the capture wants reported
     lost_events: int | None = None  # trace events the kernel dropped during a capture (None: not known)
+    zero_length_dropped: int = 0  # reads, writes and trims of 0 bytes left out (write_table)
 
     @classmethod
     def open(cls, path: str | Path, con: duckdb.DuckDBPyConnection | None = None) -> TraceTable:
@@ -161,6 +166,7 @@ class TraceTable:
             skipped_examples=tuple(BadLine(**b) for b in meta.get("skipped_examples", ())),
             notes=tuple(meta.get("notes", ())),
             lost_events=meta.get("lost_events"),
+            zero_length_dropped=meta.get("zero_length_dropped", 0),
         )
 
     def scan_sql(self) -> str:
@@ -176,6 +182,11 @@ class TraceTable:
         ]
         if self.skipped_lines:
             lines.append(f"  skipped {counted(self.skipped_lines, 'bad line')}, e.g. {self.skipped_examples[0]}")
+        if self.zero_length_dropped:
+            lines.append(
+                f"  dropped {counted(self.zero_length_dropped, 'zero-length IO')} (reads, writes or trims of 0 bytes: "
+                "no IO a drive can replay)"
+            )
         if self.lost_events is not None:
             lines.append(
                 f"  trace events dropped by the kernel: {self.lost_events:,}"
@@ -237,7 +248,8 @@ def write_table(
     """
     out = check_file(out, "IO table")
     output_dir(out.parent, "IO table's directory")
-    if origin_ns is None:
+    select_sql, dropped = _without_zero_length(con, select_sql, sources)
+    if dropped or origin_ns is None:  # the first IO may have been a dropped one
         origin_ns = con.execute(f"SELECT min(time_ns) FROM ({select_sql})").fetchall()[0][0]
     if origin_ns is None:
         raise IolabError(f"{', '.join(sources)}: no IOs found; nothing to write to {out}.")
@@ -257,6 +269,7 @@ def write_table(
         "skipped_examples": [asdict(b) for b in skipped_examples],
         "notes": list(notes),
         "lost_events": lost_events,
+        "zero_length_dropped": dropped,
     }
     with output_file(out, "IO table") as part:
         con.execute(
@@ -264,6 +277,23 @@ def write_table(
             f"(FORMAT parquet, {PARQUET_OPTIONS}, KV_METADATA {{{_META_KEY}: {sql_str(json.dumps(meta))}}})"
         )
     return TraceTable.open(out)
+
+
+_ZERO_LENGTH = "coalesce(op IN ('read', 'write', 'trim') AND size_bytes = 0, false)"
+
+
+def _without_zero_length(con: duckdb.DuckDBPyConnection, select_sql: str, sources: tuple[str, ...]) -> tuple[str, int]:
+    """The rows less the reads, writes and trims of 0 bytes, and how many those were; refused
+    when they are all the trace holds (an empty table would be no trace at all)."""
+    [(dropped, total)] = con.execute(
+        f"SELECT count(*) FILTER (WHERE {_ZERO_LENGTH}), count(*) FROM ({select_sql})"
+    ).fetchall()
+    if dropped and dropped == total:
+        raise IolabError(
+            f"{', '.join(sources)}: every one of its {counted(total, 'IO')} is a read, write or trim of 0 bytes, "
+            "which moves no data and no drive can replay; nothing to import. Nothing was written."
+        )
+    return (f"SELECT * FROM ({select_sql}) WHERE NOT {_ZERO_LENGTH}" if dropped else select_sql), dropped
 
 
 def _with_outstanding(cols: str, select_sql: str, presorted: bool) -> str:

@@ -96,6 +96,7 @@ META_TYPES: dict[str, Any] = {
     "skipped_examples": list[dict[str, Any]],
     "notes": list[str],
     "lost_events": int | None,
+    "zero_length_dropped": int,
 }
 _REQUIRED = ("fmt", "sources")
 EXAMPLE_TYPES = {"file": str, "line": int, "problem": str, "text": str}  # table.BadLine's fields
