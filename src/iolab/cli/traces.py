@@ -71,9 +71,13 @@ def capture(
     ),
 ):
     """Capture block IO on a device (tracefs block tracepoints) into an IO table for `iolab trace analyze`."""
+    from iolab.targets.writepolicy import check_file_in_dir
     from iolab.traces.capture import capture as trace_capture
 
     seconds, buffer_kb, sample_bytes = _capture_inputs(duration, buffer, sample_data)
+    # as trace import/export: the raw trace's directory (made beside the table) made `-o new/sub/t.parquet`'s
+    # missing folders without a word, so a typo in the path went unnoticed until the capture was over
+    check_file_in_dir(out, "IO table", "--out")
     with console.status(f"capturing {esc(device)} for {seconds:g} s (Ctrl-C ends early)") as status:
 
         def tick(t) -> None:
