@@ -254,10 +254,16 @@ class Runner:
     def note_unheld_cache(self, read_back: bool) -> None:
         """The profile's write cache (the PTS's WCD/WCE) is a condition of every result: a
         setting that failed, or that the drive no longer reports at the run's end (ignored, or
-        lost in a reset during the run), makes the run non-compliant, with the reason."""
-        why = targets.unheld_write_cache(self.target, read_back)
+        lost in a reset during the run), or reports none (so nothing confirms it), makes the run
+        non-compliant, with the reason; a hosts run's drives by the same rule."""
+        wanted = self.plan.profile.write_cache
+        # a hosts run's drives are judged where they are, by the same rule (targets.cache_unmet)
+        if isinstance(self.engine, HostsEngine):
+            why = self.engine.unheld_write_cache(wanted, read_back)
+        else:
+            why = targets.unheld_write_cache(self.target, read_back)
         m = manifest_of(self.store)
-        said = f"write cache {cache_text(self.plan.profile.write_cache)} not held: {why}"
+        said = f"write cache {cache_text(wanted)} {why}"
         if why and said not in m.noncompliance:
             m.noncompliance.append(said)
             self.store.write_manifest()
