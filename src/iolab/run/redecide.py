@@ -37,7 +37,8 @@ def kept_build(m: Manifest, decision: Decision, built: dict, ordinal: int) -> bo
     stored = next((d for d in m.decisions if d.get("phase") == decision.phase and d.get("round") is None), None)
     if stored is None:
         return False
-    same = json.loads(json.dumps(decision.record())) == stored and m.plan["phases"][ordinal] == built
+    # as the manifest holds them (JSON: a tuple is read back as a list)
+    same = _stored_form(decision.record()) == stored and _stored_form(built) == m.plan["phases"][ordinal]
     if not same:
         m.decisions.remove(stored)
         m.notes.append(
@@ -45,3 +46,7 @@ def kept_build(m: Manifest, decision: Decision, built: dict, ordinal: int) -> bo
             f"{stored.get('outcome')}"
         )
     return same
+
+
+def _stored_form(d: dict) -> dict:
+    return json.loads(json.dumps(d))
