@@ -344,6 +344,20 @@ def test_no_io_during_the_capture_is_an_error(loop_device, scratch):
     assert not (TRACEFS / "instances" / INSTANCE).exists()
 
 
+def test_cli_capture_refuses_a_missing_directory_as_every_file_output_does(loop_device, scratch):
+    # `-o missing/dir/t.parquet` made both folders (the raw trace's directory beside the table), traced,
+    # and kept what it traced there, where trace import/export refuse the path before any work
+    from .conftest import IOLAB
+
+    out = scratch / "missing" / "dir" / "t.parquet"
+    p = subprocess.run([*IOLAB, "capture", loop_device, "-d", "1s", "-o", str(out)], capture_output=True, text=True)
+    said = " ".join(p.stderr.split())
+    assert p.returncode != 0 and "Traceback" not in p.stderr, p.stderr
+    assert f"--out {out}: the directory {out.parent} does not exist" in said, said
+    assert not (scratch / "missing").exists()
+    assert not (TRACEFS / "instances" / INSTANCE).exists()
+
+
 def test_blktrace_when_it_works_else_tracefs_saying_why(loop_device, scratch, monkeypatch):
     from iolab.core.errors import IolabError
     from iolab.traces import blktrace_capture

@@ -71,6 +71,19 @@ def test_the_json_document_is_the_plan_iolab_run_builds(scratch):
     assert not t["compliant"] and "quick profile" in t["noncompliance"]
 
 
+def test_a_quick_copys_note_gives_its_over_provisioning_as_its_pages_header_does(scratch):
+    # the note said the copy keeps "the drive's over-provisioning": true of all its flash, but the
+    # copy's smaller SLC cache leaves GC 9.4 % where the drive has 9.7 %, as the run's header says
+    from iolab.targets import parse_target
+
+    (t,) = plan_json("iops", "--quick", "--target", "sim:client-nvme-slc", runs=scratch / "runs")["tests"]
+    (note,) = [n for n in t["notes"] if n.startswith("--quick simulated")]
+    header = parse_target(t["target"]).facts.model  # every page's header shows the target's model line
+    assert header.endswith(", OP 9.4% for GC (9.7% at full size), 14.8% with the SLC cache"), header
+    assert f"the copy's {header.split(', ', 1)[1]}, and tested it whole" in note, note
+    assert "over-provisioning" not in note, note
+
+
 def test_a_sequence_lists_each_test_in_the_order_run_runs_them(scratch):
     plan = plan_json("characterise", "--quick", runs=scratch / "runs")
     assert [t["test"] for t in plan["tests"]] == [d.name for d in registry.sequence("characterise")]

@@ -78,3 +78,7 @@ def test_a_replay_fio_ran_at_more_outstanding_io_than_planned_says_so(scratch, t
     ) in said, said
     assert re.search(r"step 0 0 [\d.]+ 1 \(ran at 2 outstanding\) [\d,.]+", said), said
     assert "Outstanding IO TC 1 × QD 1 = 1 planned; ran at 2" in said, said
+    # the run passes its own audit: fio timed the composite's reads and writes apart (two jobs), and
+    # iops-bytes weighed their summed rates by the cell's mean size ("574.28 IOPS × 35,062 B mean")
+    audited = iolab("audit", str(run.path), "--runs-dir", str(runs))
+    assert audited.returncode == 0 and "iops-bytes" in audited.stdout, audited.stdout + audited.stderr

@@ -156,6 +156,38 @@ def test_each_invariant_fails_on_a_planted_bug(iops_run, tmp_path, bug, sql, fai
     assert only_failed(planted(iops_run, tmp_path, sql)) == failing, bug
 
 
+# A correct replay composite round on a file (real fio 3.33, one 200 ms round of `iolab run replay`:
+# RND 64 KiB reads and SEQ 4 KiB writes, two jobs): fio timed the reads over 201 ms and the writes
+# over 207 ms, so the cell's IOPS (their sum) × its mean IO size is 1.3 % short of its MB/s.
+COMPOSITE = (
+    """UPDATE cells SET workload = json_set(workload, '$.streams', json('[{{"access": "rnd", "op": "read", """
+    """"block_size": 65536, "share": 0.505}}, {{"access": "seq", "op": "write", "block_size": 4096, "share": 0.495}}]')), """
+    "read_ios = 702, write_ios = 687, io_bytes = 48820224, write_bytes = 2813952, read_iops = {read_iops}, "
+    "write_iops = 3318.84058, iops = {iops}, read_mbps = 228.886925, write_mbps = 13.593971, mbps = {mbps} "
+    "WHERE id = (SELECT MIN(id) FROM cells WHERE kind = 'measure' AND mix = '50/50')"
+)
+
+
+@pytest.mark.parametrize(
+    "figures, status",
+    [
+        ({"read_iops": 3492.537313, "iops": 6811.377893, "mbps": 242.480896}, "pass"),
+        # the reads' IOPS counted over a time 5 % shorter than their bytes were
+        ({"read_iops": 3492.537313 * 1.05, "iops": 3492.537313 * 1.05 + 3318.84058, "mbps": 242.480896}, "fail"),
+        ({"read_iops": 3492.537313, "iops": 6811.377893, "mbps": 242.480896 / 1.048576}, "fail"),  # MiB/s as MB/s
+        ({"read_iops": 3492.537313, "iops": 6811.377893 * 2, "mbps": 242.480896}, "fail"),  # a direction counted twice
+    ],
+    ids=["correct", "reads-iops-off", "total-mib-s", "total-iops-doubled"],
+)
+def test_a_composite_whose_reads_and_writes_fio_timed_apart_is_judged_by_its_counts(
+    iops_run, tmp_path, figures, status
+):
+    # iops-bytes failed a correct replay (574.28 IOPS × 35,062 B mean against 18.68 MB/s): it
+    # weighed the directions' summed rates by the cell's mean size, as if both ran the same time
+    got = results(planted(iops_run, tmp_path, COMPOSITE.format(**figures)))
+    assert got["iops-bytes"] == status, got
+
+
 def test_hdd_per_second_throughput_beyond_media_and_cache_fails(tmp_path_factory, tmp_path):
     run = record(
         tmp_path_factory.mktemp("runs"), "throughput", SimEngine(), parse_target("sim:sas-15k-hdd?capacity_gb=0.25")

@@ -200,7 +200,7 @@ def test_a_write_cache_setting_that_did_not_hold_is_named(runner, monkeypatch):
     assert targets.unheld_write_cache(nvme) is None
     runner.rules[("nvme", "get-feature")] = [on]  # at the end: on again
     assert targets.unheld_write_cache(nvme) == (
-        "the drive reported it enabled at the end of the run (set disabled at its start)"
+        "not held: the drive reported it enabled at the end of the run (set disabled at its start)"
     )
     targets.restore_write_cache(nvme)
     assert targets.unheld_write_cache(nvme) is None  # nothing of the run's is left to hold
@@ -208,7 +208,7 @@ def test_a_write_cache_setting_that_did_not_hold_is_named(runner, monkeypatch):
     runner.rules[("nvme", "set-feature")] = [(1, "", "NVMe status: Invalid Field in Command(0x2)")]
     runner.rules[("nvme", "get-feature")] = [on]
     said = targets.set_write_cache(nvme, False)
-    assert targets.unheld_write_cache(nvme, read_back=False) == f"setting it failed ({said})"
+    assert targets.unheld_write_cache(nvme, read_back=False) == f"not held: setting it failed ({said})"
     targets.restore_write_cache(nvme)
     runner.rules[("nvme", "get-feature")] = [off]  # already off: the profile's setting holds anyway
     targets.set_write_cache(nvme, False)

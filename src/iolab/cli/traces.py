@@ -73,7 +73,7 @@ def capture(
     """Capture block IO on a device (tracefs block tracepoints) into an IO table for `iolab trace analyze`."""
     from iolab.traces.capture import capture as trace_capture
 
-    seconds, buffer_kb, sample_bytes = _capture_inputs(duration, buffer, sample_data)
+    seconds, buffer_kb, sample_bytes = _capture_inputs(duration, buffer, sample_data, out)
     with console.status(f"capturing {esc(device)} for {seconds:g} s (Ctrl-C ends early)") as status:
 
         def tick(t) -> None:
@@ -106,9 +106,14 @@ def capture(
         )
 
 
-def _capture_inputs(duration: str, buffer: str, sample_data: str | None) -> tuple[float, int, int]:
+def _capture_inputs(duration: str, buffer: str, sample_data: str | None, out: Path) -> tuple[float, int, int]:
     """capture's --duration in seconds, --buffer in KiB and --sample-data in bytes (0: none),
-    each refused before anything is traced."""
+    each refused before anything is traced, as is an --out in a missing directory."""
+    from iolab.targets.writepolicy import check_file_in_dir
+
+    # as trace import/export: the raw trace's directory (made beside the table) made `-o new/sub/t.parquet`'s
+    # missing folders without a word, so a typo in the path went unnoticed until the capture was over
+    check_file_in_dir(out, "IO table", "--out")
     seconds = parse_duration(duration, "--duration")
     buffer_kb = parse_size(buffer, "--buffer") // 1024
     if buffer_kb < 4:

@@ -85,6 +85,11 @@ class HostsEngine(Engine, Protocol):
         """Each host's target by host name when every host is this machine's (its targets are read
         here, as a local run's); empty when some host is another machine."""
 
+    def unheld_write_cache(self, enabled: bool, read_back: bool) -> str | None:
+        """How the hosts' drives fail the profile's write cache (`enabled`), by a local run's rule
+        (targets.cache_unmet), read at the run's end (`read_back`); None: every drive met it, or
+        none could be asked, as for a target no run can set (said before the run)."""
+
 
 class EngineClass(Protocol):
     """A registered engine's class: its capabilities are known before one is made."""

@@ -40,9 +40,9 @@ from iolab.engines.hosts import (
     ssh_runner,
     start_servers,
 )
-from iolab.engines.hosttargets import leg_write_cache
+from iolab.engines.hosttargets import leg_write_cache, legs_unheld_cache
 from iolab.engines.merge import Part, merge, split_workload
-from iolab.targets import PurgeOutcome, Target, parse_target
+from iolab.targets import PurgeOutcome, Target, parse_target, unheld_write_cache
 from iolab.targets.spec import nbd_uri
 from iolab.targets.wear import phase_writes, read_counters
 
@@ -345,6 +345,13 @@ class SplitFioEngine:
             for leg in self.legs
         )
         return f"not changed: {why}; each host's: {each}"
+
+    def unheld_write_cache(self, enabled: bool, read_back: bool) -> str | None:
+        """hosttargets.legs_unheld_cache, at the run's end (nothing was set before); --paths: the one drive set."""
+        if self.servers is None:
+            return unheld_write_cache(self.legs[0].target, read_back)
+        legs = [(leg.name, leg.host, self.local_targets.get(leg.name) or leg.target) for leg in self.legs]
+        return legs_unheld_cache(legs, enabled) if read_back else None
 
     def plan(self, workload: Workload) -> list[tuple[int, Leg, Workload]]:
         return plan_legs(self.legs, workload)

@@ -18,7 +18,7 @@ from iolab.core.errors import IolabError
 from iolab.engines.hostlist import Host
 from iolab.engines.hosts import is_local_address, ssh_runner
 from iolab.targets import Elsewhere, Target
-from iolab.targets.cache import write_cache_state
+from iolab.targets.cache import cache_unmet, reported_write_cache, unsettable_here, write_cache_state
 from iolab.targets.spec import nbd_uri
 
 
@@ -125,3 +125,21 @@ def leg_write_cache(h: Host | None, t: Target) -> str:
     if place is not None and place.run is None and t.kind == "block":
         return f"not known: {place.name} is reached through fio's server alone, where nothing can be asked"
     return write_cache_state(t, place.run if place is not None else None)
+
+
+def legs_unheld_cache(legs: list[tuple[str, Host | None, Target]], wanted: bool) -> str | None:
+    """A hosts run's drives (name, host, target) judged by a local run's rule (targets.cache_unmet):
+    each, asked where its host has it, must report the profile's setting. A target no run can set
+    (a file, an NBD export) is left to the rule that says so before the run (runstart)."""
+    how = "left as it was: a hosts run does not set it"
+    said = []
+    for name, h, t in legs:
+        if unsettable_here(t):
+            continue
+        place = target_place(h) if h is not None else None
+        if place is not None and place.run is None:
+            why = cache_unmet(wanted, None, how, f" on {name}", f"{place.name} is reached through fio's server alone")
+        else:
+            why = cache_unmet(wanted, reported_write_cache(t, place.run if place else None), how, f" on {name}")
+        said += [why] if why else []
+    return "; ".join(said) or None

@@ -380,10 +380,7 @@ def _rate(x: float) -> str:
 def iops_bytes(v: RunView) -> Outcome:
     failures, checked = [], 0
     for c in v.cells:
-        for side, iops, mbps, ios in (
-            ("read", c.read_iops, c.read_mbps, c.read_ios),
-            ("write", c.write_iops, c.write_mbps, c.write_ios),
-        ):
+        for side, ios, iops, mbps in _sides(c):
             if not ios or iops is None or mbps is None:
                 continue
             sizes = {int(s["block_size"]) for s in _streams(c) if s.get("op") == side}
@@ -398,13 +395,38 @@ def iops_bytes(v: RunView) -> Outcome:
                 )
         if c.ios and c.io_bytes and c.iops and c.mbps:
             checked += 1
-            want = c.iops * c.io_bytes / c.ios / 1e6  # the mean IO size, for mixed sizes
-            if _rates_differ(want, c.mbps):
-                failures.append(
-                    f"{_cell_name(c)}: {_rate(c.iops)} IOPS × {c.io_bytes / c.ios:,.0f} B mean = {_rate(want)} MB/s, "
-                    f"stored {_rate(c.mbps)} MB/s"
-                )
+            failures += _cell_bytes(c)
     return _outcome(failures, checked, "directions and cells", {})
+
+
+def _cell_bytes(c: CellRow) -> list[str]:
+    """A whole cell's rates against its counts, for mixed sizes. Its IOPS and MB/s are its
+    directions' sums (as the PTS reports a mixed cell), each direction's over its own runtime:
+    fio times reads and writes apart, and a composite's random reads and sequential writes run as
+    jobs of their own that end some ms apart. So IOPS × the cell's mean size is not its MB/s (a
+    correct replay failed by 1.3 %); each direction's MB/s over its own time (its IOs / its IOPS)
+    must instead add up to the bytes the cell moved, and the cell's figures to its directions'."""
+    sides = [(n, ios, iops, mbps) for n, ios, iops, mbps in _sides(c) if ios and iops is not None and mbps is not None]
+    if len(sides) < sum(1 for _, ios, _, _ in _sides(c) if ios):
+        return []  # a direction without its rates: nothing to weigh the bytes by
+    failures = []
+    moved = sum(mbps * 1e6 * ios / iops if iops > 0 else math.inf for _, ios, iops, mbps in sides)
+    if _rates_differ(moved, c.io_bytes):
+        each = ", ".join(
+            f"{n} {ios:,} IOs at {_rate(iops)} IOPS and {_rate(mbps)} MB/s" for n, ios, iops, mbps in sides
+        )
+        failures.append(f"{_cell_name(c)}: {each} move {_rate(moved)} B in their own times, stored {c.io_bytes:,} B")
+    iops, mbps = sum(s[2] for s in sides), sum(s[3] for s in sides)
+    if _rates_differ(iops, c.iops) or _rates_differ(mbps, c.mbps):
+        failures.append(
+            f"{_cell_name(c)}: stored {_rate(c.iops)} IOPS and {_rate(c.mbps)} MB/s, its reads and writes "
+            f"{_rate(iops)} IOPS and {_rate(mbps)} MB/s"
+        )
+    return failures
+
+
+def _sides(c: CellRow) -> list[tuple[str, int | None, float | None, float | None]]:
+    return [("read", c.read_ios, c.read_iops, c.read_mbps), ("write", c.write_ios, c.write_iops, c.write_mbps)]
 
 
 def rw_shares(v: RunView) -> Outcome:

@@ -36,6 +36,7 @@ from iolab.run.budget import is_partial, next_round_s, stored_drains, stored_int
 from iolab.run.identity import check_identity, check_legs, host_differences, measured_spec
 from iolab.run.leftovers import end_leftovers
 from iolab.run.rebuilt import set_aside_rebuilt
+from iolab.run.redecide import stop_rule_ending
 from iolab.run.resumewords import REMOTE_NOTE, from_round, kept_text, rounds_text, runs_from
 from iolab.run.runner import Runner, StartAt, build_deferred, cell_tag, here_legs, round_prefixes, workload_record
 from iolab.run.runstart import RunOptions, engine_versions, same_plan, start_again
@@ -320,12 +321,14 @@ def _within(
     elapsed = sum(c.runtime_s for c in cells)
     moved = store.set_aside(ph.name, done + 1, round_prefixes(ph, done + 1))
     if done >= 1:
-        verdict = evaluate(history, plan.rule, ph.shown_only) if ph.tracking else None
+        # a stop rule's decision is written after its round: one lost between the two is made again
+        ruled = stop_rule_ending(ph, cells)
+        verdict = evaluate(history, plan.rule, ph.shown_only) if ph.tracking and ruled is None else None
         if verdict is not None:
             store.add_steady(ph.name, done, verdict.variables)
         upto = next_round_s(ph, stored_drains(cells))
         ended = Spent(written, elapsed, written_since_purge(store, i), target.drive_capacity, done, upto)
-        stop = after_round(store, plan, ph, verdict, ended)
+        stop = ruled or after_round(store, plan, ph, verdict, ended)
         if stop is not None or done >= ph.max_rounds:
             # It was killed after its last round, before closing the phase (or recording why, as the runner does).
             record_ending(manifest_of(store), stop)

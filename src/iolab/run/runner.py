@@ -29,6 +29,7 @@ from iolab.figures.simpower import model_document
 from iolab.run.budget import Interval, drained, is_partial, latest, next_round_s, stored_drains, within_budget
 from iolab.run.identity import target_identity
 from iolab.run.live import LiveFile
+from iolab.run.redecide import kept_build
 from iolab.run.runstart import RunOptions, phase_summary
 from iolab.run.stopsignals import Interrupted, acted_on, held_stop, raise_if_stopped
 from iolab.store.durable import ResultsDiskFull, is_disk_full, write_atomic
@@ -254,10 +255,16 @@ class Runner:
     def note_unheld_cache(self, read_back: bool) -> None:
         """The profile's write cache (the PTS's WCD/WCE) is a condition of every result: a
         setting that failed, or that the drive no longer reports at the run's end (ignored, or
-        lost in a reset during the run), makes the run non-compliant, with the reason."""
-        why = targets.unheld_write_cache(self.target, read_back)
+        lost in a reset during the run), or reports none (so nothing confirms it), makes the run
+        non-compliant, with the reason; a hosts run's drives by the same rule."""
+        wanted = self.plan.profile.write_cache
+        # a hosts run's drives are judged where they are, by the same rule (targets.cache_unmet)
+        if isinstance(self.engine, HostsEngine):
+            why = self.engine.unheld_write_cache(wanted, read_back)
+        else:
+            why = targets.unheld_write_cache(self.target, read_back)
         m = manifest_of(self.store)
-        said = f"write cache {cache_text(self.plan.profile.write_cache)} not held: {why}"
+        said = f"write cache {cache_text(wanted)} {why}"
         if why and said not in m.noncompliance:
             m.noncompliance.append(said)
             self.store.write_manifest()
@@ -267,7 +274,12 @@ class Runner:
         run) and record the decision; None: the decision is not to run it (the plan says so)."""
         phase, decision = build_deferred(self.store, self.plan, deferred)
         built = phase_summary(phase) if phase is not None else {"name": deferred.name, "not_run": decision.outcome}
-        manifest_of(self.store).plan["phases"][i] = built | {"deferred": deferred.describe}
+        built |= {"deferred": deferred.describe}
+        m = manifest_of(self.store)
+        if kept_build(m, decision, built, i):  # a resumed run stopped after this decision, before the phase
+            self.progress.note(f"{deferred.name}: its decision stored before the run was stopped is kept")
+            return phase
+        m.plan["phases"][i] = built
         self.decide(decision)
         return phase
 

@@ -129,8 +129,13 @@ def quick_notes(profile: Profile, given: Target, run: Target, keep_cache: bool =
             f"{copy}, its zones, seek curve and rotation spread over the copy's span (a random IO seeks as far "
             f"as on the drive), and tested it whole{hint}",
         )
+    from iolab.targets.sim_facts import copy_over_provisioning  # lazy: the simulator is an optional native module
+
+    # the copy's spare as its pages' header says it: "the drive's over-provisioning" is true of all
+    # its flash, not of the share garbage collection has beside a smaller copy's SLC cache
+    op = copy_over_provisioning(run.path, dict(run.options))
     return (
-        f"{copy}, with the drive's geometry ratios and over-provisioning{kept}, and tested it whole, so the copy "
+        f"{copy}, with the drive's geometry ratios and the copy's {op}{kept}, and tested it whole, so the copy "
         f"leaves fresh-out-of-box as the drive would{hint}",
     )
 

@@ -86,19 +86,34 @@ def restore_write_cache(target: Target) -> str | None:
 
 
 def unheld_write_cache(target: Target, read_back: bool = True) -> str | None:
-    """Why the write cache this process set on the target's drive did not hold (None: it held,
-    was not set by this process, or cannot be read back): the set failed, or (`read_back`) the
-    drive now reports the other setting."""
+    """How the write cache this process set on the target's drive failed the profile (None: it
+    held, or was not set by this process), as cache_unmet words it: the set failed, or
+    (`read_back`) the drive now reports the other setting, or none."""
     dev = target.path
     if dev in _FAILED:
-        return f"setting it failed ({_FAILED[dev]})"
+        return f"not held: setting it failed ({_FAILED[dev]})"
     if not read_back or dev not in _SET:
         return None
-    now = drive_write_cache(target)
-    if now is None or now == _SET[dev]:
+    return cache_unmet(_SET[dev], drive_write_cache(target), f"set {_on_off(_SET[dev])} at its start")
+
+
+def cache_unmet(wanted: bool, now: bool | None, how: str, where: str = "", silent: str = "") -> str | None:
+    """The one rule a run's write cache is judged by, a local run's and a hosts run's drives alike:
+    the profile's setting (the PTS's WCD/WCE) is a condition of every result, so it is met only when
+    the drive reports it at the end of the run. Another setting, or none (a drive whose answer
+    cannot be read, a host where nothing can be asked: `silent` says why), leaves the run
+    non-compliant, said after "write cache WCD ". `how`: what the run did with the setting; `where`:
+    the host whose drive it is."""
+    if now is None:
+        why = silent or "the drive did not report its setting at the end of the run"
+        return f"could not be confirmed{where}: {why} ({how}), and the profile requires it held"
+    if now == wanted:
         return None
-    said = "enabled" if now else "disabled"
-    return f"the drive reported it {said} at the end of the run (set {'enabled' if _SET[dev] else 'disabled'} at its start)"
+    return f"not held{where}: the drive reported it {_on_off(now)} at the end of the run ({how})"
+
+
+def _on_off(enabled: bool) -> str:
+    return "enabled" if enabled else "disabled"
 
 
 def drive_write_cache(target: Target, run: Callable[..., host.CommandResult] | None = None) -> bool | None:
@@ -128,11 +143,25 @@ def drive_write_cache(target: Target, run: Callable[..., host.CommandResult] | N
 
 def write_cache_state(target: Target, run: Callable[..., host.CommandResult] | None = None) -> str:
     """The target's write cache as a run that leaves it as it is records it (a hosts run's host):
-    why no run could set it, or the setting its drive reports (asked with `run`: drive_write_cache).
-    A device whose interface was not read (another machine's) is asked as its name says it is:
-    nvme* by nvme-cli, sd* as an ATA drive (hdparm) and else as a SCSI one (sdparm)."""
-    if why := unsettable(target) if target.kind != "block" or target.facts.interface else "":
+    why no run could set it, or the setting its drive reports (reported_write_cache)."""
+    if why := unsettable_here(target):
         return why
+    on = reported_write_cache(target, run)
+    if on is None:
+        return "not known: the drive did not say its setting; left as it was"
+    return f"{'enabled (WCE)' if on else 'disabled (WCD)'} as the drive reported it; left as it was"
+
+
+def unsettable_here(target: Target) -> str:
+    """unsettable, for a target read on another machine too: a device whose interface was not
+    read there is one a drive's tool may still answer for (reported_write_cache)."""
+    return unsettable(target) if target.kind != "block" or target.facts.interface else ""
+
+
+def reported_write_cache(target: Target, run: Callable[..., host.CommandResult] | None = None) -> bool | None:
+    """The drive's write cache as it reports it, asked with `run` (drive_write_cache). A device
+    whose interface was not read (another machine's) is asked as its name says it is: nvme* by
+    nvme-cli, sd* as an ATA drive (hdparm) and else as a SCSI one (sdparm)."""
     name = target.path.rsplit("/", 1)[-1]
     tries = [target.facts.interface] if target.facts.interface else ["nvme"] if name.startswith("nvme") else []
     if not tries and name.startswith("sd"):
@@ -140,8 +169,8 @@ def write_cache_state(target: Target, run: Callable[..., host.CommandResult] | N
     for iface in tries:
         on = drive_write_cache(replace(target, facts=replace(target.facts, interface=iface)), run)
         if on is not None:
-            return f"{'enabled (WCE)' if on else 'disabled (WCD)'} as the drive reported it; left as it was"
-    return "not known: the drive did not say its setting; left as it was"
+            return on
+    return None
 
 
 def parse_caching_page(data: bytes) -> bool | None:

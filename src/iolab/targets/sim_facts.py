@@ -157,6 +157,13 @@ def over_provisioning(info: dict, full: dict | None = None) -> str:
     return f"OP {gc}, {flash} with the SLC cache"
 
 
+def copy_over_provisioning(preset: str, options: dict[str, str]) -> str:
+    """`sim:PRESET?options`'s over-provisioning as its model line (every page's header) shows it,
+    beside the drive's at full size where a resized copy's differs: `iolab plan`'s note on a quick
+    copy says it in these words, so the plan and the pages cannot say two things of one copy."""
+    return over_provisioning(describe(preset, options), full_size(preset, options))
+
+
 def _beside(shown: float, preset: float | None) -> str:
     """The figure of the drive at the preset's size, where it differs from the one shown as printed."""
     if preset is None or f"{preset:.1%}" == f"{shown:.1%}":
@@ -186,7 +193,7 @@ def describe_target(preset: str, options: dict[str, str]) -> tuple[int, DeviceFa
     info = describe(preset, options)
     ssd = info["kind"] == "ssd"
     # The over-provisioning goes in the model line, which every report's header shows.
-    model = f"sim SSD {preset}, {over_provisioning(info, full_size(preset, options))}" if ssd else f"sim HDD {preset}"
+    model = f"sim SSD {preset}, {copy_over_provisioning(preset, options)}" if ssd else f"sim HDD {preset}"
     facts = DeviceFacts(
         vendor="iolab",
         model=model,
