@@ -378,3 +378,18 @@ def test_runs_on_several_targets_stopped_twice_are_each_told(scratch):
     # run, never told, went on to its end after the command had gone
     states = [json.loads(m.read_text())["state"] for m in runs.glob("*/manifest.json")]
     assert states == ["interrupted", "interrupted"], p.stdout + p.stderr
+
+
+def test_a_fleet_stopped_as_its_pool_is_made_ends_interrupted_with_no_drive_started(tmp_path):
+    # before: the stop, come once the fleet took stops but before the drives were handed to the
+    # pool, went out of the fleet: exit 130 with fleet.json 'running' and its drive 'pending'
+    f = tmp_path / "fleet.toml"
+    f.write_text('[fleet]\nname = "t"\n[[drive]]\ntarget = "sim:enterprise-sas?user_gb=0.1"\nname = "d1"\n')
+    runs = tmp_path / "runs"
+    quick = ("--quick", "--cell-time", "1s", "--no-report", "--fleet", str(f), "--runs-dir", str(runs))
+    stopped_after("iolab.api.fleet:ThreadPoolExecutor", "", "run", "latency", *quick)
+    d, state = fleet_state(runs)
+    assert (state["state"], state["stopped_by"]) == ("interrupted", "SIGINT") and state["ended"], state
+    [d1] = state["members"]
+    assert (d1["state"], d1["run_dir"], d1["pid"]) == ("interrupted", None, None), d1  # never started
+    assert not (d / "drives" / "d1" / "out.json").exists() and not list(runs.glob("2*"))
