@@ -385,7 +385,9 @@ def run_fleet(
     return state
 
 
-def _wait_all(make_pool: Callable[[], Callable[[], list[Future]]], stopped: Callable[[KeyboardInterrupt], None]) -> bool:
+def _wait_all(
+    make_pool: Callable[[], Callable[[], list[Future]]], stopped: Callable[[KeyboardInterrupt], None]
+) -> bool:
     """Make the pool (`make_pool`, which gives the drives' submission), start the drives and wait
     for every one, each stop signal meanwhile handed to `stopped`; True if one came. Every step is
     inside the one try that takes a stop: one that came while the last was handled (Ctrl-C pressed

@@ -11,6 +11,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -289,7 +290,7 @@ def _run_many(
     # SIGTERM, SIGHUP and Ctrl-C stop the runs rather than this process alone: each child is
     # told (stop.forward), and this process waits for every one to record its interruption
     with stop_on_signals():
-        stop.start_and_wait([lambda i=i, spec=spec: start(i, spec) for i, spec in enumerate(target_specs)])
+        stop.start_and_wait([partial(start, i, spec) for i, spec in enumerate(target_specs)])
     failed = [f"{spec} (exit {p.returncode})" for spec, p in procs if p.returncode != 0]
     if failed:
         print(f"runs that did not finish: {', '.join(failed)}", file=sys.stderr, flush=True)
