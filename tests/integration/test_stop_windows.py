@@ -378,3 +378,50 @@ def test_runs_on_several_targets_stopped_twice_are_each_told(scratch):
     # run, never told, went on to its end after the command had gone
     states = [json.loads(m.read_text())["state"] for m in runs.glob("*/manifest.json")]
     assert states == ["interrupted", "interrupted"], p.stdout + p.stderr
+
+
+def test_a_fleet_stopped_as_its_pool_is_made_ends_interrupted_with_no_drive_started(tmp_path):
+    # before: the stop, come once the fleet took stops but before the drives were handed to the
+    # pool, went out of the fleet: exit 130 with fleet.json 'running' and its drive 'pending'
+    f = tmp_path / "fleet.toml"
+    f.write_text('[fleet]\nname = "t"\n[[drive]]\ntarget = "sim:enterprise-sas?user_gb=0.1"\nname = "d1"\n')
+    runs = tmp_path / "runs"
+    quick = ("--quick", "--cell-time", "1s", "--no-report", "--fleet", str(f), "--runs-dir", str(runs))
+    stopped_after("iolab.api.fleet:ThreadPoolExecutor", "", "run", "latency", *quick)
+    d, state = fleet_state(runs)
+    assert (state["state"], state["stopped_by"]) == ("interrupted", "SIGINT") and state["ended"], state
+    [d1] = state["members"]
+    assert (d1["state"], d1["run_dir"], d1["pid"]) == ("interrupted", None, None), d1  # never started
+    assert not (d / "drives" / "d1" / "out.json").exists() and not list(runs.glob("2*"))
+
+
+# `iolab ARGS` that sends itself Ctrl-C as it turns from starting its runs (several --target) to
+# waiting for them: just before it first waits for one (ChildStop.wait), deterministic whatever
+# the machine's speed.
+CTRL_C_AS_THE_WAIT_BEGINS = """
+import os, signal, sys
+from iolab.api.scaleout import ChildStop
+wait, sent = ChildStop.wait, []
+def waited(*args):
+    if not sent:
+        sent.append(1)
+        os.kill(os.getpid(), signal.SIGINT)
+    return wait(*args)
+ChildStop.wait = waited
+sys.argv = ["iolab", *sys.argv[1:]]
+from iolab.cli.main import main
+main()
+"""
+
+
+def test_runs_on_several_targets_stopped_as_the_wait_begins_are_each_told(tmp_path):
+    # before: the stop landed between the start loop's except clause and the try that waited: the
+    # command went out with exit 130, its runs never told, running on to their end after it
+    runs = tmp_path / "runs"
+    sims = [f"sim:enterprise-sas?user_gb=0.1&seed={i}" for i in (1, 2)]
+    quick = ("--quick", "--cell-time", "1s", "--no-report", "--runs-dir", str(runs))
+    p = harnessed(CTRL_C_AS_THE_WAIT_BEGINS, "run", "latency", *quick, "-t", sims[0], "-t", sims[1])
+    said = " ".join(p.stderr.split())
+    assert f"runs that did not finish: {sims[0]} (exit 130), {sims[1]} (exit 130)" in said, p.stdout + p.stderr
+    states = [json.loads(m.read_text())["state"] for m in runs.glob("*/manifest.json")]
+    assert all(s == "interrupted" for s in states), states  # a run stopped as it began has no directory

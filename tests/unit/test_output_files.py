@@ -11,6 +11,7 @@ import signal
 import pytest
 
 from iolab.core import writeaside
+from iolab.core.errors import RefusedError
 from iolab.targets import writepolicy
 
 
@@ -49,3 +50,24 @@ def test_a_writer_that_fails_leaves_each_file_as_it_was(tmp_path):
         parts[0].write_text("new")
         raise OSError("disk full")
     assert [p.read_text() for p in pair] == ["old", "old"] and sorted(tmp_path.iterdir()) == sorted(pair)
+
+
+@pytest.mark.parametrize("check", ["check_file", "check_file_in_dir"])
+def test_an_output_that_is_one_of_the_commands_inputs_is_refused_first_by_the_policy(tmp_path, check):
+    # The policy's own check takes the files the command reads (its one copy; the trace commands
+    # had theirs beside it): an iolab output read as input is refused though the policy lets
+    # iolab replace it, and a user's file read as input for what it is, not as "not iolab's"
+    mine, theirs = tmp_path / "t.parquet", tmp_path / "t.txt"
+    mine.write_bytes(b"table")
+    writepolicy.mark_written(mine, "IO table")
+    theirs.write_text("0 1 0 8 1\n")
+    (tmp_path / "link.parquet").symlink_to(mine)
+    checked = getattr(writepolicy, check)
+    extra = ("--out",) if check == "check_file_in_dir" else ()
+    assert checked(mine, "IO table", *extra, reads=[theirs]) == mine  # another file: allowed
+    for out, read in [(mine, mine), (tmp_path / "link.parquet", mine), (theirs, theirs)]:
+        with pytest.raises(RefusedError) as e:
+            checked(out, "IO table", *extra, reads=[tmp_path / "absent", read])
+        said = str(e.value)
+        assert f"Refusing to write the IO table {str(out)!r}: it is {read}, which this command reads" in said
+        assert "would replace its own input" in said and "did not write" not in said

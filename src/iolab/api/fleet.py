@@ -355,9 +355,6 @@ def run_fleet(
             state.save()
         on_event(m, "end")
 
-    pending = [m for m in state.members if m.state in ("pending", "interrupted")]
-    pool = ThreadPoolExecutor(max_workers=max(1, min(fleet.parallel or len(pending), len(pending) or 1)))
-
     def stopped(e: KeyboardInterrupt) -> None:  # let the running drives store what they measured, and stop
         with lock:  # no drive starts from here on (one)
             stop.set()
@@ -365,9 +362,19 @@ def run_fleet(
             if isinstance(e, Interrupted):  # sent to the coordinator alone: each running drive gets it too
                 _forward(e.signum, [m.pid for m in state.members if m.state == "running" and m.pid])
 
-    interrupted = _wait_all(lambda: [pool.submit(one, m) for m in pending], stopped)
+    pools: list[ThreadPoolExecutor] = []
+
+    def make_pool() -> Callable[[], list[Future]]:
+        # made inside _wait_all's try, a stop held while it is: one that came as the pool was made
+        # (no drive started yet) went out of the fleet, fleet.json left 'running' with every drive pending
+        pending = [m for m in state.members if m.state in ("pending", "interrupted")]
+        pools.append(ThreadPoolExecutor(max_workers=max(1, min(fleet.parallel or len(pending), len(pending) or 1))))
+        return lambda: [pools[0].submit(one, m) for m in pending]
+
+    interrupted = _wait_all(make_pool, stopped)
     with stop_deferred():  # the fleet's end is stored whole; a stop now takes effect after it
-        pool.shutdown()
+        for pool in pools:
+            pool.shutdown()
         with lock:
             state.ended = now_iso()
             state.state = "interrupted" if interrupted else "complete"
@@ -378,32 +385,44 @@ def run_fleet(
     return state
 
 
-def _wait_all(submit: Callable[[], list[Future]], stopped: Callable[[KeyboardInterrupt], None]) -> bool:
-    """Start the drives (`submit`) and wait for every one, each stop signal meanwhile handed to
-    `stopped`; True if one came. Every step is inside the one try that takes a stop: one that came
-    while the last was handled (Ctrl-C pressed twice, a second SIGTERM) is taken as the next, and
-    one that came while the drives were handed to the pool is held until they all are. Outside it
-    (handled in the except clause, or come before the try began, as a drive's start sent the
-    coordinator a SIGTERM on a busy machine) it went out of the fleet half-way: the coordinator gone
-    with exit 130, fleet.json 'running' and the drives untold, running to their end."""
+def _wait_all(
+    make_pool: Callable[[], Callable[[], list[Future]]], stopped: Callable[[KeyboardInterrupt], None]
+) -> bool:
+    """Make the pool (`make_pool`, which gives the drives' submission), start the drives and wait
+    for every one, each stop signal meanwhile handed to `stopped`; True if one came. Every step is
+    inside the one try that takes a stop: one that came while the last was handled (Ctrl-C pressed
+    twice, a second SIGTERM) is taken as the next, and one that came while the pool was made or the
+    drives were handed to it is held until it is done. A stop that came before the drives were
+    handed over starts none of them. Outside it (handled in the except clause, or come before the
+    try began, as a drive's start sent the coordinator a SIGTERM on a busy machine) it went out of
+    the fleet half-way: the coordinator gone with exit 130, fleet.json 'running' and the drives
+    untold, running to their end."""
     stops: list[KeyboardInterrupt] = []
     held: list[int] = []
+    submit: Callable[[], list[Future]] | None = None
     futures: list[Future] | None = None
     came, done = False, 0
     while True:
         try:
-            if futures is None:
-                with stops_held() as held:  # each drive handed over, or none: a stop waits for it
-                    futures = submit()
-            while held:
-                stops.append(stop_exception(held.pop(0)))
-            while stops:
-                came = True
-                stopped(stops.pop(0))
-            if done == len(futures):
-                return came
-            futures[done].result()
-            done += 1
+            # a loop of its own inside the try: the outer loop's jump back is outside it, where
+            # a stop landing went out of the fleet; this one's is inside
+            while True:
+                if submit is None:
+                    with stops_held() as held:  # the pool made whole: a stop waits for it
+                        submit = make_pool()
+                while held:
+                    stops.append(stop_exception(held.pop(0)))
+                while stops:
+                    came = True
+                    stopped(stops.pop(0))
+                if futures is None:
+                    with stops_held() as held:  # each drive handed over, or none: a stop waits for it
+                        futures = [] if came else submit()
+                    continue  # the stops held meanwhile are taken above
+                if done == len(futures):
+                    return came
+                futures[done].result()
+                done += 1
         except KeyboardInterrupt as e:
             stops.append(e)
 

@@ -11,6 +11,8 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -249,11 +251,10 @@ def _run_many(
     target_specs: list[str], base: list[str], root: Path, console, told: Path, report_quiet: tuple[bool, bool]
 ) -> int:
     from iolab.api.prefixlines import PrefixedLines
-    from iolab.core.stopdefer import CHILD_MAIN, stops_blocked
-    from iolab.run.stopsignals import held_stop, stop_on_signals
+    from iolab.core.stopdefer import CHILD_MAIN
+    from iolab.run.stopsignals import stop_on_signals
 
     procs: list[tuple[str, subprocess.Popen]] = []
-    threads: list[threading.Thread] = []
     lock = threading.Lock()
     out = PrefixedLines(target_specs, console.width if console.is_terminal else None)
     err_out = PrefixedLines(target_specs, shutil.get_terminal_size().columns if sys.stderr.isatty() else None)
@@ -278,37 +279,30 @@ def _run_many(
 
     say(err_out.legend() or out.legend(), bool(err_out.legend()))
 
+    def start(i: int, spec: str) -> list[threading.Thread]:
+        # main(), not app(): a child's error comes out as its one paragraph and exit code.
+        # Its own process group: a terminal's Ctrl-C reaches this process alone, which
+        # passes it on once (a second SIGINT would cut the child's own stopping short).
+        proc = subprocess.Popen(
+            [sys.executable, "-c", CHILD_MAIN, *base, "--target", spec],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=dict(child_env, **{RUN_DIRS_ENV: str(told / f"{i}.json")}),
+            process_group=0,
+        )
+        procs.append((spec, proc))
+        pairs = ((proc.stdout, False), (proc.stderr, True))
+        readers = [threading.Thread(target=pump, args=(i, s, err), daemon=True) for s, err in pairs]
+        for t in readers:
+            t.start()
+        return readers
+
     stop = ChildStop(procs)
     # SIGTERM, SIGHUP and Ctrl-C stop the runs rather than this process alone: each child is
     # told (stop.forward), and this process waits for every one to record its interruption
     with stop_on_signals():
-        try:
-            for i, spec in enumerate(target_specs):
-                # main(), not app(): a child's error comes out as its one paragraph and exit code.
-                # Its own process group: a terminal's Ctrl-C reaches this process alone, which
-                # passes it on once (a second SIGINT would cut the child's own stopping short).
-                # and its stops blocked until it can take them (stops_blocked)
-                with held_stop() as held, stops_blocked():  # a run started is a run told of a stop
-                    proc = subprocess.Popen(
-                        [sys.executable, "-c", CHILD_MAIN, *base, "--target", spec],
-                        stdout=subprocess.PIPE,
-                        stderr=subprocess.PIPE,
-                        text=True,
-                        env=dict(child_env, **{RUN_DIRS_ENV: str(told / f"{i}.json")}),
-                        process_group=0,
-                    )
-                    procs.append((spec, proc))
-                    for stream, err in ((proc.stdout, False), (proc.stderr, True)):
-                        threads.append(threading.Thread(target=pump, args=(i, stream, err), daemon=True))
-                        threads[-1].start()
-                held.release()
-        except KeyboardInterrupt as e:  # stopped while starting them: start no more
-            stop.came.append(e)
-        stop.wait(None)  # a stop before any run started is told too
-        for _spec, proc in procs:
-            stop.wait(proc)
-        for t in threads:
-            stop.wait(t)
+        stop.start_and_wait([partial(start, i, spec) for i, spec in enumerate(target_specs)])
     failed = [f"{spec} (exit {p.returncode})" for spec, p in procs if p.returncode != 0]
     if failed:
         print(f"runs that did not finish: {', '.join(failed)}", file=sys.stderr, flush=True)
@@ -328,7 +322,7 @@ class ChildStop:
     def __init__(self, procs: list[tuple[str, subprocess.Popen]]):
         self.procs = procs
         self.code: int | None = None
-        self.came: list[KeyboardInterrupt] = []  # stops taken in, to be passed on inside `wait`
+        self.came: list[KeyboardInterrupt] = []  # stops taken in, to be passed on in start_and_wait
 
     def forward(self, e: KeyboardInterrupt) -> None:
         import signal
@@ -344,22 +338,45 @@ class ChildStop:
             if proc.poll() is None:
                 proc.send_signal(signum)
 
-    def wait(self, what: subprocess.Popen | threading.Thread | None) -> None:
-        """Wait for a run (or its output's reader; None: nothing) to end, whatever stop signals
-        arrive meanwhile. Each is passed on inside the try that waits: passed on in the except
-        clause, a second Ctrl-C as the first was passed on went out of the command half-way, the
-        runs (in process groups of their own, which a terminal's Ctrl-C does not reach) never told."""
+    def start_and_wait(self, starts: Sequence[Callable[[], list[threading.Thread]]]) -> None:
+        """Start each child (`starts`, in order, each giving the readers of its output), then wait
+        for every child and reader, whatever stop signals arrive: each is passed on (forward) once
+        the children started so far are in `procs`. A child is started under a held stop with the
+        stop signals blocked (stops_blocked, until it can take them): a run started is a run told
+        of a stop, and none is started once one came. Every step is inside the one try that takes
+        a stop, the loop's jump back too: outside it (an except clause, then the try that waited),
+        a stop went out of the command with the runs it had started untold, running to their end."""
+        from iolab.core.stopdefer import stops_blocked
+        from iolab.run.stopsignals import held_stop
+
+        readers: list[threading.Thread] = []
+        started = done = 0
         while True:
             try:
-                while self.came:
-                    self.forward(self.came.pop(0))
-                if isinstance(what, subprocess.Popen):
-                    what.wait()
-                elif what is not None:
-                    what.join()
-                return
+                while True:
+                    while self.came:
+                        self.forward(self.came.pop(0))
+                    if started < len(starts) and self.code is None:
+                        with held_stop() as held, stops_blocked():
+                            readers += starts[started]()
+                            started += 1
+                        held.release()
+                        continue
+                    waits: list[subprocess.Popen | threading.Thread] = [p for _, p in self.procs] + readers
+                    if done == len(waits):
+                        return
+                    self.wait(waits[done])
+                    done += 1
             except KeyboardInterrupt as e:
                 self.came.append(e)
+
+    def wait(self, what: subprocess.Popen | threading.Thread) -> None:
+        """Wait for a child, or a reader of its output, to end (a stop meanwhile is raised, for
+        start_and_wait's try to take)."""
+        if isinstance(what, subprocess.Popen):
+            what.wait()
+        else:
+            what.join()
 
 
 def _without_targets(argv: list[str]) -> list[str]:

@@ -27,9 +27,9 @@ from typing import Any
 from iolab.api.scaleout import ChildStop, _without_targets
 from iolab.automation.tstat import geometric_mean, magnitude, on_log_scale, t_quantile
 from iolab.core.errors import Exit, IolabError
-from iolab.core.stopdefer import CHILD_MAIN, stops_blocked
+from iolab.core.stopdefer import CHILD_MAIN
 from iolab.core.streams import OUTCOME_FILE_ENV, note_line
-from iolab.run.stopsignals import held_stop, stop_on_signals
+from iolab.run.stopsignals import stop_on_signals
 
 CONFIDENCE = 0.95
 METHOD = (
@@ -186,9 +186,9 @@ def run_repeated(
             note_line(f"repeat {k} of {n}: {repeat_target(spec, k)}")
             doc = _one_repeat(base, repeat_target(spec, k), procs, stop, (Path(told) / f"{k}.json", json_out))
             records += doc.get("runs", [])
-            proc = procs[-1][1]
-            if stop.code is not None:
+            if stop.code is not None:  # first: a stop that came before the repeat started started none
                 return records, stop.code, doc.get("error", "")
+            proc = procs[-1][1]
             if proc.returncode not in (Exit.OK, Exit.NOT_STEADY):
                 return records, proc.returncode, doc.get("error", "")
             code = max(code, proc.returncode)
@@ -203,21 +203,20 @@ def _one_repeat(
     before it began). Its standard output is this process's, or its standard error when this
     one prints --json (out[1])."""
     told, json_out = out
-    try:
-        with held_stop() as held, stops_blocked():  # a run started is a run told of a stop
-            # main(), not app(): a child's error comes out as its one paragraph and exit code; its
-            # stops blocked until it can take them (stops_blocked)
-            proc = subprocess.Popen(
-                [sys.executable, "-c", CHILD_MAIN, *base, "--target", spec, "--json"],
-                stdout=sys.stderr if json_out else None,
-                env=dict(os.environ, **{OUTCOME_FILE_ENV: str(told)}),
-                process_group=0,
-            )
-            procs.append((spec, proc))
-        held.release()
-    except KeyboardInterrupt as e:
-        stop.came.append(e)  # passed on as `wait` begins, where a second stop cannot cut it short
-    stop.wait(proc)
+
+    def start() -> list:
+        # main(), not app(): a child's error comes out as its one paragraph and exit code; its
+        # stops blocked until it can take them (ChildStop.start_and_wait)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", CHILD_MAIN, *base, "--target", spec, "--json"],
+            stdout=sys.stderr if json_out else None,
+            env=dict(os.environ, **{OUTCOME_FILE_ENV: str(told)}),
+            process_group=0,
+        )
+        procs.append((spec, proc))
+        return []  # its output is this process's own: no reader to wait for
+
+    stop.start_and_wait([start])
     try:
         return json.loads(told.read_text(encoding="utf-8"))
     except (OSError, ValueError):

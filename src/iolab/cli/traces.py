@@ -173,13 +173,12 @@ def trace_import(
 ):
     """Import a public trace format into the normalised IO table."""
     from iolab.store.durable import room_for
-    from iolab.targets.writepolicy import check_file_in_dir, check_not_read
+    from iolab.targets.writepolicy import check_file_in_dir
     from iolab.traces import detect_format, import_trace
 
     # as every file output refuses a missing directory (--junit, --html): the table's writer made
     # `-o new/sub/t.parquet`'s folders without a word, so a typo in the path went unnoticed
-    check_not_read(out, paths, "IO table")  # first: the more telling refusal of the two
-    check_file_in_dir(out, "IO table", "--out")
+    check_file_in_dir(out, "IO table", "--out", reads=paths)
     if fmt is None:
         fmt = detect_format(paths[0])
         console.print(f"format: {fmt} (detected; pass --format to override)")
@@ -198,13 +197,12 @@ def trace_export(
 ):
     """Write an IO table back out in a public trace format (reads and writes)."""
     from iolab.store.durable import room_for
-    from iolab.targets.writepolicy import check_file_in_dir, check_not_read
+    from iolab.targets.writepolicy import check_file_in_dir
     from iolab.traces.writers import export_with_notes
 
     # before the table is read: a missing directory failed at the end, naming the writer's own
     # temporary file ("No such file or directory: DIR/.x.csv.123-0.partial")
-    check_not_read(out, [trace], "trace file")  # first: the more telling refusal of the two
-    check_file_in_dir(out, "trace file", "--out")
+    check_file_in_dir(out, "trace file", "--out", reads=[trace])
     with room_for("the exported trace", out, "run the same `iolab trace export` again"):
         path, notes = export_with_notes(trace, fmt, out)
     console.print(f"wrote {esc(str(path))}", soft_wrap=True)

@@ -12,6 +12,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from iolab.core.errors import EngineError
 from iolab.core.units import measurable, percentile_min_ios  # noqa: F401 (percentile_min_ios: read with the rule)
@@ -296,3 +297,23 @@ def json_objects(text: str) -> tuple[list[dict], list[str], int | None]:
         other.append(text[i:end])
         i = end + 1
     return objs, other, cut
+
+
+def output_damage(path: Path) -> str | None:
+    """Why the engine's JSON output at `path` is not whole (None: it is): the audit's raw-output
+    test (figures/audit_raw.py), which the store applies too before it records a file as whole."""
+    try:
+        text = path.read_text(errors="replace")
+    except FileNotFoundError:
+        return "missing"
+    except OSError as e:
+        return f"unreadable ({e.strerror or e})"
+    try:
+        json.loads(text)  # the usual case, one object: a single parse
+        return None
+    except ValueError:
+        pass
+    objects, _text, cut = json_objects(text)
+    if cut is not None:
+        return f"truncated (a JSON object begun at byte {cut} never ends; {len(text)} bytes in all)"
+    return None if objects else f"holds no JSON result ({len(text)} bytes)"

@@ -478,7 +478,8 @@ def endurance_basis(v: RunView) -> Outcome:
 
 def raw_output(v: RunView) -> Outcome:
     """Every shown cell's raw engine output (measurements and preconditioning) is whole."""
-    checked, bad = damaged_outputs(v.store.dir, v.cells + v.store.cells(kind="precondition"))
+    cells = v.cells + v.store.cells(kind="precondition")
+    checked, bad = damaged_outputs(v.store.dir, cells, storebulk.raw_stats(v.store))
     return _outcome(bad, checked, "cells with raw engine output", {}, one="cell with raw engine output")
 
 

@@ -23,6 +23,14 @@ def all_series(store: RunStore) -> dict[int, list[SeriesRow]]:
     return out
 
 
+def raw_stats(store: RunStore) -> dict[str, tuple[int, int]]:
+    """Each recorded raw file's (size, mtime_ns) as its cell was stored (none for a run stored
+    before results.db recorded them)."""
+    if not store.query("SELECT 1 FROM sqlite_master WHERE type='table' AND name='raw_stats'"):
+        return {}
+    return {name: (size, mtime) for name, size, mtime in store.query("SELECT name, size, mtime_ns FROM raw_stats")}
+
+
 def histogram_totals(store: RunStore) -> dict[int, int]:
     """Every cell's IO count in its latency histogram."""
     return dict(store.query("SELECT cell_id, SUM(count) FROM histograms GROUP BY cell_id"))

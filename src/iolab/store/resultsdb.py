@@ -11,7 +11,7 @@ import os
 import shutil
 import sqlite3
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,7 @@ from urllib.parse import quote
 
 from iolab.core.cellschema import ADDED_CELL_COLUMNS, CREATE_CELLS
 from iolab.core.errors import IolabError
-from iolab.core.results import RoundResult
+from iolab.core.results import RoundResult, output_damage
 from iolab.core.safefile import check_regular
 from iolab.core.steady import VariableVerdict
 from iolab.store import dbidentity
@@ -54,6 +54,9 @@ CREATE INDEX IF NOT EXISTS series_by_cell ON series (cell_id);
 CREATE INDEX IF NOT EXISTS histograms_by_cell ON histograms (cell_id);
 -- the uid of the run whose manifest.json the database belongs to (dbidentity.py)
 CREATE TABLE IF NOT EXISTS run_identity (uid TEXT NOT NULL);
+-- each raw file a stored cell names, as it was when the cell was stored (parsed whole): the
+-- audit's raw-output check parses again only a file whose size or mtime is not this (audit_raw.py)
+CREATE TABLE IF NOT EXISTS raw_stats (name TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL);
 """
 )
 # The writes name their columns, and rewrite a row only in the columns this version knows:
@@ -71,6 +74,11 @@ BEGIN_ROUND = (
 )
 INSERT_SERIES = (
     "INSERT INTO series (cell_id, t_s, read_iops, write_iops, mbps, lat_mean_us, lat_max_us) VALUES (?,?,?,?,?,?,?)"
+)
+# a file name taken again (a round run again after its files were set aside) is recorded anew
+RAW_STAT_UPSERT = (
+    "INSERT INTO raw_stats (name, size, mtime_ns) VALUES (?,?,?)"
+    " ON CONFLICT (name) DO UPDATE SET size=excluded.size, mtime_ns=excluded.mtime_ns"
 )
 INSERT_HISTOGRAM = "INSERT INTO histograms (cell_id, direction, value_us, count, max_us) VALUES (?,?,?,?,?)"
 # A round's verdict, stored again when a resumed run evaluates the round again.
@@ -98,6 +106,33 @@ def histogram_rows(cell_id: int, result: RoundResult) -> list[tuple[Any, ...]]:
     ]
 
 
+def add_cell_rows(db: sqlite3.Connection, run_dir: Path, cell_id: int, result: RoundResult) -> None:
+    """Store what goes with a cell (in its transaction): its per-second rows, its histogram's
+    bins and the record of its whole raw outputs."""
+    db.executemany(INSERT_SERIES, series_rows(cell_id, result))
+    db.executemany(INSERT_HISTOGRAM, histogram_rows(cell_id, result))
+    db.executemany(RAW_STAT_UPSERT, raw_stat_rows(run_dir, result.raw_files))
+
+
+def raw_stat_rows(run_dir: Path, names: Sequence[str]) -> list[tuple[str, int, int]]:
+    """RAW_STAT_UPSERT's rows for a cell's raw JSON outputs (`names` relative to `run_dir`): each
+    whole one (by the audit's own test, so the record means "whole at this size and mtime"; fio's
+    parser reads past a status report cut short) with its size and mtime. A file not there or not
+    whole is not recorded: the audit reads it, and says what is wrong with it."""
+    rows = []
+    for name in names:
+        path = run_dir / name
+        if not str(name).endswith(".json"):
+            continue  # the audit reads only the JSON outputs
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        if output_damage(path) is None:
+            rows.append((str(name), st.st_size, st.st_mtime_ns))
+    return rows
+
+
 def steady_row(phase: str, rnd: int, v: VariableVerdict) -> tuple[Any, ...]:
     """STEADY_UPSERT's row of one variable's verdict at round `rnd`."""
     windowed = (json.dumps(list(v.rounds)), json.dumps(list(v.values)))
@@ -111,7 +146,7 @@ ADDED_SERIES_COLUMNS = {"lat_max_us": "REAL"}
 # tables added after the first release: an older results.db gains them when opened for writing
 # (SCHEMA's CREATE ... IF NOT EXISTS) and is read without them, so neither a reader nor
 # _refuse_lost_tables takes their absence for a loss
-ADDED_TABLES = ("run_identity",)
+ADDED_TABLES = ("run_identity", "raw_stats")
 
 
 def open_for_writing(path: Path, uid: str | None, named: bool = False) -> sqlite3.Connection:

@@ -320,8 +320,7 @@ class RunStore:
             cell_id = cur.lastrowid
             assert cell_id is not None  # set by every INSERT that returns
             # in the cell's transaction: a cell is never stored without them (rowcheck.py relies on it)
-            self._db.executemany(resultsdb.INSERT_SERIES, resultsdb.series_rows(cell_id, result))
-            self._db.executemany(resultsdb.INSERT_HISTOGRAM, resultsdb.histogram_rows(cell_id, result))
+            resultsdb.add_cell_rows(self._db, self.dir, cell_id, result)
         return cell_id
 
     def finish_round(self, phase: str, rnd: int) -> None:

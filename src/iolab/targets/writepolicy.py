@@ -263,18 +263,21 @@ def refusal(what: str, path: str | Path, problems: list[str]) -> RefusedError:
     )
 
 
-def check_file(path: str | Path, what: str) -> Path:
-    """RefusedError unless the policy lets iolab write the file at `path`."""
+def check_file(path: str | Path, what: str, *, reads: Iterable[str | Path] = ()) -> Path:
+    """RefusedError unless the policy lets iolab write the file at `path`. `reads` are the files
+    the command reads: an output that is one of them is refused first (the more telling reason)."""
+    _refuse_own_input(path, reads, what)
     problems = file_problems(path, what)
     if problems:
         raise refusal(what, path, problems)
     return Path(path)
 
 
-def check_not_read(path: str | Path, reads: Iterable[str | Path], what: str) -> None:
+def _refuse_own_input(path: str | Path, reads: Iterable[str | Path], what: str) -> None:
     """RefusedError when `path` is, by any name, a file the command reads: an iolab output is
     one the policy lets iolab replace, so `trace export T.parquet -o T.parquet` (or importing an
-    exported trace onto itself) replaced its input with the output, exit 0."""
+    exported trace onto itself) replaced its input with the output, exit 0; and a user's file
+    read as input is refused for what it is, not as "not iolab's"."""
     for f in reads:
         try:
             same = os.path.samefile(path, f)
@@ -296,17 +299,19 @@ def directory_problem(path: str | Path) -> str | None:
     return f"{parent} is not a directory" if parent.exists() else f"the directory {parent} does not exist"
 
 
-def check_file_in_dir(path: str | Path, what: str, option: str) -> Path:
+def check_file_in_dir(path: str | Path, what: str, option: str, *, reads: Iterable[str | Path] = ()) -> Path:
     """check_file for a file whose writer makes no directory (a JUnit file, a chart): refused,
     naming the option, before the work whose result it holds; else the temporary file written
-    beside it failed at the end, naming itself (`No such file or directory: /nodir/j.xml.tmp`)."""
+    beside it failed at the end, naming itself (`No such file or directory: /nodir/j.xml.tmp`).
+    `reads` as check_file's: an output that is one of the command's inputs is refused first."""
+    _refuse_own_input(path, reads, what)
     problem = directory_problem(path)
     if problem is not None:
         raise IolabError(
             f"{option} {path}: {problem}, so the {what} cannot be written there; create the directory or give a "
             "file in one that exists. Nothing was read or written."
         )
-    return check_file(path, what)
+    return check_file(path, what)  # `reads` checked above, before the directory
 
 
 def output_dir(path: str | Path, what: str) -> Path:

@@ -25,7 +25,7 @@ import numpy as np
 from iolab.core.diskfull import is_disk_full
 from iolab.core.errors import IolabError
 from iolab.core.safefile import check_regular
-from iolab.targets.writepolicy import check_not_read
+from iolab.targets.writepolicy import check_file
 from iolab.traces import formats, timeunit
 from iolab.traces.events import paired_sql
 from iolab.traces.registry import TraceFormat
@@ -69,7 +69,9 @@ def import_trace(
     its reason are stored as a note."""
     files = [Path(p) for p in ([paths] if isinstance(paths, (str, Path)) else paths)]
     spec = _check_request(files, fmt, time_unit)
-    check_not_read(out, files, "IO table")
+    # for the library's callers (iolab.traces.import_trace; the CLI checked before detecting the
+    # format): refused before the trace is parsed, an output that is one of the inputs first
+    check_file(out, "IO table", reads=files)
     if spec.load is not None:
         return spec.load(
             files, out, skip_bad_lines=skip_bad_lines, notes=notes, lost_events=lost_events, time_unit=time_unit

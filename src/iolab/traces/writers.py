@@ -26,7 +26,7 @@ from pathlib import Path
 
 from iolab.core.errors import IolabError
 from iolab.core.units import counted
-from iolab.targets.writepolicy import check_not_read, output_file
+from iolab.targets.writepolicy import check_file, output_file
 from iolab.traces import formats, timeunit
 from iolab.traces.registry import ExportJob
 from iolab.traces.table import TraceTable, connect, sql_str
@@ -78,7 +78,9 @@ def export_with_notes(
     found = formats.writer(fmt)
     if found is None:
         raise IolabError(f"cannot export to {fmt!r}; formats: {', '.join(formats.writer_names())}")
-    check_not_read(out, [table.path], "trace file")  # the more telling refusal: said first
+    # for the library's callers (iolab.traces.export_trace; the CLI checked before opening the
+    # table): output_file checks the policy again as it writes, but not against the input
+    check_file(out, "trace file", reads=[table.path])
     # int(): the base is written into the writers' SQL as a number, never as text it could end
     base = int(base_unix_ns if base_unix_ns is not None else (table.start_unix_ns or 1_577_836_800_000_000_000))
     maj, mnr = (int(x) for x in devno.split(","))
