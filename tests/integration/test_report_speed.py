@@ -41,6 +41,8 @@ NOT_DRAWN = (
     "iolab.figures.specsheet",
     "tomllib",
 )
+# the report's plots: what every one is drawn with, and the modules of each kind
+PLOTS = ("iolab.pages.report.vfigure", "iolab.pages.report.plots", "iolab.pages.report.latency_plots")
 # What `--help`, `--version` and `run -h` never need: the plan's types, the trace formats (the
 # trace commands' help names them when it is printed) and the installed distribution's metadata
 # (its import, with the email parser, cost more than the rest of --version)
@@ -82,6 +84,10 @@ def test_commands_that_write_no_report_load_no_plot_trace_or_report_library(args
     if args[0] != "tests":
         layers = [m for m in loaded if m.startswith(LAYERS)]
         assert not layers, f"iolab {' '.join(args)} loaded {layers}"
+    else:  # every test's declaration, and no plot: the plan helpers and views it names are below them
+        drawn = [m for m in loaded if m.startswith(PLOTS) or (m.startswith(NOT_DRAWN) and m.startswith("iolab"))]
+        assert not drawn, f"iolab {' '.join(args)} loaded {drawn}"
+        assert args != ("tests",) or "iolab.suites.char_demand" in loaded  # all were declared
     if args == ("runs",):  # a runs directory without fleets: the fleet library (threads, fio hosts) stays out
         assert "iolab.api.fleet" not in loaded
     if args in (("--help",), ("--version",), ("run", "-h")):

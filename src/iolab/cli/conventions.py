@@ -18,6 +18,7 @@ from typer._click.exceptions import ClickException
 from typer._coercion import RuntimeParam, build_runtime_param
 from typer._param_types import coerce_cli_path
 
+from iolab.cli import say_version
 from iolab.core.errors import IolabError
 from iolab.core.usertext import check_argv, check_env
 
@@ -29,8 +30,6 @@ HELP_NAMES = ["-h", "--help"]
 
 def _version(value: bool) -> None:
     if value:  # `--version` with other arguments (alone, cli/main.py answers it before Typer)
-        from iolab.cli.main import say_version
-
         say_version()
         raise typer.Exit()
 

@@ -8,17 +8,11 @@ import _signal  # type: ignore[import-not-found]  # the C module, as iolab/__ini
 import os
 import sys
 
-from iolab import _STARTING, __version__
+from iolab import _STARTING
+from iolab.cli import say_version
 from iolab.core.errors import IolabError
 from iolab.core.streams import open_closed_standard_streams, stdout_refused, watch_stdout
 from iolab.core.usertext import check_env
-
-
-def say_version() -> None:
-    # the package's own number, as each run's manifest and report record it; not read with
-    # importlib.metadata, whose import (the email parser among it) cost more than the rest of
-    # the command (test_cli_conventions holds it to the installed distribution's version)
-    print(f"iolab {__version__}")
 
 
 def main(started_blocked: bool = False) -> None:
