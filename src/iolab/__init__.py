@@ -18,7 +18,7 @@ def _stop_quietly(signum: int, frame: object) -> None:
 # Ctrl-C while the `iolab` command is still importing its libraries (about half a second)
 # ended in a KeyboardInterrupt traceback from deep inside an import. For the command only (a
 # program importing the library keeps its own Ctrl-C), and only over Python's own handler,
-# it exits 130 without one until cli/main.py is loaded, which puts Python's handler back.
+# it exits 130 without one until cli/main.py has imported the Typer app, then puts Python's handler back.
 _STARTING = False
 if sys.argv and sys.argv[0].rsplit("/", 1)[-1] == "iolab":
     try:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import typer.main
 
-from iolab.cli.main import app
+from iolab.cli.app import app
 
 from .conftest import IOLAB, default_signals, iolab
 from .test_resume import run_and_kill

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from iolab.api import registry
 from iolab.api.runlist import list_runs
-from iolab.cli.main import app
+from iolab.cli.app import app
 from iolab.core import plan
 from iolab.core.decide import DemandShortfall
 from iolab.core.plan import Cell, Phase

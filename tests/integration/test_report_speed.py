@@ -41,6 +41,8 @@ NOT_DRAWN = (
     "iolab.figures.specsheet",
     "tomllib",
 )
+# the report's plots: what every one is drawn with, and the modules of each kind
+PLOTS = ("iolab.pages.report.vfigure", "iolab.pages.report.plots", "iolab.pages.report.latency_plots")
 # What `--help`, `--version` and `run -h` never need: the plan's types, the trace formats (the
 # trace commands' help names them when it is printed) and the installed distribution's metadata
 # (its import, with the email parser, cost more than the rest of --version)
@@ -76,17 +78,61 @@ def loaded_by(*args: str, script: str = LOADED) -> list[str]:
 )
 def test_commands_that_write_no_report_load_no_plot_trace_or_report_library(args, tmp_path):
     loaded = loaded_by(*args, *(("--runs-dir", str(tmp_path)) if args == ("runs",) else ()))
-    assert "typer" in loaded and "iolab.cli.main" in loaded  # the list is the command's
+    assert "iolab.cli.main" in loaded  # the list is the command's
     heavy = sorted({m.split(".")[0] for m in loaded} & set(HEAVY))
     assert not heavy, f"iolab {' '.join(args)} loaded {heavy}"
     if args[0] != "tests":
         layers = [m for m in loaded if m.startswith(LAYERS)]
         assert not layers, f"iolab {' '.join(args)} loaded {layers}"
+    else:  # every test's declaration, and no plot: the plan helpers and views it names are below them
+        drawn = [m for m in loaded if m.startswith(PLOTS) or (m.startswith(NOT_DRAWN) and m.startswith("iolab"))]
+        assert not drawn, f"iolab {' '.join(args)} loaded {drawn}"
+        assert args != ("tests",) or "iolab.suites.char_demand" in loaded  # all were declared
     if args == ("runs",):  # a runs directory without fleets: the fleet library (threads, fio hosts) stays out
         assert "iolab.api.fleet" not in loaded
     if args in (("--help",), ("--version",), ("run", "-h")):
         planned = [m for m in loaded if m.startswith(UNPLANNED)]
         assert not planned, f"iolab {' '.join(args)} loaded {planned}"
+
+
+def test_version_alone_is_answered_before_typer_rich_or_the_commands_are_imported():
+    """`iolab --version` imported Typer, Rich and every command's module (0.16 CPU-s, ten times
+    Python's own start) to print one line; cli/main.py answers it first."""
+    loaded = loaded_by("--version")
+    assert "iolab.core.usertext" in loaded  # its environment checked, as every command's
+    outside = sorted({m.split(".")[0] for m in loaded} & {"typer", "click", "rich"})
+    assert not outside, f"iolab --version loaded {outside}"
+    own = [m for m in loaded if m.startswith("iolab")]
+    assert "iolab.cli.app" not in own and len(own) < 10, own
+
+
+# the `iolab` command, then the commands Typer built for it (each function's parameters read)
+BUILT = """
+import atexit, sys
+from typer import main as typer_main
+built, make = [], typer_main.get_command_from_info
+def counted(*a, **kw):
+    command = make(*a, **kw)
+    built.append(command.name)
+    return command
+typer_main.get_command_from_info = counted
+atexit.register(lambda: print("LOADED", *built, file=sys.stderr))
+sys.argv = ["iolab", *sys.argv[1:]]
+from iolab.cli.main import main
+main()
+"""
+
+
+def test_a_command_builds_only_itself_and_help_lists_every_command(tmp_path):
+    """Typer built all 24 commands at every start (about 200 parameters read from their
+    functions' signatures) to run one; the top-level group builds the one named. The help and
+    a typo's suggestions still know every command."""
+    assert loaded_by("runs", "--runs-dir", str(tmp_path), script=BUILT) == ["runs"]
+    assert loaded_by("sim", "presets", script=BUILT) == ["presets", "calibrate"]  # a sub-group: Typer's, whole
+    listed = loaded_by("--help", script=BUILT)
+    assert {"run", "show", "report", "compare", "check", "tests", "presets", "analyze"} <= set(listed)
+    typo = iolab("rn")
+    assert typo.returncode == 2 and "Did you mean 'run', 'runs'?" in typo.stderr
 
 
 def test_a_run_without_a_report_loads_no_plot_report_or_validation_library(tmp_path):

@@ -1,7 +1,7 @@
 """What a demand ramp's report says when its stop rule never decided."""
 
 from iolab.core.decide import Sample
-from iolab.pages.report.char_demand import undecided_text
+from iolab.figures.demand import undecided_text
 
 
 def test_a_ramp_that_ran_out_of_demands_short_of_them_does_not_say_every_demand_was_met():

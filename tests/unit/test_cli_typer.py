@@ -8,8 +8,8 @@ from pathlib import Path
 import typer
 from typer._coercion import build_runtime_param
 
+from iolab.cli import app as cli
 from iolab.cli import conventions as cli_typer
-from iolab.cli import main as cli
 
 
 def _taken(kind):

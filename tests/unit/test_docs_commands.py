@@ -16,8 +16,8 @@ import pytest
 import typer
 from typer._click import exceptions as cx
 
+from iolab.cli.app import app
 from iolab.cli.conventions import tidy_help
-from iolab.cli.main import app
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

@@ -12,7 +12,7 @@ import duckdb
 import pytest
 from typer.testing import CliRunner
 
-from iolab.cli.main import app
+from iolab.cli.app import app
 from iolab.core.errors import IolabError
 from iolab.core.results import SecondSample
 from iolab.core.units import measurable

@@ -40,7 +40,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from iolab.cli.main import app
+from iolab.cli.app import app
 
 PYPROJECT = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
 LAYERS = next(c["layers"] for c in PYPROJECT["tool"]["importlinter"]["contracts"] if c["id"] == "layers")

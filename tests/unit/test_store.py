@@ -429,7 +429,7 @@ def test_a_run_being_created_is_listed_whole_never_half_set_up(tmp_path, monkeyp
 def test_runs_table_never_cuts_a_run_id_at_80_columns(tmp_path):
     from typer.testing import CliRunner
 
-    from iolab.cli.main import app
+    from iolab.cli.app import app
 
     d = finished_run(tmp_path)
     out = CliRunner().invoke(app, ["runs", "--runs-dir", str(tmp_path)], env={"COLUMNS": "80"}).stdout

@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 
 from iolab import engines
 from iolab.api import comparisons, registry, reports
-from iolab.cli.main import app
+from iolab.cli.app import app
 from iolab.core import plan
 from iolab.core.errors import EngineError
 from iolab.core.plan import Cell, Phase

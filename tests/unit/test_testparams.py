@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from iolab.api import registry
 from iolab.api import runs as api
-from iolab.cli.main import app
+from iolab.cli.app import app
 from iolab.core import plan as plans
 from iolab.core import testparams
 from iolab.core.errors import IolabError

@@ -11,7 +11,7 @@ import duckdb
 import pytest
 from typer.testing import CliRunner
 
-from iolab.cli.main import app
+from iolab.cli.app import app
 from iolab.traces import formats, import_trace
 
 # The writers that count offsets (spc, biosnoop, cloudphysics, vscsi) or offsets and sizes in sectors

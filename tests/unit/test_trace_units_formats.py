@@ -274,7 +274,7 @@ def test_truncated_blktrace_with_skip_bad_lines_imports(tmp_path):
 def test_cli_import_prints_unit_reason_and_span(tmp_path):
     from typer.testing import CliRunner
 
-    from iolab.cli.main import app
+    from iolab.cli.app import app
 
     lines, span_ns = mqsim_lines()
     p = tmp_path / "tpcc.trace"

@@ -1,4 +1,4 @@
-"""`iolab compare` once its options are read (cli/main.py declares them): the runs a shell's
+"""`iolab compare` once its options are read (cli/app.py declares them): the runs a shell's
 `runs/*` names, the comparison (api/comparisons.py) or the ranking beside published figures (a
 FILE.csv), and what the terminal and the `--json` document say of it."""
 

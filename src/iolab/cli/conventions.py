@@ -2,11 +2,13 @@
 terminal (110 columns to a file or a pipe), and text, paths and flags taken without the
 validator Typer would import pydantic for."""
 
+import copy
 import os
 import re
 import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
+from functools import partial
 from pathlib import Path
 from types import SimpleNamespace
 from typing import cast
@@ -16,6 +18,7 @@ from typer._click.exceptions import ClickException
 from typer._coercion import RuntimeParam, build_runtime_param
 from typer._param_types import coerce_cli_path
 
+from iolab.cli import say_version
 from iolab.core.errors import IolabError
 from iolab.core.usertext import check_argv, check_env
 
@@ -26,13 +29,8 @@ HELP_NAMES = ["-h", "--help"]
 
 
 def _version(value: bool) -> None:
-    if value:
-        # the package's own number, as each run's manifest and report record it; not read with
-        # importlib.metadata, whose import (the email parser among it) cost more than the rest of
-        # the command (test_cli_conventions holds it to the installed distribution's version)
-        from iolab import __version__
-
-        print(f"iolab {__version__}")
+    if value:  # `--version` with other arguments (alone, cli/main.py answers it before Typer)
+        say_version()
         raise typer.Exit()
 
 
@@ -195,8 +193,10 @@ class _Number(RuntimeParam):
 
 def _commands(command):
     yield command
-    for sub in getattr(command, "commands", {}).values():
-        yield from _commands(sub)
+    subs = getattr(command, "commands", {})
+    if not isinstance(subs, _OnDemand):  # those are tidied as each is built
+        for sub in subs.values():
+            yield from _commands(sub)
 
 
 # The shells Typer writes a completion script for (pwsh: PowerShell's other name)
@@ -296,6 +296,59 @@ def _is_argument(param) -> bool:
     return type(param).__name__.endswith("Argument")
 
 
+class _OnDemand(Mapping):
+    """A group's commands, each built (Typer reading its function's parameters, ~0.6 ms each of
+    about 200) and tidied (tidy_help) the first time it is looked up: a command line builds the
+    command it names, not all 24. Its names are known without building any."""
+
+    def __init__(self, makers: dict[str, Callable[[], object]]) -> None:
+        self._makers = makers
+        self._built: dict[str, object] = {}
+
+    def __getitem__(self, name: str):
+        if name not in self._built:
+            command = self._built[name] = self._makers[name]()
+            tidy_help(command)
+        return self._built[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._makers
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._makers)
+
+    def __len__(self) -> int:
+        return len(self._makers)
+
+
+def built_on_demand(app: typer.Typer):
+    """`app`'s top-level group, as typer.main.get_command makes it, with its commands and
+    sub-groups built when first named (_OnDemand), in the order Typer lists them."""
+    from typer import main as typer_main
+
+    short, markup = app.pretty_exceptions_short, app.rich_markup_mode
+    makers: dict[str, Callable[[], object]] = {}
+    for info in app.registered_commands:
+        name = info.name or typer_main.get_command_name(info.callback.__name__)  # type: ignore[union-attr]
+        makers[name] = partial(
+            typer_main.get_command_from_info, info, pretty_exceptions_short=short, rich_markup_mode=markup
+        )
+    for sub in app.registered_groups:
+        makers[sub.name] = partial(  # type: ignore[index]
+            typer_main.get_group_from_info,
+            sub,
+            pretty_exceptions_short=short,
+            rich_markup_mode=markup,
+            suggest_commands=app.suggest_commands,
+        )
+    bare = copy.copy(app)  # the group itself: its callback (--version) and options, no command yet
+    bare.registered_commands, bare.registered_groups = [], []
+    group = typer_main.get_command(bare)
+    group.commands = _OnDemand(makers)  # type: ignore[attr-defined]
+    tidy_help(group)
+    return group
+
+
 def run(app: typer.Typer, started_blocked: bool = False) -> None:
     """The `iolab` command line: `app` with -h beside --help and the help tidied. `started_blocked`:
     started by another iolab with its stop signals blocked (core/stopdefer.CHILD_MAIN), let in
@@ -304,11 +357,10 @@ def run(app: typer.Typer, started_blocked: bool = False) -> None:
         from iolab.core.stopdefer import let_stops_in
 
         let_stops_in()
-    command = typer.main.get_command(app)
+    command = built_on_demand(app)
     check_argv(sys.argv[1:], value_names(command, sys.argv[1:]))
     check_env(os.environ)
     completion(sys.argv[1:])
-    tidy_help(command)
     try:
         command(prog_name="iolab")
     except SystemExit as e:

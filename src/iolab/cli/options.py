@@ -1,5 +1,5 @@
 """The options `iolab run` shares with `fio-job` and `resume`, declared once as the fields of
-RunArgs, --runs-dir and the options other commands share. cli/main.py mounts them (the conventions
+RunArgs, --runs-dir and the options other commands share. cli/app.py mounts them (the conventions
 of every command are cli_typer.py's); nothing here runs a test."""
 
 import functools
@@ -311,7 +311,7 @@ def _on_off(text: str, option: str) -> bool:
     return text.strip().lower() == "on"
 
 
-# The other commands' options whose declarations would fill a screen of cli/main.py.
+# The other commands' options whose declarations would fill a screen of cli/app.py.
 SHOW_JSON = typer.Option(
     False,
     "--json",

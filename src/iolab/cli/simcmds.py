@@ -1,6 +1,6 @@
 """The `iolab sim …` commands (the built-in simulated drives: their presets, and a preset fitted
 to a measured drive's stored runs). Thin like the rest of the CLI: parse, call the library,
-print. cli/main.py mounts them on the `iolab` command."""
+print. cli/app.py mounts them on the `iolab` command."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The `iolab trace …` and `iolab capture` commands. Thin like the rest of the
-CLI: parse, call the library, print. cli/main.py mounts them on the `iolab` command."""
+CLI: parse, call the library, print. cli/app.py mounts them on the `iolab` command."""
 
 from __future__ import annotations
 

@@ -19,6 +19,7 @@ from iolab.core.errors import IolabError
 from iolab.core.profilewords import limit_source
 from iolab.core.steady import SteadyRule
 from iolab.core.units import counted, measurable
+from iolab.figures.audit_rates import RATE_TOL, cell_bytes, cell_name, rate_text, rates_differ, sides
 from iolab.figures.audit_raw import damaged_outputs
 from iolab.figures.audit_series import Shape, findings
 from iolab.figures.audit_steady import disagreements, recheck, verdict_contradictions
@@ -47,9 +48,6 @@ WAF_SLACK = 0.01
 # much more covers clock reads at the cell's start and end.
 LAT_SLACK = 0.01
 LAT_SLACK_S = 0.010
-# IOPS × mean IO size against MB/s: both come from one count of IOs and bytes, so only the
-# rounding of each figure separates them.
-RATE_TOL = 0.01
 # The realised read share against the plan's: fio's rwmixread is a whole percent (1 %), and
 # fio's flow control keeps the sections' proportions within about 1 %; on top, the binomial
 # spread of a random choice per IO (SHARE_SIGMAS standard deviations).
@@ -79,10 +77,6 @@ class Invariant:
     checks: str  # what it checks, in a sentence
     touches: tuple[str, ...]  # the figure kinds it touches (audit.TOUCHES)
     run: Callable[[RunView], Outcome]
-
-
-def _cell_name(c: CellRow) -> str:
-    return f"{c.phase} round {c.round} {c.cell_key}"
 
 
 def _outcome(
@@ -245,7 +239,7 @@ def waf_floor(v: RunView) -> Outcome:
         wafs.append(float(flash) / host)
         if float(flash) < host - buffer - WAF_SLACK * host:
             failures.append(
-                f"{_cell_name(c)}: WAF {float(flash) / host:.3f} < 1 for incompressible random writes "
+                f"{cell_name(c)}: WAF {float(flash) / host:.3f} < 1 for incompressible random writes "
                 f"({float(flash) / 1e6:.1f} MB flash for {host / 1e6:.1f} MB host writes)"
             )
     numbers: dict[str, Any] = {"buffer_bytes": buffer}
@@ -278,7 +272,7 @@ def series_totals(v: RunView) -> Outcome:
         for f in found:
             worst = max(worst, abs(f.rows_sum - f.total) / f.total)
             if f.short or f.over:
-                failures.append(f"{_cell_name(c)}: {f.text()}")
+                failures.append(f"{cell_name(c)}: {f.text()}")
     numbers = {"worst_difference": worst, "rows_short_of_the_totals": short}
     return _outcome(failures, checked, "cells with per-second rows", numbers, one="cell with per-second rows")
 
@@ -302,7 +296,7 @@ def latency_runtime(v: RunView) -> Outcome:
         for name, us in lats.items():
             if us is not None and us > limit_us:
                 failures.append(
-                    f"{_cell_name(c)}: {name} latency {us / 1e6:.3f} s exceeds the cell's runtime "
+                    f"{cell_name(c)}: {name} latency {us / 1e6:.3f} s exceeds the cell's runtime "
                     f"{c.runtime_s:.3f} s (+ ramp {ramp:g} s)"
                 )
                 break
@@ -317,12 +311,10 @@ def percentile_samples(v: RunView) -> Outcome:
             continue
         checked += 1
         if total != c.ios:
-            failures.append(f"{_cell_name(c)}: its latency histogram holds {total:,} IOs, the cell {c.ios:,}")
+            failures.append(f"{cell_name(c)}: its latency histogram holds {total:,} IOs, the cell {c.ios:,}")
         for pct, val in ((99.0, c.p99), (99.9, c.p99_9), (99.99, c.p99_99), (99.999, c.p99_999)):
             if val is not None and c.lat_max_us is not None and val > c.lat_max_us * (1 + RATE_TOL):
-                failures.append(
-                    f"{_cell_name(c)}: {pct:g} % {val:,.1f} µs above its largest sample {c.lat_max_us:,.1f}"
-                )
+                failures.append(f"{cell_name(c)}: {pct:g} % {val:,.1f} µs above its largest sample {c.lat_max_us:,.1f}")
     for ph in v.summaries:
         for a in ph.cells:
             if a.p99_999_us is not None and not measurable(99.999, a.ios):
@@ -351,7 +343,7 @@ def hdd_media(v: RunView) -> Outcome:
             limit = media * (1 + HDD_TOL) + cache_mb / dt
             if mbps > limit:
                 failures.append(
-                    f"{_cell_name(c)} at {t:g} s: {mbps:,.1f} MB/s beyond the media's {media:g} MB/s "
+                    f"{cell_name(c)} at {t:g} s: {mbps:,.1f} MB/s beyond the media's {media:g} MB/s "
                     f"plus its {cache_mb:g} MB cache ({limit:,.1f} MB/s)"
                 )
     return _outcome(
@@ -363,24 +355,10 @@ def hdd_media(v: RunView) -> Outcome:
     )
 
 
-def _rates_differ(want: float, got: float) -> bool:
-    """Beyond RATE_TOL of each other; a product that overflowed (an absurd stored IOPS: 1e308
-    IOPS × 4 KiB is inf) differs from any stored rate, where inf > tol × inf would be False."""
-    if not (math.isfinite(want) and math.isfinite(got)):
-        return True
-    return abs(want - got) > RATE_TOL * max(want, got)
-
-
-def _rate(x: float) -> str:
-    """A rate for a failure line: grouped digits, or 4 significant ones past what any drive does
-    (an absurd stored value would otherwise print with 300 digits)."""
-    return f"{x:,.2f}" if abs(x) < 1e12 else f"{x:.4g}"
-
-
 def iops_bytes(v: RunView) -> Outcome:
     failures, checked = [], 0
     for c in v.cells:
-        for side, ios, iops, mbps in _sides(c):
+        for side, ios, iops, mbps in sides(c):
             if not ios or iops is None or mbps is None:
                 continue
             sizes = {int(s["block_size"]) for s in _streams(c) if s.get("op") == side}
@@ -389,44 +367,14 @@ def iops_bytes(v: RunView) -> Outcome:
                 continue
             checked += 1
             want = iops * size / 1e6
-            if _rates_differ(want, mbps):
+            if rates_differ(want, mbps):
                 failures.append(
-                    f"{_cell_name(c)} {side}: {_rate(iops)} IOPS × {size:,} B = {_rate(want)} MB/s, stored {_rate(mbps)} MB/s"
+                    f"{cell_name(c)} {side}: {rate_text(iops)} IOPS × {size:,} B = {rate_text(want)} MB/s, stored {rate_text(mbps)} MB/s"
                 )
         if c.ios and c.io_bytes and c.iops and c.mbps:
             checked += 1
-            failures += _cell_bytes(c)
+            failures += cell_bytes(c)
     return _outcome(failures, checked, "directions and cells", {})
-
-
-def _cell_bytes(c: CellRow) -> list[str]:
-    """A whole cell's rates against its counts, for mixed sizes. Its IOPS and MB/s are its
-    directions' sums (as the PTS reports a mixed cell), each direction's over its own runtime:
-    fio times reads and writes apart, and a composite's random reads and sequential writes run as
-    jobs of their own that end some ms apart. So IOPS × the cell's mean size is not its MB/s (a
-    correct replay failed by 1.3 %); each direction's MB/s over its own time (its IOs / its IOPS)
-    must instead add up to the bytes the cell moved, and the cell's figures to its directions'."""
-    sides = [(n, ios, iops, mbps) for n, ios, iops, mbps in _sides(c) if ios and iops is not None and mbps is not None]
-    if len(sides) < sum(1 for _, ios, _, _ in _sides(c) if ios):
-        return []  # a direction without its rates: nothing to weigh the bytes by
-    failures = []
-    moved = sum(mbps * 1e6 * ios / iops if iops > 0 else math.inf for _, ios, iops, mbps in sides)
-    if _rates_differ(moved, c.io_bytes):
-        each = ", ".join(
-            f"{n} {ios:,} IOs at {_rate(iops)} IOPS and {_rate(mbps)} MB/s" for n, ios, iops, mbps in sides
-        )
-        failures.append(f"{_cell_name(c)}: {each} move {_rate(moved)} B in their own times, stored {c.io_bytes:,} B")
-    iops, mbps = sum(s[2] for s in sides), sum(s[3] for s in sides)
-    if _rates_differ(iops, c.iops) or _rates_differ(mbps, c.mbps):
-        failures.append(
-            f"{_cell_name(c)}: stored {_rate(c.iops)} IOPS and {_rate(c.mbps)} MB/s, its reads and writes "
-            f"{_rate(iops)} IOPS and {_rate(mbps)} MB/s"
-        )
-    return failures
-
-
-def _sides(c: CellRow) -> list[tuple[str, int | None, float | None, float | None]]:
-    return [("read", c.read_ios, c.read_iops, c.read_mbps), ("write", c.write_ios, c.write_iops, c.write_mbps)]
 
 
 def rw_shares(v: RunView) -> Outcome:
@@ -444,7 +392,7 @@ def rw_shares(v: RunView) -> Outcome:
         checked += 1
         if abs(got - planned) > allowed:
             failures.append(
-                f"{_cell_name(c)}: {got:.1%} of the IOs were reads, the mix plans {planned:.1%} (allowed ± {allowed:.1%})"
+                f"{cell_name(c)}: {got:.1%} of the IOs were reads, the mix plans {planned:.1%} (allowed ± {allowed:.1%})"
             )
     return _outcome(failures, checked, "cells", {}, one="cell")
 

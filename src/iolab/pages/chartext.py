@@ -17,7 +17,6 @@ from iolab.figures.compare.characterise import DIRECTIONS, direction_figures, gr
 from iolab.figures.consistency import part_text
 from iolab.figures.endurance import steady_random_write
 from iolab.figures.summary import PhaseSummary
-from iolab.pages.report.char_series import phase_series, steady_figures
 from iolab.pages.report.rundata import rounds_text
 
 
@@ -124,6 +123,10 @@ def consistency_view(ph: PhaseSummary, console: Console) -> None:
                 f"maximum {num(r.lat_max_us)} µs (per-second series: `iolab report`)"
             )
         )
+    # the consistency pages' module, and its plots, only for this view: every test's declaration
+    # imports this module's views, and `iolab tests` loaded the plots through it
+    from iolab.pages.report.char_series import phase_series, steady_figures
+
     start = float(ph.values.get("steady_from", 0.0))
     t, iops, _, _, _ = phase_series(ph, ph.run_dir)
     sp, dips = steady_figures(t, iops, start, ph.rule)

@@ -17,7 +17,6 @@ from iolab.figures.compare import KeyMetric
 from iolab.figures.consistency import Spread, part_record, part_text
 from iolab.figures.summary import PhaseSummary
 from iolab.pages.chartext import consistency_view
-from iolab.pages.report.char_series import phase_spread
 from iolab.suites import active_fraction, no_input, tested_capacity
 from iolab.suites import characterise_common as cc
 from iolab.suites.figures import Getter, Metrics, Runs, phase, rounds
@@ -116,6 +115,10 @@ class _Spread:
     figure: Callable[[Spread], float | None]
 
     def _part(self, phases: list[PhaseSummary]) -> tuple[Spread | None, float]:
+        # read from the pages' module (and its plots) only when a key figure is asked: not by
+        # `iolab tests` or a run, which import every test's declaration
+        from iolab.pages.report.char_series import phase_spread
+
         ph = phase(phases, "consistency")
         if ph is None:
             return None, 0.0

@@ -16,8 +16,8 @@ from iolab.core.plan import Cell, Deferred, Phase, Profile, TestPlan
 from iolab.core.units import KiB, counted
 from iolab.core.workload import Workload
 from iolab.figures.compare import KeyMetric
+from iolab.figures.demand import RAMPS, top_step
 from iolab.figures.summary import CellAverage, PhaseSummary
-from iolab.pages.report.char_demand import RAMPS, demand_view, top_step
 from iolab.suites import active_fraction, bisection, no_input, tested_capacity
 from iolab.suites import characterise_common as cc
 from iolab.suites.figures import Getter, Metrics, Runs
@@ -25,6 +25,8 @@ from iolab.suites.testdef import TestDef
 from iolab.targets import Target
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from iolab.pages.report.model import Page
     from iolab.pages.report.rundata import RunData
 
@@ -199,8 +201,8 @@ def key_figures(runs: Runs = ()) -> Metrics:
     )
 
 
-# The report's pages and the comparison's overlays (their plots) are imported when a report or
-# a comparison is built: not by a run without a report, `iolab show` or `iolab tests`.
+# The report's pages, the comparison's overlays (their plots) and the terminal view (in the
+# pages' module) are imported when shown: not by a run without a report or `iolab tests`.
 def pages(run: RunData) -> list[Page]:
     from iolab.pages.report.char_demand import demand_pages
 
@@ -213,6 +215,12 @@ def overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
     return demand_overlays(runs, labels)
 
 
+def view(ph: PhaseSummary, console: Console) -> None:
+    from iolab.pages.report.char_demand import demand_view
+
+    demand_view(ph, console)
+
+
 TEST = TestDef(
     NAME,
     "Latency vs IOPS Demand",
@@ -223,7 +231,7 @@ TEST = TestDef(
     key_figures=key_figures,
     pages=pages,
     overlays=overlays,
-    view=demand_view,
+    view=view,
     short_title="Demand",
     params=PARAMS + cc.PARAMS,
 )

@@ -20,8 +20,7 @@ from iolab.core.plan import Cell, Deferred, Phase, Profile, TestPlan
 from iolab.core.units import KiB, counted
 from iolab.core.workload import Workload
 from iolab.figures.compare import KeyMetric
-from iolab.pages.report.char_demand import SEARCHES, ramp_phase, rounds_mean, rounds_phase, search_phase, threads_phase
-from iolab.pages.report.char_maxiops import maxiops_view
+from iolab.figures.demand import SEARCHES, ramp_phase, rounds_mean, rounds_phase, search_phase, threads_phase
 from iolab.suites import active_fraction, no_input, tested_capacity
 from iolab.suites import characterise_common as cc
 from iolab.suites.char_demand import WARMUP
@@ -30,6 +29,9 @@ from iolab.suites.testdef import TestDef
 from iolab.targets import Target
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
+    from iolab.figures.summary import PhaseSummary
     from iolab.pages.report.model import Page
     from iolab.pages.report.rundata import RunData
 
@@ -283,8 +285,8 @@ def key_figures(runs: Runs = ()) -> Metrics:
     )
 
 
-# The report's pages and the comparison's overlays (their plots) are imported when a report or
-# a comparison is built: not by a run without a report, `iolab show` or `iolab tests`.
+# The report's pages, the comparison's overlays (their plots) and the terminal view (in the
+# pages' module) are imported when shown: not by a run without a report or `iolab tests`.
 def pages(run: RunData) -> list[Page]:
     from iolab.pages.report.char_maxiops import maxiops_pages
 
@@ -297,6 +299,12 @@ def overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
     return maxiops_overlays(runs, labels)
 
 
+def view(ph: PhaseSummary, console: Console) -> None:
+    from iolab.pages.report.char_maxiops import maxiops_view
+
+    maxiops_view(ph, console)
+
+
 TEST = TestDef(
     NAME,
     "Maximum IOPS",
@@ -307,7 +315,7 @@ TEST = TestDef(
     key_figures=key_figures,
     pages=pages,
     overlays=overlays,
-    view=maxiops_view,
+    view=view,
     short_title="Max IOPS",
     params=PARAMS + cc.PARAMS,
 )

@@ -19,8 +19,8 @@ from iolab.core.plan import Cell, Deferred, Phase, Profile, TestPlan
 from iolab.core.units import KiB, given, kib_label, num, percentile_min_ios
 from iolab.core.workload import Workload
 from iolab.figures.compare import KeyMetric
+from iolab.figures.latbound import RAMP, SUSTAIN, held, recorded_bound
 from iolab.figures.summary import PhaseSummary
-from iolab.pages.report.latbound import RAMP, SUSTAIN, held, latbound_view, recorded_bound
 from iolab.suites import active_fraction, bisection, no_input, supported_block_sizes, tested_capacity
 from iolab.suites import characterise_common as cc
 from iolab.suites.char_demand import geometric
@@ -30,6 +30,8 @@ from iolab.suites.testdef import TestDef
 from iolab.targets import Target
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from iolab.pages.report.model import Page
     from iolab.pages.report.rundata import RunData
 
@@ -338,12 +340,18 @@ def key_figures(runs: Runs = ()) -> Metrics:
     )
 
 
-# The report's pages and the comparison's overlays (their plots) are imported when a report or
-# a comparison is built: not by a run without a report, `iolab show` or `iolab tests`.
+# The report's pages and the terminal view (their module holds the plots) are imported when
+# shown: not by a run without a report or `iolab tests`.
 def pages(run: RunData) -> list[Page]:
     from iolab.pages.report.latbound import latbound_pages
 
     return latbound_pages(run)
+
+
+def view(ph: PhaseSummary, console: Console) -> None:
+    from iolab.pages.report.latbound import latbound_view
+
+    latbound_view(ph, console)
 
 
 TEST = TestDef(
@@ -354,7 +362,7 @@ TEST = TestDef(
     build=no_input(build),
     key_figures=key_figures,
     pages=pages,
-    view=latbound_view,
+    view=view,
     short_title="Latency-bound IOPS",
     params=cc.params_of(PARAMS, endurance=False),
 )

@@ -10,16 +10,9 @@ from rich.table import Table as RichTable
 
 from iolab.core.decide import Sample
 from iolab.core.units import counted, num
+from iolab.figures.demand import SEARCHES, rounds_mean, rounds_phase, search_phase, steps, threads_phase
 from iolab.figures.summary import CellAverage, PhaseSummary
-from iolab.pages.report.char_demand import (
-    SEARCHES,
-    plot_series,
-    rounds_mean,
-    rounds_phase,
-    search_phase,
-    steps,
-    threads_phase,
-)
+from iolab.pages.report.char_demand import plot_series
 from iolab.pages.report.char_endurance import endurance_pages
 from iolab.pages.report.char_series import preconditioning_pages
 from iolab.pages.report.model import Block, Figure, Page, Table, Text

@@ -8,10 +8,8 @@ from rich.markup import escape as esc
 
 from iolab.figures.slc import Cache, find_cache, written_gb
 from iolab.figures.summary import PhaseSummary
-from iolab.pages.report.char_plots import _rate_by_written
 from iolab.pages.report.model import Figure, Page, Table, Text
 from iolab.pages.report.rundata import RunData, cell_series
-from iolab.pages.report.sections import not_measured_page, table_pages
 
 PHASE = "fill"  # the suite names it; a report reads the run, not suite code
 DEFAULT_CLIFF = 0.75  # a run stored without the parameter
@@ -72,6 +70,11 @@ METHOD = (
 
 
 def slc_pages(run: RunData) -> list[Page]:
+    # the plots only here: the test's declaration (suites/char_slc.py) imports this module's
+    # phase name, figures and view, and `iolab tests` or a run loaded the plots through them
+    from iolab.pages.report.char_plots import _rate_by_written
+    from iolab.pages.report.sections import not_measured_page, table_pages
+
     ph = run.phase(PHASE)
     t, mbps = fill_series(ph)
     if ph is None or not t:

@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING
 from rich.markup import escape as esc
 
 from iolab.core.cellschema import CellRow
-from iolab.core.decide import PERCENTILE_COLUMNS, LatencyBound, sample_of_row
+from iolab.core.decide import PERCENTILE_COLUMNS
 from iolab.core.units import given, measurable, num, pct_text
+from iolab.figures.latbound import RAMP, SUSTAIN, held, recorded_bound
 from iolab.figures.summary import PhaseSummary
 from iolab.pages.report import plot_style, vfigure
 from iolab.pages.report.char_plots import _scatter
@@ -23,9 +24,6 @@ from iolab.pages.report.vticks import autoscale
 
 if TYPE_CHECKING:
     from rich.console import Console
-
-RAMP = "demand ramp"
-SUSTAIN = "sustain"
 
 
 def _pct(row: CellRow, p: float) -> float | None:
@@ -159,21 +157,6 @@ def latbound_pages(run: RunData) -> list[Page]:
     )
     pages += table_pages("Latency-Bounded IOPS: sustained percentiles", [_percentile_table(run, row, ssrc)])
     return pages
-
-
-def recorded_bound(row: CellRow) -> tuple[float, float] | None:
-    """The (percentile, µs) bound a sustained cell was held to, as its workload recorded it (None:
-    a run made before the bound was recorded there)."""
-    bound = dict(tuple(kv) for kv in row.workload.get("extra") or ())
-    try:
-        return float(bound["bound_percentile"]), float(bound["bound_us"])
-    except (KeyError, TypeError, ValueError):
-        return None
-
-
-def held(row: CellRow, bound: tuple[float, float]) -> bool:
-    """The cell's percentile measurable from its IOs, and within the bound by the ramp's own rule."""
-    return measurable(bound[0], row.ios) and LatencyBound(*bound).met(sample_of_row(row))
 
 
 def latbound_view(ph: PhaseSummary, console: Console) -> None:
