@@ -268,6 +268,18 @@ def test_a_directory_that_is_not_a_run_is_called_so(command, tmp_path):
     assert sorted(x.name for x in plain.iterdir()) == ["a.jpg"]  # nothing written into it
 
 
+def test_a_directory_of_the_runs_root_that_is_not_a_run_is_called_so_by_its_name(tmp_path):
+    # `iolab runs` lists a directory holding a results.db but no manifest as a broken run, and
+    # `iolab show NAME` then said "no such run directory" of it
+    runs = tmp_path / "runs"
+    (runs / "broken").mkdir(parents=True)
+    (runs / "broken" / "results.db").write_bytes(b"not a database")
+    p = iolab("show", "broken", "--runs-dir", str(runs))
+    said = " ".join(p.stderr.split())
+    assert p.returncode == 2 and "Traceback" not in said, said
+    assert f"'broken' ({runs / 'broken'}) is a directory but not a run (it has no manifest.json" in said, said
+
+
 @pytest.mark.parametrize(
     ("setting", "says"),
     [

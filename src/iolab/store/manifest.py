@@ -251,15 +251,19 @@ def resolve_run(ref: str | Path) -> Path:
             "its groups), `iolab show` and `iolab report` take it as it is, and its drives' runs, which this "
             "command takes, are listed in its report (run_dir)."
         )
-    if p.exists() and not p.is_dir():  # there, but a file: say what it is not, not that nothing is there
+    # a name under the runs root counts as much as a path: `iolab runs` lists a directory there
+    # that holds results.db but no manifest as a broken run, and `show NAME` said nothing was there
+    there = p if p.exists() else q
+    if there.exists() and not there.is_dir():  # there, but a file: say what it is not, not that nothing is there
         raise IolabError(
-            f"run {ref!r}: {p} is {_node_kind(p)}, not a run directory (a run is "
+            f"run {ref!r}: {there} is {_node_kind(there)}, not a run directory (a run is "
             f"the directory `iolab run` stored, holding manifest.json, results.db and raw/). `iolab runs` lists "
             f"the runs under {runs_root()}."
         )
-    if p.is_dir():  # there, but no run: say so, not that nothing is there
+    if there.is_dir():  # there, but no run: say so, not that nothing is there
         raise IolabError(
-            f"{ref!r} is a directory but not a run (it has no manifest.json; a run directory holds the "
+            f"{ref!r}{'' if there is p else f' ({there})'} is a directory but not a run (it has no manifest.json; "
+            "a run directory holds the "
             f"manifest, results.db and raw/ iolab wrote). `iolab runs` lists the runs under {runs_root()}."
         )
     raise IolabError(
