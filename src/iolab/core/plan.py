@@ -372,7 +372,7 @@ def _check_workload(w: Workload, capacity: int, where: str) -> None:
     if capacity < largest:
         raise IolabError(
             f"{where}: the tested capacity of {capacity:,} B is smaller than one {largest:,} B block of "
-            f"{w.label()!r}. Raise --capacity-limit (or use a larger target). Nothing was run or written."
+            f"{w.label()!r}. Raise --capacity-limit or --active-range (or use a larger target). Nothing was run or written."
         )
     if w.duration_s is not None and (
         not _finite(w.duration_s) or not MIN_CELL_SECONDS <= w.duration_s <= MAX_CELL_SECONDS
