@@ -107,6 +107,8 @@ class Manifest:
         for name in NAME_FIELDS:
             if isinstance(known.get(name), str) and (why := name_problem(known[name])) is not None:
                 raise TypeError(f"field {name!r} is {_shown(known[name])}, not a plain name: {why}")
+        if (problem := _nested_problem(known)) is not None:
+            raise TypeError(problem)
         if known.get("state", "running") not in STATES:
             raise TypeError(f"field 'state' is {_shown(known['state'])}, not one of {', '.join(STATES)}")
         if isinstance(known.get("decisions"), list):  # in today's form (a bisection step's of older runs)
@@ -128,6 +130,41 @@ NAME_FIELDS = ("run_id", "test")
 # hand-edited or damaged field (`started` a number, `plan` null, `target` a string) makes the run
 # unreadable with the field named, never a TypeError or AttributeError deep in a view.
 _TYPES = get_type_hints(Manifest)
+
+
+# The numbers of the target and profile objects that every view computes with (the tested
+# capacity is capacity × active range): a hand-edited `"capacity": "big"` or an active range of
+# 1e308 made `show`, `report` and `audit` end in a ValueError or OverflowError traceback.
+_TARGET_NUMBERS = {"capacity": int, "tested_capacity": int}
+_PROFILE_NUMBERS = {
+    "active_range": float,
+    "threads": int,
+    "queue_depth": int,
+    "cell_seconds": float,
+    "precondition_factor": float,
+    "capacity_limit": int | None,
+    "max_rounds": int,
+    "wsat_capacity_multiple": float,
+    "wsat_max_seconds": float,
+    "rwsw_min_write_multiple": float,
+    "steady_min_write_multiple": float,
+}
+
+
+def _nested_problem(known: dict[str, Any]) -> str | None:
+    """The first number of the target or profile object that is not of its type, or an active
+    range that is no share of the target."""
+    for part, hints in (("target", _TARGET_NUMBERS), ("profile", _PROFILE_NUMBERS)):
+        obj = known.get(part)
+        if not isinstance(obj, dict):
+            continue  # its own type is checked with the fields'
+        for key, hint in hints.items():
+            if key in obj and (problem := wrong_type(f"{part}.{key}", obj[key], hint)) is not None:
+                return problem
+    share = (known.get("profile") or {}).get("active_range", 1.0)
+    if not 0 < share <= 1:
+        return f"field 'profile.active_range' is {_shown(share)}, not a share of the target above 0 and at most 1"
+    return None
 
 
 def _wrong_type(name: str, value: Any) -> str | None:
