@@ -87,11 +87,15 @@ def test_a_test_name_that_climbs_out_is_refused_before_a_comparison_is_named_aft
     [
         ("target", "capacity", "big", "field 'target.capacity' is \"big\", not a whole number"),
         ("profile", "active_range", 1e308, "field 'profile.active_range' is 1e+308, not a share of the target"),
+        # AttributeError: 'list' object has no attribute 'get' / 'int' object ...
+        ("target", "facts", [], "field 'target.facts' is [], not an object"),
+        ("plan", "phases", [1, 2], "field 'plan.phases' is [1, 2], not a list of objects"),
     ],
 )
 def test_a_target_or_profile_number_edited_out_of_its_type_is_refused_naming_it(a_run, scratch, part, key, value, says):
-    """Before: show and report ended in ValueError (int('big')) and audit in OverflowError
-    (capacity × 1e308), each a traceback, and `runs` listed the run complete."""
+    """Before: show and report ended in ValueError (int('big')), audit in OverflowError (capacity
+    × 1e308), each a traceback (AttributeError for the facts and phases), and `runs` listed the
+    run complete."""
     runs = scratch / "runs"
     shutil.copytree(a_run, runs / "bad")
     manifest = runs / "bad" / "manifest.json"

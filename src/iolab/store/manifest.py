@@ -151,9 +151,13 @@ _PROFILE_NUMBERS = {
 }
 
 
+_DECISION_KEYS = {"phase": str, "rule": dict, "outcome": str}
+
+
 def _nested_problem(known: dict[str, Any]) -> str | None:
-    """The first number of the target or profile object that is not of its type, or an active
-    range that is no share of the target."""
+    """The first number of the target or profile object that is not of its type, an active range
+    that is no share of the target, or a part the views walk (the target's facts, the plan's
+    phases, the decisions) that is not of the shape they read."""
     for part, hints in (("target", _TARGET_NUMBERS), ("profile", _PROFILE_NUMBERS)):
         obj = known.get(part)
         if not isinstance(obj, dict):
@@ -161,6 +165,15 @@ def _nested_problem(known: dict[str, Any]) -> str | None:
         for key, hint in hints.items():
             if key in obj and (problem := wrong_type(f"{part}.{key}", obj[key], hint)) is not None:
                 return problem
+    facts = (known.get("target") or {}).get("facts", {})
+    if not isinstance(facts, dict):
+        return wrong_type("target.facts", facts, dict[str, Any])
+    phases = (known.get("plan") or {}).get("phases", [])
+    if (problem := wrong_type("plan.phases", phases, list[dict[str, Any]])) is not None:
+        return problem
+    for d in known.get("decisions") or ():
+        if not isinstance(d, dict) or not all(isinstance(d.get(k), t) for k, t in _DECISION_KEYS.items()):
+            return f"field 'decisions' holds {_shown(d)}, not a decision (an object with {', '.join(_DECISION_KEYS)})"
     share = (known.get("profile") or {}).get("active_range", 1.0)
     if not 0 < share <= 1:
         return f"field 'profile.active_range' is {_shown(share)}, not a share of the target above 0 and at most 1"
