@@ -472,6 +472,18 @@ def test_a_host_that_dies_mid_run_fails_its_own_drive_and_the_fleet_goes_on(scra
     assert suite.get("errors") == "1" and not any(c.find("failure") is not None for c in runs_cases.values())
 
 
+def test_a_non_compliance_of_some_drives_names_those_drives(tmp_path):
+    # a file's write cache is not settable, a simulated drive's is: the caveat listed both drives
+    # as "every drive's run (s, f)" and ended the file's reason in "(1 drives)", unnamed
+    f = tmp_path / "fleet.toml"
+    f.write_text(f'[[drive]]\ntarget = "{SIM}"\nname = "s"\n[[drive]]\ntarget = "file:{tmp_path}/f.img?size=16MiB"\nname = "f"\n')
+    r = iolab("run", "throughput", *ONE_ROUND, "--fleet", str(f), "--runs-dir", str(tmp_path / "r"))
+    said = " ".join(r.stdout.split())
+    assert r.returncode == 0 and "(1 drives)" not in said, r.stdout + r.stderr
+    assert "caveat: NON-COMPLIANT: every drive's run (s, f): quick profile; 0.1 s per cell instead of 60 s; write cache" in said
+    assert "fio uses direct IO) (on f)" in said, said
+
+
 def test_require_steady_reaches_every_drive_and_fails_the_fleet_on_the_drives_not_steady(tmp_path):
     # two rounds cannot fill the 5-round window: no drive's figures come from a steady state
     fleet = sim_fleet(tmp_path, n=1)
