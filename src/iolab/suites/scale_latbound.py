@@ -21,7 +21,7 @@ from iolab.core.workload import Workload
 from iolab.figures.compare import KeyMetric
 from iolab.figures.summary import PhaseSummary
 from iolab.pages.report.latbound import RAMP, SUSTAIN, held, latbound_view, recorded_bound
-from iolab.suites import active_fraction, bisection, no_input, supported_block_sizes, tested_capacity
+from iolab.suites import active_fraction, bisection, block_size_problem, no_input, tested_capacity
 from iolab.suites import characterise_common as cc
 from iolab.suites.char_demand import geometric
 from iolab.suites.dirth_flow import read_share
@@ -221,10 +221,9 @@ def build(profile: Profile, target: Target) -> TestPlan:
     s = cc.setup("latency-bound", PARAMS, profile, target, endurance=False)
     v = s.values
     bs, read = v["block_size"], v["read_pct"]
-    if not supported_block_sizes([bs], target)[0]:
+    if why := block_size_problem(bs, target):
         raise IolabError(
-            f"latency-bound --set block_size={bs}: below the target's {target.facts.logical_sector} B "
-            "logical sector; direct IO cannot issue it. Nothing was run or written."
+            f"latency-bound --set block_size={bs}: {why}; direct IO cannot issue it. Nothing was run or written."
         )
     if 0 in v["steps"]:
         raise IolabError(
