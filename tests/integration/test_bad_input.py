@@ -287,11 +287,16 @@ def test_a_directory_of_the_runs_root_that_is_not_a_run_is_called_so_by_its_name
 def test_an_active_range_of_no_byte_names_the_option(place):
     # 1e-7 % passes the option's own check (above 0) and is 0 B of a 100 MB drive: the refusal
     # came from inside a workload, "workload '': active range must be in (0, 1]"
-    p = iolab("run", "iops", "--quick", "--no-report", "-t", "sim:enterprise-sas?user_gb=0.1", "--active-range", "0.0000001")
+    p = iolab(
+        "run", "iops", "--quick", "--no-report", "-t", "sim:enterprise-sas?user_gb=0.1", "--active-range", "0.0000001"
+    )
     _check(p.returncode, p.stdout, p.stderr, place)
     said = " ".join(p.stderr.split())
     assert p.returncode == 2 and "workload ''" not in said, said
-    assert "active range (--active-range): 1e-07% of sim:enterprise-sas?user_gb=0.1 (99,999,744 B) is less than one byte" in said, said
+    assert (
+        "active range (--active-range): 1e-07% of sim:enterprise-sas?user_gb=0.1 (99,999,744 B) is less than one byte"
+        in said
+    ), said
 
 
 @pytest.mark.parametrize(

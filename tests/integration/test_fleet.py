@@ -477,11 +477,16 @@ def test_a_non_compliance_of_some_drives_names_those_drives_and_no_fence_is_keye
     # a file's write cache is not settable, a simulated drive's is: the caveat listed both drives
     # as "every drive's run (s, f)" and ended the file's reason in "(1 drives)", unnamed
     f = tmp_path / "fleet.toml"
-    f.write_text(f'[[drive]]\ntarget = "{SIM}"\nname = "s"\n[[drive]]\ntarget = "file:{tmp_path}/f.img?size=16MiB"\nname = "f"\n')
+    f.write_text(
+        f'[[drive]]\ntarget = "{SIM}"\nname = "s"\n[[drive]]\ntarget = "file:{tmp_path}/f.img?size=16MiB"\nname = "f"\n'
+    )
     r = iolab("run", "throughput", *ONE_ROUND, "--fleet", str(f), "--runs-dir", str(tmp_path / "r"))
     said = " ".join(r.stdout.split())
     assert r.returncode == 0 and "(1 drives)" not in said, r.stdout + r.stderr
-    assert "caveat: NON-COMPLIANT: every drive's run (s, f): quick profile; 0.1 s per cell instead of 60 s; write cache" in said
+    assert (
+        "caveat: NON-COMPLIANT: every drive's run (s, f): quick profile; 0.1 s per cell instead of 60 s; write cache"
+        in said
+    )
     assert "fio uses direct IO) (on f)" in said, said
     # two drives are too few for the outlier rule: the strips' key said "dashed: the fences" of
     # strips that have none

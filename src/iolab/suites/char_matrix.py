@@ -55,7 +55,9 @@ def build(profile: Profile, target: Target) -> TestPlan:
     qds = s.values["qds"]
     sizes, notes = supported_block_sizes(list(s.values["sizes"]), target)
     if not sizes:  # said as the sizes' own problem, not "phase 'RND READ': has no cells to measure"
-        raise IolabError(f"rw-matrix --set sizes: {'; '.join(notes)}: no size left to measure. Nothing was run or written.")
+        raise IolabError(
+            f"rw-matrix --set sizes: {'; '.join(notes)}: no size left to measure. Nothing was run or written."
+        )
     ar = active_fraction(profile, target)
     phases = list(s.phases)
     for access, op in PHASES:
