@@ -297,6 +297,11 @@ def test_an_active_range_of_no_byte_names_the_option(place):
         "active range (--active-range): 1e-07% of sim:enterprise-sas?user_gb=0.1 (99,999,744 B) is less than one byte"
         in said
     ), said
+    # 999 B, less than a block: "Raise --capacity-limit" named the one option that was no cause
+    p = iolab("plan", "iops", "--quick", "-t", "sim:enterprise-sas?user_gb=0.1", "--active-range", "0.001")
+    said = " ".join(p.stderr.split())
+    assert p.returncode == 2 and "the tested capacity of 999 B is smaller than one 131,072 B block" in said, said
+    assert "Test more of the target (its ?size=, --active-range, --capacity-limit) or a larger target." in said, said
 
 
 @pytest.mark.parametrize(
