@@ -307,6 +307,31 @@ def test_an_active_range_of_no_byte_names_the_option(place):
 @pytest.mark.parametrize(
     ("setting", "says"),
     [
+        # float() and int() read other scripts' digits ('٩٩' as 99) and put their own words in
+        # the refusal ("could not convert string to float: 'abc'")
+        ("percentile=٩٩", "--set percentile='٩٩' (test latency-bound): choose one of 99, 99.9, 99.99, 99.999."),
+        ("percentile=abc", "--set percentile='abc' (test latency-bound): choose one of 99, 99.9, 99.99, 99.999."),
+        ("read_pct=٥٠", "--set read_pct='٥٠' (test latency-bound): give a read percentage from 0 to 100."),
+        ("read_pct=abc", "--set read_pct='abc' (test latency-bound): give a read percentage from 0 to 100."),
+    ],
+)
+def test_a_percentage_parameter_is_read_in_ascii_and_refused_in_iolabs_words(setting, says, place, capsys, monkeypatch):
+    monkeypatch.setattr(
+        sys,
+        "argv",
+        ["iolab", "plan", "latency-bound", "--quick", "-t", "sim:enterprise-sas?user_gb=0.1", "--set", setting],
+    )
+    with pytest.raises(SystemExit) as e:
+        cli.main()
+    out, err = capsys.readouterr()
+    _check(e.value.code, out, err, place)
+    said = " ".join(err.split())
+    assert e.value.code == 2 and says in said and "convert" not in said and "literal" not in said, said
+
+
+@pytest.mark.parametrize(
+    ("setting", "says"),
+    [
         # the parser said 1 to 2,147,483,647 and qd=2147483647 then failed as "workload ''"
         ("qd=0", "--set qd='0' (test qos): give a whole number from 1 to 65,536."),
         ("qd=2147483647", "--set qd='2147483647' (test qos): give a whole number from 1 to 65,536."),

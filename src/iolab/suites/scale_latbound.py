@@ -16,7 +16,7 @@ from iolab.core.cellschema import CellRow
 from iolab.core.decide import PERCENTILE_COLUMNS, Decision, LatencyBound, Sample, rule_record
 from iolab.core.errors import IolabError
 from iolab.core.plan import Cell, Deferred, Phase, Profile, TestPlan
-from iolab.core.units import KiB, given, kib_label, num, percentile_min_ios
+from iolab.core.units import KiB, ascii_number, given, kib_label, num, percentile_min_ios
 from iolab.core.workload import Workload
 from iolab.figures.compare import KeyMetric
 from iolab.figures.summary import PhaseSummary
@@ -35,7 +35,9 @@ if TYPE_CHECKING:
 
 
 def _percentile(text: str) -> float:
-    v = float(text.rstrip("%").strip())
+    # in ASCII, as every parameter: float() read '٩٩' as 99 and said of 'abc' "could not convert
+    # string to float"
+    v = ascii_number(text.strip().removesuffix("%"))
     if v not in PERCENTILE_COLUMNS:
         raise ValueError(f"choose one of {', '.join(f'{p:g}' for p in PERCENTILE_COLUMNS)}")
     return v
