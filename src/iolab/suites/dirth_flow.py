@@ -11,7 +11,6 @@ TC × QD grid, or the RWSW outstanding-IO levels)."""
 from __future__ import annotations
 
 import re
-
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
