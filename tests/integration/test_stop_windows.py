@@ -378,3 +378,15 @@ def test_runs_on_several_targets_stopped_twice_are_each_told(scratch):
     # run, never told, went on to its end after the command had gone
     states = [json.loads(m.read_text())["state"] for m in runs.glob("*/manifest.json")]
     assert states == ["interrupted", "interrupted"], p.stdout + p.stderr
+
+
+def test_a_stop_as_a_runs_end_is_stored_leaves_the_run_as_it_says(tmp_path):
+    """Ctrl-C (or a fleet's SIGTERM) as the run's complete end was being stored: it took effect
+    between the state set in memory and manifest.json written, and the run said "the run is
+    complete and stored" of a manifest still saying 'running' (`iolab runs`: interrupted)."""
+    runs = tmp_path / "runs"
+    args = ("run", "latency", "--quick", "--no-report", "-t", SMALL_SIM, "--runs-dir", str(runs))
+    p = stopped_after("iolab.store.runstore:manifest_bytes", "state='complete'", *args)
+    [run] = runs.iterdir()
+    assert "was complete: the run is complete and stored in" in " ".join(p.stderr.split()), p.stderr
+    assert json.loads((run / "manifest.json").read_text())["state"] == "complete"
