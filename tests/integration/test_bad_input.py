@@ -58,6 +58,10 @@ BAD = [
     "run iops --purge foo",
     "run iops --purge blkdiscard",
     "run iops -t file:{d}/f.img?size=64MiB --purge nvme-format",
+    # a block of part of a sector was taken, the file made and purged, and every fio job failed
+    "run latency-bound -t file:{d}/f.img?size=16MiB --set block_size=3000",
+    "run dirth -t file:{d}/f.img?size=16MiB --set block_size=3000",
+    "run rw-matrix -t file:{d}/f.img?size=16MiB --set sizes=3000",
     "run wsat --wsat-max-time 0",
     "run wsat --wsat-capacity-multiple -1",
     "run iops --stall-timeout 0",
@@ -266,6 +270,63 @@ def test_a_directory_that_is_not_a_run_is_called_so(command, tmp_path):
     assert p.returncode == 2 and "Traceback" not in said, said
     assert "is a directory but not a run (it has no manifest.json" in said, said
     assert sorted(x.name for x in plain.iterdir()) == ["a.jpg"]  # nothing written into it
+
+
+def test_a_directory_of_the_runs_root_that_is_not_a_run_is_called_so_by_its_name(tmp_path):
+    # `iolab runs` lists a directory holding a results.db but no manifest as a broken run, and
+    # `iolab show NAME` then said "no such run directory" of it
+    runs = tmp_path / "runs"
+    (runs / "broken").mkdir(parents=True)
+    (runs / "broken" / "results.db").write_bytes(b"not a database")
+    p = iolab("show", "broken", "--runs-dir", str(runs))
+    said = " ".join(p.stderr.split())
+    assert p.returncode == 2 and "Traceback" not in said, said
+    assert f"'broken' ({runs / 'broken'}) is a directory but not a run (it has no manifest.json" in said, said
+
+
+def test_an_active_range_of_no_byte_names_the_option(place):
+    # 1e-7 % passes the option's own check (above 0) and is 0 B of a 100 MB drive: the refusal
+    # came from inside a workload, "workload '': active range must be in (0, 1]"
+    p = iolab(
+        "run", "iops", "--quick", "--no-report", "-t", "sim:enterprise-sas?user_gb=0.1", "--active-range", "0.0000001"
+    )
+    _check(p.returncode, p.stdout, p.stderr, place)
+    said = " ".join(p.stderr.split())
+    assert p.returncode == 2 and "workload ''" not in said, said
+    assert (
+        "active range (--active-range): 1e-07% of sim:enterprise-sas?user_gb=0.1 (99,999,744 B) is less than one byte"
+        in said
+    ), said
+    # 999 B, less than a block: "Raise --capacity-limit" named the one option that was no cause
+    p = iolab("plan", "iops", "--quick", "-t", "sim:enterprise-sas?user_gb=0.1", "--active-range", "0.001")
+    said = " ".join(p.stderr.split())
+    assert p.returncode == 2 and "the tested capacity of 999 B is smaller than one 131,072 B block" in said, said
+    assert "Test more of the target (its ?size=, --active-range, --capacity-limit) or a larger target." in said, said
+
+
+@pytest.mark.parametrize(
+    ("setting", "says"),
+    [
+        # float() and int() read other scripts' digits ('٩٩' as 99) and put their own words in
+        # the refusal ("could not convert string to float: 'abc'")
+        ("percentile=٩٩", "--set percentile='٩٩' (test latency-bound): choose one of 99, 99.9, 99.99, 99.999."),
+        ("percentile=abc", "--set percentile='abc' (test latency-bound): choose one of 99, 99.9, 99.99, 99.999."),
+        ("read_pct=٥٠", "--set read_pct='٥٠' (test latency-bound): give a read percentage from 0 to 100."),
+        ("read_pct=abc", "--set read_pct='abc' (test latency-bound): give a read percentage from 0 to 100."),
+    ],
+)
+def test_a_percentage_parameter_is_read_in_ascii_and_refused_in_iolabs_words(setting, says, place, capsys, monkeypatch):
+    monkeypatch.setattr(
+        sys,
+        "argv",
+        ["iolab", "plan", "latency-bound", "--quick", "-t", "sim:enterprise-sas?user_gb=0.1", "--set", setting],
+    )
+    with pytest.raises(SystemExit) as e:
+        cli.main()
+    out, err = capsys.readouterr()
+    _check(e.value.code, out, err, place)
+    said = " ".join(err.split())
+    assert e.value.code == 2 and says in said and "convert" not in said and "literal" not in said, said
 
 
 @pytest.mark.parametrize(

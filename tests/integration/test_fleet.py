@@ -4,6 +4,7 @@ fleet of file drives on fio-server hosts (network namespaces)."""
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import signal
@@ -470,6 +471,30 @@ def test_a_host_that_dies_mid_run_fails_its_own_drive_and_the_fleet_goes_on(scra
     assert runs_cases["fleet.h1"].find("error") is not None and runs_cases["fleet.h1"].find("failure") is None
     assert runs_cases["fleet.h0"].find("error") is None and runs_cases["fleet.h0"].find("failure") is None
     assert suite.get("errors") == "1" and not any(c.find("failure") is not None for c in runs_cases.values())
+
+
+def test_a_non_compliance_of_some_drives_names_those_drives_and_no_fence_is_keyed_where_none_is_drawn(tmp_path):
+    # a file's write cache is not settable, a simulated drive's is: the caveat listed both drives
+    # as "every drive's run (s, f)" and ended the file's reason in "(1 drives)", unnamed
+    f = tmp_path / "fleet.toml"
+    f.write_text(
+        f'[[drive]]\ntarget = "{SIM}"\nname = "s"\n[[drive]]\ntarget = "file:{tmp_path}/f.img?size=16MiB"\nname = "f"\n'
+    )
+    r = iolab("run", "throughput", *ONE_ROUND, "--fleet", str(f), "--runs-dir", str(tmp_path / "r"))
+    said = " ".join(r.stdout.split())
+    assert r.returncode == 0 and "(1 drives)" not in said, r.stdout + r.stderr
+    assert (
+        "caveat: NON-COMPLIANT: every drive's run (s, f): quick profile; 0.1 s per cell instead of 60 s; write cache"
+        in said
+    )
+    assert "fio uses direct IO) (on f)" in said, said
+    # two drives are too few for the outlier rule: the strips' key said "dashed: the fences" of
+    # strips that have none
+    rep = iolab("report", str(fleet_dir(r.stdout)), "--runs-dir", str(tmp_path / "r"))
+    assert rep.returncode == 0, rep.stderr
+    page = " ".join(html.unescape(next((fleet_dir(r.stdout) / "report").glob("*.html")).read_text()).split())
+    assert "dashed: the fences" not in page
+    assert "no fences and no outliers: the rule judged none of these figures (< 5 drives)" in page
 
 
 def test_require_steady_reaches_every_drive_and_fails_the_fleet_on_the_drives_not_steady(tmp_path):

@@ -96,6 +96,10 @@ def test_a_cell_time_the_test_ignores_is_no_non_compliance_of_the_run(tmp_path):
         tmp_path / "used", "latency", "--quick", "--cell-time", "100ms", "--max-rounds", "1", "-t", SMALL_SIM
     )
     assert "0.1 s per cell instead of 60 s" in json.loads((used / "manifest.json").read_text())["noncompliance"]
+    # its one round's window is named as the caption under each convergence plot names it, "round
+    # 1", not "rounds 1–1"
+    page = page_text(used / "report" / f"{used.name}.html")
+    assert "measurement window (round 1, steady state not evaluated)" in page and "rounds 1–1" not in page, page[:3000]
 
 
 def test_the_means_of_repeats_say_their_runs_were_not_steady_and_scaled_down(tmp_path):

@@ -425,3 +425,15 @@ def test_runs_on_several_targets_stopped_as_the_wait_begins_are_each_told(tmp_pa
     assert f"runs that did not finish: {sims[0]} (exit 130), {sims[1]} (exit 130)" in said, p.stdout + p.stderr
     states = [json.loads(m.read_text())["state"] for m in runs.glob("*/manifest.json")]
     assert all(s == "interrupted" for s in states), states  # a run stopped as it began has no directory
+
+
+def test_a_stop_as_a_runs_end_is_stored_leaves_the_run_as_it_says(tmp_path):
+    """Ctrl-C (or a fleet's SIGTERM) as the run's complete end was being stored: it took effect
+    between the state set in memory and manifest.json written, and the run said "the run is
+    complete and stored" of a manifest still saying 'running' (`iolab runs`: interrupted)."""
+    runs = tmp_path / "runs"
+    args = ("run", "latency", "--quick", "--no-report", "-t", SMALL_SIM, "--runs-dir", str(runs))
+    p = stopped_after("iolab.store.runstore:manifest_bytes", "state='complete'", *args)
+    [run] = runs.iterdir()
+    assert "was complete: the run is complete and stored in" in " ".join(p.stderr.split()), p.stderr
+    assert json.loads((run / "manifest.json").read_text())["state"] == "complete"

@@ -82,6 +82,33 @@ def test_a_test_name_that_climbs_out_is_refused_before_a_comparison_is_named_aft
     assert "field 'test' is" in refused(p, scratch, before)
 
 
+@pytest.mark.parametrize(
+    ("part", "key", "value", "says"),
+    [
+        ("target", "capacity", "big", "field 'target.capacity' is \"big\", not a whole number"),
+        ("profile", "active_range", 1e308, "field 'profile.active_range' is 1e+308, not a share of the target"),
+        # AttributeError: 'list' object has no attribute 'get' / 'int' object ...
+        ("target", "facts", [], "field 'target.facts' is [], not an object"),
+        ("plan", "phases", [1, 2], "field 'plan.phases' is [1, 2], not a list of objects"),
+    ],
+)
+def test_a_target_or_profile_number_edited_out_of_its_type_is_refused_naming_it(a_run, scratch, part, key, value, says):
+    """Before: show and report ended in ValueError (int('big')), audit in OverflowError (capacity
+    × 1e308), each a traceback (AttributeError for the facts and phases), and `runs` listed the
+    run complete."""
+    runs = scratch / "runs"
+    shutil.copytree(a_run, runs / "bad")
+    manifest = runs / "bad" / "manifest.json"
+    doc = json.loads(manifest.read_text())
+    doc[part][key] = value
+    manifest.write_text(json.dumps(doc))
+    for line in ("show bad", "audit bad"):
+        before = files_under(scratch)
+        p = iolab(*line.split(), "--runs-dir", str(runs), timeout=120)
+        assert says in refused(p, scratch, before), line
+    assert listed(runs)["bad"]["state"] == "broken"
+
+
 @pytest.mark.parametrize("table", ["steady", "histograms", "series", "phases"])
 def test_a_results_db_without_a_table_the_readers_use_is_broken_not_a_traceback(a_run, scratch, table):
     """Before: show/report/export/audit of a run without `steady` or `histograms` ended in

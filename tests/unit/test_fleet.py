@@ -555,7 +555,7 @@ def test_each_drives_conditions_come_from_its_own_run_and_every_caveat_names_its
         "not from a steady-state window",
         "STEADY STATE NOT EVALUATED on 1 of 4 drives (c): their figures are from their last rounds, "
         "not from a steady-state window",
-        "AUDIT FAILED on 1 drives: d (steady-evidence)",
+        "AUDIT FAILED on 1 drive: d (steady-evidence)",
     ]
     # a fleet of steady, compliant drives has nothing to say, and many names are counted, not listed
     assert caveats([by["a"]]) == []

@@ -164,4 +164,14 @@ def build_plan(name: str, profile: Profile, target: Target, workload: str | Path
     if not test.needs_workload and workload is not None:
         takers = ", ".join(t.name for t in all() if t.needs_workload)
         raise IolabError(f"test {name}: takes no --workload (only {takers} do).")
+    if int(target.capacity * profile.active_range) < 1:
+        # a range that rounds to no byte of the target failed inside a workload ("workload '':
+        # active range must be in (0, 1]") though the option's own check had taken it
+        from iolab.core.units import given
+
+        raise IolabError(
+            f"active range (--active-range): {given(profile.active_range * 100)}% of {target.spec} "
+            f"({target.capacity:,} B) is less than one byte; give a larger percentage (enterprise uses "
+            "100%, client 75%). Nothing was run or written."
+        )
     return test.build(profile, target, Path(workload) if workload is not None else None)

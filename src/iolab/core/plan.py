@@ -372,7 +372,10 @@ def _check_workload(w: Workload, capacity: int, where: str) -> None:
     if capacity < largest:
         raise IolabError(
             f"{where}: the tested capacity of {capacity:,} B is smaller than one {largest:,} B block of "
-            f"{w.label()!r}. Raise --capacity-limit (or use a larger target). Nothing was run or written."
+            # the range is cut by the target's ?size=, --active-range or --capacity-limit: "Raise
+            # --capacity-limit" was no help for `/dev/loop1?size=1000B`
+            f"{w.label()!r}. Test more of the target (its ?size=, --active-range, --capacity-limit) or a "
+            "larger target. Nothing was run or written."
         )
     if w.duration_s is not None and (
         not _finite(w.duration_s) or not MIN_CELL_SECONDS <= w.duration_s <= MAX_CELL_SECONDS

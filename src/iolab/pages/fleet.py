@@ -6,7 +6,6 @@ document, so they cannot disagree with it."""
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -391,8 +390,13 @@ def caveats(rows: Sequence[dict]) -> list[str]:
     out = []
     scaled = [r for r in done if r.get("compliant") is False]
     if scaled:
-        reasons = Counter(n for r in scaled for n in r.get("noncompliance") or ())
-        why = "; ".join(n if c == len(scaled) else f"{n} ({c} drives)" for n, c in reasons.items())
+        # a reason some drives' runs have and not others' names them: "(1 drives)" after the list
+        # of every drive read as if each had it (a file's write cache among simulated drives)
+        reasons: dict[str, list[str]] = {}
+        for r in scaled:
+            for n in r.get("noncompliance") or ():
+                reasons.setdefault(n, []).append(r["name"])
+        why = "; ".join(n if len(on) == len(scaled) else f"{n} (on {_names(on)})" for n, on in reasons.items())
         which = "every drive's run" if len(scaled) == len(done) else f"{len(scaled)} of {len(done)} drives' runs"
         out.append(f"NON-COMPLIANT: {which} ({_names([r['name'] for r in scaled])}): {why or 'see each run'}")
     refused = [
@@ -413,5 +417,5 @@ def caveats(rows: Sequence[dict]) -> list[str]:
         )
     failed = [f"{r['name']} ({', '.join(r['audit_failed'])})" for r in done if r.get("audit_failed")]
     if failed:
-        out.append(f"AUDIT FAILED on {len(failed)} drives: {_names(failed)}")
+        out.append(f"AUDIT FAILED on {len(failed)} drive{'' if len(failed) == 1 else 's'}: {_names(failed)}")
     return out

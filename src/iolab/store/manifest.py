@@ -107,6 +107,8 @@ class Manifest:
         for name in NAME_FIELDS:
             if isinstance(known.get(name), str) and (why := name_problem(known[name])) is not None:
                 raise TypeError(f"field {name!r} is {_shown(known[name])}, not a plain name: {why}")
+        if (problem := _nested_problem(known)) is not None:
+            raise TypeError(problem)
         if known.get("state", "running") not in STATES:
             raise TypeError(f"field 'state' is {_shown(known['state'])}, not one of {', '.join(STATES)}")
         if isinstance(known.get("decisions"), list):  # in today's form (a bisection step's of older runs)
@@ -128,6 +130,54 @@ NAME_FIELDS = ("run_id", "test")
 # hand-edited or damaged field (`started` a number, `plan` null, `target` a string) makes the run
 # unreadable with the field named, never a TypeError or AttributeError deep in a view.
 _TYPES = get_type_hints(Manifest)
+
+
+# The numbers of the target and profile objects that every view computes with (the tested
+# capacity is capacity × active range): a hand-edited `"capacity": "big"` or an active range of
+# 1e308 made `show`, `report` and `audit` end in a ValueError or OverflowError traceback.
+_TARGET_NUMBERS = {"capacity": int, "tested_capacity": int}
+_PROFILE_NUMBERS = {
+    "active_range": float,
+    "threads": int,
+    "queue_depth": int,
+    "cell_seconds": float,
+    "precondition_factor": float,
+    "capacity_limit": int | None,
+    "max_rounds": int,
+    "wsat_capacity_multiple": float,
+    "wsat_max_seconds": float,
+    "rwsw_min_write_multiple": float,
+    "steady_min_write_multiple": float,
+}
+
+
+_DECISION_KEYS = {"phase": str, "rule": dict, "outcome": str}
+
+
+def _nested_problem(known: dict[str, Any]) -> str | None:
+    """The first number of the target or profile object that is not of its type, an active range
+    that is no share of the target, or a part the views walk (the target's facts, the plan's
+    phases, the decisions) that is not of the shape they read."""
+    for part, hints in (("target", _TARGET_NUMBERS), ("profile", _PROFILE_NUMBERS)):
+        obj = known.get(part)
+        if not isinstance(obj, dict):
+            continue  # its own type is checked with the fields'
+        for key, hint in hints.items():
+            if key in obj and (problem := wrong_type(f"{part}.{key}", obj[key], hint)) is not None:
+                return problem
+    facts = (known.get("target") or {}).get("facts", {})
+    if not isinstance(facts, dict):
+        return wrong_type("target.facts", facts, dict[str, Any])
+    phases = (known.get("plan") or {}).get("phases", [])
+    if (problem := wrong_type("plan.phases", phases, list[dict[str, Any]])) is not None:
+        return problem
+    for d in known.get("decisions") or ():
+        if not isinstance(d, dict) or not all(isinstance(d.get(k), t) for k, t in _DECISION_KEYS.items()):
+            return f"field 'decisions' holds {_shown(d)}, not a decision (an object with {', '.join(_DECISION_KEYS)})"
+    share = (known.get("profile") or {}).get("active_range", 1.0)
+    if not 0 < share <= 1:
+        return f"field 'profile.active_range' is {_shown(share)}, not a share of the target above 0 and at most 1"
+    return None
 
 
 def _wrong_type(name: str, value: Any) -> str | None:
@@ -251,15 +301,19 @@ def resolve_run(ref: str | Path) -> Path:
             "its groups), `iolab show` and `iolab report` take it as it is, and its drives' runs, which this "
             "command takes, are listed in its report (run_dir)."
         )
-    if p.exists() and not p.is_dir():  # there, but a file: say what it is not, not that nothing is there
+    # a name under the runs root counts as much as a path: `iolab runs` lists a directory there
+    # that holds results.db but no manifest as a broken run, and `show NAME` said nothing was there
+    there = p if p.exists() else q
+    if there.exists() and not there.is_dir():  # there, but a file: say what it is not, not that nothing is there
         raise IolabError(
-            f"run {ref!r}: {p} is {_node_kind(p)}, not a run directory (a run is "
+            f"run {ref!r}: {there} is {_node_kind(there)}, not a run directory (a run is "
             f"the directory `iolab run` stored, holding manifest.json, results.db and raw/). `iolab runs` lists "
             f"the runs under {runs_root()}."
         )
-    if p.is_dir():  # there, but no run: say so, not that nothing is there
+    if there.is_dir():  # there, but no run: say so, not that nothing is there
         raise IolabError(
-            f"{ref!r} is a directory but not a run (it has no manifest.json; a run directory holds the "
+            f"{ref!r}{'' if there is p else f' ({there})'} is a directory but not a run (it has no manifest.json; "
+            "a run directory holds the "
             f"manifest, results.db and raw/ iolab wrote). `iolab runs` lists the runs under {runs_root()}."
         )
     raise IolabError(

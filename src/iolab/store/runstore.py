@@ -32,6 +32,7 @@ from iolab.core.procs import same_process_alive
 from iolab.core.results import Histogram, RoundResult
 from iolab.core.safefile import read_json
 from iolab.core.steady import VariableVerdict
+from iolab.core.stopdefer import stop_deferred
 from iolab.store import dbidentity, resultsdb, rowcheck
 from iolab.store.durable import (
     RESERVE_BYTES,
@@ -217,14 +218,14 @@ class RunStore:
 
     def finish(self, state: str, error: str | None = None) -> None:
         m = manifest_of(self)
-        m.state, m.ended, m.error = state, now_iso(), error
-        try:
-            self.write_manifest(final=True)
+        try:  # a stop as the end is stored waits for it: the run said "complete and stored" of a 'running' file
+            with stop_deferred():
+                m.state, m.ended, m.error = state, now_iso(), error
+                self.write_manifest(final=True)
         except ResultsDiskFull:
+            said = f"not even the run's end could be stored: manifest.json still says 'running' (`iolab runs`"
             raise ResultsDiskFull(
-                self.dir,
-                f"not even the run's end could be stored: manifest.json still says "
-                f"'running' (`iolab runs` shows it as interrupted); the run {state}" + (f": {error}" if error else ""),
+                self.dir, f"{said} shows it as interrupted); the run {state}" + (f": {error}" if error else "")
             ) from None
         release_space(self.dir)
         self._plain_journal()

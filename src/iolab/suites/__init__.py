@@ -205,11 +205,22 @@ def wipc(profile: Profile, target: Target, block_size: int = 128 * KiB) -> Workl
     )
 
 
-def supported_block_sizes(sizes: list[int], target: Target) -> tuple[list[int], list[str]]:
-    """Drop block sizes below the device's logical sector (direct IO cannot issue them)."""
+def block_size_problem(block_size: int, target: Target) -> str | None:
+    """Why direct IO cannot issue this block size on the target (None: it can): it must be whole
+    logical sectors. A 3,000 B block was taken, the target purged, and every fio job then failed
+    with EINVAL."""
     sector = target.facts.logical_sector or 512
-    keep = [b for b in sizes if b >= sector]
-    notes = [f"{b} B block size skipped: below the device's {sector} B logical sector" for b in sizes if b < sector]
+    if block_size < sector:
+        return f"below the target's {sector} B logical sector"
+    if block_size % sector:
+        return f"not a whole number of the target's {sector} B logical sectors"
+    return None
+
+
+def supported_block_sizes(sizes: list[int], target: Target) -> tuple[list[int], list[str]]:
+    """Drop the block sizes direct IO cannot issue on the device (block_size_problem)."""
+    keep = [b for b in sizes if block_size_problem(b, target) is None]
+    notes = [f"{b} B block size skipped: {why}" for b in sizes if (why := block_size_problem(b, target))]
     return keep, notes
 
 

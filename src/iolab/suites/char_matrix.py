@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from iolab.core import testparams as tp
+from iolab.core.errors import IolabError
 from iolab.core.plan import Cell, Profile, TestPlan
 from iolab.core.units import KiB, MiB, kib_label
 from iolab.core.workload import Access, Workload
@@ -53,6 +54,10 @@ def build(profile: Profile, target: Target) -> TestPlan:
     s = cc.setup("rw-matrix", PARAMS, profile, target)
     qds = s.values["qds"]
     sizes, notes = supported_block_sizes(list(s.values["sizes"]), target)
+    if not sizes:  # said as the sizes' own problem, not "phase 'RND READ': has no cells to measure"
+        raise IolabError(
+            f"rw-matrix --set sizes: {'; '.join(notes)}: no size left to measure. Nothing was run or written."
+        )
     ar = active_fraction(profile, target)
     phases = list(s.phases)
     for access, op in PHASES:

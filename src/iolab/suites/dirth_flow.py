@@ -10,6 +10,7 @@ TC × QD grid, or the RWSW outstanding-IO levels)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -47,10 +48,12 @@ from iolab.targets import Target
 
 
 def percent(text: str) -> int:
-    v = int(text.rstrip("%"))
-    if not 0 <= v <= 100:
+    # in ASCII digits, as every parameter: int() read '٥٠' as 50, and said of 'abc' "invalid
+    # literal for int() with base 10"
+    s = text.strip().removesuffix("%").strip()
+    if not re.fullmatch(r"[0-9]{1,3}", s) or not 0 <= int(s) <= 100:
         raise ValueError("give a read percentage from 0 to 100")
-    return v
+    return int(s)
 
 
 def read_share(default: int, source: str) -> Param:

@@ -19,7 +19,7 @@ from iolab.figures.points import POINT_NAMES
 from iolab.figures.summary import PhaseSummary
 from iolab.pages.report.header import SPEC_HEADINGS
 from iolab.pages.textreport import render_dirth
-from iolab.suites import active_fraction, no_input, supported_block_sizes
+from iolab.suites import active_fraction, block_size_problem, no_input
 from iolab.suites.dirth_flow import FLOW, TC_QD_GRID, Stimulus, WorkloadAt, build_flow, grid_points, read_share
 from iolab.suites.figures import Getter, Metrics, Runs, figure
 from iolab.suites.testdef import TestDef
@@ -44,11 +44,8 @@ def grid_text(v: Mapping[str, Any]) -> str:
 def build(profile: Profile, target: Target) -> TestPlan:
     v = values(PARAMS, profile, "dirth")
     bs, read = v["block_size"], v["read_pct"]
-    if not supported_block_sizes([bs], target)[0]:
-        raise IolabError(
-            f"dirth --set block_size={bs}: below the target's {target.facts.logical_sector} B logical "
-            "sector; direct IO cannot issue it. Nothing was run or written."
-        )
+    if why := block_size_problem(bs, target):
+        raise IolabError(f"dirth --set block_size={bs}: {why}; direct IO cannot issue it. Nothing was run or written.")
     ar = active_fraction(profile, target)
 
     def rnd(read_pct: int) -> WorkloadAt:

@@ -16,12 +16,18 @@ from iolab.core.cellschema import CellRow
 from iolab.core.decide import PERCENTILE_COLUMNS, Decision, LatencyBound, Sample, rule_record
 from iolab.core.errors import IolabError
 from iolab.core.plan import Cell, Deferred, Phase, Profile, TestPlan
-from iolab.core.units import KiB, given, kib_label, num, percentile_min_ios
+from iolab.core.units import KiB, ascii_number, given, kib_label, num, percentile_min_ios
 from iolab.core.workload import Workload
 from iolab.figures.compare import KeyMetric
 from iolab.figures.latbound import RAMP, SUSTAIN, held, recorded_bound
 from iolab.figures.summary import PhaseSummary
-from iolab.suites import active_fraction, bisection, no_input, supported_block_sizes, tested_capacity
+from iolab.suites import (
+    active_fraction,
+    bisection,
+    block_size_problem,
+    no_input,
+    tested_capacity,
+)
 from iolab.suites import characterise_common as cc
 from iolab.suites.char_demand import geometric
 from iolab.suites.dirth_flow import read_share
@@ -37,7 +43,9 @@ if TYPE_CHECKING:
 
 
 def _percentile(text: str) -> float:
-    v = float(text.rstrip("%").strip())
+    # in ASCII, as every parameter: float() read '٩٩' as 99 and said of 'abc' "could not convert
+    # string to float"
+    v = ascii_number(text.strip().removesuffix("%"))
     if v not in PERCENTILE_COLUMNS:
         raise ValueError(f"choose one of {', '.join(f'{p:g}' for p in PERCENTILE_COLUMNS)}")
     return v
@@ -232,10 +240,9 @@ def build(profile: Profile, target: Target) -> TestPlan:
     s = cc.setup("latency-bound", PARAMS, profile, target, endurance=False)
     v = s.values
     bs, read = v["block_size"], v["read_pct"]
-    if not supported_block_sizes([bs], target)[0]:
+    if why := block_size_problem(bs, target):
         raise IolabError(
-            f"latency-bound --set block_size={bs}: below the target's {target.facts.logical_sector} B "
-            "logical sector; direct IO cannot issue it. Nothing was run or written."
+            f"latency-bound --set block_size={bs}: {why}; direct IO cannot issue it. Nothing was run or written."
         )
     if 0 in v["steps"]:
         raise IolabError(

@@ -57,6 +57,15 @@ def strips(figs: list[dict[str, Any]]) -> Drawing:
     )
 
 
+def _strip_key(figs: list[dict[str, Any]], doc: dict[str, Any]) -> str:
+    """What the strips' marks are: the fences and outliers only where the rule judged a figure
+    (a fleet of four drives' page said "dashed: the fences" over strips with none)."""
+    if any(f["judged"] for f in figs):
+        return "red: an outlier; dashed: the fences"
+    why = sorted({fleet_doc.figure_not_flagged(f, doc).removeprefix("not judged ") for f in figs})
+    return f"no fences and no outliers: the rule judged none of these figures {', '.join(why)}"
+
+
 def _strip_pages(doc: dict[str, Any]) -> list[Page]:
     figs = [f for f in doc["figures"] if f["values"]]
     pages = []
@@ -65,7 +74,7 @@ def _strip_pages(doc: dict[str, Any]) -> list[Page]:
         fig = Figure(
             f"Each drive's key figures as % of the fleet median (figures {start + 1}-{start + len(part)} of {len(figs)})",
             strips(part),
-            f"{doc['outlier_rule']['text']}; red: an outlier; dashed: the fences",
+            f"{doc['outlier_rule']['text']}; {_strip_key(part, doc)}",
         )
         pages.append(Page("Fleet — Distributions", (fig,)))
     return pages

@@ -51,7 +51,9 @@ def convergence(
         for i, s in enumerate(series):
             ax.add(Path(s.x, s.y, color(i), 1.2, marker_pt=3, label=s.label))
         if window:
-            span = f"measurement window (rounds {window[0]}–{window[-1]}{', ' + caveat if caveat else ''})"
+            # one round is "round 1", as the caption under the plot says it, not "rounds 1–1"
+            which = f"round {window[0]}" if window[0] == window[-1] else f"rounds {window[0]}–{window[-1]}"
+            span = f"measurement window ({which}{', ' + caveat if caveat else ''})"
             ax.add(Band(window[0] - 0.5, window[-1] + 0.5, None, None, "#2ca02c", 0.08, span))
         rounds = sorted({x for s in series for x in s.x})
         if rounds:
