@@ -32,8 +32,8 @@ from iolab.traces.registry import ExportJob
 from iolab.traces.table import TraceTable, connect, sql_str
 
 # The reads and writes of a table, numbered in table order (`n`): what every writer reads. A
-# zero-length one moves no data (blkparse's empty pre-flush `FWS 0 + 0` is imported as a write):
-# the sector formats wrote it as a 512 B write that never happened, which `iolab trace analyze`
+# zero-length one moves no data (a table written before blkparse's empty pre-flush `FWS 0 + 0`
+# was imported as a flush holds it as a write of 0 bytes): the sector formats wrote it as a 512 B write that never happened, which `iolab trace analyze`
 # (which leaves zero-length IOs out) then counted as a stream; left out, and said.
 _SRC = (
     "(SELECT *, row_number() OVER () AS n FROM read_parquet({path}) WHERE op IN ('read', 'write') AND size_bytes > 0)"
