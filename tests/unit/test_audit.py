@@ -336,7 +336,9 @@ def test_raw_output_parses_again_only_what_changed_since_its_cell_was_stored(iop
     from iolab.figures import audit_raw
 
     parsed = []
-    monkeypatch.setattr(audit_raw, "damage", lambda p, whole=audit_raw.damage: parsed.append(p.name) or whole(p))
+    monkeypatch.setattr(
+        audit_raw, "damage", lambda p, *a, whole=audit_raw.damage: parsed.append(p.name) or whole(p, *a)
+    )
     copy = planted(iops_run, tmp_path)  # copied with its files' times, as `cp -a` or rsync -a
     assert results(copy)["raw-output"] == "pass" and parsed == []
     db = sqlite3.connect(copy / "results.db")
