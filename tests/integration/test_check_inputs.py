@@ -253,8 +253,18 @@ def test_runs_of_different_profiles_are_refused_in_one_paragraph_and_forced_with
     verdicts come with the note that they are of the profiles' difference."""
     root, a, _, _ = three
     p = iolab(
-        "run", "latency", "-t", SMALL + "&seed=1", *QUICK, "--cell-time", "1s", "--profile", "client",
-        "--runs-dir", str(tmp_path / "runs"), "--json",
+        "run",
+        "latency",
+        "-t",
+        SMALL + "&seed=1",
+        *QUICK,
+        "--cell-time",
+        "1s",
+        "--profile",
+        "client",
+        "--runs-dir",
+        str(tmp_path / "runs"),
+        "--json",
     )
     assert p.returncode == 0, p.stderr
     client, enterprise = json.loads(p.stdout)["runs"][0], a["runs"][0]

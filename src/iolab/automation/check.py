@@ -194,7 +194,9 @@ def _by_profile(recs: Sequence[dict]) -> dict[str, list[str]]:
     return out
 
 
-def other_profiles(baseline: Sequence[dict], candidate: Sequence[dict], diffs: Sequence[str], force: bool) -> str | None:
+def other_profiles(
+    baseline: Sequence[dict], candidate: Sequence[dict], diffs: Sequence[str], force: bool
+) -> str | None:
     """Runs of different profiles (enterprise: WCD, AR 100 %, TC4/QD32; client: WCE, AR 75 %,
     TC2/QD16): refused, or (forced) the note said with the verdicts; None when one profile. A
     qualification engineer compares a drive with itself under one profile: enterprise against
