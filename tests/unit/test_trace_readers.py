@@ -431,13 +431,18 @@ def test_pid_from_the_formats_that_have_one(synthetic, tmp_path):
 def test_tracefs_empty_pre_flush_is_a_flush_and_a_pre_flush_write_with_data_a_write(tmp_path):
     """rwbs as blk_fill_rwbs writes it: a leading F is a pre-flush; with no data the request is a
     cache flush (it was a write of 0 bytes, which the import dropped), with data a write."""
-    p = tmp_path / "t.txt"
-    p.write_text(
-        "    jbd2/sda1-8-312     [000] .....   100.000000: block_rq_issue: 8,16 FWS 0 () 0 + 0 [jbd2/sda1-8]\n"
-        "          <idle>-0       [000] d.h..   100.000150: block_rq_complete: 8,16 FWS () 0 + 0 [0]\n"
-        "    jbd2/sda1-8-312     [000] .....   100.000200: block_rq_issue: 8,16 FWS 4096 () 100 + 8 [jbd2/sda1-8]\n"
-        "          <idle>-0       [000] d.h..   100.000400: block_rq_complete: 8,16 FWS () 100 + 8 [0]\n"
+    issue, done = (
+        "jbd2/sda1-8-312 [000] ..... {}: block_rq_issue: 8,16 FWS {}",
+        "<idle>-0 [000] d.h.. {}: block_rq_complete: 8,16 FWS {}",
     )
+    events = [
+        issue.format("100.000000", "0 () 0 + 0 [jbd2/sda1-8]"),
+        done.format("100.000150", "() 0 + 0 [0]"),
+        issue.format("100.000200", "4096 () 100 + 8 [jbd2/sda1-8]"),
+        done.format("100.000400", "() 100 + 8 [0]"),
+    ]
+    p = tmp_path / "t.txt"
+    p.write_text("".join(f"{e}\n" for e in events))
     t = import_trace(p, "tracefs", tmp_path / "t.parquet")
     assert _rows(t.path) == [
         (0, "8,16", "flush", 0, 0, "jbd2/sda1-8", 150.0),
