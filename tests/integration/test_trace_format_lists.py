@@ -198,6 +198,9 @@ def test_an_empty_pre_flush_is_imported_as_a_flush_and_a_pre_flush_or_fua_write_
         (800_000, "flush", 0, 0, "kworker/0:1H", 100.0),
         (1_000_000, "read", 64 * 512, 4096, "fio", 100.0),
     ], rows
+    # an export writes reads and writes: the flushes left out are said, not lost without a word
+    p = iolab("trace", "export", str(table), "--format", "fio3", "--out", str(tmp_path / "t.fio3"))
+    assert p.returncode == 0 and "note: 2 flushes left out (an export writes reads and writes)" in p.stdout, p.stdout
 
 
 @pytest.mark.parametrize("fmt", ["fiu", "disksim", "msr"])
