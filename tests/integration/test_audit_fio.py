@@ -80,3 +80,30 @@ def test_a_real_run_passes_and_a_flipped_verdict_fails(scratch, tmp_path):
     assert f"FAIL raw-output: {phase} round {rnd} {key}: raw output {out} is truncated" in said, said
     shown = iolab("show", str(cut)).stdout
     assert "FAILED: raw-output" in shown and "⚠ audit: raw-output failed" in shown, shown
+
+    # whole JSON the cell's figures were not computed from: another round's whole report copied
+    # over one cell's (a file that ends where an object ends), and a report whose jobs list lost
+    # its job: each fails raw-output with the counts the file holds against the stored ones
+    other = tmp_path / "other" / run.name
+    shutil.copytree(run, other)
+    db = sqlite3.connect(other / "results.db")
+    cells = db.execute(
+        "SELECT phase, round, cell_key, raw_files, read_ios, write_ios FROM cells WHERE kind = 'measure' ORDER BY ordinal"
+    ).fetchall()
+    db.close()
+    first = cells[0]
+    donor = next(c for c in cells[1:] if (c[4], c[5]) != (first[4], first[5]))
+    raw_of = lambda c: next(f for f in json.loads(c[3]) if f.endswith(".json"))  # noqa: E731
+    (other / raw_of(first)).write_bytes((other / raw_of(donor)).read_bytes())
+    last = cells[-1]
+    report = json.loads((other / raw_of(last)).read_text())
+    (other / raw_of(last)).write_text(json.dumps({**report, "jobs": report["jobs"][1:]}))
+    m = json.loads((other / "manifest.json").read_text())
+    m["audit"] = {}
+    (other / "manifest.json").write_text(json.dumps(m))
+    p = iolab("audit", str(other))
+    said = " ".join(p.stdout.split())
+    assert p.returncode == 8, said
+    for c in (first, last):
+        assert f"{c[0]} round {c[1]} {c[2]}: raw output {raw_of(c)} is not the cell's result" in said, said
+    assert f"the cell's figures {first[4]:,} and {first[5]:,}" in said, said

@@ -244,3 +244,39 @@ def test_runs_of_another_model_are_noted_and_of_another_test_refused(three, tmp_
     assert p.returncode == 2 and "Traceback" not in said, said
     assert f"the baseline ran latency ({a['runs'][0]['run_id']}), the candidate throughput (" in said, said
     assert "Nothing was checked." in said
+
+
+def test_runs_of_different_profiles_are_refused_in_one_paragraph_and_forced_with_a_note(three, tmp_path):
+    """A baseline run with --profile enterprise and a candidate with client: the refusal was a
+    list of five settings (the write cache, the range, TC, QD) that did not say they were one
+    choice, nor what --force does. Now one paragraph naming both profiles, exit 2; forced, the
+    verdicts come with the note that they are of the profiles' difference."""
+    root, a, _, _ = three
+    p = iolab(
+        "run",
+        "latency",
+        "-t",
+        SMALL + "&seed=1",
+        *QUICK,
+        "--cell-time",
+        "1s",
+        "--profile",
+        "client",
+        "--runs-dir",
+        str(tmp_path / "runs"),
+        "--json",
+    )
+    assert p.returncode == 0, p.stderr
+    client, enterprise = json.loads(p.stdout)["runs"][0], a["runs"][0]
+    p = iolab("check", client["path"], "--baseline", enterprise["path"])
+    said = _said(p)
+    assert p.returncode == 2 and p.stderr.startswith("iolab: ") and said.count("iolab:") == 1, said
+    assert (
+        f"these are of different profiles: the baseline ran enterprise ({enterprise['run_id']}), the candidate "
+        f"client ({client['run_id']})" in said
+    ), said
+    assert "--write-cache" in said and "--force checks them anyway" in said and "Nothing was checked" in said, said
+    p = iolab("check", client["path"], "--baseline", enterprise["path"], "--force", "--json")
+    assert p.returncode in (0, 7), p.stderr
+    doc = json.loads(p.stdout)
+    assert any("different profiles (baseline: enterprise; candidate: client)" in n for n in doc["check"]["notes"]), doc

@@ -207,12 +207,13 @@ def _sustain_begun(scratch) -> bool:
     return False
 
 
-def _stopped_in_sustain(scratch, target: str, sustain: str):
+def _stopped_in_sustain(scratch, target: str, sustain: str, steps: str = "3000,6000", cell: str = "500ms"):
     """A run whose bisection decided not to run (no gap to split), stopped (SIGTERM) in its sustain
     phase once it has begun (on the simulated drive its 10 minutes take about 2 s of wall time:
     a fixed wait after "sustain starts" could miss it on a busy machine)."""
     out = scratch / "out.txt"
-    args = (*QUICK, *LOOSE[:-2], "--set", f"sustain={sustain}", "--target", target)
+    loose = ("--set", f"steps={steps}", *LOOSE[2:-2], "--set", f"sustain={sustain}")
+    args = ("--quick", "--cell-time", cell, "--no-report", *loose, "--target", target)
     with open(out, "w") as fo:
         proc = subprocess.Popen(
             [*IOLAB, "run", "latency-bound", *args, "--runs-dir", str(scratch / "runs")],
@@ -238,15 +239,18 @@ def test_a_run_stopped_after_its_bisection_was_not_run_resumes_past_it(scratch):
     steps it did not run are not taken for steps never begun (resume ran them from their purge,
     then the sustain phase again over its stored start), and their decisions are not repeated."""
     # 15 s: the SIGTERM comes about 1 s into it, with room to spare on a loaded machine; the
-    # resume sustains it again in full, so a longer one only adds fio time (60 s took 16 CPU-s)
-    kept = _stopped_in_sustain(scratch, f"file:{scratch}/lb.img?size=64MiB", "15s")
+    # resume sustains it again in full, so a longer one only adds fio time (60 s took 16 CPU-s).
+    # Steps of 400 and 800 IOPS in 4 s cells: 1,600 IOs at the first if the file delivers it, and
+    # the 1,000 a 99 % needs even at 250 IOPS. At 3,000 IOPS in 0.5 s cells a file on a machine at
+    # load 21 delivered 1,911 (955 IOs, too few for the 99 % the step is judged by).
+    kept = _stopped_in_sustain(scratch, f"file:{scratch}/lb.img?size=64MiB", "15s", "400,800", "4s")
     again = iolab("resume", str(kept), "--no-report", timeout=300)
     assert again.returncode == 0, again.stdout + again.stderr
     said = " ".join(again.stdout.split())
     assert "bisection 1: not begun" not in said and "sustain: cannot continue" in said, said
     store = RunStore.open(kept)
     [sustained] = store.cells("sustain")
-    assert store.manifest.state == "complete" and sustained.workload["rate_iops"] == 6000
+    assert store.manifest.state == "complete" and sustained.workload["rate_iops"] == 800
     assert all(store.cells(f"demand ramp: bisection {k}") == [] for k in (1, 2, 3))
     stopped = [d for d in store.manifest.decisions if d.get("label") == "bisection"]
     assert len(stopped) == 3 and all("bisection stopped, not run: no gap to split" in d["outcome"] for d in stopped)

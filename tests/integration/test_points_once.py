@@ -64,6 +64,25 @@ def test_max_iops_prints_each_search_step_once_and_says_why_one_repeats(tmp_path
     assert "┃ threads/QD ┃ round ┃" in table and "┃ cell" not in table
     # a phase whose cells are named otherwise keeps both names ("TC1 at the best QD │ TC1/QD…")
     assert re.search(r"TC1 at the best QD │\s+TC1/QD\d+ │", shown), shown
+    # the QD the thread search ran at, said in words (its cells' keys name none), and on the page
+    # its first step against the same point in the queue-depth search, with both measurements
+    said, page = (
+        " ".join(shown.split()),
+        " ".join(html.unescape(next((run / "report").glob("*.html")).read_text()).split()),
+    )
+    for op_rows in ops:
+        again = next(r for r in op_rows if r[0] == "thread-count search")
+        point = again[1].split(" (")[0]
+        before = next(r for r in op_rows if r[0] == "queue-depth search" and r[1] == point)
+        qd = point.split("/QD")[1]
+        assert (
+            f"the thread search ran at QD{qd}, the queue-depth search's choice; its TC1 step measured that point again"
+            in said
+        )
+        assert (
+            f"The thread search ran at QD{qd}, the queue-depth search's choice. Its first step, {point}, measured "
+            f"that point again: {again[3]} IOPS against {before[3]} in the queue-depth search (" in page
+        ), page
 
 
 def test_dirth_says_minops_rule_in_words_beside_its_point(tmp_path):

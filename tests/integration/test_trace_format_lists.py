@@ -125,8 +125,8 @@ def test_every_writer_exports_a_device_named_major_comma_minor_so_it_reads_back(
 
 
 ZERO_LENGTH_FIRST = (
-    "  8,16   0  1  0.000000000  100  D   FWS 0 + 0 [jbd2]\n"
-    "  8,16   0  2  0.000100000    0  C   FWS 0 + 0 [0]\n"
+    "  8,16   0  1  0.000000000  100  D   W 8 + 0 [jbd2]\n"
+    "  8,16   0  2  0.000100000    0  C   W 8 + 0 [0]\n"
     "  8,16   0  3  0.000500000  100  D   W 0 + 8 [fio]\n"
     "  8,16   0  4  0.000800000    0  C   W 0 + 8 [0]\n"
     "  8,16   0  5  0.000900000  100  D   R 64 + 0 [fio]\n"
@@ -135,9 +135,8 @@ ZERO_LENGTH_FIRST = (
 
 
 def test_zero_length_ios_are_dropped_on_import_and_counted_and_a_trace_of_nothing_else_is_refused(tmp_path):
-    """A read or write of 0 bytes (blkparse's empty pre-flush `FWS 0 + 0`) was imported as an IO:
-    no IO a drive can replay. Dropped, said in one line and kept in the table's metadata; the
-    first IO kept is the table's time 0."""
+    """A read or write of 0 bytes was imported as an IO: no IO a drive can replay. Dropped, said
+    in one line and kept in the table's metadata; the first IO kept is the table's time 0."""
     import duckdb
 
     from iolab.traces.table import TraceTable
@@ -159,17 +158,63 @@ def test_zero_length_ios_are_dropped_on_import_and_counted_and_a_trace_of_nothin
     assert not (tmp_path / "z.parquet").exists()
 
 
+# Recorded in blkparse's default format (blkparse_fmt.c): a request with no data prints no
+# `+ COUNT` (issue `[comm]`, completion `SECTOR [error]`); older tools wrote `0 + 0`. rwbs: a
+# leading F is a pre-flush, a later F is FUA.
+FLUSHES = (
+    "  8,16   0        1     0.000000000   312  D  FWS [jbd2/sda1-8]\n"
+    "  8,16   0        2     0.000150000     0  C  FWS 0 [0]\n"
+    "  8,16   0        3     0.000200000   312  D WFS 2048 + 8 [jbd2/sda1-8]\n"
+    "  8,16   0        4     0.000400000     0  C WFS 2048 + 8 [0]\n"
+    "  8,16   0        5     0.000500000   312  D FWS 4096 + 8 [jbd2/sda1-8]\n"
+    "  8,16   0        6     0.000700000     0  C FWS 4096 + 8 [0]\n"
+    "  8,16   0        7     0.000800000   100  D  FWS 0 + 0 [kworker/0:1H]\n"
+    "  8,16   0        8     0.000900000     0  C  FWS 0 + 0 [0]\n"
+    "  8,16   0        9     0.001000000   100  D   R 64 + 8 [fio]\n"
+    "  8,16   0       10     0.001100000     0  C   R 64 + 8 [0]\n"
+    "CPU0 (8,16):\n"
+    " Reads Queued:           0,        0KiB\tWrites Queued:           0,        0KiB\n"
+)
+
+
+def test_an_empty_pre_flush_is_imported_as_a_flush_and_a_pre_flush_or_fua_write_as_a_write(tmp_path):
+    """blkparse's empty pre-flush (`FWS [comm]` / `FWS 0 + 0`) is a cache flush: it was a write of
+    0 bytes, which the import then dropped (and blkparse's own `C FWS 0 [0]` was refused as a bad
+    line). A pre-flush or FUA write with data (`FWS 4096 + 8`, `WFS 2048 + 8`) stays a write."""
+    import duckdb
+
+    (tmp_path / "t.txt").write_text(FLUSHES)
+    table = tmp_path / "t.parquet"
+    p = iolab("trace", "import", str(tmp_path / "t.txt"), "--out", str(table))
+    assert p.returncode == 0, p.stderr
+    assert "5 IOs from blkparse" in p.stdout and "zero-length" not in p.stdout, p.stdout
+    rows = duckdb.sql(
+        f"SELECT time_ns, op, offset_bytes, size_bytes, process, latency_us FROM read_parquet('{table}')"
+    ).fetchall()
+    assert rows == [
+        (0, "flush", 0, 0, "jbd2/sda1-8", 150.0),
+        (200_000, "write", 2048 * 512, 4096, "jbd2/sda1-8", 200.0),
+        (500_000, "write", 4096 * 512, 4096, "jbd2/sda1-8", 200.0),
+        (800_000, "flush", 0, 0, "kworker/0:1H", 100.0),
+        (1_000_000, "read", 64 * 512, 4096, "fio", 100.0),
+    ], rows
+    # an export writes reads and writes: the flushes left out are said, not lost without a word
+    p = iolab("trace", "export", str(table), "--format", "fio3", "--out", str(tmp_path / "t.fio3"))
+    assert p.returncode == 0 and "note: 2 flushes left out (an export writes reads and writes)" in p.stdout, p.stdout
+
+
 @pytest.mark.parametrize("fmt", ["fiu", "disksim", "msr"])
 def test_a_zero_length_write_is_left_out_of_an_export(fmt, tmp_path):
-    """blkparse's empty pre-flush (`FWS 0 + 0`) was a 0-byte write in the table: the sector formats
-    wrote it as a 512 B write, and the analysis of the file read back counted a RND 0.5KiB W stream
-    the trace never had. The import now drops it (a table written before keeps it, and the export
-    leaves it out and says so)."""
+    """A 0-byte write in the table (blkparse's empty pre-flush `FWS 0 + 0` was one before it was
+    read as a flush; `W 8 + 0` still is until the import drops it): the sector formats wrote it as
+    a 512 B write, and the analysis of the file read back counted a RND 0.5KiB W stream the trace
+    never had. The import drops it (a table written before keeps it, and the export leaves it out
+    and says so)."""
     (tmp_path / "t.txt").write_text(
         "  8,16   0  1  0.000000000  100  D   W 0 + 8 [fio]\n"
         "  8,16   0  2  0.000300000    0  C   W 0 + 8 [0]\n"
-        "  8,16   0  3  0.000500000  100  D   FWS 0 + 0 [jbd2]\n"
-        "  8,16   0  4  0.000600000    0  C   FWS 0 + 0 [0]\n"
+        "  8,16   0  3  0.000500000  100  D   W 8 + 0 [jbd2]\n"
+        "  8,16   0  4  0.000600000    0  C   W 8 + 0 [0]\n"
     )
     table = tmp_path / "t.parquet"
     assert iolab("trace", "import", str(tmp_path / "t.txt"), "--out", str(table)).returncode == 0

@@ -336,7 +336,9 @@ def test_raw_output_parses_again_only_what_changed_since_its_cell_was_stored(iop
     from iolab.figures import audit_raw
 
     parsed = []
-    monkeypatch.setattr(audit_raw, "damage", lambda p, whole=audit_raw.damage: parsed.append(p.name) or whole(p))
+    monkeypatch.setattr(
+        audit_raw, "damage", lambda p, *a, whole=audit_raw.damage: parsed.append(p.name) or whole(p, *a)
+    )
     copy = planted(iops_run, tmp_path)  # copied with its files' times, as `cp -a` or rsync -a
     assert results(copy)["raw-output"] == "pass" and parsed == []
     db = sqlite3.connect(copy / "results.db")
@@ -380,3 +382,28 @@ def test_a_raw_output_not_whole_as_its_cell_is_stored_is_not_recorded(tmp_path):
     names = ["raw/whole.json", "raw/cut.json", "raw/gone.json", "raw/log.txt"]
     st = (tmp_path / "raw" / "whole.json").stat()
     assert raw_stat_rows(tmp_path, names) == [("raw/whole.json", st.st_size, st.st_mtime_ns)]
+
+
+def test_raw_output_whole_but_not_the_cells_result_fails(tmp_path):
+    """Valid JSON is not enough: a file cut exactly where an earlier status report ends, or a
+    report whose jobs list lost a job, is whole yet holds other IO counts than the cell stored
+    (its figures were computed from the final report): not the cell's result."""
+    from iolab.core.results import held_ios
+    from iolab.figures.audit_raw import damage
+
+    final_text = (Path(__file__).parents[1] / "fixtures" / "fio" / "drain4s.json").read_text()
+    final = json.loads(final_text)
+    stored = held_ios(final)
+    assert stored is not None and sum(stored) > 0
+    out = tmp_path / "cell.json"
+    out.write_text(final_text)
+    assert damage(out, stored) is None
+    earlier = json.loads(final_text)  # a status report a second before the end: fewer IOs so far
+    for j in earlier["jobs"]:
+        for side in ("read", "write"):
+            j[side]["total_ios"] = j[side]["total_ios"] * 3 // 4
+    out.write_text(json.dumps(earlier) + "\n")  # cut where that report ends
+    assert (damage(out, stored) or "").startswith("not the cell's result: its report holds"), damage(out, stored)
+    assert damage(out) is None  # whole: only the counts tell
+    out.write_text(json.dumps({**final, "jobs": final["jobs"][1:]}))
+    assert (damage(out, stored) or "").startswith("not the cell's result"), damage(out, stored)

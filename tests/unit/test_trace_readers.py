@@ -426,3 +426,26 @@ def test_pid_from_the_formats_that_have_one(synthetic, tmp_path):
         path = export_trace(synthetic[0], fmt, tmp_path / f"trace.{fmt}")
         pids = {pid for pid, _ in _pid_oio(import_trace(path, fmt, tmp_path / f"{fmt}.parquet").path)}
         assert pids == set(range(1000, 1007)), fmt  # the writers' made-up pids, 1000 + n % 7
+
+
+def test_tracefs_empty_pre_flush_is_a_flush_and_a_pre_flush_write_with_data_a_write(tmp_path):
+    """rwbs as blk_fill_rwbs writes it: a leading F is a pre-flush; with no data the request is a
+    cache flush (it was a write of 0 bytes, which the import dropped), with data a write."""
+    issue, done = (
+        "jbd2/sda1-8-312 [000] ..... {}: block_rq_issue: 8,16 FWS {}",
+        "<idle>-0 [000] d.h.. {}: block_rq_complete: 8,16 FWS {}",
+    )
+    events = [
+        issue.format("100.000000", "0 () 0 + 0 [jbd2/sda1-8]"),
+        done.format("100.000150", "() 0 + 0 [0]"),
+        issue.format("100.000200", "4096 () 100 + 8 [jbd2/sda1-8]"),
+        done.format("100.000400", "() 100 + 8 [0]"),
+    ]
+    p = tmp_path / "t.txt"
+    p.write_text("".join(f"{e}\n" for e in events))
+    t = import_trace(p, "tracefs", tmp_path / "t.parquet")
+    assert _rows(t.path) == [
+        (0, "8,16", "flush", 0, 0, "jbd2/sda1-8", 150.0),
+        (200000, "8,16", "write", 100 * 512, 4096, "jbd2/sda1-8", 200.0),
+    ]
+    assert t.zero_length_dropped == 0

@@ -172,3 +172,16 @@ def test_bad_pages_and_missing_layout_are_refused(raw, tmp_path):
     with pytest.raises(IolabError, match="cannot read the trace layout"):
         import_tracefs_raw(raw, tmp_path / "t.parquet")
     assert not (tmp_path / "t.parquet").exists()
+
+
+def test_rwbs_flags_map_as_the_text_formats_do():
+    """The raw pages' rwbs bytes map as events.RWBS_OP_SQL: an empty pre-flush is a flush, a
+    pre-flush or FUA write with data a write (an empty pre-flush was a 0-byte write, dropped)."""
+    import numpy as np
+
+    from iolab.traces.tracefs_raw import OPS, _rwbs_op
+
+    flags = ["FWS", "FWS", "WFS", "R", "D", "FF", "N"]
+    nsect = np.array([0, 8, 8, 8, 8, 0, 0])
+    rwbs = np.array([list(f.ljust(8, "\0").encode()) for f in flags], dtype=np.uint8)
+    assert [OPS[i] for i in _rwbs_op(rwbs, nsect)] == ["flush", "write", "write", "read", "trim", "flush", "other"]

@@ -187,6 +187,43 @@ def other_tests(baseline: Sequence[dict], candidate: Sequence[dict]) -> str:
     )
 
 
+def _by_profile(recs: Sequence[dict]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for r in recs:
+        out.setdefault((r.get("profile") or {}).get("name") or "unknown", []).append(r["run_id"])
+    return out
+
+
+def other_profiles(
+    baseline: Sequence[dict], candidate: Sequence[dict], diffs: Sequence[str], force: bool
+) -> str | None:
+    """Runs of different profiles (enterprise: WCD, AR 100 %, TC4/QD32; client: WCE, AR 75 %,
+    TC2/QD16): refused, or (forced) the note said with the verdicts; None when one profile. A
+    qualification engineer compares a drive with itself under one profile: enterprise against
+    client moves the write cache, the range and the load, so every figure moves with them, and
+    the refusal was a list of five settings that did not say they were one choice."""
+    b, c = _by_profile(baseline), _by_profile(candidate)
+    if len({*b, *c}) < 2:
+        return None
+
+    def said(side: dict[str, list[str]]) -> str:
+        return "; ".join(f"{name} ({', '.join(ids)})" for name, ids in side.items())
+
+    keys = [k for k in dict.fromkeys(d.split(": ", 1)[0] for d in diffs) if k != "--profile"]
+    if force:
+        return (
+            f"the runs are of different profiles (baseline: {', '.join(b)}; candidate: {', '.join(c)}): each "
+            "verdict is of the profiles' difference, not of a change to the drive"
+        )
+    return (
+        f"check compares runs of one profile, and these are of different profiles: the baseline ran "
+        f"{said(b)}, the candidate {said(c)}. Figures measured under different profiles are not like for "
+        f"like ({'with it the runs differ in ' + ', '.join(keys) if keys else 'each profile sets its own conditions'}), so a verdict would be of the profiles' difference, "
+        "not of a change to the drive. Run both sides with one --profile; --force checks them anyway, "
+        "judges every figure as it stands, and lists each difference under the verdicts. Nothing was checked."
+    )
+
+
 def drive_models(baseline: Sequence[dict], candidate: Sequence[dict]) -> dict:
     """Each side's drive models, as each run read its drive (null where it did not say), and
     whether they differ: a check across models tells how two drives differ, not whether one
@@ -232,6 +269,9 @@ def check(
     if len(tests) > 1:
         raise IolabError(other_tests(baseline, candidate))
     diffs = differences(baseline, candidate)
+    profiles = other_profiles(baseline, candidate, diffs, force)
+    if profiles and not force:
+        raise IolabError(profiles)
     if diffs and not force:
         raise IolabError(
             "the runs measure different things, so their figures are not comparable: "
@@ -281,7 +321,7 @@ def check(
         "not_steady": [run_id for run_id, _ in unsteady],
         "require_steady": require_steady,
         "warnings": warnings,
-        "notes": notes(baseline, candidate),
+        "notes": notes(baseline, candidate) + ([profiles] if profiles else []),
         "drive_models": drive_models(baseline, candidate),
         "junit": None,
     }

@@ -299,9 +299,45 @@ def json_objects(text: str) -> tuple[list[dict], list[str], int | None]:
     return objs, other, cut
 
 
-def output_damage(path: Path) -> str | None:
+def _count(side: object, key: str) -> int | None:
+    v = side.get(key) if isinstance(side, dict) else None
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def held_ios(report: object) -> tuple[int, int] | None:
+    """The (read, write) IOs an engine's final report holds, as the engines' parsers count them:
+    fio's jobs (total_ios), its client's per-host entries (not the "All clients" sum), the
+    simulator's read and write. None: not a report of a shape known here (nothing to compare);
+    (-1, -1): an entry without its counts (the parser would refuse it)."""
+    if not isinstance(report, dict):
+        return None
+    if isinstance(report.get("jobs"), list):
+        entries = report["jobs"]
+    elif isinstance(report.get("client_stats"), list):
+        entries = [j for j in report["client_stats"] if not (isinstance(j, dict) and j.get("jobname") == "All clients")]
+    elif isinstance(report.get("read"), dict) and isinstance(report.get("write"), dict):
+        r, w = _count(report["read"], "ios"), _count(report["write"], "ios")
+        return None if r is None or w is None else (r, w)
+    else:
+        return None
+    counts = [
+        (_count(j.get("read"), "total_ios"), _count(j.get("write"), "total_ios"))
+        for j in entries
+        if isinstance(j, dict)
+    ]
+    reads, writes = [r for r, _ in counts if r is not None], [w for _, w in counts if w is not None]
+    if len(reads) != len(entries) or len(writes) != len(entries):
+        return (-1, -1)
+    return sum(reads), sum(writes)
+
+
+def output_damage(path: Path, stored: tuple[int, int] | None = None) -> str | None:
     """Why the engine's JSON output at `path` is not whole (None: it is): the audit's raw-output
-    test (figures/audit_raw.py), which the store applies too before it records a file as whole."""
+    test (figures/audit_raw.py), which the store applies too before it records a file as whole.
+    Given `stored` (the cell's read and write IOs), whole is not enough: a file cut where an
+    earlier status report ends, another round's report copied over it, or a report whose jobs
+    list lost a job is valid JSON the cell's figures were not computed from, told by its final
+    report's IO counts."""
     try:
         text = path.read_text(errors="replace")
     except FileNotFoundError:
@@ -309,11 +345,20 @@ def output_damage(path: Path) -> str | None:
     except OSError as e:
         return f"unreadable ({e.strerror or e})"
     try:
-        json.loads(text)  # the usual case, one object: a single parse
-        return None
+        objects = [json.loads(text)]  # the usual case, one object: a single parse
     except ValueError:
-        pass
-    objects, _text, cut = json_objects(text)
-    if cut is not None:
-        return f"truncated (a JSON object begun at byte {cut} never ends; {len(text)} bytes in all)"
-    return None if objects else f"holds no JSON result ({len(text)} bytes)"
+        objects, _text, cut = json_objects(text)
+        if cut is not None:
+            return f"truncated (a JSON object begun at byte {cut} never ends; {len(text)} bytes in all)"
+        if not objects:
+            return f"holds no JSON result ({len(text)} bytes)"
+    held = held_ios(objects[-1])
+    if stored is None or held is None or held == stored:
+        return None
+    if held == (-1, -1):
+        return "not the cell's result (its report has an entry without its IO counts)"
+    return (
+        f"not the cell's result: its report holds {held[0]:,} reads and {held[1]:,} writes, the cell's "
+        f"figures {stored[0]:,} and {stored[1]:,} (a report cut where an object ends, another round's, or "
+        "one missing a job)"
+    )

@@ -5,7 +5,11 @@ run (a copy stopped midway, a full disk, a hand) leaves figures nobody can check
 The check is engine-neutral: every engine iolab runs writes its result as JSON (fio one object
 per status report with its final report last, and warnings between them as text; the simulator
 one object). A whole output holds at least one object, and every object begun in it ends; a
-truncated one ends inside an object. Reads only the run directory.
+truncated one ends inside an object. Whole is not enough: its final report's IO counts (fio's
+jobs or its client's hosts, the simulator's read and write) must be those the cell stored, when
+the cell has that one output (a split round's parts each hold a share): a file cut where an
+earlier status report ends, or one whose jobs list lost a job, is whole. Reads only the run
+directory.
 
 The store records each raw file's size and mtime as its cell is stored, once the engine's parser
 has read it whole (resultsdb.raw_stats). A file still as recorded is that whole file, so it is
@@ -46,6 +50,14 @@ def _as_recorded(path: Path, record: tuple[int, int] | None) -> bool:
     return (st.st_size, st.st_mtime_ns) == tuple(record)
 
 
+def _stored_ios(cell: CellRow, names: list[str]) -> tuple[int, int] | None:
+    """The cell's read and write IOs, which its one JSON output must hold (a fio client's one
+    report is named once per host); None for a cell of several outputs, each a part's share."""
+    if len(set(names)) != 1 or cell.read_ios is None or cell.write_ios is None:
+        return None
+    return int(cell.read_ios), int(cell.write_ios)
+
+
 def damaged_outputs(
     run_dir: Path, cells: list[CellRow], recorded: Mapping[str, tuple[int, int]] | None = None
 ) -> tuple[int, list[str]]:
@@ -58,7 +70,7 @@ def damaged_outputs(
         checked += bool(names)
         for name in names:
             path = run_dir / name
-            why = None if _as_recorded(path, recorded.get(name)) else damage(path)
+            why = None if _as_recorded(path, recorded.get(name)) else damage(path, _stored_ios(c, names))
             if why:
                 where = (
                     f"{c.phase} round {c.round} {c.cell_key}" if c.round else f"{c.phase} preconditioning {c.cell_key}"

@@ -35,7 +35,7 @@ VERSION = 0x07
 RECORD = 48
 
 TA_ISSUE, TA_COMPLETE = 7, 8
-TC_READ, TC_WRITE, TC_NOTIFY, TC_PC, TC_DISCARD = 1 << 0, 1 << 1, 1 << 10, 1 << 9, 1 << 13
+TC_READ, TC_WRITE, TC_FLUSH, TC_NOTIFY, TC_PC, TC_DISCARD = 1 << 0, 1 << 1, 1 << 2, 1 << 10, 1 << 9, 1 << 13
 TN_PROCESS = 0
 
 
@@ -202,7 +202,11 @@ def _load_events(con, i: int, f: Path, skip_bad_lines: bool) -> tuple[int, list[
         keep &= ~wild
     r = recs[keep]
     c = cat[keep]
-    op = np.where(c & TC_DISCARD, 3, np.where(c & TC_WRITE, 2, np.where((c & TC_READ) & (r["bytes"] > 0), 1, 0)))
+    # TC_FLUSH is REQ_PREFLUSH: with no data it is a pure cache flush (events.RWBS_OP_SQL)
+    flush = ((c & TC_FLUSH) != 0) & (r["bytes"] == 0)
+    op = np.select(
+        [(c & TC_DISCARD) != 0, flush, (c & TC_WRITE) != 0, ((c & TC_READ) != 0) & (r["bytes"] > 0)], [3, 4, 2, 1], 0
+    )
     name_pids = np.array(sorted(names), dtype=np.int64)
     con.register(
         f"b{i}",
@@ -221,7 +225,7 @@ def _load_events(con, i: int, f: Path, skip_bad_lines: bool) -> tuple[int, list[
     con.execute(
         f"CREATE TEMP TABLE e{i} AS SELECT ord, CASE WHEN issue THEN 'issue' ELSE 'complete' END AS kind,"
         " time_ns, (dev >> 20) || ',' || (dev & 1048575) AS device,"
-        " ['other', 'read', 'write', 'trim'][opc + 1] AS op, sector, nsect,"
+        " ['other', 'read', 'write', 'trim', 'flush'][opc + 1] AS op, sector, nsect,"
         f" CASE WHEN issue THEN n.comm END AS process, CASE WHEN issue THEN pid END AS pid FROM b{i} LEFT JOIN n{i} n USING (pid)"
     )
     return skipped, examples

@@ -33,17 +33,24 @@ def paired_sql(events_sql: str) -> str:
     """
 
 
-# rwbs flags (blktrace_api.h / blk_fill_rwbs): D discard, W write, R read, F flush (alone or
-# as a prefix: pre-flush), N none. Discard wins over write: a discard is never data.
+# rwbs flags (the kernel's blk_fill_rwbs): a leading F is REQ_PREFLUSH (flush the cache first),
+# then D discard, W write, R read, F flush (REQ_OP_FLUSH) or N none, then F for FUA, A, S, M.
+# A pre-flush request with no data is a pure cache flush (the block layer's own rule,
+# block/blk-flush.c: "if a request doesn't have data, only REQ_FLUSH makes sense"): blkparse's
+# `FWS 0 + 0` is a flush, not a write of 0 bytes (which the import drops); a pre-flush or FUA
+# write with data (`FWS 8 + 8`, `WFS 8 + 8`) moves data and stays a write. Discard wins over
+# write: a discard is never data.
 RWBS_OP_SQL = """CASE WHEN contains({x}, 'D') THEN 'trim'
+     WHEN starts_with({x}, 'F') AND TRY_CAST({n} AS HUGEINT) = 0 THEN 'flush'
      WHEN contains({x}, 'W') THEN 'write'
      WHEN contains({x}, 'R') THEN 'read'
      WHEN starts_with({x}, 'F') THEN 'flush'
      ELSE 'other' END"""
 
 
-def rwbs_op(expr: str) -> str:
-    return RWBS_OP_SQL.format(x=expr)
+def rwbs_op(expr: str, nsect: str) -> str:
+    """The op of an rwbs flag string `expr`, given its request's length `nsect` (text, sectors)."""
+    return RWBS_OP_SQL.format(x=expr, n=nsect)
 
 
 # The text event formats (blkparse, tracefs): sec.frac as ns, and the fields a range error names.

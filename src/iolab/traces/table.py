@@ -23,9 +23,9 @@ Rows are stored in time order. Facts about the trace (format, source files, whet
 clock start is known, how many bad lines were skipped, how many zero-length IOs were dropped)
 are kept in the Parquet key-value metadata and come back as a `TraceTable`.
 
-A read, write or trim of 0 bytes (blkparse's empty pre-flush `FWS 0 + 0`, a trace's padding
-records) moves no data and is no IO a drive can replay: every reader's rows pass through
-write_table, which drops them and counts them (flushes, of no size by nature, are kept).
+A read, write or trim of 0 bytes (a trace's padding records, a `W 8 + 0`) moves no data and is
+no IO a drive can replay: every reader's rows pass through write_table, which drops them and
+counts them (flushes, of no size by nature, are kept: blkparse's empty pre-flush `FWS 0 + 0`).
 """
 
 from __future__ import annotations

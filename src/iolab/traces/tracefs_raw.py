@@ -199,10 +199,12 @@ def decode_pages(buf: np.ndarray, layout: Layout) -> Chunk:
     )
 
 
-def _rwbs_op(rwbs: np.ndarray) -> np.ndarray:
-    """Index into OPS from the rwbs flag bytes (as events.RWBS_OP_SQL: D, W, R, leading F)."""
+def _rwbs_op(rwbs: np.ndarray, nsect: np.ndarray) -> np.ndarray:
+    """Index into OPS from the rwbs flag bytes and the request's length (as events.RWBS_OP_SQL:
+    D, an empty pre-flush, W, R, leading F)."""
     has = lambda c: (rwbs == ord(c)).any(axis=1)  # noqa: E731
-    return np.select([has("D"), has("W"), has("R"), rwbs[:, 0] == ord("F")], [3, 2, 1, 4], 0).astype(np.int8)
+    pre = rwbs[:, 0] == ord("F")
+    return np.select([has("D"), pre & (nsect == 0), has("W"), has("R"), pre], [3, 4, 2, 1, 4], 0).astype(np.int8)
 
 
 class NoIssues(IolabError):
@@ -333,11 +335,12 @@ def _event_columns(buf: np.ndarray, a: np.ndarray, fields: dict, is_issue: bool,
     """Device, op, sector, length, pid and process code of the events at offsets `a`
     (a completion has no pid or process)."""
     rwbs = buf[a[:, None] + fields["rwbs"].offset + np.arange(fields["rwbs"].size)]
+    nsect = _gather(buf, a + fields["nr_sector"].offset, fields["nr_sector"].size).astype(np.int64)
     return {
         "dev": _gather(buf, a + fields["dev"].offset, fields["dev"].size).astype(np.int64),
-        "opc": _rwbs_op(rwbs),
+        "opc": _rwbs_op(rwbs, nsect),
         "sector": _gather(buf, a + fields["sector"].offset, fields["sector"].size).astype(np.int64),
-        "nsect": _gather(buf, a + fields["nr_sector"].offset, fields["nr_sector"].size).astype(np.int64),
+        "nsect": nsect,
         "pid": (
             _gather(buf, a + fields["common_pid"].offset, 4).astype(np.int64)
             if is_issue

@@ -32,13 +32,17 @@ from iolab.traces.registry import ExportJob
 from iolab.traces.table import TraceTable, connect, sql_str
 
 # The reads and writes of a table, numbered in table order (`n`): what every writer reads. A
-# zero-length one moves no data (blkparse's empty pre-flush `FWS 0 + 0` is imported as a write):
-# the sector formats wrote it as a 512 B write that never happened, which `iolab trace analyze`
+# zero-length one moves no data (a table written before blkparse's empty pre-flush `FWS 0 + 0`
+# was imported as a flush holds it as a write of 0 bytes): the sector formats wrote it as a 512 B write that never happened, which `iolab trace analyze`
 # (which leaves zero-length IOs out) then counted as a stream; left out, and said.
 _SRC = (
     "(SELECT *, row_number() OVER () AS n FROM read_parquet({path}) WHERE op IN ('read', 'write') AND size_bytes > 0)"
 )
 _EMPTY = "SELECT count(*) FROM read_parquet({path}) WHERE op IN ('read', 'write') AND size_bytes = 0"
+# What no writer writes (flushes, trims): said by kind, so a flush imported from blkparse is not
+# lost from an export without a word
+_KINDS = {"flush": ("flush", "flushes"), "trim": ("trim", "trims")}
+_OTHER = "SELECT op, count(*) FROM read_parquet({path}) WHERE op NOT IN ('read', 'write') GROUP BY op ORDER BY op"
 
 
 # Each IO rounded outward to whole 512 B sectors (it covers at least the bytes it did), for the
@@ -94,6 +98,10 @@ def export_with_notes(
             notes.append(
                 f"{counted(empty, 'zero-length read or write', 'zero-length reads and writes')} left out (no data)"
             )
+        other = con.execute(_OTHER.format(path=sql_str(str(table.path)))).fetchall()
+        if other:
+            kinds = ", ".join(counted(n, *_KINDS.get(op, (f"{op} IO", f"{op} IOs"))) for op, n in other)
+            notes.append(f"{kinds} left out (an export writes reads and writes)")
         with output_file(out, "trace file") as part:
             sectors = found[1].sectors
             if sectors:

@@ -15,6 +15,10 @@ def read(path: str) -> Parsed:
     # maj,min cpu seq sec.nsec pid action rwbs rest   (blkparse_fmt.c default header)
     head = r"^\s*(\d+),(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\.(\d+)\s+(\d+)\s+(\S+)\s*(\S*)\s*(.*)$"
     rest = r"^(\d+) \+ (\d+)(?:\s+\[(.*)\])?"
+    # A request with no data (blkparse_fmt.c prints no `+ COUNT` then): an issue is `[comm]`, a
+    # completion `SECTOR [error]`. With a leading F in rwbs it is a pure cache flush (events.py):
+    # read as one of 0 sectors at sector 0 (a flush has no place), so its issue and completion pair.
+    empty = r"^(?:\d+\s+)?\[(.*)\]$"
     sql = f"""
         WITH l AS ({lines_sql(path)}),
         -- blkparse ends with per-CPU and total summaries: everything from the first one on.
@@ -23,7 +27,10 @@ def read(path: str) -> Parsed:
         m AS (SELECT ln, line, regexp_extract(line, '{head}',
                 ['maj', 'min', 'cpu', 'seq', 'sec', 'frac', 'pid', 'act', 'rwbs', 'rest']) AS h
               FROM l, tail WHERE ln < tail.first),
-        e AS (SELECT ln, line, h, regexp_extract(h.rest, '{rest}', ['sector', 'nsect', 'comm']) AS r FROM m),
+        e AS (SELECT ln, line, h,
+                CASE WHEN h.act IN ('D', 'C') AND starts_with(h.rwbs, 'F') AND regexp_matches(h.rest, '{empty}')
+                     THEN {{'sector': '0', 'nsect': '0', 'comm': regexp_extract(h.rest, '{empty}', 1)}}
+                     ELSE regexp_extract(h.rest, '{rest}', ['sector', 'nsect', 'comm']) END AS r FROM m),
         c AS (SELECT *,
                 CASE WHEN h.maj = '' THEN 'expected a blkparse event line (maj,min cpu seq sec.nsec pid action rwbs ...)'
                      WHEN h.act IN ('D', 'C') AND h.rest <> '' AND r.sector = '' AND regexp_matches(h.rest, '^\\d')
@@ -35,7 +42,7 @@ def read(path: str) -> Parsed:
               FROM e)
         SELECT ln, line, err, kind,
                TRY_CAST(h.sec AS HUGEINT) * 1000000000 + {FRAC_NS.format(frac="h.frac")} AS time_ns,
-               h.maj || ',' || h.min AS device, {rwbs_op("h.rwbs")} AS op,
+               h.maj || ',' || h.min AS device, {rwbs_op("h.rwbs", "r.nsect")} AS op,
                TRY_CAST(r.sector AS HUGEINT) AS sector, TRY_CAST(r.nsect AS HUGEINT) AS nsect,
                CASE WHEN h.act = 'D' THEN nullif(r.comm, '') END AS process,
                CASE WHEN h.act = 'D' THEN TRY_CAST(h.pid AS HUGEINT) END AS pid

@@ -38,7 +38,7 @@ def read(path: str) -> Parsed:
         SELECT ln, line, err, kind,
                TRY_CAST(h.sec AS HUGEINT) * 1000000000 + {FRAC_NS.format(frac="h.frac")} AS time_ns,
                CASE kind WHEN 'issue' THEN i.maj || ',' || i.min ELSE c.maj || ',' || c.min END AS device,
-               {rwbs_op("CASE kind WHEN 'issue' THEN i.rwbs ELSE c.rwbs END")} AS op,
+               {rwbs_op("CASE kind WHEN 'issue' THEN i.rwbs ELSE c.rwbs END", "CASE kind WHEN 'issue' THEN i.nsect ELSE c.nsect END")} AS op,
                TRY_CAST(CASE kind WHEN 'issue' THEN i.sector ELSE c.sector END AS HUGEINT) AS sector,
                TRY_CAST(CASE kind WHEN 'issue' THEN i.nsect ELSE c.nsect END AS HUGEINT) AS nsect,
                CASE WHEN kind = 'issue' THEN i.comm END AS process,
