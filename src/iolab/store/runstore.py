@@ -223,7 +223,7 @@ class RunStore:
                 m.state, m.ended, m.error = state, now_iso(), error
                 self.write_manifest(final=True)
         except ResultsDiskFull:
-            said = f"not even the run's end could be stored: manifest.json still says 'running' (`iolab runs`"
+            said = "not even the run's end could be stored: manifest.json still says 'running' (`iolab runs`"
             raise ResultsDiskFull(
                 self.dir, f"{said} shows it as interrupted); the run {state}" + (f": {error}" if error else "")
             ) from None
