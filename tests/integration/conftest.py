@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import forkserver
+
 IOLAB = [str(Path(sys.executable).parent / "iolab")]
 
 
@@ -209,8 +211,13 @@ def fio_server_here(fio_server_process):
 
 
 def iolab(*args: str, timeout: float = 900, env: dict | None = None) -> subprocess.CompletedProcess:
+    """`iolab ARGS` in a process of its own: forked from one that has imported the command line
+    (tests/forkserver.py says why and what a fork cannot stand for), or started afresh as users
+    start it where IOLAB_TEST_FRESH is set."""
     e = dict(os.environ, COLUMNS="200", **(env or {}))
-    return subprocess.run([*IOLAB, *args], capture_output=True, text=True, timeout=timeout, env=e)
+    if os.environ.get("IOLAB_TEST_FRESH"):
+        return subprocess.run([*IOLAB, *args], capture_output=True, text=True, timeout=timeout, env=e)
+    return forkserver.SERVER.run(list(args), e, timeout)
 
 
 def on_a_terminal(argv: list[str], columns: int) -> str:
