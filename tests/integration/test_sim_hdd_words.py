@@ -23,7 +23,9 @@ def test_a_quick_copy_of_a_simulated_hdd_is_described_as_a_disk_and_an_ssd_as_fl
     hdd = plan_text("sim:sas-15k-hdd")
     assert "seek curve and rotation spread over the copy's span" in hdd
     assert "a simulated HDD keeps no data: nothing to erase" in hdd
-    for flash_word in ("over-provisioning", "fresh-out-of-box", "flash block"):
+    for flash_word in ("over-provisioning", "OP ", "fresh-out-of-box", "flash block"):
         assert flash_word not in hdd, flash_word
     ssd = plan_text("sim:enterprise-sas")
-    assert "over-provisioning" in ssd and "every flash block erased" in ssd and "seek curve" not in ssd
+    # the copy's over-provisioning as every page's header gives it (sim_facts.copy_over_provisioning)
+    assert "copy's OP 27.9% (28.0% at full size)" in ssd and "every flash block erased" in ssd
+    assert "seek curve" not in ssd
