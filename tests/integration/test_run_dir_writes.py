@@ -89,9 +89,33 @@ def test_a_runs_own_commands_still_write_into_it(two_runs, tmp_path):
     run = tmp_path / "run"
     shutil.copytree(first, run)
     stored = {f: (run / f).read_bytes() for f in ("results.db", "live.json", "power.json")}
-    for line in ("export {run}", "export {run} -o {run}/mine", "report {run}", "audit {run} --store"):
+    for line in ("export {run}", "report {run}", "audit {run} --store"):
         p = iolab(*[a.format(run=run) for a in shlex.split(line)], timeout=300)
         assert p.returncode == 0, line + "\n" + p.stderr
-    assert (run / "export" / "cells.csv").is_file() and (run / "mine" / "cells.csv").is_file()
+    assert (run / "export" / "cells.csv").is_file()
     assert (run / "report" / f"{first.name}.html").is_file()
     assert {f: (run / f).read_bytes() for f in stored} == stored
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "export {run} -o {run}/raw",
+        "report {run} --out {run}/raw",
+        "export {run} -o {run}/mine",
+        "report {run} --out {run}",
+    ],
+)
+def test_a_runs_own_outputs_go_only_in_their_own_folder_in_it(two_runs, tmp_path, line):
+    # `export RUN -o RUN/raw` put cells.csv and a manifest.json among the engine's raw output
+    runs, first, _ = two_runs
+    run = tmp_path / "run"
+    shutil.copytree(first, run)
+    before = _files(run)
+    p = iolab(*[a.format(run=run) for a in shlex.split(line)], timeout=300)
+    said = " ".join(p.stderr.split())
+    assert p.returncode == 3, p.stderr + p.stdout
+    assert "Traceback" not in p.stderr and "\n\n" not in p.stderr.strip(), p.stderr
+    own = run / ("report" if line.startswith("report") else "export")
+    assert f"the run directory {run}," in said and f"only in its own folder {own}," in said, said
+    assert "Nothing was written" in said and _files(run) == before

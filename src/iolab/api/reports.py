@@ -120,7 +120,13 @@ def write_report(run_dirs: Sequence[str | Path], out_dir: Path | None, spec_shee
         for d, out, cmd in zip(dirs, outs, again):
             with room_for("its report", out, cmd, d):  # not while another process writes the run
                 claims.enter_context(
-                    claim_if_inside(d, out, f"`iolab report {d} --out DIR` writes the report elsewhere.")
+                    claim_if_inside(
+                        d,
+                        out,
+                        f"`iolab report {d} --out DIR` writes the report elsewhere.",
+                        "report directory",
+                        "report",
+                    )
                 )
         runs = [RunData.load(d, out) for d, out in zip(dirs, outs)]
         docs = [build_document(run, sheet) for run in runs]

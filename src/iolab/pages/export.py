@@ -301,7 +301,10 @@ def export_run(store: RunStore, fmt: str, out_dir: Path) -> list[Path]:
     paths = [out_dir / f"{name}.{fmt}" for name in TABLES] + [out_dir / "manifest.json"]
     again = f"iolab export {store.dir} --format {fmt} -o {out_dir}"
     elsewhere = f"`iolab export {store.dir} -o DIR` writes the export elsewhere."
-    with room_for("its export", out_dir, f"`{again}`", store.dir), claim_if_inside(store.dir, out_dir, elsewhere):
+    with (
+        room_for("its export", out_dir, f"`{again}`", store.dir),
+        claim_if_inside(store.dir, out_dir, elsewhere, "export directory", "export"),
+    ):
         # every file is checked before the tables are read, and they are read before anything is
         # made, so a refusal is quick and a run that cannot be read leaves no (empty) export behind
         if problems := dir_problems(out_dir):
@@ -328,7 +331,7 @@ def _refuse_a_run_directory(store: RunStore, out_dir: Path) -> None:
     """A run directory's own files are iolab's, so the write policy lets an export replace them:
     its manifest.json (another run's copy over this run's) and power.json (the export's table over
     the run's power record, which `show` then could not read). An export goes beside a run, or in
-    a folder of its own under it, never among its files."""
+    its own export/ folder in it (writer.claim_if_inside), never among its files."""
     if out_dir.resolve() == store.dir.resolve() or (out_dir / "results.db").exists():
         raise refusal(
             "export directory",

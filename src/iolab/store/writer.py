@@ -40,7 +40,7 @@ from iolab.core.procs import boot_id, holder_record, process_start, same_process
 from iolab.core.stopdefer import stop_deferred
 from iolab.store.durable import is_disk_full
 from iolab.targets.lock import open_file_problem
-from iolab.targets.writepolicy import own_run
+from iolab.targets.writepolicy import own_run, refusal, run_place_problems
 
 WRITER_FILE = "writer.lock"
 
@@ -179,12 +179,16 @@ def _take(key: str, instead: str) -> RunClaim:
     return got
 
 
-def claim_if_inside(run_dir: Path, out: Path, instead: str) -> AbstractContextManager[object]:
-    """The run's claim when `out` is its directory or inside it (a report or an export into the
+def claim_if_inside(run_dir: Path, out: Path, instead: str, what: str, place: str) -> AbstractContextManager[object]:
+    """The run's claim when `out` is its own folder `place` in it (a report or an export into the
     run's own folder: one more writer in the run, and the write policy's leave to write there);
-    nothing to claim when it goes elsewhere."""
+    nothing to claim when it goes elsewhere. Any other place in the run is refused (the write
+    policy's run_place_problems), here where every output into a run takes its leave."""
     d, o = Path(run_dir).resolve(), Path(out).resolve()
-    return claim_run(d, instead) if d == o or d in o.parents else nullcontext()
+    problems = run_place_problems(d, o, place)
+    if problems:
+        raise refusal(what, out, problems)
+    return claim_run(d, instead) if d in o.parents else nullcontext()
 
 
 def _as_found(fd: int) -> tuple[bytes, int, int] | None:

@@ -18,7 +18,9 @@ to) is
     `check --junit RUN/live.json`, a simulator's save= state over a run's results.db). Only
     the run's own writers go there: the run and its resume, and a report, export, power or
     audit --store of it, each holding the run's claim (store/writer.py), which tells the policy
-    (own_run) that this process writes that run;
+    (own_run) that this process writes that run; and a report or export of the run goes there
+    only in its own folder (report/, export/: run_place_problems), never among the run's record
+    (`export RUN -o RUN/raw` put tables and a manifest.json among the engine's raw output);
   - an existing non-empty file with other names (hard links), which a write would change too;
   - an existing non-empty file iolab did not make: iolab replaces only files carrying its mark
     (the xattr or sidecar that file targets carry), an empty file, a simulator state file (it
@@ -218,6 +220,22 @@ def foreign_run(real: str) -> Path | None:
         if is_run_dir(d) and str(d) not in _OWN_RUNS:
             return d
     return None
+
+
+def run_place_problems(run_dir: str | Path, out: str | Path, place: str) -> list[str]:
+    """Why an output that goes to `out` must not, when `out` is the run directory `run_dir` or
+    in it, or []. Inside a run directory an output has one place, its own folder `place` (the
+    report's report/, the export's export/): its other folders are the run's record (raw/ holds
+    the engine's output behind every number), and `export -o RUN/raw` or `report --out RUN/raw`
+    put files among them that a later reader takes for the run's own."""
+    d, o = Path(run_dir).resolve(), Path(out).resolve()
+    if (d != o and d not in o.parents) or o == d / place:
+        return []
+    where = "" if d == o else "in "
+    return [
+        f"{out} is {where}the run directory {d}, whose folders hold that run's record; an output goes "
+        f"there only in its own folder {d / place}, or outside the run"
+    ]
 
 
 def is_run_dir(d: Path) -> bool:
