@@ -20,6 +20,8 @@ from iolab.pages.report.vector import Drawing
 from iolab.pages.report.vticks import Tick, autoscale
 
 SUMMARY = "Fleet — Summary"  # the page that prints in full what the heads and banners shorten
+ACCEPTANCE = "Fleet — Spec-Sheet Acceptance"
+POOL = "Fleet — Pool at a Latency Bound"
 STRIPS_PER_FIGURE = 8  # strips in one plot; more figures take more plots
 STRIP_MM = 13.0
 DRIVE, OUTLIER, FENCE = "#2c3e50", "#c0392b", "#7f8c8d"
@@ -234,13 +236,16 @@ def _banners(doc: dict[str, Any]) -> tuple[str, ...]:
 
 def fleet_document(doc: dict[str, Any]) -> Document:
     f = doc["fleet"]
-    tables = [t for t in (_figures_table(doc), _drives_table(doc), _verdict_table(doc), _pool_table(doc)) if t]
-    first = table_pages(SUMMARY, tables)
+    first = table_pages(SUMMARY, [_figures_table(doc), _drives_table(doc)])
+    # each part under its own heading, on pages of its own: laid out with the summary's tables,
+    # the spec sheet's verdicts were headed "Fleet — Summary" (page 2 of a fleet PDF)
+    rest = [table_pages(title, [t]) for title, t in ((ACCEPTANCE, _verdict_table(doc)), (POOL, _pool_table(doc))) if t]
     intro = _intro(doc)
     if intro.height_mm + sum(block_height(b) for b in first[0].blocks) <= CONTENT_MM:
         pages = [Page(first[0].title, (intro, *first[0].blocks)), *first[1:]]
     else:
         pages = [Page(SUMMARY, (intro,)), *first]
+    pages += [p for part in rest for p in part]
     columns = (
         fit_column("Fleet", [("name", f["name"]), ("directory", f["dir"]), ("drives", _drive_counts(doc))], SUMMARY),
         fit_column("Test", [("test", f["test"]), ("state", f["state"]), ("arguments", _args(doc))], SUMMARY),
