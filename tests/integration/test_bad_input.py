@@ -406,6 +406,28 @@ def test_sim_capacity_the_refusal_offers_is_taken():
     assert iolab("plan", "latency", "-t", f"sim:enterprise-sas?user_gb={smallest}").returncode == 0
 
 
+def test_a_quick_copy_too_small_names_capacity_limit_and_the_smallest_it_takes(place):
+    # the copy --capacity-limit sizes was refused as "sim parameter user_gb=1e-09 with op=...",
+    # parameters the user never gave
+    p = iolab(
+        "run",
+        "iops",
+        "-t",
+        "sim:enterprise-sas",
+        "--capacity-limit",
+        "1B",
+        "--quick",
+        "--runs-dir",
+        str(place / "runs"),
+    )
+    _check(p.returncode, p.stdout, p.stderr, place)
+    said = " ".join(p.stderr.split())
+    assert p.returncode == 2 and said.startswith("iolab: --capacity-limit 1B makes too small a copy"), said
+    assert "user_gb" not in said and "op=" not in said, said
+    smallest = said.split("give --capacity-limit ")[1].split()[0]
+    assert iolab("plan", "iops", "-t", "sim:enterprise-sas", "--capacity-limit", smallest, "--quick").returncode == 0
+
+
 def test_a_results_db_that_is_a_fifo_is_called_so(tmp_path):
     runs = tmp_path / "runs"
     p = iolab(

@@ -18,7 +18,7 @@ from typing import Any, Literal
 from iolab.core.errors import IolabError
 from iolab.core.plan import QUICK_CAPACITY, Profile, TestPlan
 from iolab.core.profilewords import PROFILE_SETTINGS, cache_text, percent_text
-from iolab.core.units import KiB, size_option
+from iolab.core.units import KiB, human_bytes, size_option
 from iolab.core.workload import Stream, Workload
 from iolab.suites.testdef import TestDef
 from iolab.targets import Target, kind_of, parse_target
@@ -95,9 +95,23 @@ def quick_target(profile: Profile, target: Target, keep_cache: bool = False) -> 
     limit = profile.capacity_limit or QUICK_CAPACITY
     if not profile.quick or not copies(target) or target.capacity <= limit:
         return target
-    from iolab.engines.sim import scaled_spec  # lazy: the simulator is an optional native module
+    from iolab.engines.simcopy import scaled_spec, smallest_copy  # lazy: the simulator is an optional native module
 
-    copy = parse_target(scaled_spec(target, limit, keep_cache))
+    try:
+        copy = parse_target(scaled_spec(target, limit, keep_cache))
+    except IolabError as e:
+        # refused in the copy's own parameters (user_gb=1e-09 for --capacity-limit 1B), which the
+        # user never gave: said instead in the option that sized the copy, with a size that works
+        smallest = smallest_copy(target, limit, keep_cache)
+        source = profile.limit_source()
+        if smallest is None:  # a disk's copy, or not its size: the simulator's words, after the option's
+            raise IolabError(f"{source} sized a copy of {target.spec} the simulator refuses: {e}") from None
+        raise IolabError(
+            f"{source} makes too small a copy of {target.spec} to test: the simulator scales the drive's flash down "
+            f"with the copy, and at {human_bytes(limit)} garbage collection would have too few spare blocks. "
+            f"The smallest size it takes is {human_bytes(smallest)}: give --capacity-limit {size_option(smallest)} "
+            "or more."
+        ) from None
     return replace(copy, copy_of=target.spec, copy_of_capacity=target.capacity)
 
 
@@ -124,7 +138,7 @@ def quick_notes(profile: Profile, given: Target, run: Target, keep_cache: bool =
     copy = f"--quick simulated a {run.capacity / 1e9:.3f} GB copy{by} of {given.spec}{sized}"
     if given.facts.rotational:
         # a disk has no over-provisioning and no fresh-out-of-box state to leave: the copy keeps
-        # its platters' geometry over the smaller span (engines/sim.scaled_spec: capacity_gb alone)
+        # its platters' geometry over the smaller span (engines/simcopy.scaled_spec: capacity_gb alone)
         return (
             f"{copy}, its zones, seek curve and rotation spread over the copy's span (a random IO seeks as far "
             f"as on the drive), and tested it whole{hint}",

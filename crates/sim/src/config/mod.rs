@@ -21,7 +21,7 @@ mod vals;
 
 pub use params::*;
 pub use presets::*;
-pub use resolve::resolve_ssd;
+pub use resolve::{resolve_ssd, smallest_user_gb};
 pub use resolve_hdd::resolve_hdd;
 
 /// A preset's drive with the overrides given: here, above both resolvers, so neither imports the

@@ -153,8 +153,9 @@ fn spare_takers(overrides: &[(String, String)]) -> String {
 
 /// The smallest user_gb above the one given that the preset takes with the other overrides
 /// as given (two significant digits, rounded up), or None when no larger one up to 100,000
-/// GB does (the refusal is then not about the size).
-fn smallest_user_gb(preset: &str, overrides: &[(String, String)]) -> Option<f64> {
+/// GB does (the refusal is then not about the size). Python asks it too (`_sim.smallest_user_gb`):
+/// a copy sized by an option (--capacity-limit) is refused in that option's words.
+pub fn smallest_user_gb(preset: &str, overrides: &[(String, String)]) -> Option<f64> {
     let given: f64 = overrides
         .iter()
         .find(|(k, _)| k == "user_gb")?
