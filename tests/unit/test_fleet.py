@@ -16,7 +16,7 @@ from iolab.api import fleetfile
 from iolab.api.fleetfile import load_fleet
 from iolab.core.errors import IolabError
 from iolab.figures.fleet import DriveFigures, conditions_of, distribution, distributions, drive_figures
-from iolab.figures.specsheet import judge, load_spec_sheet
+from iolab.figures.specsheet import SpecSheet, judge, load_spec_sheet
 from iolab.pages.fleet import _verdict, caveats, conditions_text, document, spec_cell
 from iolab.pages.fleet_junit import junit_xml
 from iolab.pages.fleet_terminal import strip
@@ -279,29 +279,37 @@ def test_a_hosts_drive_may_be_an_nbd_export_named_by_its_socket(tmp_path):
 # --- the document and JUnit ---------------------------------------------------------------
 
 
-def test_document_and_junit_fail_the_drive_that_fails(tmp_path):
+def judged_fleet(tmp_path: Path, more_rows: tuple[dict, ...] = ()) -> tuple[dict, SpecSheet]:
+    """A fleet document of 7 drives, one slow, judged against a spec sheet of one criterion
+    (min 35,000 IOPS), and the sheet; `more_rows`: drives that did not complete."""
     values = {f"d{i}": 40_000.0 + 10 * i for i in range(6)} | {"slow": 30_000.0}
     ds = drives(values)
     rows = [
         {"name": n, "target": f"sim:x?seed={i}", "where": "local", "labels": {}, "state": "complete", "error": None}
         for i, n in enumerate(values)
-    ]
-    rows.append(
-        {
-            "name": "dead",
-            "target": "sim:x",
-            "where": "local",
-            "labels": {},
-            "state": "failed",
-            "error": "boom",
-            "exit_code": 4,
-        }
-    )
+    ] + list(more_rows)
     (tmp_path / "s.toml").write_text(f'[[criterion]]\nfigure = "{W}"\nmin = 35000\n')
     sheet = load_spec_sheet(tmp_path / "s.toml")
     verdicts = {d.name: judge(d.name, d.figures, {W: "IOPS"}, sheet) for d in ds}
     fleet = {"dir": "x", "name": "f", "test": "iops", "state": "complete", "started": "", "ended": ""}
-    doc = document(fleet, rows, ds, distributions(ds), (3.5, 1.0), sheet, verdicts)
+    return document(fleet, rows, ds, distributions(ds), (3.5, 1.0), sheet, verdicts), sheet
+
+
+def test_document_and_junit_fail_the_drive_that_fails(tmp_path):
+    doc, sheet = judged_fleet(
+        tmp_path,
+        (
+            {
+                "name": "dead",
+                "target": "sim:x",
+                "where": "local",
+                "labels": {},
+                "state": "failed",
+                "error": "boom",
+                "exit_code": 4,
+            },
+        ),
+    )
     assert doc["summary"]["outlier_drives"] == ["slow"] and doc["summary"]["failing_criteria"] == 1
     assert doc["exit_code"] == 4  # the dead drive's own status comes first
     suite = ET.fromstring(junit_xml(doc)).find("testsuite")
