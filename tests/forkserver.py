@@ -164,6 +164,7 @@ class ForkServer:
                 [sys.executable, "-c", code],
                 pass_fds=(listener.fileno(),),
                 env=self._env,
+                stdin=subprocess.DEVNULL,  # as the tests' commands have it: none reads its input
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
             )
