@@ -25,6 +25,7 @@ import json
 import locale
 import os
 import selectors
+import shutil
 import signal
 import socket
 import subprocess
@@ -122,16 +123,10 @@ def _child(req: dict, fds: list[int], close: tuple, fds_to_close: tuple[int, ...
     os.environ.clear()
     os.environ.update(req["env"])
     sys.argv = [IOLAB, *req["args"]]
-    try:
-        main()
-    except SystemExit:
-        raise
-    except BaseException:
-        # as the interpreter ends a process on an uncaught exception: its traceback, exit 1
-        import traceback
-
-        traceback.print_exc()
-        raise SystemExit(1) from None
+    main()
+    # Out of the server's loop, whatever main() ends with: the interpreter then ends the child as
+    # it ends a fresh start (its atexit handlers; an uncaught exception's traceback and exit 1,
+    # an uncaught KeyboardInterrupt as SIGINT).
     raise SystemExit(0)
 
 
@@ -145,11 +140,13 @@ class ForkServer:
         self._path = ""
         self._env: dict[str, str] = {}
 
-    def _started(self, env: dict[str, str]) -> str | None:
-        """The server's socket path, started with `env` if none runs; None if it cannot run."""
+    def _started(self, env: dict[str, str]) -> str:
+        """The server's socket path, started with `env` if none runs. The socket listens before
+        the server starts: a command line sent while it imports waits in the socket's queue."""
         with self._lock:
             if self._proc is not None and self._proc.poll() is None:
                 return self._path
+            self.stop_unlocked()
             d = tempfile.mkdtemp(prefix="iolab-forks-")
             self._path = os.path.join(d, "s")
             listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -173,14 +170,21 @@ class ForkServer:
 
     def stop(self) -> None:
         with self._lock:
-            if self._proc is not None and self._proc.poll() is None:
-                self._proc.kill()
-                self._proc.wait()
+            self.stop_unlocked()
+
+    def stop_unlocked(self) -> None:
+        """The server killed (if it runs) and its socket's directory removed."""
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.kill()
+            self._proc.wait()
+        if self._path:
+            shutil.rmtree(os.path.dirname(self._path), ignore_errors=True)
+            self._path = ""
 
     def run(self, args: list[str], env: dict[str, str], timeout: float) -> subprocess.CompletedProcess:
         """`iolab ARGS` as subprocess.run([IOLAB, *args], capture_output=True, text=True, ...) gives it."""
         path = self._started(env)
-        if path is None or _import_time_env(env) != _import_time_env(self._env):
+        if _import_time_env(env) != _import_time_env(self._env):
             return subprocess.run([IOLAB, *args], capture_output=True, text=True, timeout=timeout, env=env)
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
@@ -189,12 +193,7 @@ class ForkServer:
         req = {"args": args, "env": env, "cwd": os.getcwd(), "umask": umask}
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            for _ in range(600):  # the server binds before it starts; it listens once it has imported
-                try:
-                    sock.connect(path)
-                    break
-                except (FileNotFoundError, ConnectionRefusedError):
-                    time.sleep(0.05)
+            sock.connect(path)
             socket.send_fds(sock, [json.dumps(req).encode()], [out_w, err_w])
         finally:
             os.close(out_w)
