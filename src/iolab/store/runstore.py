@@ -223,10 +223,9 @@ class RunStore:
                 m.state, m.ended, m.error = state, now_iso(), error
                 self.write_manifest(final=True)
         except ResultsDiskFull:
-            said = "not even the run's end could be stored: manifest.json still says 'running' (`iolab runs`"
-            raise ResultsDiskFull(
-                self.dir, f"{said} shows it as interrupted); the run {state}" + (f": {error}" if error else "")
-            ) from None
+            lost = "not even the run's end could be stored: manifest.json still says 'running'"
+            ended = f"the run {state}" + (f": {error}" if error else "")
+            raise ResultsDiskFull(self.dir, f"{lost} (`iolab runs` shows it as interrupted); {ended}") from None
         release_space(self.dir)
         self._plain_journal()
 
