@@ -4,22 +4,23 @@ The suite starts `iolab` about 2,500 times; each fresh start imports Python's st
 Typer, Rich and the Typer app again, about 0.15 CPU-s of the 0.3 a short command costs, a sixth
 of the whole suite's CPU on a 2-core CI machine. Here a server process per pytest worker starts
 as `iolab` starts (its argv[0], the worker's environment, stdout and stderr to /dev/null) and
-imports `iolab.cli.main` and the Typer app, then forks one child per command line: the child
-takes the caller's pipes as stdout and stderr, its environment, working directory and umask,
-and runs `main()` as the console script does, ending as the interpreter does (atexit handlers,
-flushed streams, its exit status or the signal that killed it). A test sees a process of its own
+imports `iolab.cli.main`, the Typer app and every other iolab module, then forks one child per
+command line: the child takes the caller's pipes as stdout and stderr, its environment, working
+directory and umask, and runs `main()` as the console script does, ending as the interpreter
+does (atexit handlers, flushed streams, its exit status or the signal that killed it). A test sees a process of its own
 with the exit code, stdout and stderr a fresh `iolab` gives.
 
 What a fork cannot give, a fresh start does: an environment that differs from the server's in
-what Python or Rich read as they are imported (IMPORT_TIME: the terminal's width and colours,
-the locale, the time zone, PYTHON*), and `iolab --version`, answered before the app is imported
-(its own test counts what it loads). Tests of the start itself (modules loaded, Ctrl-C while
-importing, signals to a running command) start `iolab` themselves.
+what Python, Rich or numpy read as they are imported (IMPORT_TIME: the terminal's width and
+colours, the locale, the time zone, PYTHON*, thread counts), and `iolab --version`, answered
+before the app is imported (its own test counts what it loads). Tests of the start itself
+(modules loaded, Ctrl-C while importing, signals to a running command) start `iolab` themselves.
 """
 
 from __future__ import annotations
 
 import atexit
+import gc
 import io
 import json
 import locale
@@ -37,7 +38,7 @@ from pathlib import Path
 
 IOLAB = str(Path(sys.executable).parent / "iolab")
 IMPORT_TIME = {"COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR", "TERM", "COLORTERM", "TZ", "LANG", "LANGUAGE"}
-IMPORT_TIME_PREFIXES = ("PYTHON", "LC_", "TTY_", "JUPYTER", "RICH", "_TYPER")
+IMPORT_TIME_PREFIXES = ("PYTHON", "LC_", "TTY_", "JUPYTER", "RICH", "_TYPER", "NPY_", "NUMPY_", "OPENBLAS", "OMP_")
 
 
 def _import_time_env(env: dict[str, str]) -> dict[str, str]:
@@ -47,11 +48,32 @@ def _import_time_env(env: dict[str, str]) -> dict[str, str]:
 # -- the server ---------------------------------------------------------------------------------
 
 
+def _import_every_module() -> None:
+    """Every iolab module imported once here, not in each command: a command's own imports
+    (its runner, engines, store, figures; numpy, DuckDB, Jinja) were another 0.05-0.11 CPU-s of
+    each. What a fresh start would load later and this has loaded already can differ in one way
+    only: a package's submodule reached as an attribute without its import, which
+    tests/unit/test_package_attributes.py refuses in the source. No iolab module reads the
+    environment as it is imported (IMPORT_TIME lists what Python and the libraries read)."""
+    import importlib
+    import pkgutil
+
+    import iolab
+
+    for found in pkgutil.walk_packages(iolab.__path__, "iolab."):
+        importlib.import_module(found.name)
+
+
 def serve(listen_fd: int) -> None:
     """Accept command lines on the listening socket; fork a child for each, answer its pid, then
     its wait status once it ends. Single-threaded (a fork copies only the thread that forks)."""
     from iolab.cli import app as _app  # noqa: F401  # what every command but --version imports
     from iolab.cli.main import main
+
+    _import_every_module()
+    # Out of the collector's sight: a child's full collection would otherwise walk (and, writing
+    # their headers, copy page by page) every object these imports made, in every command
+    gc.freeze()
 
     listener = socket.socket(fileno=listen_fd)
     waiting: dict[int, socket.socket] = {}
