@@ -87,16 +87,24 @@ def test_info_is_what_the_drive_reports(guest, kind):
         assert "rotation rate is not reported" in got["tools"]["sg_vpd_bdc"]["out"] and "rotational" not in info
 
 
+def _refused(guest, serial: str) -> dict:
+    """The fleet-refused check's drive whose reported serial is `serial` (guest.py's fleet of the
+    drives iolab must refuse: each drive's own `iolab run`, started by the fleet)."""
+    c = guest.check("fleet-refused")
+    assert c["members"], c["err"][-3000:]
+    return next(m for m in c["members"] if m["name"].endswith(f"_{serial}"))
+
+
 @pytest.mark.parametrize(
-    "case, check", [("partitioned", "partitions"), ("signature", "signature"), ("mounted", "mounted")]
+    "serial, check", [("IOLABSA2", "partitions"), ("IOLABSC2", "signature"), ("IOLABNV2", "mounted")]
 )
-def test_unsafe_drive_is_refused_and_left_alone(guest, case, check):
+def test_unsafe_drive_is_refused_and_left_alone(guest, serial, check):
     """A disk with a partition table, one with a filesystem signature and a mounted namespace:
     refused by the named check before anything is written (their images are bit-identical)."""
-    r = guest.check(f"safety-{case}")
-    assert r["rc"] != 0
-    assert "Traceback" not in r["err"]
-    assert f"{check}:" in " ".join(r["err"].split()), r["err"]
+    m = _refused(guest, serial)
+    assert m["state"] == "refused" and m["exit_code"] != 0, m
+    assert "Traceback" not in (m["log"] or "") and "Traceback" not in m["error"]
+    assert f"{check}:" in " ".join(m["error"].split()), m["error"]
     assert guest.results["mount"]["rc"] == 0
     for image in ("sata-parted", "scsi-fs", "nvme2-ns1"):
         assert guest.host["sums_after"][image] == guest.host["sums_before"][image], f"{image} was changed"
@@ -105,9 +113,9 @@ def test_unsafe_drive_is_refused_and_left_alone(guest, case, check):
 def test_zoned_namespace_is_refused_with_the_reason(guest):
     """A host-managed zoned namespace takes only sequential writes at each zone's write
     pointer: iolab says so before it purges or writes anything, and no override changes that."""
-    r = guest.check("safety-zoned")
-    err = " ".join(r["err"].split())
-    assert r["rc"] != 0 and "Traceback" not in err
+    m = _refused(guest, "IOLABZN1")
+    err = " ".join(m["error"].split())
+    assert m["state"] == "refused" and "Traceback" not in (m["log"] or "")
     assert "zoned" in err and "host-managed" in err, err
 
 
@@ -276,10 +284,10 @@ def test_a_fleets_drives_are_named_by_the_model_and_serial_they_report(guest):
     are the ones iolab must not write.)"""
     from iolab.api.fleetfile import serial_name
 
-    c = guest.check("fleet-names")
+    c = guest.check("fleet-refused")
     assert c["members"], c["err"][-3000:]
     told = {d["path"]: d for d in json.loads(c["lsblk"]["out"])["blockdevices"]}
     names = [m["name"] for m in c["members"]]
     assert names == [serial_name(told[m["target"]]["model"], told[m["target"]]["serial"]) for m in c["members"]]
-    assert [n.rsplit("_", 1)[1] for n in names] == ["IOLABNV2", "IOLABSA2", "IOLABSC2"], names
+    assert [n.rsplit("_", 1)[1] for n in names] == ["IOLABNV2", "IOLABSA2", "IOLABSC2", "IOLABZN1"], names
     assert {m["state"] for m in c["members"]} == {"refused"} and c["rc"] == 3, c["out"][-3000:]
