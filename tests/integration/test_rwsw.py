@@ -499,3 +499,26 @@ def test_a_workload_value_that_is_no_number_or_holds_a_control_character_is_refu
         assert "\x1b" not in p.stdout + p.stderr
     assert not runs.exists() or not any(runs.iterdir())
     assert not (tmp_path / "t.img").exists()
+
+
+def test_a_replay_after_a_composite_that_never_reached_steady_state_does_not_say_it_did(workload, tmp_path):
+    """The Replay-Native summary said every step ran "after the composite brought the drive to
+    steady state" whatever the composite's verdict: a composite stopped at its round limit, or
+    too soon to judge, was published as steady beside the banner saying it was not."""
+    from iolab.api import registry
+    from iolab.pages.report.model import Text
+    from iolab.pages.report.rundata import RunData
+
+    runs = tmp_path / "runs"
+    p = iolab(
+        "run", "replay", "--workload", str(workload / "wl"), "-t", SMALL_SIM,
+        "--quick", "--cell-time", "0.5s", "--max-rounds", "2", "--no-report", "--runs-dir", str(runs),
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr + p.stdout[-3000:]
+    (run_dir,) = runs.iterdir()
+    run = RunData.load(run_dir, tmp_path / "out")
+    pages = registry.get("replay").pages(run)
+    summary = next(page for page in pages if page.title == "Replay-Native Summary")
+    text = " ".join(line for b in summary.blocks if isinstance(b, Text) for line in b.paragraphs)
+    assert "brought the drive to steady state" not in text, text
+    assert "whose steady state was not evaluated (rounds 1–2: too few to judge)" in text, text

@@ -17,8 +17,8 @@ from iolab.figures.summary import CellAverage, PhaseSummary
 from iolab.pages.report import latency_plots
 from iolab.pages.report.model import Figure, Page, Table, Text
 from iolab.pages.report.plot_style import Series
-from iolab.pages.report.rundata import RunData
-from iolab.pages.report.rwsw import eng_pct, steady_pages, thin, thin_caption, time_axis
+from iolab.pages.report.rundata import RunData, rounds_text
+from iolab.pages.report.rwsw import STEADY_PHASE, eng_pct, steady_pages, thin, thin_caption, time_axis
 from iolab.pages.report.rwsw_plots import Panel, panels
 from iolab.pages.report.rwsw_selftest import load_analysis
 from iolab.pages.report.sections import not_measured_page, table_pages
@@ -152,7 +152,7 @@ def _summary_page(run: RunData, ph: PhaseSummary, t: ReplayTotals, steps: Steps,
             Text(
                 (
                     "Every step ran flat out at its own stream mix and queue depth for its duration (not throttled to the "
-                    "captured IO count), in capture order, after the composite brought the drive to steady state.",
+                    f"captured IO count), in capture order, {_after_composite(run)}.",
                 ),
                 height_mm=12,
             ),
@@ -163,6 +163,19 @@ def _summary_page(run: RunData, ph: PhaseSummary, t: ReplayTotals, steps: Steps,
             ),
         ),
     )
+
+
+def _after_composite(run: RunData) -> str:
+    """What the composite did before the replay, as the run's own verdict has it: a run that
+    stopped at its round limit (or too soon to judge) was said to start from steady state."""
+    ph = run.phase(STEADY_PHASE)
+    if ph is None:
+        return "with no composite phase stored before it"
+    if ph.steady is True:
+        return f"after the composite brought the drive to steady state ({rounds_text(ph.window)})"
+    if ph.steady is False:
+        return f"after the composite, which did NOT bring the drive to steady state ({ph.phase.stop_reason})"
+    return f"after the composite, whose steady state was not evaluated ({rounds_text(ph.rounds)}: too few to judge)"
 
 
 def _response_time_pages(steps: Steps, ax: _Axis, src: str) -> list[Page]:
