@@ -12,6 +12,7 @@ import shlex
 import subprocess
 import threading
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -501,7 +502,20 @@ def test_a_workload_value_that_is_no_number_or_holds_a_control_character_is_refu
     assert not (tmp_path / "t.img").exists()
 
 
-def test_a_replay_after_a_composite_that_never_reached_steady_state_does_not_say_it_did(workload, tmp_path):
+@pytest.fixture(scope="module")
+def unjudged_replay(workload, tmp_path_factory):
+    """A quick replay whose composite ran 2 rounds: too few to judge steady state (not evaluated)."""
+    runs = tmp_path_factory.mktemp("unjudged") / "runs"
+    p = iolab(
+        "run", "replay", "--workload", str(workload / "wl"), "-t", SMALL_SIM,
+        "--quick", "--cell-time", "0.5s", "--max-rounds", "2", "--no-report", "--runs-dir", str(runs),
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr + p.stdout[-3000:]
+    (run_dir,) = runs.iterdir()
+    return run_dir
+
+
+def test_a_replay_after_a_composite_that_never_reached_steady_state_does_not_say_it_did(unjudged_replay, tmp_path):
     """The Replay-Native summary said every step ran "after the composite brought the drive to
     steady state" whatever the composite's verdict: a composite stopped at its round limit, or
     too soon to judge, was published as steady beside the banner saying it was not."""
@@ -509,16 +523,27 @@ def test_a_replay_after_a_composite_that_never_reached_steady_state_does_not_say
     from iolab.pages.report.model import Text
     from iolab.pages.report.rundata import RunData
 
-    runs = tmp_path / "runs"
-    p = iolab(
-        "run", "replay", "--workload", str(workload / "wl"), "-t", SMALL_SIM,
-        "--quick", "--cell-time", "0.5s", "--max-rounds", "2", "--no-report", "--runs-dir", str(runs),
-    )  # fmt: skip
-    assert p.returncode == 0, p.stderr + p.stdout[-3000:]
-    (run_dir,) = runs.iterdir()
-    run = RunData.load(run_dir, tmp_path / "out")
+    run = RunData.load(unjudged_replay, tmp_path / "out")
     pages = registry.get("replay").pages(run)
     summary = next(page for page in pages if page.title == "Replay-Native Summary")
     text = " ".join(line for b in summary.blocks if isinstance(b, Text) for line in b.paragraphs)
     assert "brought the drive to steady state" not in text, text
     assert "whose steady state was not evaluated (rounds 1–2: too few to judge)" in text, text
+
+
+def test_the_watch_page_gives_a_finished_runs_steady_state_not_its_last_phases(unjudged_replay):
+    """`iolab watch` showed a finished replay's steady state as its last phase's, which tracks
+    nothing: "not evaluated yet; ran its single round", for a complete run whose composite was
+    never judged (or failed), where `iolab show` says not-evaluated (or not-reached)."""
+    from .test_watch_cli import free_port, watching
+
+    shown = json.loads(iolab("show", str(unjudged_replay), "--json").stdout)["runs"][0]["steady_state"]
+    assert shown == "not-evaluated", shown
+    port = free_port()
+    with watching(unjudged_replay.parent, port):
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/runs", timeout=20) as r:
+            [row] = json.loads(r.read())["runs"]
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=20) as r:
+            page = r.read().decode()
+    assert row["state"] == "complete" and row["steady"]["run"] == shown, row
+    assert '"not-evaluated": "not evaluated (no window of rounds was filled)"' in page
