@@ -518,7 +518,8 @@ def unjudged_replay(workload, tmp_path_factory):
 def test_a_replay_after_a_composite_that_never_reached_steady_state_does_not_say_it_did(unjudged_replay, tmp_path):
     """The Replay-Native summary said every step ran "after the composite brought the drive to
     steady state" whatever the composite's verdict: a composite stopped at its round limit, or
-    too soon to judge, was published as steady beside the banner saying it was not."""
+    too soon to judge, was published as steady beside the banner saying it was not. And that
+    each ran "for its duration", where a quick run's cell time had cut every step short."""
     from iolab.api import registry
     from iolab.pages.report.model import Text
     from iolab.pages.report.rundata import RunData
@@ -529,6 +530,9 @@ def test_a_replay_after_a_composite_that_never_reached_steady_state_does_not_say
     text = " ".join(line for b in summary.blocks if isinstance(b, Text) for line in b.paragraphs)
     assert "brought the drive to steady state" not in text, text
     assert "whose steady state was not evaluated (rounds 1–2: too few to judge)" in text, text
+    # --cell-time 0.5s cut the workload's 1 s steps to 0.5 s: they did not run "for its duration"
+    assert "for its duration" not in text, text
+    assert "for at most 0.500 s (a scaled-down run: the replay file's steps last up to 1.00 s)" in text, text
 
 
 def test_the_watch_page_gives_a_finished_runs_steady_state_not_its_last_phases(unjudged_replay):
