@@ -168,6 +168,17 @@ def summary_document(name: str, heading: str | None, members: Sequence[SequenceM
                 SUMMARY,
             )
         )
+    # each run's own caveats on its figures (steady state not achieved, not accepted or not
+    # evaluated, a failed self-audit): its pages carry them, and the key figures below, which a
+    # reviewer takes from this page, stood without them
+    caveats: dict[str, list[tuple[str, str]]] = {}
+    for m in members:
+        for c in header.measure_caveats(m.run):
+            caveats.setdefault(c.head, []).append((m.label, "; ".join(c.parts)))
+    for head, where in caveats.items():
+        full = f"{head}: " + "; ".join(f"{label} ({parts})" for label, parts in where)
+        # shortened, it names the runs and sends the reader to their own Run Details pages
+        banners.append((full, f"{head}: {', '.join(label for label, _ in where)}", header.RUN_DETAILS))
     unfinished = [m for m in members if not m.run.complete]
     if unfinished:
         text = "INCOMPLETE SEQUENCE: " + "; ".join(f"{m.label} {m.run.manifest.state}" for m in unfinished)
