@@ -209,7 +209,8 @@ def _columns(members: Sequence[SequenceMember]) -> tuple[HeaderColumn, ...]:
     prof = first.manifest.profile
     profile = [
         ("Profile", str(prof.get("name", header.NOT_REPORTED))),
-        ("Spec", str(prof.get("spec") or "—")),
+        # each run's own (an RWSW sequence's is RWSW's, not the profile's PTS revision it printed)
+        ("Spec", "; ".join(dict.fromkeys(m.run.manifest.spec for m in members)) or "—"),
         # each option that scaled the runs down, as given (a --capacity-limit is not --quick's)
         ("Scaled down", f"yes, by {scaled_text(prof)}: non-compliant" if scaled_text(prof) else "no"),
         ("Runs", str(len(members))),
