@@ -485,6 +485,49 @@ def test_ctrl_c_while_a_run_starts_exits_130_without_a_traceback(scratch, delay)
         assert json.loads(m.read_text())["state"] != "running", m.read_text()
 
 
+def test_ctrl_c_inside_a_trace_query_exits_130_without_a_traceback(scratch):
+    """DuckDB takes a Ctrl-C that lands in one of its queries for itself: it raised
+    RuntimeError('Query interrupted') in place of the KeyboardInterrupt, so `iolab trace import`
+    stopped with a traceback and exit 1. The signal is sent once DuckDB's worker threads run (the
+    import's parse is one query of about a second here); sent after it, it is an ordinary Ctrl-C."""
+    import signal
+    import subprocess
+    import time
+
+    from .conftest import IOLAB
+
+    filetime_1970 = 116444736000000000
+    trace, out = scratch / "big.csv", scratch / "big.parquet"
+    trace.write_text(
+        "".join(
+            f"{filetime_1970 + i * 1000},web,0,{'Read' if i % 3 else 'Write'},{i * 4096},4096,500\n"
+            for i in range(400_000)
+        )
+    )
+    proc = subprocess.Popen(
+        [*IOLAB, "trace", "import", str(trace), "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while len(os.listdir(f"/proc/{proc.pid}/task")) < 4 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode in (130, -signal.SIGINT), (proc.returncode, err)  # -2 only if it had already ended
+    assert "Traceback" not in err and "Query interrupted" not in err, err
+    if proc.returncode == 130:
+        assert err.strip() == "interrupted" and not out.exists(), err
+
+
 # -- input that raised a Python exception: one paragraph and exit 2 instead ----------------------
 
 DEEP = "[" * 100_000 + "]" * 100_000

@@ -176,3 +176,21 @@ def test_a_runs_dir_given_stands_before_an_iolab_runs_that_is_a_file(tmp_path):
     assert p.returncode == 0 and "IOLAB_RUNS" not in p.stderr, p.stderr
     p = iolab("tests", env={"IOLAB_RUNS": str(notes)})  # a command that finds no runs is not concerned
     assert p.returncode == 0, p.stderr
+
+
+def test_an_output_named_dash_is_refused_where_no_standard_output_is_written(two_runs, tmp_path):
+    """`-o -` means standard output to `iolab export --format json`; `compare -o -`, `report -o -`
+    and `history --html -` made a directory or file named '-' in the current directory and
+    printed it as written, exit 0, where a user meant standard output."""
+    first, second = two_runs
+    dash = str(tmp_path / "-")  # a '-' beside the test's files, never in the suite's own directory
+    for args in (
+        ("compare", str(first), str(second), "--out", dash),
+        ("report", str(first), "--out", dash),
+        ("history", "ART RND 4KiB R/W 0/100", "--runs-dir", str(first.parent), "--html", dash),
+    ):
+        text = said(iolab(*args), 3)
+        assert "'-' names standard output only where a command writes one document there" in text, (args, text)
+        assert not (tmp_path / "-").exists(), args
+    p = iolab("export", str(first), "--format", "json", "--out", "-")
+    assert p.returncode == 0 and p.stdout.startswith("{"), p.stderr  # where it is standard output, it still is

@@ -12,6 +12,7 @@ import shlex
 import subprocess
 import threading
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -499,3 +500,54 @@ def test_a_workload_value_that_is_no_number_or_holds_a_control_character_is_refu
         assert "\x1b" not in p.stdout + p.stderr
     assert not runs.exists() or not any(runs.iterdir())
     assert not (tmp_path / "t.img").exists()
+
+
+@pytest.fixture(scope="module")
+def unjudged_replay(workload, tmp_path_factory):
+    """A quick replay whose composite ran 2 rounds: too few to judge steady state (not evaluated)."""
+    runs = tmp_path_factory.mktemp("unjudged") / "runs"
+    p = iolab(
+        "run", "replay", "--workload", str(workload / "wl"), "-t", SMALL_SIM,
+        "--quick", "--cell-time", "0.5s", "--max-rounds", "2", "--no-report", "--runs-dir", str(runs),
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr + p.stdout[-3000:]
+    (run_dir,) = runs.iterdir()
+    return run_dir
+
+
+def test_a_replay_after_a_composite_that_never_reached_steady_state_does_not_say_it_did(unjudged_replay, tmp_path):
+    """The Replay-Native summary said every step ran "after the composite brought the drive to
+    steady state" whatever the composite's verdict: a composite stopped at its round limit, or
+    too soon to judge, was published as steady beside the banner saying it was not. And that
+    each ran "for its duration", where a quick run's cell time had cut every step short."""
+    from iolab.api import registry
+    from iolab.pages.report.model import Text
+    from iolab.pages.report.rundata import RunData
+
+    run = RunData.load(unjudged_replay, tmp_path / "out")
+    pages = registry.get("replay").pages(run)
+    summary = next(page for page in pages if page.title == "Replay-Native Summary")
+    text = " ".join(line for b in summary.blocks if isinstance(b, Text) for line in b.paragraphs)
+    assert "brought the drive to steady state" not in text, text
+    assert "whose steady state was not evaluated (rounds 1–2: too few to judge)" in text, text
+    # --cell-time 0.5s cut the workload's 1 s steps to 0.5 s: they did not run "for its duration"
+    assert "for its duration" not in text, text
+    assert "for at most 0.500 s (a scaled-down run: the replay file's steps last up to 1.00 s)" in text, text
+
+
+def test_the_watch_page_gives_a_finished_runs_steady_state_not_its_last_phases(unjudged_replay):
+    """`iolab watch` showed a finished replay's steady state as its last phase's, which tracks
+    nothing: "not evaluated yet; ran its single round", for a complete run whose composite was
+    never judged (or failed), where `iolab show` says not-evaluated (or not-reached)."""
+    from .test_watch_cli import free_port, watching
+
+    shown = json.loads(iolab("show", str(unjudged_replay), "--json").stdout)["runs"][0]["steady_state"]
+    assert shown == "not-evaluated", shown
+    port = free_port()
+    with watching(unjudged_replay.parent, port):
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/runs", timeout=20) as r:
+            [row] = json.loads(r.read())["runs"]
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=20) as r:
+            page = r.read().decode()
+    assert row["state"] == "complete" and row["steady"]["run"] == shown, row
+    assert '"not-evaluated": "not evaluated (no window of rounds was filled)"' in page

@@ -245,3 +245,18 @@ def test_a_device_or_process_the_trace_has_not_is_refused_in_the_users_words(tmp
         "The trace's devices: 8,16 (3 IOs). The trace's processes: fioA (2 IOs), dbB (1 IO)."
     ), said
     assert not out.exists()
+
+
+@pytest.mark.parametrize("command", ["analyze", "export"])
+def test_a_trace_in_its_public_format_given_for_the_io_table_says_to_import_it(tmp_path, command):
+    """`iolab trace analyze hm_0.csv` (the trace itself, not its imported table) said only "not a
+    readable Parquet file (Invalid Input Error: No magic bytes found ...)", a database's words
+    that do not say what the command reads or what to do."""
+    spc_trace(tmp_path / "t.spc")
+    extra = ["--format", "fio3"] if command == "export" else []
+    p = iolab("trace", command, str(tmp_path / "t.spc"), *extra, "--out", str(tmp_path / "out"))
+    assert p.returncode == 2, p.stdout + p.stderr
+    said = " ".join(p.stderr.split())
+    assert said.startswith("iolab: ") and "Traceback" not in said, said
+    assert "not a readable Parquet file" in said and "iolab trace import FILE --out TABLE.parquet" in said, said
+    assert not (tmp_path / "out").exists()

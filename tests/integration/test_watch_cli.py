@@ -9,6 +9,7 @@ import gc
 import http.client
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -337,3 +338,28 @@ def test_watch_listens_on_an_ipv6_address_and_words_a_bad_bind_as_the_address(tm
         )
     said = " ".join(busy.stderr.split())
     assert busy.returncode == 2 and "choose another --port" in said and "--bind" not in said, said
+
+
+def test_a_wildcard_bind_prints_an_address_its_page_answers_on(tmp_path):
+    """`iolab watch --bind 0.0.0.0` printed http://0.0.0.0:PORT/, and the page refused that Host
+    (421, "open this page by the address iolab watch printed"): the one URL it gave did not open."""
+    root = tmp_path / "runs"
+    root.mkdir()
+    proc = subprocess.Popen(
+        [*IOLAB, "watch", str(root), "--bind", "0.0.0.0", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = proc.stdout.readline() if proc.stdout else ""
+        url = re.match(r"iolab watch: http://([^/]+):(\d+)/ \(Ctrl-C stops; from another machine", line)
+        assert url, (line, proc.stderr.read() if proc.poll() else "")
+        host, port = url.group(1), int(url.group(2))
+        c = http.client.HTTPConnection(host, port, timeout=20)
+        c.request("GET", "/")  # the Host header a browser sends for that URL
+        assert c.getresponse().status == 200
+        c.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

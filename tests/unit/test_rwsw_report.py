@@ -339,4 +339,7 @@ def test_sequence_report_prints_the_self_test_pages_once(runs, tmp_path):
     first_test = heads[1].split(" — ")[0]  # the summary comes first, then the run that started first
     assert all(h.startswith(first_test) for h in heads[1 : selftest[-1] + 1])
     assert "Self-Test pages of a capture follow the first run that replayed it" in html
+    # the summary's Spec is the runs' own, not the PTS revision of the profile (2.0.2 under RWSW)
+    spec = re.search(r"<td class=\"k\">Spec</td><td>([^<]*)</td>", html)
+    assert spec and spec.group(1).startswith("RWSW 1.0"), spec and spec.group(0)
     assert [t for t in titles(doc_for(Path(dirs[-1]), tmp_path)) if t.startswith("Self-Test")] == SELFTEST

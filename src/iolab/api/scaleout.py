@@ -412,8 +412,13 @@ def watch(
     host, bound = server.socket.getsockname()[:2]
     # a reader gone (`iolab watch | head -1`) drops the line, as every command's output: Rich's
     # own console ended the command with exit status 1 on the broken pipe
-    url_host = f"[{host}]" if ":" in host else host  # an IPv6 address in a URL (RFC 3986)
-    write_text(f"iolab watch: http://{url_host}:{bound}/ (Ctrl-C stops)\n", sys.stdout)
+    # A wildcard bind is no address to open: the page refuses the Host 0.0.0.0 (it admits only the
+    # address a client reached), so the URL printed was the one URL that answered 421.
+    wildcard = host in ("0.0.0.0", "::")
+    shown = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host)
+    url_host = f"[{shown}]" if ":" in shown else shown  # an IPv6 address in a URL (RFC 3986)
+    elsewhere = f"; from another machine, this machine's address at port {bound}" if wildcard else ""
+    write_text(f"iolab watch: http://{url_host}:{bound}/ (Ctrl-C stops{elsewhere})\n", sys.stdout)
     # Ctrl-C ends the server as it ends every command (docs/automation.md: exit status 130), with
     # nothing said: it is how a watch is ended, not a command cut short. It was swallowed here
     # (exit 0), against the one documented rule.

@@ -27,7 +27,7 @@ from iolab.api.watchpage import list_page, run_page
 from iolab.api.watchrun import p99_fields, run_detail
 from iolab.core.errors import IolabError
 from iolab.core.safefile import read_json
-from iolab.core.steady import phase_verdict
+from iolab.core.steady import STEADY_NOT_EVALUATED, SteadyState, phase_steady_state, phase_verdict, run_steady_state
 from iolab.engines.merge import breakdown
 from iolab.run.live import read as read_live
 from iolab.store.manifest import manifest_of
@@ -237,6 +237,9 @@ def _progress(run_dir: Path) -> dict:
                 # the verdict every page gives the phase (core/steady.phase_verdict): false for one
                 # whose windows were judged and none accepted yet, null only while none was judged
                 "reached": phase_verdict(ph.steady, bool(verdicts)),
+                # the whole run's, as `iolab show` gives it: a finished run's last phase may track
+                # nothing (a replay after its composite) and says nothing of the phases before it
+                "run": _run_steady(store, phases, manifest_of(store).plan.get("phases", ())),
             },
             # Measurement time only (purges and setup not counted): a bound to the round limit.
             "eta_s": None if mean_s is None or not running else left * mean_s,
@@ -246,6 +249,18 @@ def _progress(run_dir: Path) -> dict:
         }
     finally:
         store.close()
+
+
+def _run_steady(store: RunStore, phases: list, plan_phases) -> SteadyState:
+    """The run's steady state (outcome.steady_state) from the stored phases alone: summarising
+    every phase's cells on each poll of the page would cost a tenth of a second a run."""
+    tracks = {p.get("name") for p in plan_phases if p.get("tracking")}
+    states = []
+    for ph in phases:
+        steady = phase_verdict(ph.steady, bool(store.steady_rows(ph.name)))
+        states.append(phase_steady_state(steady, ph.name in tracks or steady is not None))
+    stored = {ph.name for ph in phases}
+    return run_steady_state([*states, *(STEADY_NOT_EVALUATED for name in tracks if name not in stored)])
 
 
 def _live(run_dir: Path) -> dict | None:

@@ -23,6 +23,9 @@ svg.chart{background:#fff;border:1px solid #ddd}.legend span{margin-right:1em}</
 CHART_JS = r"""
 const NS = "http://www.w3.org/2000/svg", COLORS = ["#06c", "#d62", "#393", "#939", "#c90", "#555"];
 function fmt(v) { return v == null ? "—" : Math.round(v).toLocaleString("en"); }
+// a finished run's steady state in the words `iolab show` gives it (core/steady)
+const RUN_STEADY = {"reached": "reached", "not-reached": "NOT reached", "not-evaluated": "not evaluated (no window of rounds was filled)",
+  "not-applicable": "not applicable (no phase tracks it)"};
 // a time of day as the terminal prints it (HH:MM:SS, 24-hour), whatever the browser's locale
 function clock(d) { return [d.getHours(), d.getMinutes(), d.getSeconds()].map(n => String(n).padStart(2, "0")).join(":"); }
 // An axis reads at a glance when its ticks are round numbers (1, 2, 2.5 or 5 × 10^k apart) written
@@ -134,7 +137,8 @@ function render(data) {
       if (td_iops.textContent === "—") td_iops.textContent = ""; td_iops.appendChild(d); }
     cell(tr, fmt(r.lat_mean_us), "num"); cell(tr, r.p99_note || fmt(r.p99_us), "num"); cell(tr, fmt(r.lat_max_us), "num");
     const s = r.steady;
-    cell(tr, !s ? null : s.reached ? "reached" : s.evaluated ? s.passing + " of " + s.variables + " variables pass"
+    cell(tr, !s ? null : r.state !== "running" && s.run ? RUN_STEADY[s.run] || s.run
+         : s.reached ? "reached" : s.evaluated ? s.passing + " of " + s.variables + " variables pass"
          : "not evaluated yet" + (r.stop_reason ? "; " + r.stop_reason : ""));
     cell(tr, r.eta_s == null ? null : "≤ " + Math.ceil(r.eta_s) + " s", "num");
     const td = cell(tr, "", "long"); for (const rep of r.reports) { const a = document.createElement("a");
@@ -165,7 +169,8 @@ function render(d) {
   document.getElementById("summary").textContent = [r.test + " on " + r.target, r.state + (r.problem ? ": " + r.problem : ""),
     r.phase ? "phase " + r.phase + " (" + r.phase_index + " of " + r.phases + ")" : null,
     r.round != null ? "round " + r.round + " of ≤ " + r.max_rounds : null,
-    s.reached ? "steady state reached" : s.evaluated ? s.passing + " of " + s.variables + " tracking variables pass" : null,
+    r.state !== "running" && s.run ? "steady state " + (RUN_STEADY[s.run] || s.run)
+    : s.reached ? "steady state reached" : s.evaluated ? s.passing + " of " + s.variables + " tracking variables pass" : null,
     r.eta_s == null ? null : "≤ " + Math.ceil(r.eta_s) + " s of measurement left"].filter(Boolean).join(" · ");
   const det = d.detail || {phases: []}, tr = [];
   for (const ph of det.phases) for (const t of ph.tracking) {

@@ -14,6 +14,8 @@ from iolab.core.errors import IolabError
 from iolab.core.streams import open_closed_standard_streams, stdout_refused, watch_stdout
 from iolab.core.usertext import check_env
 
+DUCKDB_INTERRUPTED = "Query interrupted"  # the whole message of DuckDB's error for a Ctrl-C in a query
+
 
 def main(started_blocked: bool = False) -> None:
     open_closed_standard_streams()
@@ -36,6 +38,14 @@ def main(started_blocked: bool = False) -> None:
 
         _stderr().print("[yellow]interrupted[/]")
         sys.exit(exit_code(e))
+    except RuntimeError as e:
+        # DuckDB (trace import, analyze and export, a Parquet export) takes a Ctrl-C that lands in
+        # a query for itself: it stops the query and raises RuntimeError('Query interrupted') in
+        # place of the KeyboardInterrupt, which left a traceback and exit 1 for a Ctrl-C
+        if type(e) is not RuntimeError or str(e) != DUCKDB_INTERRUPTED:
+            raise
+        _stderr().print("[yellow]interrupted[/]")
+        sys.exit(130)
     except OSError as e:
         # A path iolab was pointed at that the system refuses (not a directory, read-only,
         # full): the system's own words and the path, not a traceback.

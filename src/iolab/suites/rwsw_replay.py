@@ -67,7 +67,7 @@ def build(profile: Profile, target: Target, inp: RwswInput) -> TestPlan:
         *input_parameters(inp, composite, *steps),
     ]
     notes = [
-        "Replay-Native: the drive is first brought to steady state with the composite (the catalogue does not say "
+        "Replay-Native: the composite first runs to steady state or its round limit (the catalogue does not say "
         "how the drive is prepared; this is iolab's choice), then every step of the replay runs once, in order.",
         "Each step runs flat out at its mix and queue depth for its duration; between steps the drive idles for "
         "the engine's start-up (fio: a fraction of a second; the simulator: none).",

@@ -82,6 +82,13 @@ def dir_problems(path: str | Path) -> list[str]:
 
 
 def _problems(p: str, right_type, meant: str, what: str | None) -> list[str]:
+    if os.path.basename(os.path.normpath(p)) == "-":  # `-o -` is standard output where a command
+        # writes one document there (export's JSON); elsewhere it made a file or directory named '-'
+        # in the current directory (the report and comparison made theirs resolved: /cwd/-)
+        return [
+            "'-' names standard output only where a command writes one document there (`iolab export --format "
+            "json --out -`, `--json`); this command writes files, so give a path whose name is not '-'"
+        ]
     real = os.path.realpath(p)
     via = f" (through a symlink to {real})" if real != os.path.abspath(p) else ""
     try:

@@ -139,7 +139,13 @@ class TraceTable:
             if kv and not missing:
                 check_values(db, p, SQL_TYPES)
         except duckdb.Error as e:
-            raise IolabError(f"{p}: not a readable Parquet file ({first_error_line(e)}).") from None
+            # a trace in its public format (a CSV, a blkparse text) is the likeliest such file:
+            # say what the command reads and how to make it, as for a Parquet file of another tool
+            raise IolabError(
+                f"{p}: not a readable Parquet file ({first_error_line(e)}); this command reads an IO table, "
+                "the .parquet file `iolab trace import` or `iolab trace capture` writes: import a trace in a "
+                "public format first (`iolab trace import FILE --out TABLE.parquet`)."
+            ) from None
         finally:
             if own:
                 db.close()

@@ -17,24 +17,46 @@ from iolab.figures.summary import CellAverage, PhaseSummary
 from iolab.pages.report import latency_plots
 from iolab.pages.report.model import Figure, Page, Table, Text
 from iolab.pages.report.plot_style import Series
-from iolab.pages.report.rundata import RunData
-from iolab.pages.report.rwsw import eng_pct, steady_pages, thin, thin_caption, time_axis
+from iolab.pages.report.rundata import RunData, rounds_text
+from iolab.pages.report.rwsw import STEADY_PHASE, eng_pct, steady_pages, thin, thin_caption, time_axis
 from iolab.pages.report.rwsw_plots import Panel, panels
 from iolab.pages.report.rwsw_selftest import load_analysis
 from iolab.pages.report.sections import not_measured_page, table_pages
 from iolab.traces.analysis.streamstats import StreamAnalysis
-from iolab.traces.analysis.workloads import load_replay
+from iolab.traces.analysis.workloads import ReplayStep, load_replay
 
 
-def _capture_times(run: RunData) -> dict[str, float]:
-    """Cell key → start of its step in the capture (s), from the replay file the run used."""
+def _replay_file_steps(run: RunData) -> dict[str, ReplayStep]:
+    """Cell key → its step in the replay file the run used (none when the file is gone or unread)."""
     path = run.dir / INPUTS_DIR / REPLAY_FILE
     if not path.is_file():
         return {}
     try:
-        return {f"step {s.index}": s.start_s for s in load_replay(path).steps}
+        return {f"step {s.index}": s for s in load_replay(path).steps}
     except IolabError:
         return {}
+
+
+def _capture_times(run: RunData) -> dict[str, float]:
+    """Cell key → start of its step in the capture (s), from the replay file the run used."""
+    return {key: s.start_s for key, s in _replay_file_steps(run).items()}
+
+
+def _how_long(run: RunData, ph: PhaseSummary) -> str:
+    """How long the steps ran: their replay file's durations, or (a quick run cuts each to its
+    cell time) what they ran, which the summary called "its duration" whatever it was."""
+    planned = _replay_file_steps(run)
+    cut = [
+        (row.runtime_s, planned[c.key].duration_s)
+        for c, row in zip(ph.cells, ph.rows)
+        if c.key in planned and row.runtime_s < 0.99 * planned[c.key].duration_s
+    ]
+    if not cut:
+        return "for its duration"
+    return (
+        f"for at most {duration(max(r for r, _ in cut))} (a scaled-down run: the replay file's steps last up to "
+        f"{duration(max(d for _, d in cut))})"
+    )
 
 
 def replay_steps(run: RunData) -> tuple[PhaseSummary | None, list[tuple[float, CellAverage]], str]:
@@ -151,10 +173,10 @@ def _summary_page(run: RunData, ph: PhaseSummary, t: ReplayTotals, steps: Steps,
             _totals_table(run, ph, t),
             Text(
                 (
-                    "Every step ran flat out at its own stream mix and queue depth for its duration (not throttled to the "
-                    "captured IO count), in capture order, after the composite brought the drive to steady state.",
+                    f"Every step ran flat out at its own stream mix and queue depth {_how_long(run, ph)} (not throttled "
+                    f"to the captured IO count), in capture order, {_after_composite(run)}.",
                 ),
-                height_mm=12,
+                height_mm=16,
             ),
             Figure(
                 "Replay-Native: IOPS and MB/s per step" + (", with the capture's own" if len(iops) > 1 else ""),
@@ -163,6 +185,19 @@ def _summary_page(run: RunData, ph: PhaseSummary, t: ReplayTotals, steps: Steps,
             ),
         ),
     )
+
+
+def _after_composite(run: RunData) -> str:
+    """What the composite did before the replay, as the run's own verdict has it: a run that
+    stopped at its round limit (or too soon to judge) was said to start from steady state."""
+    ph = run.phase(STEADY_PHASE)
+    if ph is None:
+        return "with no composite phase stored before it"
+    if ph.steady is True:
+        return f"after the composite brought the drive to steady state ({rounds_text(ph.window)})"
+    if ph.steady is False:
+        return f"after the composite, which did NOT bring the drive to steady state ({ph.phase.stop_reason})"
+    return f"after the composite, whose steady state was not evaluated ({rounds_text(ph.rounds)}: too few to judge)"
 
 
 def _response_time_pages(steps: Steps, ax: _Axis, src: str) -> list[Page]:

@@ -168,6 +168,17 @@ def summary_document(name: str, heading: str | None, members: Sequence[SequenceM
                 SUMMARY,
             )
         )
+    # each run's own caveats on its figures (steady state not achieved, not accepted or not
+    # evaluated, a failed self-audit): its pages carry them, and the key figures below, which a
+    # reviewer takes from this page, stood without them
+    caveats: dict[str, list[tuple[str, str]]] = {}
+    for m in members:
+        for c in header.measure_caveats(m.run):
+            caveats.setdefault(c.head, []).append((m.label, "; ".join(c.parts)))
+    for head, where in caveats.items():
+        full = f"{head}: " + "; ".join(f"{label} ({parts})" for label, parts in where)
+        # shortened, it names the runs and sends the reader to their own Run Details pages
+        banners.append((full, f"{head}: {', '.join(label for label, _ in where)}", header.RUN_DETAILS))
     unfinished = [m for m in members if not m.run.complete]
     if unfinished:
         text = "INCOMPLETE SEQUENCE: " + "; ".join(f"{m.label} {m.run.manifest.state}" for m in unfinished)
@@ -198,7 +209,8 @@ def _columns(members: Sequence[SequenceMember]) -> tuple[HeaderColumn, ...]:
     prof = first.manifest.profile
     profile = [
         ("Profile", str(prof.get("name", header.NOT_REPORTED))),
-        ("Spec", str(prof.get("spec") or "—")),
+        # each run's own (an RWSW sequence's is RWSW's, not the profile's PTS revision it printed)
+        ("Spec", "; ".join(dict.fromkeys(m.run.manifest.spec for m in members)) or "—"),
         # each option that scaled the runs down, as given (a --capacity-limit is not --quick's)
         ("Scaled down", f"yes, by {scaled_text(prof)}: non-compliant" if scaled_text(prof) else "no"),
         ("Runs", str(len(members))),
