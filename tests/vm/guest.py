@@ -2,7 +2,8 @@
 the emulated drives, with the drive tools' own answers beside them. Writes results.json into
 the shared directory given as argv[1]; the host-side tests (test_drives.py) assert on it, so a
 failure names the device and the check. Standard library only: it runs with the repository's
-venv Python but must not import iolab (the CLI is exercised as users run it).
+venv Python but must not import iolab (the CLI is exercised as users run it, each command a
+process of its own).
 
 Each check is recorded whatever happens (a crash becomes its 'error'), and the next runs."""
 
@@ -21,6 +22,9 @@ import time
 import traceback
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from tests.forkserver import ForkServer  # noqa: E402  # standard library only on this side
+
 OUT = Path(sys.argv[1])
 ONLY = set(sys.argv[2:])  # check names to run (all when none are given)
 IOLAB = str(Path(sys.executable).parent / "iolab")
@@ -30,6 +34,11 @@ IOLAB = str(Path(sys.executable).parent / "iolab")
 # share a database.
 RUNS = Path("/tmp/iolab-vm-runs")
 RESULTS: dict = {"devices": {}, "checks": {}}
+# Each `iolab` start under emulation costs the guest's two CPUs tens of seconds (importing Python's
+# standard library, Typer, Rich and iolab, instruction by emulated instruction): the checks' own
+# commands are forked from one process that has imported them once (tests/forkserver.py, as the
+# host's tests do; IOLAB_TEST_FRESH=1 starts each afresh). The host's tests start `iolab` as users do.
+FORKS = ForkServer()
 
 
 # Every run is as small as iolab allows: one round of 100 ms cells on a 128 MiB namespace (what
@@ -62,9 +71,14 @@ def quick(lane: str, cell_time: str = "100ms") -> list[str]:
 
 
 def sh(argv: list[str], timeout: float = 1800) -> dict:
+    """A program's exit status, output and time; `iolab` forked from FORKS (the Ctrl-C check,
+    which signals its own `iolab`, and a fleet's drives, which iolab starts, start afresh)."""
     t0 = time.monotonic()
     try:
-        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+        if argv[0] == IOLAB and not os.environ.get("IOLAB_TEST_FRESH"):
+            p = FORKS.run(argv[1:], dict(os.environ), timeout)
+        else:
+            p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
         rc, out, err = p.returncode, p.stdout, p.stderr
     except subprocess.TimeoutExpired as e:
         rc, out, err = 124, str(e.stdout or ""), f"timed out after {timeout} s"
@@ -488,6 +502,7 @@ def main() -> None:
         }
     )
 
+    FORKS.stop()
     RESULTS["dmesg"] = sh(["dmesg"])["out"][-20000:]  # the drivers' view: timeouts, resets
     # one file over the 9p share (machine.boot unpacks it): copied file by file, each a few 9p
     # round trips under emulation, its ~600 files took 100 s of the boot
