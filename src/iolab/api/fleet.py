@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import get_type_hints
 
@@ -427,15 +427,21 @@ def _wait_all(
             stops.append(e)
 
 
-def start(fleet_file: Path, test: str, args: list[str], root: Path) -> tuple[Fleet, FleetState, list[str]]:
+def start(
+    fleet_file: Path, test: str, args: list[str], root: Path, spec_sheet: Path | None = None
+) -> tuple[Fleet, FleetState, list[str]]:
     """The fleet file checked, the same drive twice refused, the fleet directory made; and the
     drives whose identity could not be read (fleetident.identity: a host's drive reached through
     its fio server only, or over ssh where the read failed; a path of this machine it could not
-    stat). A simulated drive has one: its preset, parameters and seed."""
+    stat). A simulated drive has one: its preset, parameters and seed. `spec_sheet` (`iolab run
+    --fleet F --spec-sheet S`) is the fleet's sheet in place of the fleet file's: kept with the
+    fleet as that one is, so its report, `iolab fleet` and `show` judge against it alike."""
     from iolab.api.fleetident import refuse_duplicates, serial_named
     from iolab.api.reports import read_spec_sheet
 
     fleet = load_fleet(fleet_file)
+    if spec_sheet is not None:
+        fleet = replace(fleet, spec_sheet=spec_sheet)
     if fleet.spec_sheet is not None:  # a bad spec sheet is refused before any drive is written
         read_spec_sheet(fleet.spec_sheet, test)
     unread = refuse_duplicates(fleet)

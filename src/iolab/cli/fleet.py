@@ -58,12 +58,16 @@ def _refuse_mixed(argv: list[str]) -> None:
         )
 
 
-def run_fleet(test: str, fleet_file: Path, argv: list[str], root: Path, console: Console, json_out: bool) -> int:
-    """Run `test` on every drive of the fleet file; print each drive as it ends, then the report."""
+def run_fleet(
+    test: str, fleet_file: Path, argv: list[str], root: Path, console: Console, json_out: bool, sheet: Path | None
+) -> int:
+    """Run `test` on every drive of the fleet file; print each drive as it ends, then the report.
+    `sheet` (--spec-sheet) is the fleet's spec sheet, in place of the fleet file's; each drive's
+    run still takes it for its own report's front page."""
     from iolab.api import fleet as api
 
     _refuse_mixed(argv)
-    fleet, state, unread = api.start(fleet_file, test, child_args(argv), root)
+    fleet, state, unread = api.start(fleet_file, test, child_args(argv), root, sheet)
     console.print(
         f"fleet {fleet.name}: {test} on {len(fleet.drives)} drives "
         f"({fleet.parallel or len(fleet.drives)} at once) → {state.dir}",
