@@ -58,7 +58,9 @@ class Member:
     target: str
     where: str  # "local" or the host's address:port
     labels: dict[str, str] = field(default_factory=dict)
-    state: str = "pending"  # pending | running | complete | failed | interrupted | refused
+    # pending | running | complete | failed | interrupted | refused | not-started (the fleet
+    # stopped before the drive began: never run, so neither a failure of the drive nor a pass)
+    state: str = "pending"
     run_dir: str | None = None
     exit_code: int | None = None
     error: str | None = None
@@ -97,7 +99,7 @@ class FleetState:
         write_fleet_file(self.dir / FLEET_FILE, json.dumps(doc, indent=2) + "\n")
 
 
-MEMBER_STATES = ("pending", "running", "complete", "failed", "interrupted", "refused", "unreadable")
+MEMBER_STATES = ("pending", "running", "complete", "failed", "interrupted", "refused", "unreadable", "not-started")
 FLEET_STATES = ("running", "complete", "interrupted")
 
 
@@ -367,7 +369,7 @@ def run_fleet(
     def make_pool() -> Callable[[], list[Future]]:
         # made inside _wait_all's try, a stop held while it is: one that came as the pool was made
         # (no drive started yet) went out of the fleet, fleet.json left 'running' with every drive pending
-        pending = [m for m in state.members if m.state in ("pending", "interrupted")]
+        pending = [m for m in state.members if m.state in ("pending", "interrupted", "not-started")]
         pools.append(ThreadPoolExecutor(max_workers=max(1, min(fleet.parallel or len(pending), len(pending) or 1))))
         return lambda: [pools[0].submit(one, m) for m in pending]
 
@@ -379,8 +381,8 @@ def run_fleet(
             state.ended = now_iso()
             state.state = "interrupted" if interrupted else "complete"
             for m in state.members:
-                if m.state == "pending":
-                    m.state = "interrupted"
+                if m.state == "pending":  # the fleet stopped before it began: it was never run
+                    m.state = "not-started"
             state.save()
     return state
 

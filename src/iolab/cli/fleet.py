@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import math
-import signal
 from pathlib import Path
 from typing import Optional
 
@@ -181,7 +180,7 @@ def _report(
     its `fleet_report`; None (`iolab fleet --json`): the report alone, as report.json holds it."""
     from iolab.api import fleetreport as api
     from iolab.automation.fleetgroups import compare_groups, mixed_warnings
-    from iolab.pages.fleet_junit import exit_code
+    from iolab.pages.fleet_junit import exit_code, stop_code
     from iolab.pages.fleet_terminal import render
 
     recs = api.records(state)
@@ -195,7 +194,7 @@ def _report(
     written = api.write_report_files(state, doc) if store else []
     code = int(doc["exit_code"])
     if state.state == "interrupted":  # the shell's code for the signal that stopped it: 130 for Ctrl-C
-        code = 128 + int(getattr(signal, state.stopped_by or "SIGINT", signal.SIGINT))
+        code = stop_code(state.stopped_by)
     if json_out and envelope:
         emit(envelope, code, runs=[r for r in recs.values() if r is not None], fleet_report=doc)
     elif json_out:
