@@ -404,7 +404,7 @@ def test_a_fleet_stopped_as_its_pool_is_made_ends_interrupted_with_no_drive_star
     d, state = fleet_state(runs)
     assert (state["state"], state["stopped_by"]) == ("interrupted", "SIGINT") and state["ended"], state
     [d1] = state["members"]
-    assert (d1["state"], d1["run_dir"], d1["pid"]) == ("interrupted", None, None), d1  # never started
+    assert (d1["state"], d1["run_dir"], d1["pid"]) == ("not-started", None, None), d1  # never started
     assert not (d / "drives" / "d1" / "out.json").exists() and not list(runs.glob("2*"))
 
 
