@@ -57,16 +57,14 @@ def _refuse_mixed(argv: list[str]) -> None:
         )
 
 
-def run_fleet(
-    test: str, fleet_file: Path, argv: list[str], root: Path, console: Console, json_out: bool, sheet: Path | None
-) -> int:
+def run_fleet(test: str, fleet_file: Path, argv: list[str], root: Path, console: Console, args) -> int:
     """Run `test` on every drive of the fleet file; print each drive as it ends, then the report.
-    `sheet` (--spec-sheet) is the fleet's spec sheet, in place of the fleet file's; each drive's
-    run still takes it for its own report's front page."""
+    `args` (cli/options.RunArgs): --json, and --spec-sheet, the fleet's spec sheet in place of
+    the fleet file's (each drive's run still takes it for its own report's front page)."""
     from iolab.api import fleet as api
 
     _refuse_mixed(argv)
-    fleet, state, unread = api.start(fleet_file, test, child_args(argv), root, sheet)
+    fleet, state, unread = api.start(fleet_file, test, child_args(argv), root, args.spec_sheet)
     console.print(
         f"fleet {fleet.name}: {test} on {len(fleet.drives)} drives "
         f"({fleet.parallel or len(fleet.drives)} at once) → {state.dir}",
@@ -84,7 +82,7 @@ def run_fleet(
     with stop_on_signals():  # SIGTERM and SIGHUP stop the fleet as Ctrl-C does (api.run_fleet)
         api.run_fleet(fleet, state, root, _event(console))
     try:
-        return _report(state, None, (None, None), console, json_out, envelope="run")
+        return _report(state, None, (None, None), console, args.json_out, envelope="run")
     except IolabError as e:  # e.g. a spec sheet's unit that the measured figure has not: said only now
         raise IolabError(
             f"{e} The fleet ran: its drives' runs are kept ({state.dir}); `iolab fleet {state.dir}` reports "
