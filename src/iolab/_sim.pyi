@@ -20,10 +20,10 @@ def describe(preset: str, params: list[tuple[str, str]] = ...) -> str:
     """JSON facts about a preset with parameters (capacity_bytes, physical_bytes, op, ..., and for an SSD
     rated_pe_cycles and warranty_years, the preset's rated endurance), without building it."""
 
-def smallest_user_gb(*, preset: str, params: list[tuple[str, str]]) -> float | None:
-    """The smallest user_gb above the one in `params` that the preset takes with the other
-    parameters as given (two significant digits, rounded up); None when `params` gives no user_gb
-    or no larger one up to 100,000 GB does."""
+def smallest_size_gb(*, preset: str, params: list[tuple[str, str]]) -> float | None:
+    """The smallest size above the one in `params` (an SSD's user_gb, an HDD's capacity_gb) that
+    the preset takes with the other parameters as given (two significant digits, rounded up);
+    None when `params` gives no such size or no larger one up to 100,000 GB does."""
 
 def waf_oracle(policy: str, alpha: float, pages_per_block: float) -> float:
     """Analytic WAF for uniform random page writes ('greedy', 'fifo', 'random'); alpha = physical/logical."""

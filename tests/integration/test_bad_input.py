@@ -428,6 +428,20 @@ def test_a_quick_copy_too_small_names_capacity_limit_and_the_smallest_it_takes(p
     assert iolab("plan", "iops", "-t", "sim:enterprise-sas", "--capacity-limit", smallest, "--quick").returncode == 0
 
 
+def test_a_quick_copy_of_a_disk_too_small_names_the_smallest_it_takes():
+    # a disk's copy below one block was refused in the simulator's "sim parameter capacity_gb",
+    # a parameter the user never gave, and with no size that works (an SSD's copy had one)
+    p = iolab("plan", "iops", "-t", "sim:sas-15k-hdd", "--capacity-limit", "1B", "--quick")
+    said = " ".join(p.stderr.split())
+    assert p.returncode == 2 and said.startswith("iolab: --capacity-limit 1B makes too small a copy"), said
+    assert "capacity_gb" not in said and "whole 4 KiB blocks" in said, said
+    smallest = said.split("give --capacity-limit ")[1].split()[0]
+    taken = iolab("plan", "iops", "-t", "sim:sas-15k-hdd", "--capacity-limit", smallest, "--quick")
+    # the simulator takes that copy: what refuses it now is the test's own largest block, said as such
+    again = " ".join(taken.stderr.split())
+    assert taken.returncode == 2 and "copy" not in again and "smaller than one 131,072 B block" in again, again
+
+
 def test_a_results_db_that_is_a_fifo_is_called_so(tmp_path):
     runs = tmp_path / "runs"
     p = iolab(

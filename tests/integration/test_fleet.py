@@ -618,6 +618,27 @@ def test_a_quick_fleet_is_not_judged_by_its_spec_sheet_as_its_runs_front_pages_a
     assert "read latency: not judged: quick run" in " ".join(html.read_text().split())
 
 
+def test_a_spec_sheet_given_on_the_command_line_is_the_fleets_as_the_fleet_files_is(tmp_path):
+    """`iolab run --fleet F --spec-sheet S`: before, only each drive's run took the sheet; the
+    fleet recorded none, so its table had no verdicts and its pages no acceptance page."""
+    sheet = tmp_path / "sheet.toml"
+    sheet.write_text(ART_READ.format(500))
+    f = tmp_path / "fleet.toml"
+    f.write_text(f'[fleet]\nname = "c"\n[[drive]]\ntarget = "{SIM}"\nname = "a"\n')
+    r = iolab("run", "latency", *ONE_ROUND, "--fleet", str(f), "--spec-sheet", str(sheet), "--runs-dir", str(tmp_path))
+    assert r.returncode == 0 and "0 pass, 1 not judged" in r.stdout, r.stdout + r.stderr
+    d = fleet_dir(r.stdout)
+    sheet.unlink()  # the fleet's copy is what it is judged by from now on
+    again = iolab("fleet", str(d), "--json")
+    assert again.returncode == 0, again.stderr
+    doc = json.loads(again.stdout)
+    assert Path(doc["spec_sheet"]["path"]).parent == d and doc["drives"][0]["verdicts"][0]["verdict"] == "not-judged"
+    pages = iolab("report", str(d), "--out", str(tmp_path / "pages"))
+    assert pages.returncode == 0, pages.stderr
+    (page,) = (tmp_path / "pages").glob("*.html")
+    assert "Spec-Sheet Acceptance" in page.read_text()
+
+
 def test_a_quick_fleet_of_drives_too_big_to_test_whole_is_reported(tmp_path):
     """--quick tests a smaller copy of a simulated drive above its limit: each run's target is the
     copy, and the fleet's row names the drive. Before, the row check called them two drives and the

@@ -231,8 +231,21 @@ def test_a_fleet_stopped_as_a_drive_is_set_up_never_starts_it(tmp_path):
     d, state = fleet_state(runs)
     rows = {r["name"]: r["state"] for r in state["members"]}
     # d2 was never started (it ran to its end, the fleet waiting for it: 'complete')
-    assert state["stopped_by"] == "SIGTERM" and rows == {"d1": "complete", "d2": "interrupted"}, state
+    assert state["stopped_by"] == "SIGTERM" and rows == {"d1": "complete", "d2": "not-started"}, state
     assert not (d / "drives" / "d2" / "out.json").exists() and len(list(runs.glob("2*"))) == 1
+    # and it is said so: it read "ERROR", "did not complete: error", a JUnit <error> and exit 2
+    # (bad input), as a drive whose run crashed; never tested, it is neither a failure nor a pass
+    shown = iolab("fleet", str(d))
+    said = " ".join(shown.stdout.split())
+    assert shown.returncode == 143 and "ERROR" not in said and "1 not started (d2)" in said, said
+    report = json.loads((d / "report.json").read_text())
+    (row,) = [r for r in report["drives"] if r["name"] == "d2"]
+    assert row["verdict"] == "not-started" and report["summary"]["not_started_drives"] == ["d2"]
+    assert report["exit_code"] == 143 and report["summary"]["error_drives"] == [], report["summary"]
+    junit = (d / "junit.xml").read_text()
+    assert 'errors="0"' in junit and '<skipped message="d2 (' in junit and "not started: the fleet" in junit
+    go_on = iolab("resume", str(d), "--runs-dir", str(runs))  # the drive not started is the one it runs
+    assert go_on.returncode == 0 and "[d2] complete" in go_on.stdout, go_on.stdout + go_on.stderr
 
 
 def test_a_resume_stopped_before_its_runner_began_leaves_no_target_lock(scratch):
@@ -391,7 +404,7 @@ def test_a_fleet_stopped_as_its_pool_is_made_ends_interrupted_with_no_drive_star
     d, state = fleet_state(runs)
     assert (state["state"], state["stopped_by"]) == ("interrupted", "SIGINT") and state["ended"], state
     [d1] = state["members"]
-    assert (d1["state"], d1["run_dir"], d1["pid"]) == ("interrupted", None, None), d1  # never started
+    assert (d1["state"], d1["run_dir"], d1["pid"]) == ("not-started", None, None), d1  # never started
     assert not (d / "drives" / "d1" / "out.json").exists() and not list(runs.glob("2*"))
 
 

@@ -242,6 +242,31 @@ def test_blktrace_either_byte_order_and_truncation(synthetic, tmp_path):
         import_trace(junk, "blktrace", tmp_path / "junk.parquet")
 
 
+def test_a_completion_ends_one_io_the_oldest_in_flight_at_its_sector():
+    """events.paired_sql: at a sector with IOs in flight at once, each completion ends the oldest
+    (both issues took the first completion, 20 and 10 µs); one with none in flight (its issue
+    before the trace began) ends none, and the last issue keeps no response time. A sector with
+    one IO at a time is paired as before."""
+    import duckdb
+
+    from iolab.traces.events import paired_sql
+
+    rows = [  # (ord, kind, time ns, sector)
+        (0, "complete", 5_000, 0),
+        (1, "issue", 10_000, 0),
+        (2, "issue", 20_000, 0),
+        (3, "issue", 21_000, 8),
+        (4, "complete", 28_000, 8),
+        (5, "complete", 30_000, 0),
+        (6, "complete", 40_000, 0),
+        (7, "issue", 50_000, 0),
+    ]
+    values = ", ".join(f"({o}, '{k}', {t}, '8,16', 'flush', {s}, 0, 'p', 1)" for o, k, t, s in rows)
+    events = f"SELECT * FROM (VALUES {values}) v(ord, kind, time_ns, device, op, sector, nsect, process, pid)"
+    got = duckdb.sql(f"SELECT ord, latency_us FROM ({paired_sql(events)}) ORDER BY ord").fetchall()
+    assert got == [(1, 20.0), (2, 20.0), (3, 7.0), (7, None)], got
+
+
 # A valid line per format, and a broken copy: (format, good line, bad line, what the message must say)
 BAD = [
     (

@@ -270,12 +270,13 @@ fn describe(preset: &str, params: Vec<(String, String)>) -> PyResult<String> {
     Ok(config::describe(&cfg).to_string())
 }
 
-/// The smallest user_gb the preset takes with these parameters, when the user_gb among them
-/// is too small for its flash; None when it is not given or no larger size would do.
+/// The smallest size the preset takes with these parameters (an SSD's user_gb, an HDD's
+/// capacity_gb), when the one among them is too small; None when it is not given or no larger
+/// size would do.
 #[pyfunction]
 #[pyo3(signature = (*, preset, params))]
-fn smallest_user_gb(preset: &str, params: Vec<(String, String)>) -> Option<f64> {
-    config::smallest_user_gb(preset, &params)
+fn smallest_size_gb(preset: &str, params: Vec<(String, String)>) -> Option<f64> {
+    config::smallest_size_gb(preset, &params)
 }
 
 /// Analytic WAF for uniform random single-page writes: policy 'greedy', 'fifo', 'random'.
@@ -302,7 +303,7 @@ fn _sim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(describe, m)?)?;
     m.add_function(wrap_pyfunction!(waf_oracle, m)?)?;
-    m.add_function(wrap_pyfunction!(smallest_user_gb, m)?)?;
+    m.add_function(wrap_pyfunction!(smallest_size_gb, m)?)?;
     crate::streams_py::register(m)?;
     Ok(())
 }

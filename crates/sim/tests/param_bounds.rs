@@ -136,3 +136,27 @@ fn the_largest_values_taken_still_build_a_drive() {
     let kv = [("cache_mib".to_string(), "4096".to_string())];
     assert!(resolve(HDD, &kv).is_ok());
 }
+
+/// The smallest size offered for a copy too small is one the preset takes, a disk's too (it
+/// had none: only an SSD's user_gb was searched), in two significant digits: rounding to the
+/// millionth of a GB made the disk's 4.1e-6 GB (one 4 KiB block, rounded up) 4e-6, below it.
+#[test]
+fn the_smallest_size_offered_is_taken_for_a_disk_and_an_ssd() {
+    use _sim::config::smallest_size_gb;
+    for (preset, size, given) in [(HDD, "capacity_gb", "3e-6"), (SSD, "user_gb", "1e-9")] {
+        let kv = [(size.to_string(), given.to_string())];
+        assert!(resolve(preset, &kv).is_err(), "{preset} {size}={given}");
+        let gb = smallest_size_gb(preset, &kv).expect("a size that works");
+        let kv = [(size.to_string(), format!("{gb}"))];
+        assert!(resolve(preset, &kv).is_ok(), "{preset} {size}={gb}");
+        assert_eq!(
+            format!("{gb:.1e}").parse::<f64>().unwrap(),
+            gb,
+            "{gb}: two digits"
+        );
+    }
+    assert_eq!(
+        smallest_size_gb(HDD, &[("capacity_gb".into(), "3e-6".into())]),
+        Some(4.1e-6)
+    );
+}

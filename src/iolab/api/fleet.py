@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import get_type_hints
 
@@ -58,7 +58,9 @@ class Member:
     target: str
     where: str  # "local" or the host's address:port
     labels: dict[str, str] = field(default_factory=dict)
-    state: str = "pending"  # pending | running | complete | failed | interrupted | refused
+    # pending | running | complete | failed | interrupted | refused | not-started (the fleet
+    # stopped before the drive began: never run, so neither a failure of the drive nor a pass)
+    state: str = "pending"
     run_dir: str | None = None
     exit_code: int | None = None
     error: str | None = None
@@ -97,7 +99,7 @@ class FleetState:
         write_fleet_file(self.dir / FLEET_FILE, json.dumps(doc, indent=2) + "\n")
 
 
-MEMBER_STATES = ("pending", "running", "complete", "failed", "interrupted", "refused", "unreadable")
+MEMBER_STATES = ("pending", "running", "complete", "failed", "interrupted", "refused", "unreadable", "not-started")
 FLEET_STATES = ("running", "complete", "interrupted")
 
 
@@ -367,7 +369,7 @@ def run_fleet(
     def make_pool() -> Callable[[], list[Future]]:
         # made inside _wait_all's try, a stop held while it is: one that came as the pool was made
         # (no drive started yet) went out of the fleet, fleet.json left 'running' with every drive pending
-        pending = [m for m in state.members if m.state in ("pending", "interrupted")]
+        pending = [m for m in state.members if m.state in ("pending", "interrupted", "not-started")]
         pools.append(ThreadPoolExecutor(max_workers=max(1, min(fleet.parallel or len(pending), len(pending) or 1))))
         return lambda: [pools[0].submit(one, m) for m in pending]
 
@@ -379,8 +381,8 @@ def run_fleet(
             state.ended = now_iso()
             state.state = "interrupted" if interrupted else "complete"
             for m in state.members:
-                if m.state == "pending":
-                    m.state = "interrupted"
+                if m.state == "pending":  # the fleet stopped before it began: it was never run
+                    m.state = "not-started"
             state.save()
     return state
 
@@ -427,15 +429,21 @@ def _wait_all(
             stops.append(e)
 
 
-def start(fleet_file: Path, test: str, args: list[str], root: Path) -> tuple[Fleet, FleetState, list[str]]:
+def start(
+    fleet_file: Path, test: str, args: list[str], root: Path, spec_sheet: Path | None = None
+) -> tuple[Fleet, FleetState, list[str]]:
     """The fleet file checked, the same drive twice refused, the fleet directory made; and the
     drives whose identity could not be read (fleetident.identity: a host's drive reached through
     its fio server only, or over ssh where the read failed; a path of this machine it could not
-    stat). A simulated drive has one: its preset, parameters and seed."""
+    stat). A simulated drive has one: its preset, parameters and seed. `spec_sheet` (`iolab run
+    --fleet F --spec-sheet S`) is the fleet's sheet in place of the fleet file's: kept with the
+    fleet as that one is, so its report, `iolab fleet` and `show` judge against it alike."""
     from iolab.api.fleetident import refuse_duplicates, serial_named
     from iolab.api.reports import read_spec_sheet
 
     fleet = load_fleet(fleet_file)
+    if spec_sheet is not None:
+        fleet = replace(fleet, spec_sheet=spec_sheet)
     if fleet.spec_sheet is not None:  # a bad spec sheet is refused before any drive is written
         read_spec_sheet(fleet.spec_sheet, test)
     unread = refuse_duplicates(fleet)

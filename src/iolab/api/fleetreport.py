@@ -118,6 +118,7 @@ def report(
         "state": state.state,
         "started": state.started,
         "ended": state.ended,
+        "stopped_by": state.stopped_by,  # a drive not started gives the fleet's stop as its status
         "args": state.args,
     }
     return document(fleet, rows, drives, dists, (k, min_pct), sheet, verdicts, _pool(state))

@@ -100,7 +100,7 @@ def run(
         # absolute: fleet.json names each drive's run by the path its run printed, and a relative
         # one read from another directory named no run (`iolab fleet` rewrote every row unreadable)
         fleet_root = (args.runs_dir or runs_root()).resolve()
-        raise typer.Exit(cli_fleet.run_fleet(test, fleet_file, sys.argv[1:], fleet_root, console, args.json_out))
+        raise typer.Exit(cli_fleet.run_fleet(test, fleet_file, sys.argv[1:], fleet_root, console, args))
     if repeat != 1:
         raise typer.Exit(
             cli_repeats.run_repeats(repeat, sys.argv[1:], target, default_target(), args.json_out, console)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import math
-import signal
 from pathlib import Path
 from typing import Optional
 
@@ -58,12 +57,14 @@ def _refuse_mixed(argv: list[str]) -> None:
         )
 
 
-def run_fleet(test: str, fleet_file: Path, argv: list[str], root: Path, console: Console, json_out: bool) -> int:
-    """Run `test` on every drive of the fleet file; print each drive as it ends, then the report."""
+def run_fleet(test: str, fleet_file: Path, argv: list[str], root: Path, console: Console, args) -> int:
+    """Run `test` on every drive of the fleet file; print each drive as it ends, then the report.
+    `args` (cli/options.RunArgs): --json, and --spec-sheet, the fleet's spec sheet in place of
+    the fleet file's (each drive's run still takes it for its own report's front page)."""
     from iolab.api import fleet as api
 
     _refuse_mixed(argv)
-    fleet, state, unread = api.start(fleet_file, test, child_args(argv), root)
+    fleet, state, unread = api.start(fleet_file, test, child_args(argv), root, args.spec_sheet)
     console.print(
         f"fleet {fleet.name}: {test} on {len(fleet.drives)} drives "
         f"({fleet.parallel or len(fleet.drives)} at once) → {state.dir}",
@@ -81,7 +82,7 @@ def run_fleet(test: str, fleet_file: Path, argv: list[str], root: Path, console:
     with stop_on_signals():  # SIGTERM and SIGHUP stop the fleet as Ctrl-C does (api.run_fleet)
         api.run_fleet(fleet, state, root, _event(console))
     try:
-        return _report(state, None, (None, None), console, json_out, envelope="run")
+        return _report(state, None, (None, None), console, args.json_out, envelope="run")
     except IolabError as e:  # e.g. a spec sheet's unit that the measured figure has not: said only now
         raise IolabError(
             f"{e} The fleet ran: its drives' runs are kept ({state.dir}); `iolab fleet {state.dir}` reports "
@@ -177,7 +178,7 @@ def _report(
     its `fleet_report`; None (`iolab fleet --json`): the report alone, as report.json holds it."""
     from iolab.api import fleetreport as api
     from iolab.automation.fleetgroups import compare_groups, mixed_warnings
-    from iolab.pages.fleet_junit import exit_code
+    from iolab.pages.fleet_junit import exit_code, stop_code
     from iolab.pages.fleet_terminal import render
 
     recs = api.records(state)
@@ -191,7 +192,7 @@ def _report(
     written = api.write_report_files(state, doc) if store else []
     code = int(doc["exit_code"])
     if state.state == "interrupted":  # the shell's code for the signal that stopped it: 130 for Ctrl-C
-        code = 128 + int(getattr(signal, state.stopped_by or "SIGINT", signal.SIGINT))
+        code = stop_code(state.stopped_by)
     if json_out and envelope:
         emit(envelope, code, runs=[r for r in recs.values() if r is not None], fleet_report=doc)
     elif json_out:

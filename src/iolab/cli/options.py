@@ -206,7 +206,8 @@ class RunArgs:
         None,
         "--spec-sheet",
         metavar="FILE",
-        help="Open the report with a front page against this spec sheet (TOML or CSV): see `iolab report --spec-sheet`.",
+        help="Open the report with a front page against this spec sheet (TOML or CSV): see `iolab report --spec-sheet`; "
+        "with --fleet, the fleet is judged against it too, in place of its fleet file's.",
     )
     stall_timeout: Optional[str] = _opt(
         None,

@@ -7,6 +7,7 @@ import math
 
 from iolab import _sim
 from iolab.core.errors import IolabError
+from iolab.core.units import human_bytes
 from iolab.targets import Target
 from iolab.targets.sim_facts import describe, drive_params
 
@@ -20,15 +21,22 @@ def scaled_spec(target: Target, capacity: int, keep_cache: bool = False) -> str:
     return f"sim:{target.path}?{'&'.join(f'{k}={v}' for k, v in opts.items())}"
 
 
-def smallest_copy(target: Target, capacity: int, keep_cache: bool = False) -> int | None:
+def smallest_copy(target: Target, capacity: int, keep_cache: bool = False) -> tuple[int, str] | None:
     """The bytes of the smallest copy of `target` the simulator takes, when a `capacity`-byte
-    one is too small for its preset's flash (the simulator's own search, so the size named is
-    one it takes); None when the copy's size is not what it refuses, or no size would do."""
+    one is too small (the simulator's own search, so the size named is one it takes), and why a
+    smaller one is refused; None when the copy's size is not what it refuses, or no size would do."""
     opts = _copy_options(target, capacity, keep_cache)
-    if "user_gb" not in opts:  # a disk's copy (capacity_gb): the simulator's search is for flash
+    gb = _sim.smallest_size_gb(preset=target.path, params=drive_params(opts))
+    if gb is None:
         return None
-    gb = _sim.smallest_user_gb(preset=target.path, params=drive_params(opts))
-    return None if gb is None else math.ceil(gb * 1e9)
+    at = human_bytes(capacity)
+    why = (
+        f"a simulated disk holds whole 4 KiB blocks, and {at} is less than one"
+        if "capacity_gb" in opts
+        else f"the simulator scales the drive's flash down with the copy, and at {at} garbage collection "
+        "would have too few spare blocks"
+    )
+    return math.ceil(gb * 1e9), why
 
 
 def _copy_options(target: Target, capacity: int, keep_cache: bool) -> dict[str, str]:

@@ -23,7 +23,7 @@ from iolab.figures.fleet import (
 )
 from iolab.figures.fleetpool import Pool
 from iolab.figures.specsheet import SpecSheet, Verdict
-from iolab.pages.fleet_junit import exit_code, steady_words
+from iolab.pages.fleet_junit import NOT_STARTED_WHY, exit_code, steady_words
 
 REPORT_SCHEMA = "iolab-fleet-report"
 
@@ -282,16 +282,26 @@ def outlier_cell(r: dict) -> str:
 
 
 # "error": the drive's run did not complete, so nothing judged it (JUnit's <error>, which CI
-# systems count apart from a <failure>); "failed" is a drive judged and found wanting
-VERDICTS = ("passed", "failed", "error", "not-judged")
+# systems count apart from a <failure>); "failed" is a drive judged and found wanting;
+# "not-started": the fleet stopped before the drive began: never tested, neither failed nor passed
+VERDICTS = ("passed", "failed", "error", "not-started", "not-judged")
+# said only of a fleet that has them: "0 did not complete" beside every fleet was noise
+_SAID_WHEN_SEEN = ("error", "not-started")
 
 
 # a verdict as the summary line says it of one or more drives
-VERDICT_WORDS = {"passed": "passed", "failed": "FAILED", "error": "did not complete: error", "not-judged": "not judged"}
+VERDICT_WORDS = {
+    "passed": "passed",
+    "failed": "FAILED",
+    "error": "did not complete: error",
+    "not-started": "not started",
+    "not-judged": "not judged",
+}
 
 
 def drive_verdict(r: dict) -> tuple[str, list[str]]:
-    """A drive's own verdict and why: error when its run did not complete (crashed, refused, its
+    """A drive's own verdict and why: not-started when the fleet stopped before it began (it was
+    shown "ERROR", as a run that crashed); error when its run did not complete (crashed, refused, its
     host died: not judged, as its JUnit `run` case is an <error>; "FAILED" beside a drive judged
     and found wanting read as the same); failed (it is an outlier, it fails a criterion, or its
     run was required to reach steady state and did not), else not-judged
@@ -302,6 +312,8 @@ def drive_verdict(r: dict) -> tuple[str, list[str]]:
     line, and no line said which drives qualified."""
     if r["state"] in ("running", "pending"):
         return "pending", [f"its run is {r['state']}"]
+    if r["state"] == "not-started":
+        return "not-started", [NOT_STARTED_WHY]
     if r["state"] != "complete":
         return "error", [f"its run did not complete ({r['state']})"]
     failed = [f"outlier on {f}" for f in r["outliers"]]
@@ -337,8 +349,8 @@ def verdicts_text(doc: dict) -> str:
     parts = []
     for v in VERDICTS:
         names = s.get(f"{v.replace('-', '_')}_drives", [])
-        if v == "error" and not names:
-            continue  # said when it happened: "0 did not complete" beside every fleet was noise
+        if v in _SAID_WHEN_SEEN and not names:
+            continue
         word = VERDICT_WORDS[v] if names else v.replace("-", " ")
         parts.append(f"{len(names)} {word}" + (f" ({_names(names)})" if names and v != "passed" else ""))
     return ", ".join(parts)

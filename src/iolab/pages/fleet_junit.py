@@ -4,6 +4,7 @@ or a regressed group) and the JUnit XML, one test case per drive and check."""
 
 from __future__ import annotations
 
+import signal
 from xml.sax.saxutils import escape, quoteattr
 
 from iolab.core.errors import Exit
@@ -16,6 +17,12 @@ STEADY_WORDS: dict[str, str] = {
     STEADY_NOT_EVALUATED: "not evaluated",
     STEADY_NOT_APPLICABLE: "not applicable (the test tracks none)",
 }
+
+# a drive the fleet's stop kept from starting, as its verdict and its JUnit `run` case say it
+NOT_STARTED_WHY = (
+    "not started: the fleet was stopped before this drive began, so it was not tested (neither failed nor "
+    "passed); `iolab resume` of the fleet tests it"
+)
 
 
 def steady_words(state: str | None, not_accepted: str | None, unknown: str = "n/a") -> str:
@@ -48,8 +55,15 @@ def _drive_code(code: object) -> int:
     return Exit.BAD_INPUT
 
 
+def stop_code(stopped_by: str | None) -> int:
+    """The shell's code for the signal that stopped a fleet (`stopped_by` in fleet.json): 130
+    for Ctrl-C, 143 for SIGTERM."""
+    return 128 + int(getattr(signal, stopped_by or "SIGINT", signal.SIGINT))
+
+
 def exit_code(doc: dict) -> int:
-    """A drive that did not complete: its own run's status (the first such, in fleet order); else
+    """A drive that did not complete: its own run's status (the first such, in fleet order; a
+    drive never started: the fleet's stop, which is why it was not run); else
     6 when a drive's own run said it did not reach the steady state asked for (`--require-steady`
     reaches every drive's run: its figures are then not the ones asked for, to judge or to
     pass); else 7 (as `iolab check`'s regression) when a drive fails a criterion or is an
@@ -57,6 +71,8 @@ def exit_code(doc: dict) -> int:
     for r in doc["drives"]:
         if r["state"] in ("running", "pending"):
             continue  # not ended yet (a fleet shown while it runs): no status of its own to give
+        if r["state"] == "not-started":  # it was 2, bad input, for a drive the fleet's stop kept from running
+            return stop_code(doc["fleet"].get("stopped_by"))
         if r["state"] != "complete":
             return _drive_code(r.get("exit_code"))
     if any(r.get("exit_code") == Exit.NOT_STEADY for r in doc["drives"]):
@@ -134,17 +150,22 @@ def junit_xml(doc: dict) -> str:
             )
 
         ran = r["state"] == "complete"
-        why = f"{r['name']} ({r['target']} on {r['where']}): {r['state']}" + (
-            f": {r['error']}" if r.get("error") else ""
+        why = f"{r['name']} ({r['target']} on {r['where']}): " + (
+            NOT_STARTED_WHY
+            if r["state"] == "not-started"
+            else r["state"] + (f": {r['error']}" if r.get("error") else "")
         )
         if ran:  # which drive it was: a CI job's reader replaces it by its serial
             why += f"; {facts_text(r)}"
         # A run that did not complete is an <error> (JUnit's "could not be judged": a crash, a
         # refusal, a host that died), not a <failure> (judged and found wanting: an outlier, a
         # missed bound); CI systems count and show the two apart. A drive still running or not
-        # yet started (a fleet shown while it runs) is skipped: it has not ended either way.
+        # yet started (a fleet shown while it runs) is skipped: it has not ended either way; one
+        # the fleet's stop kept from starting too, never tested (an <error> read as its crash).
         if r["state"] in ("running", "pending"):
             body = f"<skipped message={quoteattr('not ended yet: ' + why)}/>"
+        elif r["state"] == "not-started":
+            body = f"<skipped message={quoteattr(why)}/>"
         else:
             body = "" if ran else f'<error message={quoteattr(why)} type="run"/>'
         case("run", body, why)

@@ -102,15 +102,14 @@ def quick_target(profile: Profile, target: Target, keep_cache: bool = False) -> 
     except IolabError as e:
         # refused in the copy's own parameters (user_gb=1e-09 for --capacity-limit 1B), which the
         # user never gave: said instead in the option that sized the copy, with a size that works
-        smallest = smallest_copy(target, limit, keep_cache)
+        found = smallest_copy(target, limit, keep_cache)
         source = profile.limit_source()
-        if smallest is None:  # a disk's copy, or not its size: the simulator's words, after the option's
+        if found is None:  # not its size: the simulator's words, after the option's
             raise IolabError(f"{source} sized a copy of {target.spec} the simulator refuses: {e}") from None
+        smallest, why = found
         raise IolabError(
-            f"{source} makes too small a copy of {target.spec} to test: the simulator scales the drive's flash down "
-            f"with the copy, and at {human_bytes(limit)} garbage collection would have too few spare blocks. "
-            f"The smallest size it takes is {human_bytes(smallest)}: give --capacity-limit {size_option(smallest)} "
-            "or more."
+            f"{source} makes too small a copy of {target.spec} to test: {why}. The smallest size it takes is "
+            f"{human_bytes(smallest)}: give --capacity-limit {size_option(smallest)} or more."
         ) from None
     return replace(copy, copy_of=target.spec, copy_of_capacity=target.capacity)
 

@@ -21,7 +21,7 @@ mod vals;
 
 pub use params::*;
 pub use presets::*;
-pub use resolve::{resolve_ssd, smallest_user_gb};
+pub use resolve::resolve_ssd;
 pub use resolve_hdd::resolve_hdd;
 
 /// A preset's drive with the overrides given: here, above both resolvers, so neither imports the
@@ -30,6 +30,18 @@ pub fn resolve(preset: &str, overrides: &[(String, String)]) -> Result<DriveConf
     match resolve::find_preset(preset)?.kind {
         Kind::Ssd => resolve_ssd(preset, overrides).map(DriveConfig::Ssd),
         Kind::Hdd => resolve_hdd(preset, overrides).map(DriveConfig::Hdd),
+    }
+}
+
+/// The smallest size above the one given that the preset takes (an SSD's user_gb, its flash
+/// scaled with it; an HDD's capacity_gb, whole 4 KiB blocks); None: the size is not given, or
+/// the refusal is not about it. Python refuses a copy sized by --capacity-limit with it.
+pub fn smallest_size_gb(preset: &str, overrides: &[(String, String)]) -> Option<f64> {
+    match resolve::find_preset(preset).ok()?.kind {
+        Kind::Ssd => resolve::smallest_user_gb(preset, overrides),
+        Kind::Hdd => {
+            resolve::smallest_above(overrides, "capacity_gb", |o| resolve_hdd(preset, o).is_ok())
+        }
     }
 }
 

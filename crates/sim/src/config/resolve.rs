@@ -153,12 +153,29 @@ fn spare_takers(overrides: &[(String, String)]) -> String {
 
 /// The smallest user_gb above the one given that the preset takes with the other overrides
 /// as given (two significant digits, rounded up), or None when no larger one up to 100,000
-/// GB does (the refusal is then not about the size). Python asks it too (`_sim.smallest_user_gb`):
-/// a copy sized by an option (--capacity-limit) is refused in that option's words.
-pub fn smallest_user_gb(preset: &str, overrides: &[(String, String)]) -> Option<f64> {
+/// GB does (the refusal is then not about the size). Python asks it through
+/// `smallest_size_gb` (mod.rs): a copy sized by an option (--capacity-limit) is refused in
+/// that option's words.
+pub(super) fn smallest_user_gb(preset: &str, overrides: &[(String, String)]) -> Option<f64> {
+    smallest_above(overrides, "user_gb", |o| {
+        scaled_overrides(preset, o)
+            .and_then(|s| resolve_ssd_exact(preset, &s))
+            .is_ok()
+    })
+}
+
+/// The smallest value of the size parameter `size` above the one in `overrides` for which
+/// `takes` holds, the other overrides as given (two significant digits, rounded up, where
+/// that value is taken too); None when `size` is not given as a number, or no value up to
+/// 100,000 GB is taken.
+pub(super) fn smallest_above(
+    overrides: &[(String, String)],
+    size: &str,
+    takes: impl Fn(&[(String, String)]) -> bool,
+) -> Option<f64> {
     let given: f64 = overrides
         .iter()
-        .find(|(k, _)| k == "user_gb")?
+        .find(|(k, _)| k == size)?
         .1
         .trim()
         .parse()
@@ -166,14 +183,15 @@ pub fn smallest_user_gb(preset: &str, overrides: &[(String, String)]) -> Option<
     let takes = |gb: f64| {
         let mut o: Vec<(String, String)> = overrides
             .iter()
-            .filter(|(k, _)| k != "user_gb")
+            .filter(|(k, _)| k != size)
             .cloned()
             .collect();
-        o.push(("user_gb".into(), format!("{gb}")));
-        scaled_overrides(preset, &o)
-            .and_then(|s| resolve_ssd_exact(preset, &s))
-            .is_ok()
+        o.push((size.into(), format!("{gb}")));
+        takes(&o)
     };
+    if given.is_nan() || given <= 0.0 {
+        return None; // doubling 0 (or NaN) never reaches a size: the search would not end
+    }
     let (mut lo, mut hi) = (given, given * 2.0);
     while !takes(hi) {
         (lo, hi) = (hi, hi * 2.0);
@@ -191,7 +209,9 @@ pub fn smallest_user_gb(preset: &str, overrides: &[(String, String)]) -> Option<
     }
     let unit = 10f64.powf(hi.log10().floor() - 1.0);
     let round = (hi / unit).ceil() * unit;
-    let round = (round * 1e6).round() / 1e6; // 0.15, not 0.15000000000000002
+    // 0.15, not 0.15000000000000002; written in two significant digits, not to the millionth,
+    // which made a disk's 4.1e-6 GB 4e-6, a size it refuses
+    let round: f64 = format!("{round:.1e}").parse().unwrap_or(round);
     Some(if takes(round) { round } else { hi })
 }
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from iolab.core.units import KiB, duration, eng, kib_label, num, pct_text, scale_for
+from iolab.core.units import KiB, duration, eng, kib_label, num, pct_text, percentile_min_ios, scale_for
 from iolab.figures.summary import CellAverage, PhaseSummary, interval_label
 from iolab.pages.report import plots
 from iolab.pages.report.model import Figure, Link, Page, Table, Text
@@ -158,29 +158,15 @@ def latency_pages(run: RunData) -> list[Page]:
         )
     ]
     pages += measurement_window_pages(run, ph, lambda v: "ART (µs)")
-    pages += table_pages("Tabular Results — Response Times and IOPS", _latency_tables(run, ph, unit, div, munit, mdiv))
+    left_out = _p99999_left_out(ph)
+    pages += table_pages(
+        "Tabular Results — Response Times and IOPS", _latency_tables(run, ph, (unit, div, munit, mdiv), left_out)
+    )
     pages.append(plot_2d_page(run, ph, "Average Response Time vs Block Size (2D)", ART, f"ART ({unit})", scale=div))
-    pages.append(
-        plot_2d_page(
-            run,
-            ph,
-            "Maximum Response Time vs Block Size (2D)",
-            MRT,
-            f"MRT ({munit})",
-            scale=mdiv,
-        )
-    )
-    pages.append(
-        plot_2d_page(
-            run,
-            ph,
-            "99.999 % Response Time vs Block Size (2D)",
-            P99999,
-            f"99.999 % response time ({munit})",
-            scale=mdiv,
-            pct=99.999,
-        )
-    )
+    pages.append(plot_2d_page(run, ph, "Maximum Response Time vs Block Size (2D)", MRT, f"MRT ({munit})", scale=mdiv))
+    if not left_out:
+        title = "99.999 % Response Time vs Block Size (2D)"
+        pages.append(plot_2d_page(run, ph, title, P99999, f"99.999 % response time ({munit})", scale=mdiv, pct=99.999))
     pages += plot_3d_pages(run, ph, "Average Response Time", ART, f"ART ({unit})", lower_is_better=True, scale=div)
     pages += plot_3d_pages(run, ph, "Maximum Response Time", MRT, f"MRT ({munit})", lower_is_better=True, scale=mdiv)
     for mix in ("0/100", "65/35", "100/0"):
@@ -190,14 +176,33 @@ def latency_pages(run: RunData) -> list[Page]:
     return pages
 
 
+def _p99999_left_out(ph: PhaseSummary) -> str:
+    """Why the 99.999 % plot is left out, as its table's caption ends; empty when a cell measured
+    it. A run too short for any cell's 99.999 % (a quick one) printed that plot empty, a page a
+    reviewer could publish: it is left out, and said once, where the percentiles are listed."""
+    if any(P99999.get(c) is not None for c in ph.cells):
+        return ""
+    ios = [c.ios for c in ph.cells if c.ios]
+    had = (
+        f" (its cells had {min(ios):,}–{max(ios):,} IOs; a 99.999 % needs {percentile_min_ios(99.999):,})"
+        if ios
+        else ""
+    )
+    return f": no cell measured it{had}, so its plot against block size is left out"
+
+
 # `get` is Any-typed: mypy cannot narrow the second of its two calls to not None
 def _scaled(get: Callable[[CellAverage], Any], d: float) -> Callable[[CellAverage], float | None]:
     """A response time of a cell in the table's unit (`d` µs each), None where not measured."""
     return lambda c: None if get(c) is None else get(c) / d
 
 
-def _latency_tables(run: RunData, ph: PhaseSummary, unit: str, div: float, munit: str, mdiv: float) -> list[Table]:
-    """ART, MRT, 99.999 % and IOPS by mix and block size; ART in `unit`, the others in `munit`."""
+def _latency_tables(
+    run: RunData, ph: PhaseSummary, units: tuple[str, float, str, float], left_out: str = ""
+) -> list[Table]:
+    """ART, MRT, 99.999 % and IOPS by mix and block size; `units`: ART's unit and its µs, the
+    others'. `left_out`: why the 99.999 % plot is not in the report, said with its table."""
+    unit, div, munit, mdiv = units
     return [
         matrix_table(
             run, ph, f"Average response time (ART, {unit}), mean over the window", _scaled(ART.get, div), ART.how
@@ -212,7 +217,7 @@ def _latency_tables(run: RunData, ph: PhaseSummary, unit: str, div: float, munit
         matrix_table(
             run,
             ph,
-            f"99.999 % response time ({munit}), from the window's merged histogram",
+            f"99.999 % response time ({munit}), from the window's merged histogram{left_out}",
             lambda c: pct_text(_scaled(P99999.get, mdiv)(c), c.ios),
             f"{P99999.how}; n/m: too few IOs to measure it",
         ),
