@@ -54,6 +54,10 @@ UNPLANNED = (
     "importlib.metadata",
 )
 
+# What help and usage errors never show: Markdown help and a pretty traceback, whose modules
+# Typer's printer imports at its top (36 ms CPU of each; cli_help.printer)
+UNSHOWN = ("rich.markdown", "rich.traceback", "markdown_it", "pygments")
+
 # the `iolab` command, then the modules it loaded (as the console script runs it)
 LOADED = """
 import atexit, sys
@@ -93,6 +97,21 @@ def test_commands_that_write_no_report_load_no_plot_trace_or_report_library(args
     if args in (("--help",), ("--version",), ("run", "-h")):
         planned = [m for m in loaded if m.startswith(UNPLANNED)]
         assert not planned, f"iolab {' '.join(args)} loaded {planned}"
+        assert "typer.rich_utils" in loaded or args == ("--version",)  # the help was Typer's printer's
+        unshown = [m for m in loaded if m.startswith(UNSHOWN)]
+        assert not unshown, f"iolab {' '.join(args)} loaded {unshown}"
+
+
+def test_a_usage_error_loads_no_markdown_or_traceback_printer():
+    """Typer's printer of a usage error imported Markdown and a traceback's highlighter (36 ms
+    CPU) for a three-line message; the message is its own still."""
+    res = subprocess.run([sys.executable, "-c", LOADED, "show", "--bogus"], capture_output=True, text=True)
+    assert res.returncode == 2 and "No such option: --bogus" in res.stderr and "iolab show -h" in res.stderr
+    [line] = [ln for ln in res.stderr.splitlines() if ln.startswith("LOADED")]
+    loaded = line.split()[1:]
+    assert "typer.rich_utils" in loaded
+    unshown = [m for m in loaded if m.startswith(UNSHOWN)]
+    assert not unshown, f"a usage error loaded {unshown}"
 
 
 def test_version_alone_is_answered_before_typer_rich_or_the_commands_are_imported():
