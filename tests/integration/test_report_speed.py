@@ -187,6 +187,10 @@ def test_show_loads_no_report_page_plot_or_pdf_module(latency_run):
     assert "iolab.pages.textreport" in loaded and "iolab.suites.pts_latency" in loaded  # shown with its test's view
     pages = [m for m in loaded if m.startswith(NOT_DRAWN)]
     assert not pages, f"iolab show loaded {pages}"
+    # nor any engine: the audit's bound on the per-second rows took fio's log interval from the
+    # fio job writer, and every engine's package with it
+    engines = [m for m in loaded if m.startswith("iolab.engines")]
+    assert not engines, f"iolab show loaded {engines}"
 
 
 def test_a_report_of_vector_plots_imports_no_plotting_library(latency_run, tmp_path):
