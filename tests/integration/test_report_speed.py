@@ -171,6 +171,20 @@ def test_a_run_without_a_report_loads_no_plot_report_or_validation_library(tmp_p
     assert "iolab.engines.fio_hosts" not in loaded and "concurrent.futures" not in loaded
 
 
+def test_a_plan_of_one_drive_loads_no_hosts_engine():
+    """`iolab plan` checks what `iolab run` would refuse: the checks of a run split over hosts or
+    paths (and the words of its purge) brought fio's host engine, its threads and sockets, to
+    the plan of a simulated drive, which has none."""
+    loaded = loaded_by("plan", "latency", "--quick", "-t", "sim:enterprise-sas?user_gb=0.1")
+    assert "iolab.api.preflight" in loaded  # the run's refusals were checked
+    hosts = [
+        m
+        for m in loaded
+        if m.startswith(("iolab.engines.host", "iolab.engines.fio_hosts", "iolab.engines.fioprobe", "concurrent"))
+    ]
+    assert not hosts, f"iolab plan loaded {hosts}"
+
+
 @pytest.fixture(scope="module")
 def latency_run(tmp_path_factory) -> Path:
     runs = tmp_path_factory.mktemp("runs")
