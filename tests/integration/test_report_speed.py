@@ -41,6 +41,8 @@ NOT_DRAWN = (
     "iolab.figures.specsheet",
     "tomllib",
 )
+# the report's pages, every one: what the terminal's tables (show, a run's end) never import
+REPORT = ("iolab.pages.report",)
 # the report's plots: what every one is drawn with, and the modules of each kind
 PLOTS = ("iolab.pages.report.vfigure", "iolab.pages.report.plots", "iolab.pages.report.latency_plots")
 # What `--help`, `--version` and `run -h` never need: the plan's types, the trace formats (the
@@ -53,6 +55,10 @@ UNPLANNED = (
     "iolab.traces.formats",
     "importlib.metadata",
 )
+
+# What help and usage errors never show: Markdown help and a pretty traceback, whose modules
+# Typer's printer imports at its top (36 ms CPU of each; cli_help.printer)
+UNSHOWN = ("rich.markdown", "rich.traceback", "markdown_it", "pygments")
 
 # the `iolab` command, then the modules it loaded (as the console script runs it)
 LOADED = """
@@ -93,6 +99,21 @@ def test_commands_that_write_no_report_load_no_plot_trace_or_report_library(args
     if args in (("--help",), ("--version",), ("run", "-h")):
         planned = [m for m in loaded if m.startswith(UNPLANNED)]
         assert not planned, f"iolab {' '.join(args)} loaded {planned}"
+        assert "typer.rich_utils" in loaded or args == ("--version",)  # the help was Typer's printer's
+        unshown = [m for m in loaded if m.startswith(UNSHOWN)]
+        assert not unshown, f"iolab {' '.join(args)} loaded {unshown}"
+
+
+def test_a_usage_error_loads_no_markdown_or_traceback_printer():
+    """Typer's printer of a usage error imported Markdown and a traceback's highlighter (36 ms
+    CPU) for a three-line message; the message is its own still."""
+    res = subprocess.run([sys.executable, "-c", LOADED, "show", "--bogus"], capture_output=True, text=True)
+    assert res.returncode == 2 and "No such option: --bogus" in res.stderr and "iolab show -h" in res.stderr
+    [line] = [ln for ln in res.stderr.splitlines() if ln.startswith("LOADED")]
+    loaded = line.split()[1:]
+    assert "typer.rich_utils" in loaded
+    unshown = [m for m in loaded if m.startswith(UNSHOWN)]
+    assert not unshown, f"a usage error loaded {unshown}"
 
 
 def test_version_alone_is_answered_before_typer_rich_or_the_commands_are_imported():
@@ -144,10 +165,24 @@ def test_a_run_without_a_report_loads_no_plot_report_or_validation_library(tmp_p
     assert "iolab.run.runner" in loaded and "iolab.figures.power" in loaded  # the run ran, power modelled
     heavy = sorted({m.split(".")[0] for m in loaded} & set(HEAVY))
     assert not heavy, f"iolab run --no-report loaded {heavy}"
-    pages = [m for m in loaded if m.startswith(NOT_DRAWN)]
+    pages = [m for m in loaded if m.startswith((*NOT_DRAWN, *REPORT))]
     assert not pages, f"iolab run --no-report loaded {pages}"
     # a simulated drive's run starts no fio: fio's host engine (threads, sockets) stays out
     assert "iolab.engines.fio_hosts" not in loaded and "concurrent.futures" not in loaded
+
+
+def test_a_plan_of_one_drive_loads_no_hosts_engine():
+    """`iolab plan` checks what `iolab run` would refuse: the checks of a run split over hosts or
+    paths (and the words of its purge) brought fio's host engine, its threads and sockets, to
+    the plan of a simulated drive, which has none."""
+    loaded = loaded_by("plan", "latency", "--quick", "-t", "sim:enterprise-sas?user_gb=0.1")
+    assert "iolab.api.preflight" in loaded  # the run's refusals were checked
+    hosts = [
+        m
+        for m in loaded
+        if m.startswith(("iolab.engines.host", "iolab.engines.fio_hosts", "iolab.engines.fioprobe", "concurrent"))
+    ]
+    assert not hosts, f"iolab plan loaded {hosts}"
 
 
 @pytest.fixture(scope="module")
@@ -168,6 +203,14 @@ def test_show_loads_no_report_page_plot_or_pdf_module(latency_run):
     assert "iolab.pages.textreport" in loaded and "iolab.suites.pts_latency" in loaded  # shown with its test's view
     pages = [m for m in loaded if m.startswith(NOT_DRAWN)]
     assert not pages, f"iolab show loaded {pages}"
+    # nor any engine: the audit's bound on the per-second rows took fio's log interval from the
+    # fio job writer, and every engine's package with it
+    engines = [m for m in loaded if m.startswith("iolab.engines")]
+    assert not engines, f"iolab show loaded {engines}"
+    # nor the report's pages at all: the words the terminal shares with them (pages/runwords.py)
+    # brought the report package, its document model and its fonts' widths
+    report = [m for m in loaded if m.startswith(REPORT)]
+    assert not report, f"iolab show loaded {report}"
 
 
 def test_a_report_of_vector_plots_imports_no_plotting_library(latency_run, tmp_path):

@@ -86,3 +86,19 @@ def test_every_bracketed_word_of_an_options_help_is_shown():
         assert all(w in shown for w in words), (path, words, shown)
         checked += 1
     assert checked  # `check --tolerances` names two tables
+
+
+def test_the_printers_stand_ins_give_the_real_markdown_and_traceback():
+    """Typer's printer holds cli_help's stand-ins for the two classes it was imported without:
+    each gives the real object if Typer ever makes one (Markdown help, a pretty traceback)."""
+    from rich.markdown import Markdown
+    from rich.traceback import Traceback
+
+    from iolab.cli import help as cli_help
+
+    assert isinstance(cli_help._Markdown("*x*", style="bold"), Markdown)
+    try:
+        raise ValueError("x")
+    except ValueError as e:
+        assert isinstance(cli_help._Traceback.from_exception(type(e), e, e.__traceback__), Traceback)
+    assert cli_help.printer() is __import__("sys").modules["typer.rich_utils"]

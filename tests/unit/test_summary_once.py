@@ -85,3 +85,40 @@ def test_a_kept_summary_does_not_outlive_a_write_by_this_store_or_another(tmp_pa
         assert summarise_phase(s, _phase(s), window=(3,)).cell("100/0", 4096).histogram.counts == (400, 10, 1)
     finally:
         s.close()
+
+
+def _cell_reads(s: RunStore) -> list[str]:
+    reads: list[str] = []
+    s._db.set_trace_callback(lambda sql: reads.append(sql) if "FROM cells" in sql else None)
+    return reads
+
+
+def test_the_cells_are_read_once_while_unchanged_and_again_after_any_write(tmp_path: Path):
+    """The summary, the audit and the steady-state evidence each ask for the same cells (7 to 17
+    reads in a run's end, `show` and `check`): one query for each kind until results.db changes,
+    by this store, inside its own transaction or by another connection (a resume)."""
+    s = RunStore(tmp_path)
+    try:
+        s.begin_phase("main", 0)
+        _round(s, 1, (100, 10, 1))
+        reads = _cell_reads(s)
+        every = s.cells()
+        assert [c.cell_key for c in every] == ["a", "b"]
+        assert s.cells("main") == every and s.cells() == every and s.cells("other") == []
+        assert len(reads) == 1, reads
+        s.cells().clear()  # a caller's list is its own
+        assert s.cells() == every
+        _round(s, 2, (200, 10, 1))  # this store writes
+        assert [(c.round, c.cell_key) for c in s.cells()] == [(1, "a"), (1, "b"), (2, "a"), (2, "b")]
+        with s._tx():  # a write not yet committed is read (no run reads so, but a kept list must not hide it)
+            s._db.execute("UPDATE cells SET cell_key='c' WHERE round=2 AND ordinal=1")
+            assert s.cells()[-1].cell_key == "c"
+        other = RunStore(tmp_path)  # another connection writes
+        try:
+            _round(other, 3, (300, 10, 1))
+        finally:
+            other.close()
+        assert [c.round for c in s.cells()] == [1, 1, 2, 2, 3, 3]
+        assert len(reads) == 4, reads  # the first, after each of the three writes
+    finally:
+        s.close()

@@ -17,8 +17,6 @@ with nothing claimed, written, purged or started: the only refusal it cannot mak
 from __future__ import annotations
 
 from iolab.engines import check_engine_options
-from iolab.engines.hostcheck import check_split_legs
-from iolab.engines.hosttargets import purged_here
 from iolab.engines.sim import check_drive
 from iolab.run.runstart import RunOptions, admit
 from iolab.targets import Target
@@ -37,10 +35,15 @@ def refuse_as_run_would(
     `split`: scaleout.legs_for_run's legs and option (None: no split)."""
     check_engine_options(target, stall_s, ioengine)
     legs = split[0] if split is not None and target.kind != "sim" else None  # a simulator's ports: its own
+    hosts, purged = False, True
     if legs is not None:
+        # the hosts' modules (threads, fio's servers, sockets) only for a run split over legs
+        from iolab.engines.hostcheck import check_split_legs
+        from iolab.engines.hosttargets import purged_here
+
         check_split_legs(target, legs, options.allow_unsafe, options.allow_system_disk, listen_any, claim=False)
-    hosts = legs is not None and legs[0].host is not None  # each host's target was checked where it is written
-    purged = not hosts or purged_here([leg.host for leg in legs or () if leg.host is not None])
+        hosts = legs[0].host is not None  # each host's target was checked where it is written
+        purged = not hosts or purged_here([leg.host for leg in legs if leg.host is not None])
     admit(target, options, lambda: hosts, claim=False, purged=lambda: purged)
     if target.kind == "sim":  # what the simulator's prepare refuses: its maps' memory, a load= state
         check_drive(target)

@@ -43,7 +43,7 @@ def check_readable(store: RunStore) -> None:
     """Raise IolabError when a file `show` reads besides results.db and the manifest cannot be
     read (power.json): `show --json` gives no power figures, but it refuses the run as `show`,
     `export` and `report` do, so the two forms of one command never disagree on its exit code."""
-    from iolab.pages.report.rundata import stored_power
+    from iolab.figures.power import stored_power
 
     stored_power(store.dir)
 

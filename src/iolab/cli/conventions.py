@@ -17,6 +17,7 @@ import typer
 from typer._click.exceptions import ClickException
 from typer._coercion import RuntimeParam, build_runtime_param
 from typer._param_types import coerce_cli_path
+from typer.exceptions import Abort
 
 from iolab.cli import say_version
 from iolab.core.errors import IolabError
@@ -346,7 +347,24 @@ def built_on_demand(app: typer.Typer):
     group = typer_main.get_command(bare)
     group.commands = _OnDemand(makers)  # type: ignore[attr-defined]
     tidy_help(group)
+    # every usage error of the line (a sub-command's too) passes through these two calls on its
+    # way to Typer's handler, which imports Typer's printer: imported first, the lighter way
+    group.make_context = _printer_first(group.make_context)  # type: ignore[method-assign]
+    group.invoke = _printer_first(group.invoke)  # type: ignore[method-assign]
     return group
+
+
+def _printer_first(call):
+    def calling(*args, **kwargs):
+        try:
+            return call(*args, **kwargs)
+        except (ClickException, Abort):
+            from iolab.cli import help as cli_help
+
+            cli_help.printer()  # Typer's handler takes it from sys.modules (cli_help.printer says why)
+            raise
+
+    return calling
 
 
 def run(app: typer.Typer, started_blocked: bool = False) -> None:

@@ -1,9 +1,12 @@
 """The table Typer lays a command's options and sub-commands out in, made to fit any width
 without cutting a word: Typer's own cut option names to "--precondition-fac…" and help words
 to "file:PATH?size=8Gi…" in an 80-column terminal (10 cells of `iolab run -h`). Imported only
-when help is printed (cli_typer.tidy_help installs it)."""
+when help or a usage error is printed (cli_typer.tidy_help installs it; printer())."""
 
 from __future__ import annotations
+
+import sys
+import types
 
 from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.padding import Padding
@@ -69,6 +72,49 @@ class HelpTable(Table):
 
 def install() -> None:
     """Typer's help printer lays its tables out with HelpTable."""
-    from typer import rich_utils
+    printer().Table = HelpTable  # type: ignore[attr-defined]
 
-    rich_utils.Table = HelpTable  # type: ignore[misc]
+
+class _Markdown:
+    """Stands for rich.markdown.Markdown in Typer's printer: the real one, imported when Typer
+    makes one (help in its Markdown mode, which iolab's app does not use)."""
+
+    def __new__(cls, *args, **kwargs):
+        from rich.markdown import Markdown  # markdown-it with it: ~25 ms CPU, for no iolab help
+
+        return Markdown(*args, **kwargs)
+
+
+class _Traceback:
+    """Stands for rich.traceback.Traceback in Typer's printer: the real one, imported when Typer
+    draws a traceback (its pretty exceptions, which iolab's app turns off)."""
+
+    @classmethod
+    def from_exception(cls, *args, **kwargs):
+        from rich.traceback import Traceback  # Pygments with it: ~20 ms CPU, for no iolab output
+
+        return Traceback.from_exception(*args, **kwargs)
+
+
+def printer() -> types.ModuleType:
+    """Typer's help and error printer (typer.rich_utils), imported without the two modules it
+    imports at its top for what iolab never shows: rich.markdown (Markdown help) and
+    rich.traceback (pretty exceptions). They were 36 ms CPU of every --help and every usage
+    error, a third of Typer's and Rich's whole start. While it is imported each stands as a
+    module holding the one class it takes, _Markdown or _Traceback (which import the real
+    class if ever used); then they leave sys.modules, so any later import gets the real module."""
+    if "typer.rich_utils" in sys.modules:
+        return sys.modules["typer.rich_utils"]
+    stand_ins = {"rich.markdown": ("Markdown", _Markdown), "rich.traceback": ("Traceback", _Traceback)}
+    placed: dict[str, types.ModuleType] = {}
+    for name, (attr, cls) in stand_ins.items():
+        if name not in sys.modules:  # already imported: Typer takes the real one
+            placed[name] = sys.modules[name] = types.ModuleType(name, cls.__doc__)
+            setattr(placed[name], attr, cls)
+    try:
+        from typer import rich_utils
+    finally:
+        for name, module in placed.items():
+            if sys.modules.get(name) is module:
+                del sys.modules[name]
+    return rich_utils

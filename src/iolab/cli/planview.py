@@ -108,18 +108,23 @@ def _room_unchecked(legs: list) -> str | None:
 def _size_unread(legs: list) -> bool:
     """Whether no leg's target size can be read (every host reached through fio's server only,
     as _room_unchecked judges one): the run's size is then its ?size= alone."""
+    if not all(getattr(leg, "host", None) and not leg.host.ssh for leg in legs):
+        return False
+    # where a host's target is: the hosts' module (threads, fio's servers) only for hosts' legs
     from iolab.engines.hosttargets import target_place
 
-    return all(getattr(leg, "host", None) and not leg.host.ssh and target_place(leg.host) is not None for leg in legs)
+    return all(target_place(leg.host) is not None for leg in legs)
 
 
 def _not_purged(legs: list) -> str | None:
     """What the run does instead of a purge when a host is another machine's (the split engine's
     words), else None: the run purges the target as it says."""
+    hosts = [leg.host for leg in legs if getattr(leg, "host", None)]
+    if not hosts:  # no host's leg: the hosts' modules (threads, fio's servers) are not imported
+        return None
     from iolab.engines.fio_hosts import NOT_PURGED
     from iolab.engines.hosttargets import purged_here
 
-    hosts = [leg.host for leg in legs if getattr(leg, "host", None)]
     return None if purged_here(hosts) else NOT_PURGED
 
 

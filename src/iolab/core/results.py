@@ -106,6 +106,11 @@ class OpStats:
         return OpStats(0, 0, 0.0, 0.0, None, None, None, None)
 
 
+# The series' interval: fio logs one averaged point per LOG_INTERVAL_MS (log_avg_msec), the
+# simulator one per second; the audit bounds each row's IOs by it (figures/audit_series.py)
+LOG_INTERVAL_MS = 1000
+
+
 @dataclass(frozen=True)
 class SecondSample:
     """One point of the per-second (or per-interval) series: the interval from the previous

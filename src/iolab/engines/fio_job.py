@@ -14,13 +14,12 @@ from functools import cache
 
 from iolab.core.errors import EngineError, IolabError
 from iolab.core.ioengines import AUTO_IOENGINE, JOB_IOENGINES, check_ioengine
-from iolab.core.results import raised_outstanding
+from iolab.core.results import LOG_INTERVAL_MS, raised_outstanding
 from iolab.core.units import counted
 from iolab.core.usertext import check_fio_value, check_text
 from iolab.core.workload import Stream, Workload
 from iolab.targets import Target
 
-LOG_INTERVAL_MS = 1000  # one point per second in the per-second series
 # Sleep (µs) of a job that is ahead of its `flow` share. With the default 0 fio busy-spins
 # the blocked job, which starves the other jobs on small machines (measured: 2 cores, 4 jobs
 # lost >90 % of their IOPS); 20 µs keeps the proportions and costs almost nothing.

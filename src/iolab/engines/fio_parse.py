@@ -15,9 +15,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from iolab.core.errors import EngineError
-from iolab.core.results import Histogram, OpStats, RoundResult, SecondSample, json_objects
+from iolab.core.results import LOG_INTERVAL_MS, Histogram, OpStats, RoundResult, SecondSample, json_objects
 from iolab.engines import fio_hist
-from iolab.engines.fio_job import LOG_INTERVAL_MS
 
 _LOG_RE = re.compile(r"_(iops|bw|lat|clat|slat)\.(\d+)\.log$")
 

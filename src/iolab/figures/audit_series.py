@@ -45,7 +45,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from iolab.engines.fio_job import LOG_INTERVAL_MS
+from iolab.core.results import LOG_INTERVAL_MS
 
 # A row fio logs covers one interval: the most of a cell's end its rows can leave uncovered.
 INTERVAL_S = LOG_INTERVAL_MS / 1000

@@ -23,11 +23,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from iolab.core.cellschema import CellRow
 from iolab.core.errors import IolabError
-from iolab.core.safefile import read_bytes
+from iolab.core.runfiles import POWER_FILE
+from iolab.core.safefile import read_bytes, read_json
 from iolab.core.units import counted, num
 
 if TYPE_CHECKING:
@@ -342,3 +343,15 @@ def refuse_other_copy(run_dir: Path, doc: dict, where: Path) -> None:
         "replacing the two, or one was changed since. No power figure is shown from them; attach the log "
         f"again: iolab power {run_dir} LOG"
     )
+
+
+def stored_power(run_dir: Path) -> dict[str, Any] | None:
+    """The run's power.json, None when no meter log was attached to it; refused when the meter
+    log beside it is not the one its figures came from."""
+    p = run_dir / POWER_FILE
+    if not p.exists():
+        return None
+    doc: dict[str, Any] = read_json(p, "run's power figures", "document")
+    if isinstance(doc, dict):
+        refuse_other_copy(run_dir, doc, p)
+    return doc

@@ -17,7 +17,7 @@ from iolab.figures.compare.characterise import DIRECTIONS, direction_figures, gr
 from iolab.figures.consistency import part_text
 from iolab.figures.endurance import steady_random_write
 from iolab.figures.summary import PhaseSummary
-from iolab.pages.report.rundata import rounds_text
+from iolab.pages.runwords import rounds_text
 
 
 def matrix_view(ph: PhaseSummary, console: Console) -> None:

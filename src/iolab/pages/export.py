@@ -29,8 +29,8 @@ from iolab.core.errors import IolabError
 from iolab.core.fieldtypes import json_finite
 from iolab.core.results import row_spans
 from iolab.core.safefile import read_json
+from iolab.figures.power import stored_power
 from iolab.figures.summary import PhaseSummary, summarise
-from iolab.pages.report.rundata import stored_power
 from iolab.store.durable import room_for
 from iolab.store.manifest import manifest_of
 from iolab.store.runstore import RunStore

@@ -24,9 +24,9 @@ from iolab.core.units import denoise, duration, eng, kib_label, num, pct_text
 from iolab.figures.audit import Audit, kinds_of, marker, stored_audit
 from iolab.figures.endurance import Endurance, endurance, measures_endurance
 from iolab.figures.points import today_decision
+from iolab.figures.power import stored_power
 from iolab.figures.summary import PhaseSummary, interval_label, rounds_count, summarise
-from iolab.pages.report.header import INFO_STEADY_WORDS, once_each
-from iolab.pages.report.rundata import rounds_text, stored_power
+from iolab.pages.runwords import INFO_STEADY_WORDS, once_each, rounds_text
 from iolab.store.manifest import manifest_of, unknown_parts, unknown_text
 from iolab.store.resultsdb import unknown_schema
 from iolab.store.runstore import RunStore

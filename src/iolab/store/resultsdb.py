@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from iolab.core.cellschema import ADDED_CELL_COLUMNS, CREATE_CELLS
+from iolab.core.cellschema import ADDED_CELL_COLUMNS, CREATE_CELLS, CellRow, cell_row
 from iolab.core.errors import IolabError
 from iolab.core.results import RoundResult, output_damage
 from iolab.core.safefile import check_regular
@@ -304,6 +304,27 @@ def read_rows(con: sqlite3.Connection, db: Path, sql: str, args: tuple[object, .
         return con.execute(sql, args).fetchall()
     except sqlite3.DatabaseError as e:
         raise IolabError(f"{db}: damaged ({e}); nothing more is read from it.") from None
+
+
+def read_cells(con: sqlite3.Connection, db: Path, which: tuple[str, bool]) -> list[CellRow]:
+    """The cells of one kind, of complete rounds only or not (which), in the plan's order. A
+    damaged file or a value no run stores is IolabError."""
+    kind, complete_only = which
+    sql = "SELECT c.* FROM cells c"
+    if complete_only:
+        sql += " JOIN rounds r ON r.phase=c.phase AND r.round=c.round AND (r.complete=1 OR c.kind='precondition')"
+    sql += " WHERE c.kind=? ORDER BY c.phase, c.round, c.ordinal"
+    try:
+        cur = con.execute(sql, (kind,))
+        names = [d[0] for d in cur.description]
+        return [cell_row(dict(zip(names, row))) for row in cur.fetchall()]
+    except sqlite3.DatabaseError as e:
+        raise IolabError(f"{db}: damaged ({e}); nothing more is read from it.") from None
+    except ValueError as e:  # a value no run stores (text in a REAL column): the row and column named
+        raise IolabError(
+            f"{db}: table cells, {e}. The run's stored results were changed after it "
+            "wrote them; nothing is shown from them."
+        ) from None
 
 
 def steady_verdicts(rows: list[Any], db: Path) -> list[VariableVerdict]:

@@ -25,7 +25,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from iolab.core.cellschema import INSERT_CELL, cell_row, cell_values  # noqa: PLC0414 (compare/ imports CellRow from here)
+from iolab.core.cellschema import INSERT_CELL, cell_values  # noqa: PLC0414 (compare/ imports CellRow from here)
 from iolab.core.cellschema import CellRow as CellRow
 from iolab.core.errors import IolabError
 from iolab.core.procs import same_process_alive
@@ -45,7 +45,7 @@ from iolab.store.durable import (
 )
 from iolab.store.manifest import Manifest, manifest_bytes, manifest_of, now_iso, resolve_run, stamp_writer
 from iolab.store.rawaside import aside_plan, carry_out, finish_moves, named_files, raw_files, strays_aside, take_out
-from iolab.store.resultsdb import check_tables, open_for_writing, open_readonly, read_rows, steady_verdicts
+from iolab.store.resultsdb import check_tables, open_for_writing, open_readonly, read_cells, read_rows, steady_verdicts
 from iolab.store.unstarted import NOTHING_STORED, stopped_unstarted
 from iolab.store.writer import RunClaim, claim_run, released_on_error
 from iolab.targets.writepolicy import output_dir
@@ -72,6 +72,7 @@ class RunStore:
         self._copy: tempfile.TemporaryDirectory[str] | None = None
         self._commits = 0  # this connection's write transactions, for data_version()
         self._same_data: dict[tuple[int, int], tuple[int, int]] = {}  # a version -> the same data's earlier one
+        self._cells_read: dict[tuple[str, bool], tuple[tuple[int, int], list[CellRow]]] = {}  # cells()
         self._verified = False  # results.db holds the rows the run's record names (_verify)
         # a writer claims the directory before it reads what it will change (writer.py); close() drops it
         self.writer: RunClaim | None = claim_run(path) if writable else None
@@ -421,27 +422,16 @@ class RunStore:
         ]
 
     def cells(self, phase: str | None = None, kind: str = "measure", complete_only: bool = True) -> list[CellRow]:
-        sql = "SELECT c.* FROM cells c"
-        if complete_only:
-            sql += " JOIN rounds r ON r.phase=c.phase AND r.round=c.round AND (r.complete=1 OR c.kind='precondition')"
-        sql += " WHERE c.kind=?"
-        args: list[object] = [kind]
-        if phase is not None:
-            sql += " AND c.phase=?"
-            args.append(phase)
-        sql += " ORDER BY c.phase, c.round, c.ordinal"
-        self._verify()
-        try:
-            cur = self._db.execute(sql, args)
-            names = [d[0] for d in cur.description]
-            return [cell_row(dict(zip(names, row))) for row in cur.fetchall()]
-        except sqlite3.DatabaseError as e:
-            raise IolabError(f"{self.dir / 'results.db'}: damaged ({e}); nothing more is read from it.") from None
-        except ValueError as e:  # a value no run stores (text in a REAL column): the row and column named
-            raise IolabError(
-                f"{self.dir / 'results.db'}: table cells, {e}. The run's stored results were changed after it "
-                "wrote them; nothing is shown from them."
-            ) from None
+        """The stored cells of `phase` (None: every phase), read and decoded once for each version
+        of the data (data_version), every phase at once: a run's end, `show` and `check` each read
+        the same cells 7 to 17 times (its summary, audit and steady-state evidence), and decoding
+        them was most of each read."""
+        key, version = (kind, complete_only), self.data_version()
+        kept = self._cells_read.get(key)
+        if kept is None or kept[0] != version or self._db.in_transaction:  # a write not yet counted
+            self._verify()
+            kept = self._cells_read[key] = (version, read_cells(self._db, self.dir / "results.db", key))
+        return [c for c in kept[1] if phase is None or c.phase == phase]
 
     def series(self, cell_id: int) -> list[tuple[float, float, float, float, float | None, float | None]]:
         """(t_s, read IOPS, write IOPS, MB/s, average and maximum latency µs) per second."""

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from iolab.core.plan import Profile, TestPlan
 from iolab.core.testparams import values
-from iolab.pages.report.header import SPEC_HEADINGS
+from iolab.pages.runwords import SPEC_HEADINGS
 from iolab.pages.textreport import render_dirth
 from iolab.suites import CBW_TEXT, active_fraction, cbw, no_input
 from iolab.suites.dirth_flow import FLOW, TC_QD_GRID, Stimulus, WorkloadAt, build_flow, grid_points, read_share

@@ -17,7 +17,7 @@ from iolab.figures.compare import KeyMetric
 from iolab.figures.compare.pts2 import chosen_points, demand_points, point_cell
 from iolab.figures.points import POINT_NAMES
 from iolab.figures.summary import PhaseSummary
-from iolab.pages.report.header import SPEC_HEADINGS
+from iolab.pages.runwords import SPEC_HEADINGS
 from iolab.pages.textreport import render_dirth
 from iolab.suites import active_fraction, block_size_problem, no_input
 from iolab.suites.dirth_flow import FLOW, TC_QD_GRID, Stimulus, WorkloadAt, build_flow, grid_points, read_share

@@ -16,7 +16,7 @@ from iolab.core.workload import Workload
 from iolab.figures.compare import KeyMetric
 from iolab.figures.compare.hir import PC_PHASE, baseline_phase, hir_result, wait_phase
 from iolab.figures.summary import PhaseSummary
-from iolab.pages.report.header import SPEC_HEADINGS
+from iolab.pages.runwords import SPEC_HEADINGS
 from iolab.pages.textreport import render_hir
 from iolab.suites import active_fraction, common_parameters, no_input, tested_capacity
 from iolab.suites.figures import Getter, Metrics, Runs

@@ -9,7 +9,7 @@ from iolab.core.plan import Cell, Phase, Profile, TestPlan, Tracking
 from iolab.core.units import KiB, kib_label, num, pct_text
 from iolab.core.workload import Workload
 from iolab.figures.compare import KeyMetric
-from iolab.pages.report.header import SPEC_HEADINGS
+from iolab.pages.runwords import SPEC_HEADINGS
 from iolab.pages.textreport import grid_view
 from iolab.suites import active_fraction, common_parameters, no_input, supported_block_sizes, tested_capacity, wipc
 from iolab.suites.figures import Metrics, Runs, from_cell

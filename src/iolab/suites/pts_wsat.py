@@ -15,7 +15,7 @@ from iolab.core.units import KiB, duration, eng, kib_label
 from iolab.core.workload import Workload
 from iolab.figures.compare import KeyMetric
 from iolab.figures.summary import PhaseSummary
-from iolab.pages.report.header import SPEC_HEADINGS
+from iolab.pages.runwords import SPEC_HEADINGS
 from iolab.pages.textreport import render_wsat
 from iolab.suites import active_fraction, cbw, common_parameters, no_input, supported_block_sizes, tested_capacity
 from iolab.suites.figures import Getter, Metrics, Runs, figure, no_full_interval

@@ -15,7 +15,7 @@ from iolab.figures.compare import DurationMetric, KeyMetric
 from iolab.figures.compare.pts2 import GROUPS, SETTLE_WINDOW, xsr_groups, xsr_result
 from iolab.figures.points import RECOVERY_TOLERANCE, SETTLE_TOLERANCE
 from iolab.figures.summary import PhaseSummary
-from iolab.pages.report.header import SPEC_HEADINGS
+from iolab.pages.runwords import SPEC_HEADINGS
 from iolab.pages.textreport import render_intervals
 from iolab.suites import active_fraction, common_parameters, no_input, tested_capacity
 from iolab.suites.figures import Getter, Metrics, Runs

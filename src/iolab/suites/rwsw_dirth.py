@@ -13,7 +13,7 @@ from iolab.core.plan import Profile, TestPlan
 from iolab.core.testparams import Param, int_list, show_list, values
 from iolab.core.workload import Workload
 from iolab.figures.compare import DIRTH_SUMMARY_OIO, KeyMetric, dirth_level
-from iolab.pages.report.header import SPEC_HEADINGS
+from iolab.pages.runwords import SPEC_HEADINGS
 from iolab.pages.textreport import render_dirth
 from iolab.suites import wipc
 from iolab.suites.dirth_flow import FLOW, Stimulus, build_flow

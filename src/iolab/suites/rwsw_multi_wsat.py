@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from iolab.core.plan import Cell, Profile, TestPlan
 from iolab.figures.compare import KeyMetric
-from iolab.pages.report.header import SPEC_HEADINGS
+from iolab.pages.runwords import SPEC_HEADINGS
 from iolab.suites import common_parameters, tested_capacity
 from iolab.suites.figures import Getter, Metrics, Runs, figure, no_full_interval, phase
 from iolab.suites.rwsw_common import (

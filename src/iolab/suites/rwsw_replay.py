@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from iolab.core.plan import Cell, Phase, Profile, TestPlan
 from iolab.core.units import counted
 from iolab.figures.compare import KeyMetric, replay_totals
-from iolab.pages.report.header import SPEC_HEADINGS
+from iolab.pages.runwords import SPEC_HEADINGS
 from iolab.suites import active_fraction, common_parameters, tested_capacity
 from iolab.suites.figures import Metrics, Runs, figure
 from iolab.suites.rwsw_common import (

@@ -29,9 +29,10 @@ from iolab.figures.summary import PhaseSummary
 from iolab.pages.report import header, plots, sections, write_document
 from iolab.pages.report.model import Document, Figure, HeaderColumn, Page, Table
 from iolab.pages.report.parts import legs_text, parts_pages
-from iolab.pages.report.rundata import RunData, rounds_text
+from iolab.pages.report.rundata import RunData
 from iolab.pages.report.sections import table_pages
 from iolab.pages.report.steadywords import phase_steady_words
+from iolab.pages.runwords import SHORT_INFO_STEADY_WORDS, rounds_text
 from iolab.targets import sim_facts
 
 
@@ -463,5 +464,5 @@ def steady_suffix(ph: PhaseSummary) -> str:
     if ph.steady_state == STEADY_REACHED:
         return ""
     if ph.reports_only:
-        return f" ({header.SHORT_INFO_STEADY_WORDS[ph.steady_state]})"
+        return f" ({SHORT_INFO_STEADY_WORDS[ph.steady_state]})"
     return f" ({phase_steady_words(ph, short=True)})"

@@ -35,9 +35,10 @@ from iolab.pages.compare_pages.document import (
 )
 from iolab.pages.report import header, write_document
 from iolab.pages.report.model import Document, Page, Table
-from iolab.pages.report.rundata import RunData, rounds_text
+from iolab.pages.report.rundata import RunData
 from iolab.pages.report.rwsw_selftest import load_analysis, selftest_from
 from iolab.pages.report.sections import table_pages
+from iolab.pages.runwords import rounds_text
 
 
 class TestDef(Protocol):

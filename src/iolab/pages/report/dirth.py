@@ -28,7 +28,7 @@ from iolab.figures.points import (
 from iolab.figures.summary import CellAverage, PhaseSummary
 from iolab.pages.report import plots
 from iolab.pages.report.model import Figure, Page, Table, Text
-from iolab.pages.report.rundata import RunData, rounds_text
+from iolab.pages.report.rundata import RunData
 from iolab.pages.report.rwsw_plots import Panel, demand_intensity, panels
 from iolab.pages.report.sections import (
     histogram_page,
@@ -39,6 +39,7 @@ from iolab.pages.report.sections import (
     window_caveat,
     window_source,
 )
+from iolab.pages.runwords import rounds_text
 
 
 def _cpu(ph: PhaseSummary, key: str) -> float | None:

@@ -10,11 +10,7 @@ from typing import Any
 
 from iolab.core.steady import (
     STEADY_NOT_APPLICABLE,
-    STEADY_NOT_EVALUATED,
-    STEADY_NOT_REACHED,
-    STEADY_REACHED,
     SteadyRule,
-    SteadyState,
 )
 from iolab.core.units import counted, eng, kib_label
 from iolab.figures.audit import Audit, marker
@@ -22,8 +18,9 @@ from iolab.figures.phaseend import NOT_APPLICABLE
 from iolab.figures.summary import PhaseSummary
 from iolab.pages.report import textwidth
 from iolab.pages.report.model import HeaderColumn
-from iolab.pages.report.rundata import RunData, rounds_text
+from iolab.pages.report.rundata import RunData
 from iolab.pages.report.steadywords import SHORT_STEADY_WORDS, STEADY_WORDS, phase_steady_words  # noqa: F401 (read here by pages)
+from iolab.pages.runwords import INFO_STEADY_WORDS, SHORT_INFO_STEADY_WORDS, SPEC_HEADINGS, rounds_text
 from iolab.targets.model import copy_text, hosts_capacity_text, recorded_drive_bytes
 
 NOT_REPORTED = "not reported"
@@ -50,12 +47,6 @@ BANNER_LINES = 3  # what the banner strip holds at its usual 11 mm (more banners
 
 def _val(v: object) -> str:
     return NOT_REPORTED if v in (None, "", ()) else str(v)
-
-
-SPEC_HEADINGS = {  # a stored run whose test this process does not know: by its plan's spec
-    "PTS": "Solid State Storage Performance Test Specification",
-    "RWSW": "Real World Storage Workload Performance Test Specification",
-}
 
 
 def spec_line(run: RunData, heading: str | None = None) -> str:
@@ -154,22 +145,6 @@ def purge_text(run: RunData) -> str:
     failed = [p for p in purges if not p.get("ok")]
     text = ", ".join(methods)
     return text + (f" — FAILED in {len(failed)} of {len(purges)}" if failed else " — ok")
-
-
-# a phase that tracks steady state but runs to its budget (Write Saturation): its verdict is
-# reported, not a stop
-INFO_STEADY_WORDS: dict[SteadyState, str] = {
-    STEADY_REACHED: "for information: steady",
-    STEADY_NOT_REACHED: "for information: not steady",
-    STEADY_NOT_EVALUATED: "for information: not evaluated",
-}
-# ... in the short and several-phase forms: never "SS NOT ACHIEVED", which the banner (rightly
-# absent for such a phase) would otherwise contradict (XSR's groups said so on every page)
-SHORT_INFO_STEADY_WORDS: dict[SteadyState, str] = {
-    STEADY_REACHED: "steady, for info",
-    STEADY_NOT_REACHED: "not steady, for info",
-    STEADY_NOT_EVALUATED: "not evaluated, for info",
-}
 
 
 def steady_words(run: RunData, ph: PhaseSummary, short: bool) -> str:
@@ -481,14 +456,3 @@ def _fits(items: list[tuple[str, str]], scale: float) -> bool:
 
 def _more(n: int, full_on: str) -> tuple[str, str]:
     return ("…", f"{n} more, on the {full_on} page")
-
-
-def once_each(rows: Sequence[Any]) -> list[tuple[Any, str]]:
-    """Each row once, in the order first seen, with what to add after it: a resumed run that ran
-    a phase again from its purge (a simulated drive's always does) records the same purge twice,
-    said once with how many times, on screen and in the report alike."""
-    seen: dict[Any, int] = {}
-    for row in rows:
-        seen[row] = seen.get(row, 0) + 1
-    again = "the phase ran again from its purge when the run was resumed"
-    return [(row, f" ({n} times: {again})" if n > 1 else "") for row, n in seen.items()]

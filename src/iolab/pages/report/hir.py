@@ -8,8 +8,9 @@ from iolab.core.units import duration, num
 from iolab.figures.compare.hir import HirResult, hir_result
 from iolab.pages.report import plots
 from iolab.pages.report.model import Figure, Page, Table, Text
-from iolab.pages.report.rundata import RunData, rounds_text
+from iolab.pages.report.rundata import RunData
 from iolab.pages.report.sections import measurement_window_pages, not_measured_page, table_pages
+from iolab.pages.runwords import rounds_text
 
 SRC = "Source: results.db table cells"
 

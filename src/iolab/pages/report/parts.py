@@ -7,8 +7,9 @@ from __future__ import annotations
 from iolab.core.units import eng, num
 from iolab.engines.merge import breakdown
 from iolab.pages.report.model import Page, Table
-from iolab.pages.report.rundata import RunData, rounds_text, window_rows
+from iolab.pages.report.rundata import RunData, window_rows
 from iolab.pages.report.sections import table_pages
+from iolab.pages.runwords import rounds_text
 
 TITLE = "Per-Host / Per-Path Breakdown"
 

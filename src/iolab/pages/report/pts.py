@@ -12,7 +12,7 @@ from iolab.core.units import KiB, duration, eng, kib_label, num, pct_text, perce
 from iolab.figures.summary import CellAverage, PhaseSummary, interval_label
 from iolab.pages.report import plots
 from iolab.pages.report.model import Figure, Link, Page, Table, Text
-from iolab.pages.report.rundata import RunData, intervals_text, rounds_text
+from iolab.pages.report.rundata import RunData, intervals_text
 from iolab.pages.report.sections import (
     ART,
     IOPS,
@@ -29,6 +29,7 @@ from iolab.pages.report.sections import (
     table_pages,
     window_source,
 )
+from iolab.pages.runwords import rounds_text
 
 
 def _mix_of(ph: PhaseSummary, key: str) -> str:

@@ -11,29 +11,16 @@ from typing import Any
 
 from iolab.core.cellschema import CellRow
 from iolab.core.results import cell_where, raised_in
-from iolab.core.runfiles import POWER_FILE
-from iolab.core.safefile import read_json
 from iolab.core.steady import STEADY_NOT_EVALUATED
 from iolab.core.testparams import Param, stored_values
 from iolab.figures.audit import Audit, stored_audit
 from iolab.figures.endurance import written
-from iolab.figures.power import refuse_other_copy
+from iolab.figures.power import stored_power
 from iolab.figures.summary import PhaseSummary, summarise, unstored_tracking
 from iolab.pages.report.model import Link
+from iolab.pages.runwords import rounds_text
 from iolab.store.manifest import Manifest, manifest_of
 from iolab.store.runstore import RunStore
-
-
-def stored_power(run_dir: Path) -> dict[str, Any] | None:
-    """The run's power.json, None when no meter log was attached to it; refused when the meter
-    log beside it is not the one its figures came from."""
-    p = run_dir / POWER_FILE
-    if not p.exists():
-        return None
-    doc: dict[str, Any] = read_json(p, "run's power figures", "document")
-    if isinstance(doc, dict):
-        refuse_other_copy(run_dir, doc, p)
-    return doc
 
 
 @dataclass
@@ -177,21 +164,6 @@ def intervals_text(ph: PhaseSummary) -> str:
     partial = sorted({r.round for r in ph.rows if r.partial and r.round in ph.rounds})
     cut = "".join(f"; round {r} partial" for r in partial)
     return f"every interval ({rounds_text(ph.rounds)}{cut})"
-
-
-def rounds_text(rounds: tuple[int, ...]) -> str:
-    """Rounds as spans: a window that skips a partial interval reads "rounds 1–3, 5", never "1–5"."""
-    if not rounds:
-        return "no complete round"
-    if len(rounds) == 1:
-        return f"round {rounds[0]}"
-    spans: list[list[int]] = []
-    for r in rounds:
-        if spans and r == spans[-1][-1] + 1:
-            spans[-1].append(r)
-        else:
-            spans.append([r])
-    return "rounds " + ", ".join(f"{s[0]}–{s[-1]}" if len(s) > 1 else f"{s[0]}" for s in spans)
 
 
 def cell_series(

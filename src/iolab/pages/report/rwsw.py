@@ -17,7 +17,7 @@ from iolab.pages.report.dirth import dirth_pages
 from iolab.pages.report.model import CONTENT_MM, Block, Figure, Page, Table, Text, block_height
 from iolab.pages.report.plot_style import Series
 from iolab.pages.report.pts import partial_indices, wsat_series
-from iolab.pages.report.rundata import RunData, intervals_text, rounds_text
+from iolab.pages.report.rundata import RunData, intervals_text
 from iolab.pages.report.rwsw_plots import Panel, panels
 from iolab.pages.report.sections import (
     histogram_page,
@@ -26,6 +26,7 @@ from iolab.pages.report.sections import (
     table_pages,
     window_source,
 )
+from iolab.pages.runwords import rounds_text
 
 STEADY_PHASE = "steady state (composite)"
 TABLE_MAX_ROWS = 60  # longer per-interval/per-step tables show every k-th row (all are in results.db)

@@ -19,8 +19,9 @@ from iolab.figures.points import today_decision
 from iolab.figures.summary import CellAverage, PhaseSummary, rounds_count
 from iolab.pages.report import header, latency_plots, plots
 from iolab.pages.report.model import CONTENT_MM, Figure, Page, Table, Text, split_rows
-from iolab.pages.report.rundata import RunData, rounds_text, window_rows
+from iolab.pages.report.rundata import RunData, window_rows
 from iolab.pages.report.steadywords import passes_but, steady_table
+from iolab.pages.runwords import once_each, rounds_text
 
 Getter = Callable[[CellAverage], float | None]
 TextGetter = Callable[[CellAverage], float | str | None]  # text: a getter may say n/m itself
@@ -468,4 +469,4 @@ def purge_rows(purges: list[dict[str, Any]]) -> list[tuple[str, str]]:
     rows = [
         (f"Purge ({p['phase']})", f"{p['method']}: {'ok' if p['ok'] else 'FAILED'} — {p['detail']}") for p in purges
     ]
-    return [(k, v + more) for (k, v), more in header.once_each(rows)]
+    return [(k, v + more) for (k, v), more in once_each(rows)]

@@ -20,9 +20,10 @@ from iolab.figures.compare import NOT_MEASURED, KeyMetric
 from iolab.figures.summary import PhaseSummary
 from iolab.pages.report import header, write_document
 from iolab.pages.report.model import Document, HeaderColumn, Link, Page, Table
-from iolab.pages.report.rundata import RunData, rounds_text
+from iolab.pages.report.rundata import RunData
 from iolab.pages.report.rwsw_selftest import capture_key, is_selftest
 from iolab.pages.report.sections import table_pages
+from iolab.pages.runwords import rounds_text
 from iolab.store.manifest import manifest_run_key
 
 SUMMARY = "Sequence Summary"
