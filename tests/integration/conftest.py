@@ -87,7 +87,9 @@ def characterise_on_a_file():
     test_report_geometry.py (the sequence report's pages), one xdist group (tests/conftest.py) so
     the run is made once, and its settings serve all three: easy (1,000, 2,000) and impossible
     (millions of) IOPS demands held for 1 s within 20 %, a QD 1…4 then 1…2 thread search, two
-    QoS and max-IOPS rounds."""
+    QoS and max-IOPS rounds, and at most 5 rounds of the entropy test's preconditioning to steady
+    state (quick's limit is 10, all of which a file ran without reaching it; 5 fill its window).
+    The other tests' plans are their own and say --max-rounds is ignored there."""
     with _scratch_dir() as d:
         runs = d / "runs"
         p = iolab(
@@ -115,6 +117,8 @@ def characterise_on_a_file():
             "queue_depths=1,2,4",
             "--set",
             "thread_counts=1,2",
+            "--max-rounds",
+            "5",
             "--runs-dir",
             str(runs),
         )

@@ -49,6 +49,8 @@ def smoke(name: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture(scope="module")
 def smoked() -> dict[str, subprocess.CompletedProcess[str]]:
+    """Every runnable bench's smoke run, made once: the tests of what a bench prints read its run
+    here (they ran sim_regress twice more, sim_speed and sim_iops again: ~6 CPU-s)."""
     names = [n for n in benches() if runnable(n)]
     with ThreadPoolExecutor(2) as pool:
         return dict(zip(names, pool.map(smoke, names)))
@@ -71,10 +73,10 @@ def test_every_bench_runs_its_smoke_setting(name, smoked):
     assert res.stdout.strip(), f"bench/{name}.py --smoke printed no figures"
 
 
-def test_sim_regress_prints_the_default_presets_beside_the_mechanisms_off_drive():
+def test_sim_regress_prints_the_default_presets_beside_the_mechanisms_off_drive(smoked):
     # The default preset as it ships is what a user's run costs (issue 35): its line must be
     # there, with a ratio and both builds' rates, beside the mechanisms-off line.
-    out = smoke("sim_regress").stdout
+    out = smoked["sim_regress"].stdout
     assert re.search(r"^op 0\.28: CPU new/old \d+\.\d+x", out, re.M), out
     line = re.search(
         r"^default preset, op 0\.28: CPU new/old (\d+\.\d+)x .*old (\d+\.\d+), new (\d+\.\d+) M IO", out, re.M
@@ -87,13 +89,13 @@ def test_sim_regress_prints_the_default_presets_beside_the_mechanisms_off_drive(
     assert split and all(float(g) > 0 for g in split.groups()), out
 
 
-def test_the_simulator_benches_print_each_figure_beside_its_goal():
+def test_the_simulator_benches_print_each_figure_beside_its_goal(smoked):
     # Issue 35: the simulator's speed figures, each measured in one run, beside its goal.
     assert re.search(
-        r"^default preset, op 0\.28: CPU new/old \d+\.\d+x \(goal <= 1\.00x", smoke("sim_regress").stdout, re.M
+        r"^default preset, op 0\.28: CPU new/old \d+\.\d+x \(goal <= 1\.00x", smoked["sim_regress"].stdout, re.M
     )
-    assert "write / goal (>= 6 M IO/s at 400 GB)" in smoke("sim_speed").stdout
-    out = smoke("sim_iops").stdout
+    assert "write / goal (>= 6 M IO/s at 400 GB)" in smoked["sim_speed"].stdout
+    out = smoked["sim_iops"].stdout
     assert re.search(r"^this build: \d+\.\d CPU-s .*\(goal <= 150 ", out, re.M), out
     assert re.search(r"^  this .* raw outputs, digest [0-9a-f]{16}$", out, re.M), out
     # and where that CPU went: the engine's phases and the rest of the process tree, which add up

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -19,12 +20,20 @@ from .conftest import iolab
 pytestmark = pytest.mark.integration
 
 
-@pytest.mark.parametrize("old", EARLIER_PC_FIGURES)
-def test_a_baseline_and_a_history_under_an_earlier_name_find_the_figure(tmp_path, old):
-    runs = tmp_path / "runs"
+@pytest.fixture(scope="module")
+def two_hir_runs(tmp_path_factory) -> Path:
+    """Two quick HIR runs in one runs directory, made once: each earlier name is looked up in the
+    same two (every name made its own pair before), and neither check nor history writes to them."""
+    runs = tmp_path_factory.mktemp("hir") / "runs"
     for _ in range(2):
         p = iolab("run", "hir", "--quick", "--cell-time", "100ms", "--no-report", "--runs-dir", str(runs))
         assert p.returncode == 0, p.stderr
+    return runs
+
+
+@pytest.mark.parametrize("old", EARLIER_PC_FIGURES)
+def test_a_baseline_and_a_history_under_an_earlier_name_find_the_figure(two_hir_runs, tmp_path, old):
+    runs = two_hir_runs
     base, cand = sorted(runs.iterdir())
     doc = json.loads(iolab("show", str(base), "--json").stdout)
     [figure] = [f for f in doc["runs"][0]["figures"] if f["name"] == PC_FIGURE]

@@ -154,11 +154,12 @@ def test_compare_prints_the_caveats_every_page_carries(scratch):
 
 
 def test_the_comparison_banner_gives_each_non_compliant_drive_its_own_reasons(scratch):
-    # D1 ran with 1 s cells, D2 with --quick: the banner said "non-compliant (quick profile): D1,
-    # D2", lending D2's quick profile to D1, whose own report says only "1 s per cell"
+    # D1 ran with short cells, D2 with --quick and the same cells: the banner said "non-compliant
+    # (quick profile): D1, D2", lending D2's quick profile to D1, whose own report says only "0.2 s
+    # per cell" (200 ms cells, not 1 s ones: the banner is the same, the two runs 6 CPU-s -> 3.6)
     runs = scratch / "runs"
     common = ("iops", "--max-rounds", "3", "-t", "sim:enterprise-sas?user_gb=0.25", "--no-report", "--runs-dir")
-    for how in (("--cell-time", "1s"), ("--quick",)):
+    for how in (("--cell-time", "200ms"), ("--quick", "--cell-time", "200ms")):
         p = iolab("run", *common, str(runs), *how)
         assert p.returncode == 0, p.stderr
     quick, slow = sorted(
@@ -167,7 +168,7 @@ def test_the_comparison_banner_gives_each_non_compliant_drive_its_own_reasons(sc
     p = iolab("compare", str(slow), str(quick), "--out", str(scratch / "cmp"), "--force")
     assert p.returncode == 0, p.stderr
     out = _flat(p.stdout)
-    assert "non-compliant: D1, D2 — 1 s per cell instead of 60 s; D2: quick profile" in out, out
+    assert "non-compliant: D1, D2 — 0.2 s per cell instead of 60 s; D2: quick profile" in out, out
     assert "(quick profile)" not in out
     html = _flat(next((scratch / "cmp").glob("*.html")).read_text())
     assert "non-compliant: D1, D2" in html and "non-compliant (quick profile)" not in html

@@ -7,11 +7,14 @@ from __future__ import annotations
 import json
 import os
 import select
+import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from iolab.api.runlist import list_runs
 from iolab.run.runner import cell_tag
@@ -156,47 +159,60 @@ def own_raw_files(run: Path) -> list[str]:
 HOLD = "import sys; from iolab.store.writer import claim_run; claim_run(sys.argv[1]); print('held', flush=True); sys.stdin.read()"
 
 
-def test_audit_store_and_a_report_into_the_run_wait_for_its_writer(scratch):
-    runs = scratch / "runs"
-    res = iolab("run", "iops", "--quick", "--runs-dir", str(runs), "--no-report")
+@pytest.fixture(scope="module")
+def a_finished_run(tmp_path_factory) -> Path:
+    """One complete run, copied by each test that claims, reports or audits it (they made one
+    each, of the default drive to steady state: 2.8 CPU-s apiece); what it measured is not read."""
+    runs = tmp_path_factory.mktemp("finished")
+    args = ("--quick", "--cell-time", "100ms", "--max-rounds", "2", "-t", "sim:enterprise-sas?user_gb=0.1")
+    res = iolab("run", "iops", *args, "--runs-dir", str(runs), "--no-report")
     assert res.returncode == 0, res.stderr
     [r] = list_runs(runs)
-    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(r.path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    return r.path
+
+
+def copied(run: Path, scratch: Path) -> Path:
+    runs = scratch / "runs"
+    shutil.copytree(run, runs / run.name)
+    [r] = list_runs(runs)
+    return r.path
+
+
+def test_audit_store_and_a_report_into_the_run_wait_for_its_writer(a_finished_run, scratch):
+    run = copied(a_finished_run, scratch)
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(run)], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     try:
         assert holder.stdout is not None and holder.stdout.readline() == b"held\n"  # it holds the claim now
-        for cmd in (("audit", "--store", str(r.path)), ("report", str(r.path)), ("resume", str(r.path))):
+        for cmd in (("audit", "--store", str(run)), ("report", str(run)), ("resume", str(run))):
             res = iolab(*cmd)
             said = " ".join(res.stderr.split())
             assert res.returncode == 3 and f"iolab process {holder.pid} " in said, (cmd, said)
-        assert not (r.path / "report").exists()
+        assert not (run / "report").exists()
         # reading, and a report written elsewhere, do not write the run
-        assert iolab("audit", str(r.path)).returncode == 0
-        res = iolab("report", str(r.path), "--out", str(scratch / "elsewhere"))
+        assert iolab("audit", str(run)).returncode == 0
+        res = iolab("report", str(run), "--out", str(scratch / "elsewhere"))
         assert res.returncode == 0, res.stderr
     finally:
         holder.communicate(b"")
-    assert iolab("audit", "--store", str(r.path)).returncode == 0
+    assert iolab("audit", "--store", str(run)).returncode == 0
 
 
-def test_a_claim_file_that_is_a_hard_link_to_another_file_is_refused_and_that_file_kept(scratch):
+def test_a_claim_file_that_is_a_hard_link_to_another_file_is_refused_and_that_file_kept(a_finished_run, scratch):
     # O_NOFOLLOW stopped a symbolic link only: `audit --store` wrote its claim record through a
     # hard link planted as writer.lock, into the file it names, and ended 0.
-    runs = scratch / "runs"
-    res = iolab("run", "iops", "--quick", "--runs-dir", str(runs), "--no-report")
-    assert res.returncode == 0, res.stderr
-    [r] = list_runs(runs)
+    run = copied(a_finished_run, scratch)
     precious = scratch / "precious.txt"
     precious.write_text("precious data line\n")
-    os.link(precious, r.path / WRITER_FILE)
-    for cmd in (("audit", "--store", str(r.path)), ("report", str(r.path)), ("resume", str(r.path))):
+    os.link(precious, run / WRITER_FILE)
+    for cmd in (("audit", "--store", str(run)), ("report", str(run)), ("resume", str(run))):
         res = iolab(*cmd)
         said = " ".join(res.stderr.split())
         assert res.returncode == 3, (cmd, said)
-        assert f"{r.path / WRITER_FILE} has 2 hard links" in said and "Traceback" not in said, (cmd, said)
+        assert f"{run / WRITER_FILE} has 2 hard links" in said and "Traceback" not in said, (cmd, said)
         assert precious.read_text() == "precious data line\n", cmd
-    assert not (r.path / "report").exists()
-    (r.path / WRITER_FILE).unlink()  # as the refusal says: the run is written again once it is gone
-    assert iolab("audit", "--store", str(r.path)).returncode == 0
+    assert not (run / "report").exists()
+    (run / WRITER_FILE).unlink()  # as the refusal says: the run is written again once it is gone
+    assert iolab("audit", "--store", str(run)).returncode == 0
     assert precious.read_text() == "precious data line\n"
 
 

@@ -23,9 +23,11 @@ def test_one(i):
 """
 
 
-def test_a_file_stays_on_one_worker_and_a_shared_group_together(tmp_path):
-    for name in ("test_alone.py", "test_capture.py", "test_rwsw.py"):  # the last two share the tracefs instance
-        (tmp_path / name).write_text(TEST)
+def three_workers(tmp_path: Path) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """The test files in tmp_path run on three xdist workers as scripts/test runs the suite (the
+    suite's scheduler, tests/conftest.py); each test appends its module and worker to the file
+    returned. Without the hypothesis plugin: none of these tests uses it, and it cost each of the
+    four processes of the run ~0.7 CPU-s to load (2.8 of a run's 4)."""
     where = tmp_path / "where.txt"
     p = subprocess.run(
         [
@@ -35,6 +37,8 @@ def test_a_file_stays_on_one_worker_and_a_shared_group_together(tmp_path):
             "-q",
             "-p",
             "no:cacheprovider",
+            "-p",
+            "no:hypothesispytest",
             "-p",
             "tests.conftest",
             "-n",
@@ -53,6 +57,13 @@ def test_a_file_stays_on_one_worker_and_a_shared_group_together(tmp_path):
         timeout=300,
         env={**os.environ, "WHERE": str(where)},
     )
+    return where, p
+
+
+def test_a_file_stays_on_one_worker_and_a_shared_group_together(tmp_path):
+    for name in ("test_alone.py", "test_capture.py", "test_rwsw.py"):  # the last two share the tracefs instance
+        (tmp_path / name).write_text(TEST)
+    where, p = three_workers(tmp_path)
     assert p.returncode == 0, p.stdout + p.stderr
     workers: dict[str, set[str]] = {}
     for line in where.read_text().splitlines():
@@ -68,33 +79,7 @@ def test_the_slow_groups_are_handed_out_first(tmp_path):
     for name in ("test_a.py", "test_b.py", "test_c.py", "test_d.py"):
         (tmp_path / name).write_text(TEST)
     (tmp_path / "test_drives.py").write_text(TEST.replace("range(6)", "range(1)"))
-    where = tmp_path / "where.txt"
-    p = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "-p",
-            "tests.conftest",
-            "-n",
-            "3",
-            "--dist",
-            "loadgroup",
-            "--rootdir",
-            str(tmp_path),
-            "-c",
-            "/dev/null",
-            str(tmp_path),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "WHERE": str(where)},
-    )
+    where, p = three_workers(tmp_path)
     assert p.returncode == 0, p.stdout + p.stderr
     first: dict[str, str] = {}  # each worker's first test file (a worker runs its tests one by one)
     for line in where.read_text().splitlines():
