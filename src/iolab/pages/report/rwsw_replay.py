@@ -17,11 +17,12 @@ from iolab.figures.summary import CellAverage, PhaseSummary
 from iolab.pages.report import latency_plots
 from iolab.pages.report.model import Figure, Page, Table, Text
 from iolab.pages.report.plot_style import Series
-from iolab.pages.report.rundata import RunData, rounds_text
+from iolab.pages.report.rundata import RunData
 from iolab.pages.report.rwsw import STEADY_PHASE, eng_pct, steady_pages, thin, thin_caption, time_axis
 from iolab.pages.report.rwsw_plots import Panel, panels
 from iolab.pages.report.rwsw_selftest import load_analysis
 from iolab.pages.report.sections import not_measured_page, table_pages
+from iolab.pages.runwords import rounds_text
 from iolab.traces.analysis.streamstats import StreamAnalysis
 from iolab.traces.analysis.workloads import ReplayStep, load_replay
 
