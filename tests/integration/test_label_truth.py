@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from html import unescape
 from pathlib import Path
 
@@ -282,3 +283,27 @@ def test_endurance_of_writes_confined_to_part_of_the_drive_says_so_wherever_tbw_
     assert re.search(
         r"TBW = flash capacity × P/E ÷ WAF [\d,.]+ TB \(WAF [\d.]+, .*0\.27 % of the drive's range\)", page
     )
+
+
+def test_a_seeded_run_is_a_run_of_the_same_drive_for_the_sequence_report_as_for_history(tmp_path, short_runs):
+    """Two runs of one simulated drive, one with &seed=3: `iolab history` kept them on one line
+    (a seed is another run of the drive), `iolab report --sequence` refused them as "runs on 2
+    targets". Both now take them as one drive; another drive parameter is still another target."""
+    runs = tmp_path / "runs"
+    quick = ("--quick", "--max-rounds", "1", "--no-report", "--runs-dir", str(runs))
+    for spec in (f"{SMALL_SIM}&seed=3", f"{SMALL_SIM}&op=0.5"):
+        p = iolab("run", "latency", "-t", spec, *quick)
+        assert p.returncode == 0, p.stdout + p.stderr
+    seeded, other = sorted(runs.iterdir())
+    first = short_runs[0][0]
+    seq = iolab("report", "--sequence", str(first), str(seeded), "-o", str(tmp_path / "seq"))
+    assert seq.returncode == 0 and list((tmp_path / "seq").glob("*.pdf")), seq.stdout + seq.stderr
+    shutil.copytree(first, runs / first.name)
+    h = iolab("history", "ART RND 4KiB R/W 0/100", "--runs-dir", str(runs), "--json")
+    assert h.returncode == 0, h.stdout + h.stderr
+    lines = {len(t["points"]) for t in json.loads(h.stdout)["history"]["targets"]}
+    assert lines == {2, 1}, h.stdout  # the two seeds on one line, op=0.5 on its own
+    refused = iolab("report", "--sequence", str(first), str(other), "-o", str(tmp_path / "seq2"))
+    assert refused.returncode != 0 and "a sequence report covers runs on one target, these are on 2" in flat(
+        refused.stdout + refused.stderr
+    ), refused.stdout + refused.stderr
