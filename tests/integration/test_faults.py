@@ -336,6 +336,21 @@ def test_a_stopped_trace_analysis_leaves_nothing_it_made_in_a_folder_that_was_th
     assert sorted(f.name for f in out.iterdir()) == ["notes.txt", "plots"] and not list((out / "plots").iterdir())
 
 
+def test_a_stopped_trace_analysis_leaves_no_folder_it_made(tmp_path):
+    """Ctrl-C just after `trace analyze` made its --out folder (and its missing parents), before
+    writing into it, left them empty; one while the plots were drawn removed --out but left the
+    parents it had made. What the command made goes; the folder that was there stays."""
+    from .test_rwsw import msr_trace
+
+    msr_trace(tmp_path / "t.csv")
+    table = tmp_path / "t.parquet"
+    assert iolab("trace", "import", str(tmp_path / "t.csv"), "-f", "msr", "-o", str(table)).returncode == 0
+    for where in ("iolab.store.durable:room_for", "iolab.pages.report.stream_plots:drawings"):
+        p = ctrl_c_at(where, 1, "trace", "analyze", str(table), "--step", "1s", "-o", str(tmp_path / "a" / "b" / "wl"))
+        assert p.returncode == 130 and "Traceback" not in p.stderr, p.stderr
+        assert sorted(f.name for f in tmp_path.iterdir()) == ["t.csv", "t.parquet"], where
+
+
 def test_ctrl_c_as_a_run_is_claimed_leaves_no_claim_file(tmp_path):
     """A stop between the claim file's creation and its lock (`audit --store` as it began) left an
     empty writer.lock in the run, which the next writer took for a dead writer's claim."""

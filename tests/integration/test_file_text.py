@@ -35,6 +35,8 @@ def refused(p) -> str:
         # a header that lacked a column was quoted raw in the refusal ("it has: drive, …")
         ("drive,figure,value,\x1b[2Junit\n", "line 1, field 'column 4': '\\x1b[2Junit' holds a control character"),
         ("drive,figure,value,unit\nX,ART RND 4KiB R/W 65/35,95,µs\tx\n", "line 2, field 'unit': 'µs\\tx' holds"),
+        # a header alone was "line 2: the file lists no figures", of a file without a line 2
+        ("drive,figure,value,unit\n", "line 1: the file has only its header line, no line of figures under it."),
     ],
 )
 def test_a_published_figure_with_a_control_character_is_refused(a_run, tmp_path, csv, says):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from html import unescape
 from pathlib import Path
 
@@ -20,14 +21,18 @@ def flat(text: str) -> str:
     return " ".join(text.split())
 
 
-def two_short_runs(runs: Path) -> list[Path]:
-    """Two quick latency runs of 3 rounds, fewer than the steady-state window (a few seconds)."""
+@pytest.fixture(scope="module")
+def short_runs(tmp_path_factory) -> tuple[list[Path], list[str]]:
+    """Two quick latency runs of 3 rounds, fewer than the steady-state window (a few seconds),
+    and what each `iolab run` printed; read-only for the tests that share them."""
+    runs, said = tmp_path_factory.mktemp("short") / "runs", []
     for _ in range(2):
         p = iolab(
             "run", "latency", "--quick", "--max-rounds", "3", "-t", SMALL_SIM, "--no-report", "--runs-dir", str(runs)
         )
         assert p.returncode == 0, p.stdout + p.stderr
-    return sorted(runs.iterdir())
+        said.append(p.stdout)
+    return sorted(runs.iterdir()), said
 
 
 def test_a_quick_run_with_a_capacity_limit_names_both_on_screen_in_show_and_in_the_report(tmp_path):
@@ -73,10 +78,10 @@ def test_a_range_cut_by_a_limit_names_the_option_that_cut_it_as_given(given, sou
     assert f"tested capacity limited to 0.537 GB of 2.147 GB by {source})" in said, said
 
 
-def test_a_figure_not_measured_carries_only_why_not_a_caveat_on_a_value_it_does_not_have(tmp_path):
+def test_a_figure_not_measured_carries_only_why_not_a_caveat_on_a_value_it_does_not_have(tmp_path, short_runs):
     """Two quick latency runs cut below the steady-state window: the ranking marked their
     99.999 % "— [a]", [a] being STEADY STATE NOT EVALUATED, a caveat on a value neither has."""
-    first, second = two_short_runs(tmp_path / "runs")
+    first, second = short_runs[0]
     c = iolab("compare", str(first), str(second), "--out", str(tmp_path / "cmp"))
     assert c.returncode == 0, c.stdout + c.stderr
     keys = dict(re.findall(r"^\[(\w)\] (.*)$", c.stdout, re.M))
@@ -99,6 +104,27 @@ def test_a_figure_not_measured_carries_only_why_not_a_caveat_on_a_value_it_does_
     keys = dict(re.findall(r"^\[(\w)\] (.*)$", c.stdout, re.M))
     dashes = re.findall(r"— \[(\w)\]", c.stdout)
     assert dashes and all(keys[k].startswith("not measured: its ") for k in dashes), c.stdout
+
+
+def test_a_key_figure_of_a_run_not_at_steady_state_is_marked_as_compare_marks_it(short_runs):
+    """`iolab show` and the end of `iolab run` printed "ART 0/100 428.5 µs" of a run whose steady
+    state was not evaluated, unmarked (the caveat only on the phase line above), where `iolab
+    compare` tagged the same figures [a] STEADY STATE NOT EVALUATED; --json listed no caveat by the
+    figure. One rule (header.steady_caveats) marks them everywhere; a "—" carries no [a]."""
+    (run, _), (ran, _) = short_runs
+    shown = iolab("show", str(run))
+    j = iolab("show", str(run), "--json")
+    for out in (ran, shown.stdout):
+        rows = [line for line in out.splitlines() if line.startswith("│ ART RND 4KiB")]
+        assert len(rows) == 3 and all(re.search(r"\d \[a\] │", row) for row in rows), out
+        assert not re.search(r"— \[a\]", out), out
+        legend = "[a] STEADY STATE NOT EVALUATED (main: 3 rounds, fewer than the 5-round window)"
+        assert legend in flat(out), out
+    figures = json.loads(j.stdout)["runs"][0]["figures"]
+    assert {f["name"]: f.get("caveats") for f in figures if f["name"].startswith("ART")} == dict.fromkeys(
+        ("ART RND 4KiB R/W 100/0", "ART RND 4KiB R/W 65/35", "ART RND 4KiB R/W 0/100"), ["STEADY STATE NOT EVALUATED"]
+    )
+    assert all("caveats" not in f for f in figures if f["value"] is None), figures
 
 
 def test_a_fleet_verdict_says_why_a_figure_of_its_test_was_not_measured_and_did_you_mean_only_for_a_typo(tmp_path):
@@ -152,9 +178,9 @@ def test_a_forced_comparison_lists_the_settings_that_differ_by_meaning_in_one_un
         assert "settle_tolerance" not in said and "'0.05'" not in said and "[[" not in said, said
 
 
-def test_a_declared_spread_is_printed_as_given(tmp_path):
+def test_a_declared_spread_is_printed_as_given(tmp_path, short_runs):
     """`iolab check` printed a declared spread with :g: "0.00001%" as "1e-05 %", "99.99999%" as "100 %"."""
-    base, cand = two_short_runs(tmp_path / "runs")
+    base, cand = short_runs[0]
     tol = tmp_path / "tol.toml"
     tol.write_text('[spread]\n"ART RND 4KiB R/W 100/0" = "0.00001%"\n"ART RND 4KiB R/W 0/100" = "99.99999%"\n')
     p = iolab("check", str(cand), "--baseline", str(base), "--tolerances", str(tol))
@@ -257,3 +283,27 @@ def test_endurance_of_writes_confined_to_part_of_the_drive_says_so_wherever_tbw_
     assert re.search(
         r"TBW = flash capacity × P/E ÷ WAF [\d,.]+ TB \(WAF [\d.]+, .*0\.27 % of the drive's range\)", page
     )
+
+
+def test_a_seeded_run_is_a_run_of_the_same_drive_for_the_sequence_report_as_for_history(tmp_path, short_runs):
+    """Two runs of one simulated drive, one with &seed=3: `iolab history` kept them on one line
+    (a seed is another run of the drive), `iolab report --sequence` refused them as "runs on 2
+    targets". Both now take them as one drive; another drive parameter is still another target."""
+    runs = tmp_path / "runs"
+    quick = ("--quick", "--max-rounds", "1", "--no-report", "--runs-dir", str(runs))
+    for spec in (f"{SMALL_SIM}&seed=3", f"{SMALL_SIM}&op=0.5"):
+        p = iolab("run", "latency", "-t", spec, *quick)
+        assert p.returncode == 0, p.stdout + p.stderr
+    seeded, other = sorted(runs.iterdir())
+    first = short_runs[0][0]
+    seq = iolab("report", "--sequence", str(first), str(seeded), "-o", str(tmp_path / "seq"))
+    assert seq.returncode == 0 and list((tmp_path / "seq").glob("*.pdf")), seq.stdout + seq.stderr
+    shutil.copytree(first, runs / first.name)
+    h = iolab("history", "ART RND 4KiB R/W 0/100", "--runs-dir", str(runs), "--json")
+    assert h.returncode == 0, h.stdout + h.stderr
+    lines = {len(t["points"]) for t in json.loads(h.stdout)["history"]["targets"]}
+    assert lines == {2, 1}, h.stdout  # the two seeds on one line, op=0.5 on its own
+    refused = iolab("report", "--sequence", str(first), str(other), "-o", str(tmp_path / "seq2"))
+    assert refused.returncode != 0 and "a sequence report covers runs on one target, these are on 2" in flat(
+        refused.stdout + refused.stderr
+    ), refused.stdout + refused.stderr

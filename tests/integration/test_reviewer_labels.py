@@ -107,7 +107,7 @@ def test_multi_wsat_figures_are_not_called_steady_state_on_a_run_that_did_not_re
     assert p.returncode == 0, p.stdout + p.stderr
     assert "steady state NOT reached" in flat(p.stdout), p.stdout
     key = flat(p.stdout).split("key figures")[1]
-    assert "(steady state)" not in key and re.search(r"IOPS \(composite\) │ [\d,]+ │ IOPS", key), key
+    assert "(steady state)" not in key and re.search(r"IOPS \(composite\) │ [\d,]+ \[a\] │ IOPS", key), key
     [run] = list(runs.iterdir())
     names = [f["name"] for f in json.loads(iolab("show", str(run), "--json").stdout)["runs"][0]["figures"]]
     assert names[:2] == ["IOPS (composite)", "MB/s (composite)"], names

@@ -59,3 +59,32 @@ def test_a_directory_name_comes_before_a_copy_that_holds_it_as_its_id(a_run, tmp
     shutil.copytree(a_run, runs / "baseline-fw12")
     p = iolab("show", a_run.name, "--json", "--runs-dir", str(runs), timeout=120)
     assert p.returncode == 0 and json.loads(p.stdout)["runs"][0]["path"] == str(runs / a_run.name), p.stderr
+
+
+def test_an_export_folder_and_a_link_to_a_run_in_the_runs_directory_are_not_more_runs(a_run, tmp_path):
+    """`iolab export RUN -o RUNS/ex` and `ln -s RUN RUNS/link`: `show ID` said "ambiguous: 3 run
+    directories … match it", and `runs` listed the export as a broken run and the link as a second
+    run. A run is listed and matched once; an export folder is said to be one, never a run."""
+    runs = tmp_path / "runs"
+    shutil.copytree(a_run, runs / a_run.name)
+    ex = iolab("export", a_run.name, "-o", str(runs / "ex"), "--runs-dir", str(runs), timeout=120)
+    assert ex.returncode == 0 and (runs / "ex" / "cells.csv").is_file(), ex.stderr
+    (runs / "link").symlink_to(runs / a_run.name)
+    for ref in (a_run.name[:15], "iops"):  # its date and time, as `show 20261202-003008` named it
+        shown = iolab("show", ref, "--json", "--runs-dir", str(runs), timeout=120)
+        assert shown.returncode == 0, shown.stderr
+        assert json.loads(shown.stdout)["runs"][0]["path"] == str(runs / a_run.name)
+    listed = iolab("runs", "--runs-dir", str(runs), "--json", timeout=120)
+    assert listed.returncode == 0, listed.stderr
+    rows = json.loads(listed.stdout)["listed"]
+    assert [(r["path"], r["state"]) for r in rows] == [(str(runs / a_run.name), "complete")], rows
+    said = iolab("show", "ex", "--runs-dir", str(runs), timeout=120)
+    assert said.returncode == 2 and "an `iolab export` folder (a copy of a run's tables" in " ".join(
+        said.stderr.split()
+    )
+    # a link to a run that lives elsewhere is that run, listed under the link's name
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "kept").symlink_to(a_run)
+    listed = iolab("runs", "--runs-dir", str(other), "--json", timeout=120)
+    assert [r["path"] for r in json.loads(listed.stdout)["listed"]] == [str(other / "kept")], listed.stdout

@@ -13,6 +13,7 @@ import subprocess
 import threading
 import time
 import urllib.request
+from html import unescape
 from pathlib import Path
 
 import pytest
@@ -280,6 +281,17 @@ def test_a_sequence_comparison_lists_every_runs_caveats_of_each_drive(workload, 
     assert row_of("State") == [each(d, lambda run: "complete") for d in stores]
     assert row_of("Run directory") == [each(d, lambda run: f"../{run.parent.name}/{run.name}") for d in stores]
     assert not [str(v) for v in check_report(html)]
+    # each Multi-WSAT stopped at its round limit, its window not accepted: the summary's caption
+    # called its figures the "mean over the steady-state window" all the same
+    main = [next(iter(summarise(RunStore.open(d["multi-wsat"])))) for d in stores]
+    assert [ph.steady_state for ph in main] == ["not-reached"] * 2, [ph.phase.stop_reason for ph in main]
+    said = " ".join(unescape(re.sub(r"<[^>]+>", " ", text)).split())
+    caption = said[said.index("Source: each run's results.db — Multi-WSAT") :][:400]
+    assert "mean over the steady-state window" not in said, caption
+    assert (
+        "Multi-WSAT and Individual Streams: mean over the measurement window, no steady state "
+        "(D1 Multi-WSAT main (window passes, NOT accepted), D2 Multi-WSAT main (window passes, NOT accepted));"
+    ) in caption, caption
 
 
 # A 400 MiB copy of the default drive (same dies and timings, 28 % over-provisioning).

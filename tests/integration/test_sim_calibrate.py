@@ -126,7 +126,24 @@ def test_a_run_without_steady_state_is_refused(iops_run, tmp_path):
     db.commit()
     db.close()
     msg = _refused(str(run))
-    assert "did not reach steady state" in msg and "round limit reached" in msg
+    # its window passes the rule's numbers (only the stored verdict was planted): said as `show` says it
+    assert "STEADY STATE NOT ACCEPTED in its main phase (round limit reached)" in msg, msg
+
+
+def test_a_run_whose_steady_state_was_not_evaluated_is_refused_in_the_words_show_gives_it(tmp_path):
+    """A --max-rounds 2 run (fewer rounds than the window): `show` says "steady state not
+    evaluated", calibrate refused it as one that "did not reach steady state" (a failed verdict)."""
+    runs = tmp_path / "runs"
+    p = iolab(
+        "run", "latency", "-t", "sim:enterprise-sas?user_gb=0.1", "--quick", "--cell-time", "0.5s",
+        "--max-rounds", "2", "--no-report", "--runs-dir", str(runs),
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr + p.stdout
+    [run] = runs.iterdir()
+    assert "main: 2 complete rounds; steady state not evaluated;" in " ".join(iolab("show", str(run)).stdout.split())
+    msg = _refused(str(run))
+    said = "steady state not evaluated in its main phase (reached the round limit (2) without steady state)"
+    assert said in msg and "did not reach" not in msg, msg
 
 
 def test_bad_base_and_missing_run_are_refused(iops_run, tmp_path):

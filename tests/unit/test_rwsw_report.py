@@ -242,6 +242,8 @@ def test_rwsw_comparison_report_of_two_drives(runs, tmp_path):
     assert pdf_path.name.startswith("compare-rwsw-2drives-")
     html = html_path.read_text()
     assert "RWSW summary: key figures per drive" in html and "Ordinal ranking of the drives per key figure" in html
+    # every Multi-WSAT and stream phase of these runs reached steady state: their window is one
+    assert "Multi-WSAT and Individual Streams: mean over the steady-state window;" in html
     assert html.count("<td>1 of 2</td>") == html.count("<td>2 of 2</td>") == 8 + len(MIX)
     pages = pdf_pages(pdf_path)
     doc_pages = html.count('<section class="page"')

@@ -12,6 +12,7 @@ from pathlib import Path
 from iolab.core.errors import IolabError
 from iolab.core.units import counted
 from iolab.figures.summary import PhaseSummary, summarise
+from iolab.pages.report.steadywords import phase_steady_words
 from iolab.store.manifest import Manifest, manifest_of
 from iolab.store.runstore import RunStore
 
@@ -152,9 +153,12 @@ def _main_phase(m: Manifest, phases: list[PhaseSummary], where: str, run_dir: Pa
     if main is None or not main.cells:
         raise IolabError(f"{where} holds no complete measurement round; nothing to calibrate against.")
     if m.test != "wsat" and not main.steady:
+        # in the words `show` and the report give the phase: "did not reach" read as a failed
+        # verdict of a run whose rounds were too few to judge
         raise IolabError(
-            f"{where} did not reach steady state ({main.phase.stop_reason or 'no verdict'}): its figures "
-            "are not the drive's steady-state figures. Calibrate against a run that reached it."
+            f"{where}: {phase_steady_words(main, short=False)} in its main phase "
+            f"({main.phase.stop_reason or 'no verdict'}): its figures are not the drive's steady-state "
+            "figures. Calibrate against a run that reached it."
         )
     return main
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from iolab.core.errors import IolabError
 from iolab.core.procs import same_process_alive
-from iolab.core.runfiles import run_name_order
+from iolab.core.runfiles import not_a_run_of, run_name_order
 from iolab.core.safefile import read_json
 from iolab.core.units import counted
 from iolab.store.manifest import Manifest, runs_root, unknown_parts
@@ -138,7 +138,9 @@ def list_runs(root: Path | None = None) -> list[RunSummary]:
     if not root.is_dir():
         return []
     return [
-        summarise_run(d) for d in sorted(root.iterdir(), key=lambda d: run_name_order(d.name)) if _looks_like_run(d)
+        summarise_run(d)
+        for d in sorted(root.iterdir(), key=lambda d: run_name_order(d.name))
+        if _looks_like_run(d) and not not_a_run_of(d, root)
     ]
 
 

@@ -166,8 +166,8 @@ def read_published(path: Path, known: dict[str, KeyMetric]) -> list[PublishedFig
             raise _problem(path, line, "figure", f"{f['drive']!r} has {f['figure']!r} already on line {seen[key]}.")
         seen[key] = line
         out.append(PublishedFigure(f["drive"], f["figure"], value, f["unit"], higher, f"{path}:{line}"))
-    if not out:
-        raise _problem(path, 2, None, "the file lists no figures.")
+    if not out:  # every line under the header was blank: there is no line 2 to point at
+        raise _problem(path, 1, None, "the file has only its header line, no line of figures under it.")
     return out
 
 

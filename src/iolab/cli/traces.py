@@ -271,7 +271,7 @@ def analyze(
     """Stream analysis of an IO table (SNIA RWSW): streams, dominant streams, per-step metrics;
     writes the composite and replay workloads for `iolab run multi-wsat|streams-wsat|replay|dirth-rwsw`."""
     from iolab.store.durable import room_for
-    from iolab.targets.writepolicy import output_dir
+    from iolab.targets.writepolicy import made_for
     from iolab.traces.analysis import composite, replay
     from iolab.traces.analysis.replaylimits import check_compress
     from iolab.traces.analysis.streams import analyse as run_analysis
@@ -292,8 +292,13 @@ def analyze(
     plan = replay(a, compress=compress, queue_depth=qd, threads=threads, streams=replay_streams)
     check_compress(a, plan, compress)
     made = not out.exists()
-    output_dir(out, "analysis directory")
-    with room_for("the analysis", out, "run the same `iolab trace analyze` again"), kept_whole(out, made):
+    # made_for: the folders this makes (--out and its missing parents) go again when it is stopped
+    # or fails, a stop just after their mkdir too (output_dir before the `with` left them empty)
+    with (
+        made_for(out, "analysis directory"),
+        room_for("the analysis", out, "run the same `iolab trace analyze` again"),
+        kept_whole(out, made),
+    ):
         written = write_analysis(a, w, plan, out, console)
     # printed once it is on disk: a disk that fills (exit 5, nothing kept) shows no tables on
     # stdout that a user or a script would take for a saved analysis

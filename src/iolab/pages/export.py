@@ -28,6 +28,7 @@ from iolab.core.cellschema import EXPORTED, CellRow
 from iolab.core.errors import IolabError
 from iolab.core.fieldtypes import json_finite
 from iolab.core.results import row_spans
+from iolab.core.runfiles import EXPORT_CELLS, EXPORT_FORMATS
 from iolab.core.safefile import read_json
 from iolab.figures.power import stored_power
 from iolab.figures.summary import PhaseSummary, summarise
@@ -38,8 +39,8 @@ from iolab.store.writer import claim_if_inside
 from iolab.targets.writepolicy import check_file, dir_problems, made_for, output_files, refusal
 from iolab.traces.sqltext import sql_str
 
-FORMATS = ("csv", "json", "parquet")
-TABLES = ("cells", "window", "steady", "phases", "series", "histograms", "power")  # as collect() returns them
+FORMATS = EXPORT_FORMATS
+TABLES = (EXPORT_CELLS, "window", "steady", "phases", "series", "histograms", "power")  # as collect() returns them
 
 
 @dataclass(frozen=True)

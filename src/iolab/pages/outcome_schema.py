@@ -88,20 +88,20 @@ DEFS = {
             "value": NUM_OR_NULL,
             "round_values": _arr(NUM),
         },
-        # added within version 1: why a figure without a value was not measured (too few IOs)
-        # and what a value is of where its name may claim more ("steady-part": was the part steady)
+        # added within version 1: why a figure without a value was not measured (too few IOs), what a
+        # value is of where its name may claim more ("steady-part"), its run's steady-state caveats
         {
             "audit": _arr(_t("string")),
             "kind": KIND,
             "unmeasured": _t("string"),
             "note": _t("string"),
             "caveat": _t("boolean"),
+            "caveats": _arr(_t("string")),
             "steady_part": _ref("steady_part"),
         },
     ),
-    # added within version 1: a "steady-part" figure's part and its verdict by the run's rule
-    # (figures/consistency.py part_record); the numbers the figure's `note` words. `steady` null:
-    # too few seconds to judge, and then no range or excursion. Percentages of the pieces' mean.
+    # added within version 1: a "steady-part" figure's part and verdict by the run's rule (consistency.py
+    # part_record); `steady` null: too few seconds to judge (no range or excursion); % of the pieces' mean
     "steady_part": _obj(
         {
             "from_s": NUM,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from rich import box
-from rich.console import Console, JustifyMethod
+from rich.console import Console
 from rich.markup import escape as esc
 from rich.table import Table
 
@@ -21,11 +21,14 @@ from iolab.core.steady import (
     SteadyState,
 )
 from iolab.core.units import denoise, duration, eng, kib_label, num, pct_text
-from iolab.figures.audit import Audit, kinds_of, marker, stored_audit
+from iolab.figures.audit import Audit, marker, stored_audit
 from iolab.figures.endurance import Endurance, endurance, measures_endurance
 from iolab.figures.points import today_decision
 from iolab.figures.power import stored_power
 from iolab.figures.summary import PhaseSummary, interval_label, rounds_count, summarise
+from iolab.pages.figuretable import render_figures
+from iolab.pages.report.header import steady_caveats
+from iolab.pages.report.rundata import RunData
 from iolab.pages.runwords import INFO_STEADY_WORDS, once_each, rounds_text
 from iolab.store.manifest import manifest_of, unknown_parts, unknown_text
 from iolab.store.resultsdb import unknown_schema
@@ -92,7 +95,8 @@ def render(store: RunStore, console: Console, view: PhaseView | None = None, fig
             if d["phase"] == ph.phase.name or d["phase"] in after.get(ph.phase.name, ()):
                 console.print(esc(f"decision: {decision_text(today_decision(d))}"), soft_wrap=True)
     if figures is not None and phases:
-        render_figures(figures([phases]), phases, console, audit)
+        run = RunData(store.dir, m, phases, store.cells(kind="precondition"), store.dir, audit)
+        render_figures(figures([phases]), phases, console, audit, steady_caveats(run))
     if measures_endurance(m) and phases:  # the tests whose report has an Endurance page
         render_endurance(endurance(m, phases, store.cells(kind="precondition")), console, audit)
     render_power(stored_power(store.dir), console)
@@ -168,51 +172,6 @@ def render_endurance(e: Endurance, console: Console, audit: Audit | None = None)
         text += f"  {marker(audit.marks(('endurance', 'WAF')))}"
     console.print()
     console.print(esc(text), soft_wrap=True)
-
-
-def render_figures(metrics, phases: list[PhaseSummary], console: Console, audit: Audit | None = None) -> None:
-    """The figures `iolab compare` ranks drives by, for this run alone; each value marked with the
-    failed audit invariants that touch it, and a figure without one with why it has none."""
-    t = Table(title="key figures", title_justify="left")
-    columns: tuple[tuple[str, JustifyMethod], ...] = (
-        ("figure", "left"),
-        ("value", "right"),
-        ("unit", "left"),
-        ("", "left"),
-    )
-    for col, justify in columns:
-        t.add_column(col, justify=justify)
-    values = [k.get(phases) for k in metrics]
-    # a failed invariant marks a value: a figure without one ("—") carries only why it has none,
-    # said below the table where its getter knows (a percentile of too few IOs), as the stored
-    # record and a spec sheet's verdict do
-    marks = [audit.marks(kinds_of(k.name, k.unit)) if audit and v is not None else () for k, v in zip(metrics, values)]
-    if any(marks):
-        t.add_column("audit", justify="left", style="red")
-    unmeasured = []
-    for k, v, mk in zip(metrics, values, marks):
-        t.add_row(esc(k.name), k.fmt(v), esc(k.unit), k.direction, *([esc(marker(mk))] if any(marks) else []))
-        why = k.unmeasured(phases) if v is None else ""
-        if why:
-            unmeasured.append(f"— {k.name}: not measured, {why}")
-    console.print()
-    console.print(t)
-    for line in unmeasured:
-        console.print(esc(line), soft_wrap=True)
-    _notes(metrics, values, phases, console)
-
-
-def _notes(metrics, values: list[float | None], phases: list[PhaseSummary], console: Console) -> None:
-    """What figures are of where their names may claim more, each said once (two figures of one
-    steady part share it): a caveat in red, naming the figures it qualifies."""
-    said: dict[tuple[str, bool], list[str]] = {}
-    for k, v in zip(metrics, values):
-        if v is None or not (note := k.note(phases)):
-            continue
-        said.setdefault((note, bool(k.caveat(phases))), []).append(k.name)
-    for (note, caveat), names in said.items():
-        line = esc(f"{', '.join(names)}: {note}")
-        console.print(f"[red]{line}[/]" if caveat else line, soft_wrap=True)
 
 
 def render_ranking(st, console: Console, report: bool = True) -> None:

@@ -19,7 +19,7 @@ from iolab.core.errors import IolabError
 from iolab.core.fieldtypes import shown as _shown
 from iolab.core.fieldtypes import wrong_type
 from iolab.core.procs import boot_id, process_start
-from iolab.core.runfiles import FLEET_FILE, SHELL_RUNS_VAR
+from iolab.core.runfiles import FLEET_FILE, SHELL_RUNS_VAR, not_a_run_of
 from iolab.core.safefile import read_json
 from iolab.core.usertext import name_problem
 from iolab.store.oldscaling import credit_limit
@@ -355,7 +355,11 @@ def runs_named(text: str) -> list[Path]:
         names = sorted(d.name for d in root.iterdir()) if root.is_dir() else []
     except OSError:  # an unreadable runs root holds no run this command can open
         return []
-    runs = [(root / n, _run_id(root / n)) for n in names if (root / n / "manifest.json").exists()]
+    runs = [
+        (root / n, _run_id(root / n))
+        for n in names
+        if (root / n / "manifest.json").exists() and not not_a_run_of(root / n, root)
+    ]
     exact = [d for d, run_id in runs if run_id == text]
     return exact or [d for d, run_id in runs if text in d.name or text in (run_id or "")]
 

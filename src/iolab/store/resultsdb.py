@@ -20,6 +20,7 @@ from urllib.parse import quote
 from iolab.core.cellschema import ADDED_CELL_COLUMNS, CREATE_CELLS, CellRow, cell_row
 from iolab.core.errors import IolabError
 from iolab.core.results import RoundResult, output_damage
+from iolab.core.runfiles import is_export
 from iolab.core.safefile import check_regular
 from iolab.core.steady import VariableVerdict
 from iolab.store import dbidentity
@@ -222,6 +223,11 @@ def open_readonly(
         check_regular(db, "the run's results database")
     if writer_alive and not db.is_file():
         return _empty(), None
+    if not db.is_file() and is_export(path):
+        raise IolabError(
+            f"{path}: an `iolab export` folder (a copy of a run's tables and its manifest.json), not a run "
+            "directory. Give the run's own directory."
+        )
     if not db.is_file():
         what = "manifest.json but no results.db" if has_manifest else "no manifest.json and no results.db"
         raise IolabError(

@@ -30,6 +30,19 @@ def drive_key(preset: str, options: dict[str, str]) -> tuple:
     return (preset, tuple(sorted((k, _value(k, v)) for k, v in drive_options(preset, options).items())))
 
 
+def drive_of_spec(spec: str) -> str:
+    """The drive a target spec names, as one key: a sim: spec's drive_key without its seed, any
+    other spec as written. seed=k changes the simulated drive's random stream, not the drive: its
+    runs are more runs of that drive, as `iolab history` keeps them on the drive's line
+    (automation/history.drive_of) and a sequence report takes them (pages/report/sequence.py)."""
+    if not spec.startswith("sim:"):
+        return spec
+    preset, _, query = spec.removeprefix("sim:").partition("?")
+    options = dict(q.partition("=")[::2] for q in query.split("&") if q)
+    options.pop("seed", None)
+    return repr(drive_key(preset, options))
+
+
 def drive_options(preset: str, options: dict[str, str]) -> dict[str, str]:
     """A spec's options as the drive they make: its seed (0 when none is given), and each other
     option but a drive parameter that leaves the drive as it is (user_gb=400 on enterprise-sas,

@@ -368,7 +368,9 @@ def made_for(path: str | Path, what: str) -> Iterator[Path]:
             for d in missing:
                 try:
                     d.rmdir()
-                except OSError:  # something is in it (not the writer's: it removes its own), or it is gone
+                except FileNotFoundError:  # the writer removed it whole (kept_whole): on to its parents
+                    continue
+                except OSError:  # something is in it (not the writer's: it removes its own)
                     break
         raise
 

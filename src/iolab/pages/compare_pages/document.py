@@ -290,7 +290,7 @@ def figure_marks(runs: Sequence[RunData], metrics: Sequence[KeyMetric]) -> tuple
     (too few IOs for a percentile), else nothing: a caveat on a value is none on its absence."""
     out = []
     for r in runs:
-        steady = [c.head for c in header.measure_caveats(r) if c.head != header.AUDIT_FAILED]
+        steady = [c.head for c in header.steady_caveats(r)]
         row = []
         for m in metrics:
             if m.get(r.phases) is None:

@@ -19,6 +19,7 @@ from typing import Protocol
 
 from iolab import __version__
 from iolab.core.errors import IolabError
+from iolab.core.steady import STEADY_REACHED
 from iolab.core.testparams import Param
 from iolab.core.units import counted
 from iolab.figures.compare import NOT_MEASURED, KeyMetric, check_comparable, summary_table
@@ -184,7 +185,7 @@ def summary_pages(drives: list[dict[str, RunData]], labels: list[str], tests: Se
     st = summary_table(labels, by_test, metrics)
     n = len(drives)
     src = (
-        "Source: each run's results.db — Multi-WSAT and Individual Streams: mean over the steady-state window; "
+        f"Source: each run's results.db — Multi-WSAT and Individual Streams: {window_mean(drives, labels, tests)}; "
         "Replay-Native: all IOs over all steps; DIRTH: the OIO 32 cell. Ranks compare the values as printed; tied "
         "drives share a rank (1, 2, 2, 4); a drive without the figure is not ranked, and a figure only one "
         "drive has is ranked for none."
@@ -220,6 +221,31 @@ def summary_pages(drives: list[dict[str, RunData]], labels: list[str], tests: Se
     pages = table_pages(f"{family} Summary and Rankings", [values, ranks]) + table_pages("Runs Compared", [info])
     pages.append(_metric_bars_page(metrics, st.values, labels))
     return pages
+
+
+# the tests whose summary figures are each phase's mean over its window (the caption's words)
+WINDOW_MEAN_TESTS = ("multi-wsat", "streams-wsat")
+
+
+def window_mean(drives: list[dict[str, RunData]], labels: list[str], tests: Sequence[TestDef]) -> str:
+    """What the Multi-WSAT and Individual Streams figures are the mean over: the steady-state
+    window only where each phase behind them reached steady state; a phase that did not (a stream
+    at its round limit) is named, its figures being of its measurement window."""
+    label = {t.name: t.label for t in tests}
+    phases = [
+        (f"{lab.split()[0]} {label[name]} {ph.phase.name}{steady_suffix(ph)}", ph.steady_state == STEADY_REACHED)
+        for d, lab in zip(drives, labels)
+        for name, r in d.items()
+        if name in WINDOW_MEAN_TESTS
+        for ph in r.phases
+        if ph.window
+    ]
+    unsteady = ", ".join(said for said, steady in phases if not steady)
+    if not unsteady:
+        return "mean over the steady-state window"
+    if not any(steady for _, steady in phases):
+        return f"mean over the measurement window, no steady state ({unsteady})"
+    return f"mean over the measurement window, a steady-state window except for {unsteady}"
 
 
 @dataclass(frozen=True)

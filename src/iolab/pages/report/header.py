@@ -373,6 +373,12 @@ def measure_caveats(run: RunData) -> list[Caveat]:
     return out
 
 
+def steady_caveats(run: RunData) -> list[Caveat]:
+    """measure_caveats' caveats every figure of the run carries (not the audit's: only the figures
+    it touches): the [a] of compare, show and run, a --json figure's caveats."""
+    return [c for c in measure_caveats(run) if c.head != AUDIT_FAILED]
+
+
 NOT_EVALUATED = "STEADY STATE NOT EVALUATED"
 NOT_ACCEPTED = "STEADY STATE NOT ACCEPTED"
 AUDIT_FAILED = "AUDIT FAILED"

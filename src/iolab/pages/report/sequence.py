@@ -25,6 +25,7 @@ from iolab.pages.report.rwsw_selftest import capture_key, is_selftest
 from iolab.pages.report.sections import table_pages
 from iolab.pages.runwords import rounds_text
 from iolab.store.manifest import manifest_run_key
+from iolab.targets.sim_facts import drive_of_spec
 
 SUMMARY = "Sequence Summary"
 
@@ -41,8 +42,9 @@ class SequenceMember:
 
 def order_runs(runs: Sequence[RunData]) -> list[RunData]:
     """The runs in the order they ran; all on one target (a sequence tests one drive; a quick
-    one on a simulated drive, each test on its own copy of it)."""
-    targets = {r.manifest.target.get("copy_of") or r.manifest.target.get("spec") for r in runs}
+    one on a simulated drive, each test on its own copy of it). A simulated drive's runs with
+    another seed are runs of the same drive, as `iolab history` takes them (sim_facts.drive_of_spec)."""
+    targets = {drive_of_spec(str(r.manifest.target.get("copy_of") or r.manifest.target.get("spec"))) for r in runs}
     if len(targets) > 1:
         listed = "; ".join(f"{r.manifest.run_id} on {r.manifest.target.get('spec')}" for r in runs)
         raise IolabError(
