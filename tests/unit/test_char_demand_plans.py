@@ -108,10 +108,15 @@ def test_rounds_are_built_at_the_best_of_the_queue_depth_and_thread_searches():
     [cell], decision = rounds.build(cell_of)[0].cells, rounds.build(cell_of)[1]
     assert (cell.workload.threads, cell.workload.queue_depth, cell.workload.read_pct) == (2, 2, 100.0)
     assert rounds.build(cell_of)[0].max_rounds == 7 and decision.chosen == {"threads": 2, "queue_depth": 2}
-    # more threads gained nothing over the queue-depth search's best: its thread count stays
-    worse = [Sample(1, c.key, iops, None, c.workload.outstanding) for c, iops in zip(built.cells, (28, 30, 29))]
-    [cell] = rounds.build({search.name: qd_samples, built.name: worse})[0].cells
+    # more threads gained nothing over one thread in the thread search itself: its thread count stays
+    flat = [Sample(1, c.key, iops, None, c.workload.outstanding) for c, iops in zip(built.cells, (30, 30, 29))]
+    [cell] = rounds.build({search.name: qd_samples, built.name: flat})[0].cells
     assert (cell.workload.threads, cell.workload.queue_depth) == (1, 2)
+    # judged within the thread search, not against the queue-depth search's figure a phase earlier
+    # (30 there): two threads' 30 beat one thread's 28 measured beside them
+    later = [Sample(1, c.key, iops, None, c.workload.outstanding) for c, iops in zip(built.cells, (28, 30, 29))]
+    [cell] = rounds.build({search.name: qd_samples, built.name: later})[0].cells
+    assert (cell.workload.threads, cell.workload.queue_depth) == (2, 2)
 
 
 def test_key_figures_and_pages_read_the_ramps_stored_decision(tmp_path):
