@@ -329,6 +329,17 @@ def test_a_fleet_stopped_twice_still_stops_its_drives_and_stores_its_end(tmp_pat
     # before: the second stop went out of the fleet as the first was handled: fleet.json said
     # 'running' and d1 'running', and d1, never told, ran on after the coordinator had gone
     _fleet_of_one_stopped_by_sigterm(TERM_TWICE, tmp_path)
+    # and d1, its run ended by the stop (as it started or part-way), is said so: it read "ERROR",
+    # "1 did not complete: error" and a JUnit <error>, though `iolab resume FLEET` goes on with it
+    d, _ = fleet_state(tmp_path / "runs")
+    shown = iolab("fleet", str(d))
+    said = " ".join(shown.stdout.split())
+    assert shown.returncode == 143 and "ERROR" not in said and "1 interrupted (resumable) (d1)" in said, said
+    report = json.loads((d / "report.json").read_text())
+    assert report["drives"][0]["verdict"] == "interrupted" and report["exit_code"] == 143, report["drives"][0]
+    assert (report["summary"]["interrupted_drives"], report["summary"]["error_drives"]) == (["d1"], [])
+    junit = (d / "junit.xml").read_text()
+    assert 'errors="0"' in junit and '<skipped message="d1 (' in junit and "goes on with it" in junit, junit
 
 
 # `iolab ARGS` with --fleet that sends itself SIGTERM as the first drive is handed to the pool that

@@ -23,7 +23,7 @@ from iolab.figures.fleet import (
 )
 from iolab.figures.fleetpool import Pool
 from iolab.figures.specsheet import SpecSheet, Verdict
-from iolab.pages.fleet_junit import NOT_STARTED_WHY, exit_code, steady_words
+from iolab.pages.fleet_junit import NOT_STARTED_WHY, exit_code, interrupted_why, steady_words
 
 REPORT_SCHEMA = "iolab-fleet-report"
 
@@ -283,10 +283,12 @@ def outlier_cell(r: dict) -> str:
 
 # "error": the drive's run did not complete, so nothing judged it (JUnit's <error>, which CI
 # systems count apart from a <failure>); "failed" is a drive judged and found wanting;
-# "not-started": the fleet stopped before the drive began: never tested, neither failed nor passed
-VERDICTS = ("passed", "failed", "error", "not-started", "not-judged")
+# "not-started": the fleet stopped before the drive began: never tested, neither failed nor passed;
+# "interrupted": a stop ended its run part-way (it stored what it measured): not yet tested, and
+# `iolab resume FLEET` goes on with it
+VERDICTS = ("passed", "failed", "error", "interrupted", "not-started", "not-judged")
 # said only of a fleet that has them: "0 did not complete" beside every fleet was noise
-_SAID_WHEN_SEEN = ("error", "not-started")
+_SAID_WHEN_SEEN = ("error", "interrupted", "not-started")
 
 
 # a verdict as the summary line says it of one or more drives
@@ -294,6 +296,7 @@ VERDICT_WORDS = {
     "passed": "passed",
     "failed": "FAILED",
     "error": "did not complete: error",
+    "interrupted": "interrupted (resumable)",
     "not-started": "not started",
     "not-judged": "not judged",
 }
@@ -301,7 +304,8 @@ VERDICT_WORDS = {
 
 def drive_verdict(r: dict) -> tuple[str, list[str]]:
     """A drive's own verdict and why: not-started when the fleet stopped before it began (it was
-    shown "ERROR", as a run that crashed); error when its run did not complete (crashed, refused, its
+    shown "ERROR", as a run that crashed); interrupted when a stop ended its run part-way or as it
+    started (resumable: it was shown "ERROR" too, though `iolab resume FLEET` goes on with it); error when its run did not complete (crashed, refused, its
     host died: not judged, as its JUnit `run` case is an <error>; "FAILED" beside a drive judged
     and found wanting read as the same); failed (it is an outlier, it fails a criterion, or its
     run was required to reach steady state and did not), else not-judged
@@ -314,6 +318,8 @@ def drive_verdict(r: dict) -> tuple[str, list[str]]:
         return "pending", [f"its run is {r['state']}"]
     if r["state"] == "not-started":
         return "not-started", [NOT_STARTED_WHY]
+    if r["state"] == "interrupted":
+        return "interrupted", [interrupted_why(r)]
     if r["state"] != "complete":
         return "error", [f"its run did not complete ({r['state']})"]
     failed = [f"outlier on {f}" for f in r["outliers"]]

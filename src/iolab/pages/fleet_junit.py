@@ -25,6 +25,16 @@ NOT_STARTED_WHY = (
 )
 
 
+def interrupted_why(r: dict) -> str:
+    """Why a drive whose run a stop ended (part-way, or as it started) has no verdict yet: it is
+    not a failure of the drive, and the fleet's resume goes on with it."""
+    how = f" ({r['error']})" if r.get("error") else ""
+    return (
+        f"interrupted{how}: a stop ended its run before it completed, so it is not judged yet (neither failed "
+        "nor passed); `iolab resume` of the fleet goes on with it"
+    )
+
+
 def steady_words(state: str | None, not_accepted: str | None, unknown: str = "n/a") -> str:
     """A run's steady state as history, the fleet's pages and `show` word it: a window that passes
     the rule's range and slope but was not accepted (figures/fleet.not_accepted) is "NOT
@@ -63,7 +73,8 @@ def stop_code(stopped_by: str | None) -> int:
 
 def exit_code(doc: dict) -> int:
     """A drive that did not complete: its own run's status (the first such, in fleet order; a
-    drive never started: the fleet's stop, which is why it was not run); else
+    drive never started, or whose run the fleet's stop ended: that stop, which is why it was not
+    run to its end); else
     6 when a drive's own run said it did not reach the steady state asked for (`--require-steady`
     reaches every drive's run: its figures are then not the ones asked for, to judge or to
     pass); else 7 (as `iolab check`'s regression) when a drive fails a criterion or is an
@@ -73,6 +84,8 @@ def exit_code(doc: dict) -> int:
             continue  # not ended yet (a fleet shown while it runs): no status of its own to give
         if r["state"] == "not-started":  # it was 2, bad input, for a drive the fleet's stop kept from running
             return stop_code(doc["fleet"].get("stopped_by"))
+        if r["state"] == "interrupted" and doc["fleet"].get("stopped_by"):  # the fleet's stop ended its run
+            return stop_code(doc["fleet"]["stopped_by"])
         if r["state"] != "complete":
             return _drive_code(r.get("exit_code"))
     if any(r.get("exit_code") == Exit.NOT_STEADY for r in doc["drives"]):
@@ -150,10 +163,9 @@ def junit_xml(doc: dict) -> str:
             )
 
         ran = r["state"] == "complete"
-        why = f"{r['name']} ({r['target']} on {r['where']}): " + (
-            NOT_STARTED_WHY
-            if r["state"] == "not-started"
-            else r["state"] + (f": {r['error']}" if r.get("error") else "")
+        stopped = {"not-started": NOT_STARTED_WHY, "interrupted": interrupted_why(r)}
+        why = f"{r['name']} ({r['target']} on {r['where']}): " + stopped.get(
+            r["state"], r["state"] + (f": {r['error']}" if r.get("error") else "")
         )
         if ran:  # which drive it was: a CI job's reader replaces it by its serial
             why += f"; {facts_text(r)}"
@@ -161,10 +173,11 @@ def junit_xml(doc: dict) -> str:
         # refusal, a host that died), not a <failure> (judged and found wanting: an outlier, a
         # missed bound); CI systems count and show the two apart. A drive still running or not
         # yet started (a fleet shown while it runs) is skipped: it has not ended either way; one
-        # the fleet's stop kept from starting too, never tested (an <error> read as its crash).
+        # the fleet's stop kept from starting too, never tested (an <error> read as its crash), and
+        # one whose run a stop ended, which the fleet's resume goes on with.
         if r["state"] in ("running", "pending"):
             body = f"<skipped message={quoteattr('not ended yet: ' + why)}/>"
-        elif r["state"] == "not-started":
+        elif r["state"] in stopped:
             body = f"<skipped message={quoteattr(why)}/>"
         else:
             body = "" if ran else f'<error message={quoteattr(why)} type="run"/>'

@@ -117,7 +117,7 @@ def render(doc: dict, console) -> None:
         cap = r.get("capacity_bytes")
         facts = [r.get(k) or "—" for k in ("model", "serial", "firmware")]
         size = human_bytes(cap) if isinstance(cap, (int, float)) else "—"
-        verdict = {"failed": "FAIL", "passed": "pass", "error": "ERROR"}.get(
+        verdict = {"failed": "FAIL", "passed": "pass", "error": "ERROR", "interrupted": "interrupted (resumable)"}.get(
             r["verdict"], r["verdict"].replace("-", " ")
         )
         d.add_row(
