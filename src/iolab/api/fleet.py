@@ -230,6 +230,10 @@ def _hosts_file(drive: FleetDrive, d: Path) -> Path:
 def _command(state: FleetState, drive: FleetDrive, d: Path, root: Path) -> list[str]:
     cmd = [sys.executable, "-c", CHILD_MAIN, *state.args]
     cmd += ["--target", drive.target, "--json", "--quiet", "--runs-dir", str(root)]
+    # the fleet's sheet (the fleet file's or --spec-sheet's, as the fleet keeps it) opens each
+    # drive's own report: only --spec-sheet's reached them, so the fleet file's runs had no front page
+    if state.spec_sheet:
+        cmd += ["--spec-sheet", state.spec_sheet]
     if drive.host is not None:
         cmd += ["--hosts-file", str(_hosts_file(drive, d))]
     return cmd

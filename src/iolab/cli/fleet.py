@@ -17,8 +17,9 @@ from iolab.core.errors import IolabError
 from iolab.run.stopsignals import stop_on_signals
 
 # Options the coordinator takes for itself (with their value, when they take one); the rest of
-# `iolab run`'s command line goes to every drive's run as given.
-_OWN_VALUED = ("--fleet", "--runs-dir", "--target", "-t")
+# `iolab run`'s command line goes to every drive's run as given. --spec-sheet is the fleet's sheet,
+# which each drive's run takes from the fleet as the fleet file's (api/fleet._command)
+_OWN_VALUED = ("--fleet", "--runs-dir", "--target", "-t", "--spec-sheet")
 _OWN_FLAGS = ("--json", "--quiet", "-q")
 _NOT_WITH_FLEET = ("--target", "-t", "--paths", "--hosts", "--hosts-file", "--repeat")
 
