@@ -27,8 +27,32 @@ def planned_share(name: str, value: str, test: str = "xsr") -> str:
 def test_plan_prints_a_bare_share_as_the_percentage_it_is():
     assert planned_share("recovery_tolerance", "20") == "20 %"
     assert planned_share("recovery_tolerance", "20%") == "20 %"
-    assert planned_share("recovery_tolerance", "0.2") == "0.2 %"
+    assert planned_share("recovery_tolerance", "0.2%") == "0.2 %"  # from above 0 to 1: only with its %
     assert planned_share("tolerance", "1.5", "latency-demand") == "1.5 %"  # was refused: "give a fraction …"
+
+
+def test_a_percentage_from_above_0_to_1_without_its_percent_sign_is_refused(tmp_path):
+    """--set min_gain=0.002, written as a fraction for 0.2 %, was read as 0.002 % (a bare number is
+    a percentage): a search stopped 100 times later than meant, with no word. One rule for every
+    percentage of every test: from above 0 to 1 it is written with its %; 0 and a bare 2 stand."""
+    runs = tmp_path / "runs"
+    for test, given, says in (
+        ("max-iops", "min_gain=0.002", "write 0.002% for 0.002 %, or 0.2% for the fraction 0.002"),
+        ("latency-demand", "tolerance=1", "write 1% for 1 %, or 100% for the fraction 1"),
+        ("entropy", "entropies=0,0.5,1", "write 0.5% for 0.5 %, or 50% for the fraction 0.5"),
+    ):
+        p = iolab("run", test, "--quick", "--no-report", "-t", SMALL_SIM, "--set", given, "--runs-dir", str(runs))
+        said = " ".join(p.stderr.split())
+        assert p.returncode == 2 and "Traceback" not in said and says in said, said
+        assert said.startswith(f"iolab: --set {given.replace('=', '=' + chr(39))}' (test {test}): "), said
+        assert said.endswith("Nothing was run or written.") and said.count("iolab:") == 1, said
+    assert not runs.exists()
+    for given, shown in (("min_gain=0.2%", "0.2 %"), ("min_gain=2", "2 %"), ("min_gain=0", "0 %")):
+        assert planned_share(*given.split("="), "max-iops") == shown
+    listed = iolab("plan", "entropy", "--quick", "--set", "entropies=0%,50%,100%")  # a list, each with its %
+    assert listed.returncode == 0 and "entropies: 0, 50, 100 (set with --set)" in " ".join(listed.stdout.split())
+    listed = " ".join(iolab("tests", "max-iops").stdout.split())  # the unit, said where it is listed
+    assert "less than this [a percentage: 5 or 5%; from above 0 to 1 only with its %, e.g. 0.5%]" in listed
 
 
 def test_check_and_set_read_a_bare_5_alike(tmp_path):
@@ -110,15 +134,15 @@ def test_a_share_is_printed_with_the_digits_given_never_in_exponent_form(tmp_pat
         assert "Traceback" not in p.stderr, p.stderr
         return " ".join((p.stdout + p.stderr).split())
 
-    demand = said(iolab("plan", "latency-demand", "--quick", "-t", SMALL_SIM, "--set", "tolerance=0.00001"))
+    demand = said(iolab("plan", "latency-demand", "--quick", "-t", SMALL_SIM, "--set", "tolerance=0.00001%"))
     assert "tolerance: 0.00001 % (set with --set)" in demand and "more than 0.00001 % below the demanded" in demand
-    gain = said(iolab("plan", "max-iops", "--quick", "-t", SMALL_SIM, "--set", "min_gain=0.00001"))
+    gain = said(iolab("plan", "max-iops", "--quick", "-t", SMALL_SIM, "--set", "min_gain=0.00001%"))
     assert "gaining less than 0.00001 % IOPS" in gain and "gained at least 0.00001 %" in gain
     for text in (demand, gain):
         assert "e-05" not in text, text
 
     runs = tmp_path / "runs"
-    p = iolab("run", "xsr", "--quick", "-t", SMALL_SIM, "--set", "recovery_tolerance=0.00001", "--no-report",
+    p = iolab("run", "xsr", "--quick", "-t", SMALL_SIM, "--set", "recovery_tolerance=0.00001%", "--no-report",
               "--runs-dir", str(runs))  # fmt: skip
     assert p.returncode == 0, p.stdout + p.stderr
     [run] = list(runs.iterdir())

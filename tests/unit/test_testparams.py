@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 from iolab.api import registry
 from iolab.api import runs as api
 from iolab.cli.app import app
+from iolab.core import percentages, testparams
 from iolab.core import plan as plans
-from iolab.core import testparams
 from iolab.core.errors import IolabError
 from iolab.core.plan import Cell, Phase, Profile
 from iolab.core.testparams import Param
@@ -25,7 +25,7 @@ from iolab.targets import parse_target
 STEPS = Param(
     "steps", (1000, 2000), "demand steps in IOPS", testparams.int_list, testparams.show_list, source="published reviews"
 )
-TOL = Param("tolerance", 0.02, "shortfall that ends the ramp", testparams.fraction, testparams.show_percent)
+TOL = Param("tolerance", 0.02, "shortfall that ends the ramp", percentages.fraction, testparams.show_percent)
 
 
 def build(profile: Profile, target, workload=None) -> plans.TestPlan:
@@ -64,16 +64,16 @@ def ramp():
 def test_parsers_accept_what_they_say_and_refuse_the_rest():
     assert testparams.int_list("5000:5000:20000") == (5000, 10000, 15000, 20000)
     assert testparams.int_list("1,2,4") == (1, 2, 4)
-    assert testparams.fraction("2%") == pytest.approx(0.02)
-    assert testparams.fraction("50") == 0.5  # a bare number is a percentage, as every iolab option takes one
-    assert testparams.fraction("0.5") == pytest.approx(0.005)
+    assert percentages.fraction("2%") == pytest.approx(0.02)
+    assert percentages.fraction("50") == 0.5  # a bare number is a percentage, as every iolab option takes one
+    assert percentages.fraction("0.5") == pytest.approx(0.005)
     assert testparams.percent_list("0,50,100") == (0, 50, 100)
     assert testparams.seconds("2h") == 7200
     assert testparams.size_list("512,4k,1m") == (512, 4096, 1 << 20)
     for parse, bad in (
         (testparams.int_list, "4,2"),
         (testparams.int_list, "1:0:5"),
-        (testparams.fraction, "150%"),
+        (percentages.fraction, "150%"),
         (testparams.positive_int, "0"),
         (testparams.seconds, "0s"),
         (testparams.size_list, "4k,512"),
@@ -155,7 +155,7 @@ def test_resume_names_one_kept_round_as_round_1():
 
 def test_an_old_runs_bare_share_is_read_with_every_digit_it_stored():
     """legacy_shares printed the percentage with :g, six digits: a stored 0.123456789 read as 12.3457 %."""
-    share = Param("tolerance", 0.02, "", testparams.fraction)
+    share = Param("tolerance", 0.02, "", percentages.fraction)
     assert testparams.legacy_shares([share], [("tolerance", "0.123456789")]) == (("tolerance", "12.3456789%"),)
     assert testparams.legacy_shares([share], [("tolerance", "0.07")]) == (
         ("tolerance", "7%"),

@@ -256,6 +256,9 @@ def tests(
     """List the tests iolab can run by family (name, sequence, input, what it does), or one test's parameters."""
     from rich.table import Table
 
+    from iolab.core.percentages import PERCENT_NOTE
+    from iolab.core.testparams import PERCENTAGES
+
     if test is not None:
         for d in registry.sequence(test):
             console.print(f"[bold]{esc(d.name)}[/]: {esc(d.summary)}", soft_wrap=True)  # one line when piped too
@@ -263,11 +266,13 @@ def tests(
                 console.print("  no parameters of its own (the profile options of `iolab run` apply)")
             for p in d.params:
                 src = f"; {p.source}" if p.source else ""
+                # its unit said: min_gain=0.002 read as 0.002 % where a fraction was meant
+                unit = f" [{PERCENT_NOTE}]" if p.parse in PERCENTAGES else ""
                 # a computed quick value (from --cell-time) is described by the help text
                 if p.quick is not None and not callable(p.quick):
                     src += f"; --quick: {p.show(p.quick)}"
                 console.print(
-                    f"  --set {esc(p.name)}=…  {esc(p.help)} (default {esc(p.show(p.default))}{esc(src)})",
+                    f"  --set {esc(p.name)}=…  {esc(p.help)}{esc(unit)} (default {esc(p.show(p.default))}{esc(src)})",
                     soft_wrap=True,
                 )
         return

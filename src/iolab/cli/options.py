@@ -176,7 +176,8 @@ class RunArgs:
         "--set",
         metavar="NAME=VALUE",
         help="A test's own parameter (repeatable), "
-        "e.g. --set steps=5000:5000:100000; `iolab tests TEST` lists each test's parameters.",
+        "e.g. --set steps=5000:5000:100000; `iolab tests TEST` lists each test's parameters. A percentage "
+        "(min_gain, tolerance, ...) is written 5 or 5%, and from above 0 to 1 only with its % (0.5%).",
     )
     # text, not numbers: each is a test's parameter (--set), which reads it and names it as typed
     pe_cycles: Optional[str] = _opt(None, "--pe-cycles", metavar="N", help=PE_CYCLES_HELP)

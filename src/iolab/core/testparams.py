@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from iolab.core.errors import IolabError
+from iolab.core.percentages import SHARES, ambiguous_text, number, read_percent, reads_as_fraction
 from iolab.core.plan import MAX_CELL_SECONDS, MAX_MULTIPLE, MAX_ROUNDS
-from iolab.core.units import GROUPED, ascii_number, duration, grouped_number, parse_duration, parse_size, share_text
+from iolab.core.units import GROUPED, duration, grouped_number, parse_duration, parse_size, share_text
 from iolab.core.usertext import check_text
 from iolab.core.workload import MAX_QUEUE_DEPTH, MAX_THREADS
 
@@ -95,14 +96,6 @@ def whole(text: str, least: int = 1, most: int = MAX_WHOLE, zero: str = "") -> i
     return v
 
 
-def _float(text: str) -> float:
-    """A number in ASCII (ascii_number): float() also read ٥ or ５ as 5 and 1_0 as 10."""
-    v = ascii_number(text)
-    if v is None:
-        raise ValueError(text)
-    return v
-
-
 def _int(text: str) -> int:
     """One whole number of a list in ASCII digits (1_000 allowed): int() also read ٣ as 3."""
     if not re.fullmatch(r"[-+]?[0-9]+(?:_[0-9]+)*", text):
@@ -151,7 +144,7 @@ def number_or_zero(text: str) -> float:
     """A number of years above 0, or 0 for 'not given' (a warranty)."""
     need = f"give 0 (not given) or a number of years greater than 0 and at most {MAX_WARRANTY_YEARS:g}"
     try:
-        v = _float(text)
+        v = number(text)
     except ValueError:
         raise ValueError(need) from None
     if v == 0:  # "0.0" is as much 0 as "0"
@@ -204,7 +197,7 @@ def round_count(text: str) -> int:
 
 def positive_float(text: str) -> float:
     try:
-        v = _float(text)
+        v = number(text)
     except ValueError:
         raise ValueError("give a number") from None
     if not math.isfinite(v) or v <= 0:
@@ -216,54 +209,12 @@ def capacity_multiple(text: str) -> float:
     """A volume to write, × the tested capacity: bounded as --precondition-factor is
     (plan.MAX_MULTIPLE), for the same reason (1e300 × capacity is no byte count)."""
     try:
-        v = _float(text)
+        v = number(text)
     except ValueError:
         raise ValueError("give a number") from None
     if not math.isfinite(v) or not 0 < v <= MAX_MULTIPLE:  # one range said for 0, inf and 1e300 alike
         raise ValueError(f"give a number greater than 0 and at most {MAX_MULTIPLE:,} (× the tested capacity)")
     return v
-
-
-# A share (a tolerance, a gain, a cliff) is written as every iolab option and fio's rwmixread
-# write one: a bare number is a percentage, '5' and '5%' alike are 5 %. Runs stored before this
-# rule kept the text given, where a bare number was a fraction: `legacy_shares` reads those.
-
-
-def fraction(text: str) -> float:
-    """'2%' or '2' -> 0.02."""
-    v = _fraction_value(text)
-    if not math.isfinite(v) or not 0 <= v <= 1:
-        raise ValueError("give a percentage from 0% to 100%")
-    return v
-
-
-def fraction_below_one(text: str) -> float:
-    """A share short of the whole, as a stop rule's share takes it (core/decide.py refuses 100 %):
-    its range said for every value out of it, not fraction's 0 % to 100 % first and this one after."""
-    v = _fraction_value(text)
-    if not math.isfinite(v) or not 0 <= v < 1:
-        raise ValueError("give a percentage from 0% to below 100%")
-    return v
-
-
-def share_within(text: str) -> float:
-    """A share strictly between none and the whole ('75%' or '75'), as a cliff's rate after it
-    against the rate in it is: at 0 % no drive's rate falls below it, at 100 % every dip is a cliff."""
-    v = _fraction_value(text)
-    if not math.isfinite(v) or not 0 < v < 1:
-        raise ValueError("give a share above 0% and below 100%")
-    return v
-
-
-SHARES: tuple[Callable[[str], float], ...] = (fraction, fraction_below_one, share_within)
-
-
-def _fraction_value(text: str) -> float:
-    t = text.strip()
-    try:
-        return _float(t[:-1] if t.endswith("%") else t) / 100
-    except ValueError:
-        raise ValueError("give a percentage (2 or 2%)") from None
 
 
 def as_percent(params: Iterable[Param], settings: Iterable[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
@@ -359,11 +310,15 @@ def _items(text: str) -> list[str]:
 
 
 def percent_list(text: str) -> tuple[int, ...]:
-    """int_list of percentages: each from 0 to 100."""
-    values = int_list(text)
+    """int_list of percentages: each from 0 to 100, with its '%' or without ('0%,50%' or '0,50')."""
+    values = int_list(re.sub(r"\s*%\s*(?=[,:]|$)", "", text.strip()))
     if values[-1] > 100:
         raise ValueError(f"{values[-1]} % is more than 100 %; give percentages from 0 to 100")
     return values
+
+
+# the parameters whose value is a percentage: one rule for how each is written (core/percentages.py)
+PERCENTAGES: tuple[Callable[[str], Any], ...] = (*SHARES, read_percent, percent_list)
 
 
 def size_list(text: str) -> tuple[int, ...]:
@@ -496,4 +451,10 @@ def check_known(settings: Mapping[str, str], declared: Mapping[str, Iterable[Par
                 "`iolab tests TEST` lists them). Nothing was run or written."
             )
         for test, p in by_name[name]:
+            # before the parser, whose "give whole numbers" answered a list of fractions (0,0.5,1)
+            if p.parse in PERCENTAGES and (v := reads_as_fraction(text)) is not None:
+                raise IolabError(
+                    f"{ambiguous_text(f'{setting(name, text)} (test {test})', text, v)} Parameter {name}: "
+                    f"{p.help} (default {p.show(p.default)}). Nothing was run or written."
+                )
             p.read(text, test)

@@ -10,7 +10,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from fractions import Fraction
 
-from iolab.core.testparams import Param, fraction, fraction_below_one, positive_float, show_percent
+from iolab.core.percentages import fraction, fraction_below_one
+from iolab.core.testparams import Param, positive_float, show_percent
 
 # The UNVERIFIED definitions, declared once: the tests list them among their parameters and
 # the reports read the values a run stored.

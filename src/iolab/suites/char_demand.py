@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from iolab.core import percentages as pc
 from iolab.core import testparams as tp
 from iolab.core.decide import DemandShortfall, Sample, rule_record
 from iolab.core.plan import Cell, Deferred, Phase, Profile, TestPlan
@@ -103,7 +104,7 @@ PARAMS = (
         "tolerance",
         0.02,
         "a step falls short when it delivers less than demand × (1 − tolerance)",
-        tp.fraction_below_one,
+        pc.fraction_below_one,
         tp.show_percent,
         source="published reviews",
     ),

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from iolab.core import percentages as pc
 from iolab.core import testparams as tp
 from iolab.core.decide import Decision, NoGain, Sample, knee, last_gain
 from iolab.core.plan import Cell, Deferred, Phase, Profile, TestPlan
@@ -74,7 +75,7 @@ PARAMS = (
         "min_gain",
         0.02,
         "the search stops when a step gains less than this",
-        tp.fraction_below_one,
+        pc.fraction_below_one,
         tp.show_percent,
         source="published reviews",
     ),

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from iolab.core import percentages as pc
 from iolab.core import testparams as tp
 from iolab.core.plan import Cell, Phase, Profile, TestPlan
 from iolab.core.units import KiB
@@ -49,7 +50,7 @@ PARAMS = (
         "cliff",
         0.75,
         "a cache's cliff: the rate after it stays below this share of the rate in it",
-        tp.share_within,
+        pc.share_within,
         tp.show_percent,
         source="UNVERIFIED: iolab's choice",
     ),

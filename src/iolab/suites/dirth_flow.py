@@ -10,13 +10,13 @@ TC × QD grid, or the RWSW outstanding-IO levels)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from iolab.core.decide import Decision, Sample
 from iolab.core.errors import IolabError
+from iolab.core.percentages import read_percent
 from iolab.core.plan import Cell, Deferred, Phase, Profile, TestPlan, Tracking
 from iolab.core.testparams import (
     Param,
@@ -47,18 +47,14 @@ from iolab.suites import common_parameters, tested_capacity
 from iolab.targets import Target
 
 
-def percent(text: str) -> int:
-    # in ASCII digits, as every parameter: int() read '٥٠' as 50, and said of 'abc' "invalid
-    # literal for int() with base 10"
-    s = text.strip().removesuffix("%").strip()
-    if not re.fullmatch(r"[0-9]{1,3}", s) or not 0 <= int(s) <= 100:
-        raise ValueError("give a read percentage from 0 to 100")
-    return int(s)
-
-
 def read_share(default: int, source: str) -> Param:
     return Param(
-        "read_pct", default, "Read share (%) of the random stimulus", percent, lambda v: f"{v}/{100 - v} R/W", source
+        "read_pct",
+        default,
+        "Read share (%) of the random stimulus",
+        read_percent,
+        lambda v: f"{v}/{100 - v} R/W",
+        source,
     )
 
 
