@@ -291,7 +291,7 @@ def test_an_active_range_of_no_byte_names_the_option(place):
     # 1e-7 % passes the option's own check (above 0) and is 0 B of a 100 MB drive: the refusal
     # came from inside a workload, "workload '': active range must be in (0, 1]"
     p = iolab(
-        "run", "iops", "--quick", "--no-report", "-t", "sim:enterprise-sas?user_gb=0.1", "--active-range", "0.0000001"
+        "run", "iops", "--quick", "--no-report", "-t", "sim:enterprise-sas?user_gb=0.1", "--active-range", "0.0000001%"
     )
     _check(p.returncode, p.stdout, p.stderr, place)
     said = " ".join(p.stderr.split())
@@ -301,7 +301,7 @@ def test_an_active_range_of_no_byte_names_the_option(place):
         in said
     ), said
     # 999 B, less than a block: "Raise --capacity-limit" named the one option that was no cause
-    p = iolab("plan", "iops", "--quick", "-t", "sim:enterprise-sas?user_gb=0.1", "--active-range", "0.001")
+    p = iolab("plan", "iops", "--quick", "-t", "sim:enterprise-sas?user_gb=0.1", "--active-range", "0.001%")
     said = " ".join(p.stderr.split())
     assert p.returncode == 2 and "the tested capacity of 999 B is smaller than one 131,072 B block" in said, said
     assert "Test more of the target (its ?size=, --active-range, --capacity-limit) or a larger target." in said, said

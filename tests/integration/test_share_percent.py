@@ -112,13 +112,14 @@ def test_a_run_stopped_before_the_rule_resumes_with_the_share_it_began_with(tmp_
 
 
 def test_trace_analyze_reads_a_bare_threshold_as_a_percentage(tmp_path):
-    """--threshold 0.5 was 50 % (bare numbers below 1 were fractions) and --threshold 1 was 1 %."""
+    """--threshold 0.5 was 50 % (bare numbers below 1 were fractions) and --threshold 1 was 1 %;
+    a bare number from above 0 to 1 is now refused (test_an_options_percentage_up_to_1_…)."""
     from .test_trace_analyze_refusals import spc_trace
 
     spc_trace(tmp_path / "t.spc")
     p = iolab("trace", "import", str(tmp_path / "t.spc"), "--format", "spc", "--out", str(tmp_path / "t.parquet"))
     assert p.returncode == 0, p.stdout + p.stderr
-    for given, says in (("0.5", "0.5 %"), ("50", "50 %"), ("1%", "1 %")):
+    for given, says in (("0.5%", "0.5 %"), ("50", "50 %"), ("1%", "1 %")):
         out = tmp_path / f"wl{given}"
         p = iolab("trace", "analyze", str(tmp_path / "t.parquet"), "--step", "1s", "--qd", "4", "--threshold", given,
                   "--out", str(out))  # fmt: skip
@@ -190,3 +191,32 @@ def test_a_run_stored_before_the_rule_compares_with_one_since_by_the_share_it_ra
         said = " ".join(p.stderr.split())
         assert p.returncode == 2 and "Traceback" not in said, said
         assert re.search(r"setting recovery_tolerance: .* 5 % vs .* 20 %", said), said  # in one unit
+
+
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        (["plan", "iops", "--quick", "-t", SMALL_SIM, "--active-range", "0.5"], "--active-range 0.5"),
+        (["check", "{d}/cand", "-b", "{d}/base", "--max-regression", "0.05"], "--max-regression 0.05"),
+        (["trace", "analyze", "{d}/t.parquet", "-o", "{d}/out", "--threshold", "1"], "--threshold 1"),
+    ],
+)
+def test_an_options_percentage_up_to_1_without_its_sign_is_refused_as_a_set_ones_is(tmp_path, args, option):
+    """`--max-regression 0.05` was 0.05 % where a user thinking in fractions meant 5 % (a check 100
+    times stricter), `--active-range 0.5` half a percent of the drive, `--threshold 1` 1 %: the rule
+    of --set's percentages, one paragraph naming both readings, before anything is read or written."""
+    p = iolab(*(a.format(d=tmp_path) for a in args))
+    said = " ".join(p.stderr.split())
+    assert p.returncode == 2 and "Traceback" not in said, said
+    value = option.split()[1]
+    assert f"{option}: {value} without its unit reads as {value} %, but as a fraction it is" in said, said
+    assert "Nothing was run or written." in said and list(tmp_path.iterdir()) == []
+
+
+def test_a_tolerances_file_percentage_up_to_1_without_its_sign_is_refused(tmp_path):
+    """A tolerances file's `ART = 0.05` was 0.05 %: refused as the option is; "0.5%" is read."""
+    tol = tmp_path / "tol.toml"
+    tol.write_text('[tolerances]\n"ART 0/100 4KiB" = 0.05\n')
+    p = iolab("check", str(tmp_path / "cand"), "-b", str(tmp_path / "base"), "--tolerances", str(tol))
+    said = " ".join(p.stderr.split())
+    assert p.returncode == 2 and f"{tol}: [tolerances] 'ART 0/100 4KiB' 0.05: 0.05 without its unit" in said, said

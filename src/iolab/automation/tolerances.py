@@ -10,6 +10,7 @@ from pathlib import Path
 
 from iolab.api import registry
 from iolab.core.errors import IolabError
+from iolab.core.percentages import refuse_fraction_like
 from iolab.core.safefile import loads_toml, read_text
 from iolab.core.units import ASCII_NUMBER, ascii_number
 
@@ -17,7 +18,9 @@ TABLES = ("tolerances", "spread")
 
 
 def parse_pct(text: str | float | int, where: str) -> float:
-    """'5%', '5 %' or 5 (percent) -> 0.05; digits are ASCII ones (units.ascii_number)."""
+    """'5%', '5 %' or 5 (percent) -> 0.05; digits are ASCII ones (units.ascii_number). From above 0
+    to 1 only with its % (percentages.refuse_fraction_like: 0.05 could as well mean 5 %)."""
+    refuse_fraction_like(where, str(text))
     v = text if isinstance(text, (int, float)) else ascii_number(str(text).strip().removesuffix("%"))
     if v is None:
         raise IolabError(f"{where}: {text!r} is not a percentage: give a plain number ({ASCII_NUMBER}), e.g. 5%.")

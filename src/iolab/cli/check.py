@@ -135,7 +135,8 @@ def check(
         "5%",
         "--max-regression",
         metavar="PCT",
-        help="The largest regression allowed in any figure, in % of the baseline, in the figure's bad direction.",
+        help="The largest regression allowed in any figure, in % of the baseline (5 or 5%; up to 1 only with its %, "
+        "e.g. 0.5%), in the figure's bad direction.",
     ),
     tolerances: Optional[Path] = typer.Option(
         None,

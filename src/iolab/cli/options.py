@@ -15,6 +15,7 @@ from iolab.cli.auto import JSON_HELP, STEADY_HELP, emit, emit_anyway, record_of,
 from iolab.cli.runsdir import runs_dir_option
 from iolab.core.errors import IolabError
 from iolab.core.ioengines import AUTO_RULE, check_ioengine
+from iolab.core.percentages import refuse_fraction_like
 from iolab.core.units import parse_duration, parse_percent, parse_size
 
 if TYPE_CHECKING:
@@ -112,7 +113,8 @@ class RunArgs:
         None,
         "--active-range",
         metavar="PCT",
-        help="Test this share of the target's LBA range, above 0 and at most 100 (e.g. 50 or 50%) instead of the "
+        help="Test this share of the target's LBA range, above 0 and at most 100 (e.g. 50 or 50%; up to 1 only with "
+        "its %, e.g. 0.5%) instead of the "
         "profile's (enterprise 100, client 75); non-compliant when it differs.",
     )
     spec: str = _opt(
@@ -261,7 +263,7 @@ class RunArgs:
             quick=self.quick,
             spec=self.spec,
             write_cache=_maybe(_on_off, self.write_cache, "--write-cache"),
-            active_range=_maybe(parse_percent, self.active_range, "active range (--active-range)"),
+            active_range=_maybe(_active_range, self.active_range, "active range (--active-range)"),
             cell_seconds=_maybe(parse_duration, self.cell_seconds, "--cell-time"),
             max_rounds=self.max_rounds,
             capacity_limit=_maybe(parse_size, self.capacity_limit, "--capacity-limit"),
@@ -303,6 +305,12 @@ class RunArgs:
 
 def _maybe(parse, text, option):
     return parse(text, option) if text is not None else None
+
+
+def _active_range(text: str, what: str) -> float:
+    """'50' or '50%' -> 0.5; from above 0 to 1 only with its % ('0.5' is 0.5 % or half the drive)."""
+    refuse_fraction_like("--active-range", text)
+    return parse_percent(text, what)
 
 
 def _on_off(text: str, option: str) -> bool:

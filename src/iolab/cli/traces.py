@@ -15,6 +15,7 @@ from iolab.cli.console import Console
 from iolab.cli.conventions import later
 from iolab.cli.traceout import kept_whole, step_table, write_analysis
 from iolab.core.errors import IolabError
+from iolab.core.percentages import refuse_fraction_like
 from iolab.core.units import given, parse_duration, parse_size
 
 trace_app = typer.Typer(help="Block IO traces: capture, import, analyze, export.", no_args_is_help=True)
@@ -214,6 +215,7 @@ def _share(text: str, what: str) -> float:
     """A share of all IOs, above 0 % and below 100 %: '3%' or '3' -> 0.03. A bare number is a
     percentage, as in every iolab option and `--set` share ('0.03' is 0.03 %, not 3 %: the rule
     was once 'bare numbers below 1 are fractions', so 0.5 was 50 % and 1 was 1 %)."""
+    refuse_fraction_like(what, text)  # '0.5': 0.5 % or the fraction 0.5 (50 %) cannot be told
     t = text.strip()
     try:
         v = float(t.rstrip("%").strip())
@@ -242,7 +244,7 @@ def analyze(
         "3%",
         "--threshold",
         metavar="PCT",
-        help="Dominant streams: at least this share of all IOs (a percentage: 3 or 3%).",
+        help="Dominant streams: at least this share of all IOs (a percentage: 3 or 3%; up to 1 only with its %, e.g. 0.5%).",
     ),
     process: Optional[str] = typer.Option(None, "--process", metavar="NAME", help="Only IOs of this process."),
     device: Optional[list[str]] = typer.Option(

@@ -14,6 +14,7 @@ import math
 import re
 from collections.abc import Callable
 
+from iolab.core.errors import IolabError
 from iolab.core.units import ascii_number
 
 # how a percentage is written, as `iolab tests TEST` and the refusal say it
@@ -101,3 +102,11 @@ def ambiguous_text(setting: str, text: str, value: float) -> str:
         f"which is meant cannot be told. A percentage is written 5 or 5%, and from above 0 to 1 only with "
         f"its %: write {v}% for {v} %, or {whole}% for the fraction {v}."
     )
+
+
+def refuse_fraction_like(option: str, text: str) -> None:
+    """The same rule for a command-line option's percentage (--active-range, --max-regression,
+    --threshold, --outlier-min-pct) as for a --set one: `--max-regression 0.05` was 0.05 % where a
+    user thinking in fractions meant 5 %, a check 100 times stricter, said nowhere."""
+    if (v := reads_as_fraction(str(text))) is not None:
+        raise IolabError(f"{ambiguous_text(f'{option} {str(text).strip()}', str(text), v)} Nothing was run or written.")
