@@ -726,3 +726,26 @@ def test_a_fleet_run_with_a_relative_runs_dir_is_read_from_any_directory(tmp_pat
     elsewhere.mkdir()
     p = subprocess.run([*IOLAB, "fleet", str(d)], capture_output=True, text=True, timeout=300, cwd=elsewhere)
     assert p.returncode in (0, 7) and "unreadable" not in p.stdout + p.stderr, p.stdout + p.stderr
+
+
+@pytest.mark.parametrize(
+    ("setting", "says"),
+    [
+        ("min_gain=0.002", "--set min_gain='0.002' (test max-iops): 0.002 without its unit reads as 0.002 %"),
+        ("no_such=1", "--set no_such"),
+    ],
+)
+def test_a_bad_set_value_refuses_the_fleet_once_before_any_drive_starts(tmp_path, setting, says):
+    """Each drive's own `iolab run` refused a bad --set value: a 12-drive fleet showed 12 ERROR rows
+    with the same paragraph, and made its fleet directory. Now the fleet refuses it once, exit 2,
+    before it starts a drive or writes anything."""
+    fleet = tmp_path / "f.toml"
+    drive = "sim:enterprise-sas?user_gb=0.1"
+    fleet.write_text(f'[[drive]]\ntarget = "{drive}"\nname = "a"\n[[drive]]\ntarget = "{drive}&seed=2"\nname = "b"\n')
+    runs = tmp_path / "runs"
+    p = iolab("run", "max-iops", "--quick", "--no-report", "--fleet", str(fleet), "--set", setting,
+              "--runs-dir", str(runs))  # fmt: skip
+    said = " ".join((p.stdout + p.stderr).split())
+    assert p.returncode == 2 and "Traceback" not in said, said
+    assert said.count(says) == 1 and "ERROR" not in said, said
+    assert not runs.exists()

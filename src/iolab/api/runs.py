@@ -56,6 +56,16 @@ def plans(
     return [plan for plan, _, _ in planned(test, profile, target, workload, everything, probe=False)]
 
 
+def check_settings(test: str, profile: Profile, everything: bool = False) -> list[TestDef]:
+    """The tests `test` runs, each --set value checked against them (a name no test takes, a
+    value a test cannot read, one that acts in none): before any target is named, so a fleet
+    refuses a bad value once, before it starts a drive (each drive's run refused it alike)."""
+    tests = registry.sequence(test, everything)
+    check_known(dict(profile.settings), {t.name: t.params for t in tests})
+    check_acting({t.name: t.params for t in tests}, profile)
+    return tests
+
+
 def planned(
     test: str,
     profile: Profile,
@@ -69,9 +79,7 @@ def planned(
     and says so in the plan's notes. `probe`: each plan records the profile options it is the
     same without (TestPlan.ignored_options: one more build per option given), which the run
     keeps and `iolab run` says before it starts (api/unused.py); a run start builds them once."""
-    tests = registry.sequence(test, everything)
-    check_known(dict(profile.settings), {t.name: t.params for t in tests})
-    check_acting({t.name: t.params for t in tests}, profile)
+    tests = check_settings(test, profile, everything)
     # stored with each share's '%': a bare share stored is one of a run from before the rule
     profile = replace(profile, settings=as_percent([p for t in tests for p in t.params], profile.settings))
     out = []

@@ -63,8 +63,10 @@ def run_fleet(test: str, fleet_file: Path, argv: list[str], root: Path, console:
     `args` (cli/options.RunArgs): --json, and --spec-sheet, the fleet's spec sheet in place of
     the fleet file's (each drive's run still takes it for its own report's front page)."""
     from iolab.api import fleet as api
+    from iolab.api.runs import check_settings
 
     _refuse_mixed(argv)
+    check_settings(test, args.make_profile(), args.everything)  # once, not by every drive's run
     fleet, state, unread = api.start(fleet_file, test, child_args(argv), root, args.spec_sheet)
     console.print(
         f"fleet {fleet.name}: {test} on {len(fleet.drives)} drives "
