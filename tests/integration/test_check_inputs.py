@@ -212,6 +212,24 @@ def test_a_side_whose_value_is_of_some_of_its_runs_says_which_are_left_out(three
     assert said in " ".join(p.stderr.split()), p.stderr
     # every run has the others: nothing said of them
     assert sum("the baseline's value is of" in w for w in out["warnings"]) == 1
+    # in JUnit the warning is its figure's, not a "steady state" case: under --require-steady
+    # it failed there a check that passed (exit 0, `passed`), as a CI system read it
+    xml = tmp_path / "check.xml"
+    p = iolab(
+        "check",
+        c["runs"][0]["path"],
+        "--baseline",
+        str(tmp_path / "base.json"),
+        "--require-steady",
+        "--junit",
+        str(xml),
+    )
+    cases = {case.get("name"): case for case in ET.parse(xml).iter("testcase")}
+    assert said in cases[name].findtext("system-out"), cases[name].findtext("system-out")
+    steady = cases.get("steady state")
+    assert (steady is not None) == (p.returncode == 6), (p.returncode, p.stdout)
+    failures = int(ET.parse(xml).getroot().get("failures"))
+    assert (failures == 0) == (p.returncode == 0), (failures, p.returncode, p.stdout)
 
 
 def test_runs_of_another_model_are_noted_and_of_another_test_refused(three, tmp_path):
