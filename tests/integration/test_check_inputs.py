@@ -298,3 +298,20 @@ def test_runs_of_different_profiles_are_refused_in_one_paragraph_and_forced_with
     assert p.returncode in (0, 7), p.stderr
     doc = json.loads(p.stdout)
     assert any("different profiles (baseline: enterprise; candidate: client)" in n for n in doc["check"]["notes"]), doc
+
+
+def test_scaled_down_runs_are_marked_in_the_check(three, tmp_path):
+    """Two --quick runs were checked with no word that either was scaled down, on screen, in
+    --json or in JUnit, while `compare` and each run's own page mark it: a CI reader took the
+    verdicts for the test's own."""
+    _root, a, _b, c = three
+    xml = tmp_path / "check.xml"
+    line = ("check", c["runs"][0]["path"], "--baseline", a["runs"][0]["path"], "--junit", str(xml))
+    p = iolab(*line)
+    assert p.returncode in (0, 7), p.stdout + p.stderr
+    why = "; ".join(c["runs"][0]["noncompliance"])
+    said = f"NON-COMPLIANT (scaled down): baseline {a['runs'][0]['run_id']}; candidate {c['runs'][0]['run_id']}: {why}"
+    assert said in " ".join(p.stdout.split()), p.stdout
+    assert said in ET.parse(xml).getroot().find("testsuite").findtext("system-out"), xml.read_text()
+    notes = json.loads(iolab(*line, "--json").stdout)["check"]["notes"]
+    assert any(n.startswith(said) for n in notes), notes

@@ -44,6 +44,8 @@ def junit_xml(result: dict, suite: str = "iolab check") -> str:
         f'  <testsuite name={quoteattr(suite + ": " + result["test"])} tests="{len(cases)}" '
         f'failures="{failures}" skipped="{skipped}" errors="0">\n'
         + "\n".join(cases)
+        # what the verdicts are of (scaled-down runs, a figure's note), as the terminal says it under the table
+        + (f"\n    <system-out>{escape(chr(10).join(result['notes']))}</system-out>" if result["notes"] else "")
         + "\n  </testsuite>\n</testsuites>\n"
     )
 
