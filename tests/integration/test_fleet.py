@@ -319,6 +319,17 @@ def test_two_firmware_groups_compared_from_the_fleet_file(tmp_path):
     failed = {(x.get("classname"), x.get("name")) for x in suite.iter("testcase") if x.find("failure") is not None}
     assert ("fleet.group.B", "RND 4KiB R/W 0/100 IOPS") in failed
     assert doc["warnings"] == []  # one model and firmware in each group
+    # the summary line, report.json's summary and the pages say the group's regression, which
+    # is what exit 7 is for: they said "0 failed ... criteria failed: none", and the pages had no groups
+    assert (
+        "groups regressed: B vs A (" in " ".join(r.stdout.split())
+        and write["name"] in doc["summary"]["regressed_groups"]["B"]
+    )
+    pages = iolab("report", str(fleet_dir(r.stdout)), "--out", str(tmp_path / "pages"))
+    assert pages.returncode == 0, pages.stdout + pages.stderr
+    html = next((tmp_path / "pages").glob("*.html")).read_text()
+    assert "Groups Compared" in html and "firmware = B (3 drives) vs firmware = A (3 drives)" in html
+    assert "groups regressed: B vs A (" in html and "regression" in html
     # the other way round on the command line: B as the baseline, A improves
     again = iolab("fleet", fleet_dir(r.stdout).name, "--runs-dir", str(runs), "--baseline", "B", "--json")
     (c2,) = json.loads(again.stdout)["groups"]["comparisons"]
