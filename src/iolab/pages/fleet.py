@@ -395,7 +395,7 @@ def group_columns(c: dict) -> tuple[str, ...]:
 
 def group_rows(c: dict) -> list[tuple[str, ...]]:
     """A group comparison's rows, one per figure, as the terminal and the pages print them."""
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for f in c["figures"]:
         pct = "—" if f["change_pct"] is None else f"{f['change_pct']:+.2f} %"
         # an interval of the logarithms is asymmetric: its edge on the worse side
