@@ -199,6 +199,11 @@ def test_a_drive_that_fails_fails_its_own_row_and_the_fleet_goes_on(tmp_path):
         (f'[[drive]]\ntarget = "{SIM}&seed=4294967297"\n', "seed=4294967297"),
         # "ü" is a letter: the rule is ASCII's, and says so
         (f'[fleet]\nname = "ent-ü"\n[[drive]]\ntarget = "{SIM}"\n', "64 ASCII letters (a-z, A-Z), digits"),
+        # a name of 5,000 characters is said by its start and length, not echoed whole
+        (
+            f'[[drive]]\ntarget = "{SIM}"\nname = "{"x" * 5000}"\n',
+            "'" + "x" * 40 + "'…",
+        ),
     ],
 )
 def test_a_bad_fleet_file_is_one_paragraph_and_exit_2(tmp_path, text, says):
