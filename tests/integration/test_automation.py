@@ -157,8 +157,13 @@ def test_a_run_without_steady_state_exits_0_or_with_require_steady_6(tmp_path, l
     ok, okd = run_json(runs, "latency", "sim:enterprise-sas", "--require-steady")
     assert ok.returncode == 0
     # iolab check warns when a side did not reach steady state; --require-steady makes it exit 6
-    c = iolab("check", okd["runs"][0]["path"], "--baseline", r["path"])
+    xml = tmp_path / "check.xml"
+    c = iolab("check", okd["runs"][0]["path"], "--baseline", r["path"], "--junit", str(xml))
     assert "steady state not reached in " + r["run_id"] in c.stdout.replace("\n", " ")
+    # without --require-steady its JUnit case is skipped, as a fleet's is: a case with neither a
+    # failure nor a skip is one a CI system counts as passed, and steady state was not reached
+    [case] = [x for x in ET.parse(xml).iter("testcase") if x.get("name") == "steady state"]
+    assert case.find("skipped") is not None and "not reached" in case.find("skipped").get("message")
     cs = doc(iolab("check", okd["runs"][0]["path"], "--baseline", r["path"], "--require-steady", "--json"))
     assert cs["exit_code"] == 6 and not cs["check"]["passed"] and cs["check"]["not_steady"] == [r["run_id"]]
     _, again = run_json(runs, "latency", "sim:enterprise-sas", "--require-steady")

@@ -212,6 +212,24 @@ def test_a_side_whose_value_is_of_some_of_its_runs_says_which_are_left_out(three
     assert said in " ".join(p.stderr.split()), p.stderr
     # every run has the others: nothing said of them
     assert sum("the baseline's value is of" in w for w in out["warnings"]) == 1
+    # in JUnit the warning is its figure's, not a "steady state" case: under --require-steady
+    # it failed there a check that passed (exit 0, `passed`), as a CI system read it
+    xml = tmp_path / "check.xml"
+    p = iolab(
+        "check",
+        c["runs"][0]["path"],
+        "--baseline",
+        str(tmp_path / "base.json"),
+        "--require-steady",
+        "--junit",
+        str(xml),
+    )
+    cases = {case.get("name"): case for case in ET.parse(xml).iter("testcase")}
+    assert said in cases[name].findtext("system-out"), cases[name].findtext("system-out")
+    steady = cases.get("steady state")
+    assert (steady is not None) == (p.returncode == 6), (p.returncode, p.stdout)
+    failures = int(ET.parse(xml).getroot().get("failures"))
+    assert (failures == 0) == (p.returncode == 0), (failures, p.returncode, p.stdout)
 
 
 def test_runs_of_another_model_are_noted_and_of_another_test_refused(three, tmp_path):
@@ -280,3 +298,20 @@ def test_runs_of_different_profiles_are_refused_in_one_paragraph_and_forced_with
     assert p.returncode in (0, 7), p.stderr
     doc = json.loads(p.stdout)
     assert any("different profiles (baseline: enterprise; candidate: client)" in n for n in doc["check"]["notes"]), doc
+
+
+def test_scaled_down_runs_are_marked_in_the_check(three, tmp_path):
+    """Two --quick runs were checked with no word that either was scaled down, on screen, in
+    --json or in JUnit, while `compare` and each run's own page mark it: a CI reader took the
+    verdicts for the test's own."""
+    _root, a, _b, c = three
+    xml = tmp_path / "check.xml"
+    line = ("check", c["runs"][0]["path"], "--baseline", a["runs"][0]["path"], "--junit", str(xml))
+    p = iolab(*line)
+    assert p.returncode in (0, 7), p.stdout + p.stderr
+    why = "; ".join(c["runs"][0]["noncompliance"])
+    said = f"NON-COMPLIANT (scaled down): baseline {a['runs'][0]['run_id']}; candidate {c['runs'][0]['run_id']}: {why}"
+    assert said in " ".join(p.stdout.split()), p.stdout
+    assert said in ET.parse(xml).getroot().find("testsuite").findtext("system-out"), xml.read_text()
+    notes = json.loads(iolab(*line, "--json").stdout)["check"]["notes"]
+    assert any(n.startswith(said) for n in notes), notes

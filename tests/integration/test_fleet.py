@@ -199,6 +199,11 @@ def test_a_drive_that_fails_fails_its_own_row_and_the_fleet_goes_on(tmp_path):
         (f'[[drive]]\ntarget = "{SIM}&seed=4294967297"\n', "seed=4294967297"),
         # "ü" is a letter: the rule is ASCII's, and says so
         (f'[fleet]\nname = "ent-ü"\n[[drive]]\ntarget = "{SIM}"\n', "64 ASCII letters (a-z, A-Z), digits"),
+        # a name of 5,000 characters is said by its start and length, not echoed whole
+        (
+            f'[[drive]]\ntarget = "{SIM}"\nname = "{"x" * 5000}"\n',
+            "'" + "x" * 40 + "'…",
+        ),
     ],
 )
 def test_a_bad_fleet_file_is_one_paragraph_and_exit_2(tmp_path, text, says):
@@ -319,6 +324,17 @@ def test_two_firmware_groups_compared_from_the_fleet_file(tmp_path):
     failed = {(x.get("classname"), x.get("name")) for x in suite.iter("testcase") if x.find("failure") is not None}
     assert ("fleet.group.B", "RND 4KiB R/W 0/100 IOPS") in failed
     assert doc["warnings"] == []  # one model and firmware in each group
+    # the summary line, report.json's summary and the pages say the group's regression, which
+    # is what exit 7 is for: they said "0 failed ... criteria failed: none", and the pages had no groups
+    assert (
+        "groups regressed: B vs A (" in " ".join(r.stdout.split())
+        and write["name"] in doc["summary"]["regressed_groups"]["B"]
+    )
+    pages = iolab("report", str(fleet_dir(r.stdout)), "--out", str(tmp_path / "pages"))
+    assert pages.returncode == 0, pages.stdout + pages.stderr
+    html = next((tmp_path / "pages").glob("*.html")).read_text()
+    assert "Groups Compared" in html and "firmware = B (3 drives) vs firmware = A (3 drives)" in html
+    assert "groups regressed: B vs A (" in html and "regression" in html
     # the other way round on the command line: B as the baseline, A improves
     again = iolab("fleet", fleet_dir(r.stdout).name, "--runs-dir", str(runs), "--baseline", "B", "--json")
     (c2,) = json.loads(again.stdout)["groups"]["comparisons"]

@@ -109,6 +109,22 @@ def test_a_target_or_profile_number_edited_out_of_its_type_is_refused_naming_it(
     assert listed(runs)["bad"]["state"] == "broken"
 
 
+def test_a_quick_run_edited_to_say_it_is_compliant_is_refused(a_run, scratch):
+    """Before: `compliant: true` set by hand on a --quick run took the NON-COMPLIANT line off
+    `show`, the report's every page, `check` and a fleet's verdicts, while its profile said quick."""
+    runs = scratch / "runs"
+    shutil.copytree(a_run, runs / "bad")
+    manifest = runs / "bad" / "manifest.json"
+    doc = json.loads(manifest.read_text())
+    assert doc["profile"]["quick"] is True and doc["compliant"] is False
+    manifest.write_text(json.dumps(doc | {"compliant": True, "noncompliance": []}))
+    for line in ("show bad", "audit bad"):
+        before = files_under(scratch)
+        p = iolab(*line.split(), "--runs-dir", str(runs), timeout=120)
+        assert "field 'compliant' is true, but its 'profile.quick' is true" in refused(p, scratch, before), line
+    assert listed(runs)["bad"]["state"] == "broken"
+
+
 @pytest.mark.parametrize("table", ["steady", "histograms", "series", "phases"])
 def test_a_results_db_without_a_table_the_readers_use_is_broken_not_a_traceback(a_run, scratch, table):
     """Before: show/report/export/audit of a run without `steady` or `histograms` ended in

@@ -175,8 +175,10 @@ def fleet_name(v, where: str) -> str:
     s = _text(v, where)
     bad = sorted(set(s) - _NAME_OK)
     if bad or len(s) > 64 or s in (".", ".."):  # '.' and '..' would name the drives/ or fleet directory
+        # a name of thousands of characters was echoed whole: a screenful, not one paragraph
+        said = repr(s) if len(s) <= 80 else f"{s[:40]!r}… ({len(s):,} characters)"
         raise IolabError(
-            f"{where} is {s!r}; a name is at most 64 ASCII letters (a-z, A-Z), digits, '.', '_' or '-', and not '.' or '..' "
+            f"{where} is {said}; a name is at most 64 ASCII letters (a-z, A-Z), digits, '.', '_' or '-', and not '.' or '..' "
             "(it names files in the fleet directory)."
         )
     return s

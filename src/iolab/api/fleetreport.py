@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -177,12 +178,16 @@ class FleetPages:
             return write_document(self.document, self.out, self.stem)
 
 
-def fleet_pages(fleet_ref: str | Path, out_dir: Path | None = None) -> FleetPages:
+def fleet_pages(
+    fleet_ref: str | Path, out_dir: Path | None = None, document_of: Callable[[FleetState], dict] | None = None
+) -> FleetPages:
     """The fleet report as HTML and PDF (pages/report/fleet.py), for out_dir (default: the fleet
-    directory's report/); the same document as report.json, read from the drives' runs."""
+    directory's report/); the same document as report.json, read from the drives' runs.
+    `document_of` makes that document (the command line's: with the groups compared, which this
+    layer cannot); default: `report`, without groups."""
     from iolab.pages.report.fleet import fleet_document
 
     state = load_state(fleet_ref)
     out = Path(out_dir or state.dir / "report")
     again = f"`iolab report {state.dir}" + ("`" if out_dir is None else f" --out {out}`")
-    return FleetPages(fleet_document(report(state)), out, state.dir.name, again)
+    return FleetPages(fleet_document((document_of or report)(state)), out, state.dir.name, again)

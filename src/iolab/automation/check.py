@@ -168,6 +168,23 @@ def notes(baseline: Sequence[dict], candidate: Sequence[dict]) -> list[str]:
     return [f"{name}: {note} ({', '.join(ids)})" for (name, note), ids in said.items()]
 
 
+def noncompliant(baseline: Sequence[dict], candidate: Sequence[dict]) -> list[str]:
+    """The scaled-down runs of each side, with why, as a run's own page and `compare` mark them:
+    `check` printed its verdicts on two quick runs as if of the test itself."""
+    sides = {
+        w: [r for r in recs if r.get("compliant") is False]
+        for w, recs in (("baseline", baseline), ("candidate", candidate))
+    }
+    if not any(sides.values()):
+        return []
+    why = "; ".join(dict.fromkeys(n for odd in sides.values() for r in odd for n in r.get("noncompliance") or ()))
+    which = "; ".join(f"{w} {', '.join(r['run_id'] for r in odd)}" for w, odd in sides.items() if odd)
+    return [
+        f"NON-COMPLIANT (scaled down): {which}: {why or 'see each run'}; each verdict is of these runs, "
+        "not of the test as its specification runs it"
+    ]
+
+
 def other_tests(baseline: Sequence[dict], candidate: Sequence[dict]) -> str:
     """The refusal of runs of different tests, each side's runs by test: "these ran iops,
     latency" left the user to find which run was which."""
@@ -321,7 +338,7 @@ def check(
         "not_steady": [run_id for run_id, _ in unsteady],
         "require_steady": require_steady,
         "warnings": warnings,
-        "notes": notes(baseline, candidate) + ([profiles] if profiles else []),
+        "notes": noncompliant(baseline, candidate) + notes(baseline, candidate) + ([profiles] if profiles else []),
         "drive_models": drive_models(baseline, candidate),
         "junit": None,
     }

@@ -13,6 +13,10 @@ def junit_xml(result: dict, suite: str = "iolab check") -> str:
     """One test case per figure; a regression or a missing figure is a failure. Runs without
     steady state add a "steady state" case: a failure under --require-steady, else its warning."""
     cases, failures = [], 0
+    # check.check puts its steady-state warning first, and only when a run was not steady; the
+    # others (a side's value of some of its runs) are of one figure each and go to its case: as
+    # "steady state" cases they failed a check that passed under --require-steady (exit 0)
+    steady, others = result["warnings"][: bool(result["not_steady"])], result["warnings"][bool(result["not_steady"]) :]
     for f in result["figures"]:
         body = ""
         if f["verdict"] in FAILING:
@@ -21,24 +25,31 @@ def junit_xml(result: dict, suite: str = "iolab check") -> str:
             failures += 1
         elif f["verdict"] in UNJUDGED:
             body = f"<skipped message={quoteattr(f['verdict'].replace('-', ' ') + ': ' + f['method'])}/>"
+        said = [w for w in others if w.startswith(f"{f['name']}: ")]
         cases.append(
             f"    <testcase classname={quoteattr(result['test'])} name={quoteattr(f['name'])}>"
-            f"{body}<system-out>{escape(summary_line(f))}</system-out></testcase>"
+            f"{body}<system-out>{escape(chr(10).join([summary_line(f), *said]))}</system-out></testcase>"
         )
-    for w in result["warnings"]:
-        body = f'<failure message={quoteattr(w)} type="not-steady"/>' if result["require_steady"] else ""
-        failures += bool(body)
+    skipped = sum(f["verdict"] in UNJUDGED for f in result["figures"])
+    for w in steady:
+        # without --require-steady the case is skipped, as a fleet's is: a case with no failure is
+        # one a CI system counts as passed, and steady state was not shown
+        if result["require_steady"]:
+            body, failures = f'<failure message={quoteattr(w)} type="not-steady"/>', failures + 1
+        else:
+            body, skipped = f"<skipped message={quoteattr(w)}/>", skipped + 1
         cases.append(
             f'    <testcase classname={quoteattr(result["test"])} name="steady state">'
             f"{body}<system-out>{escape(w)}</system-out></testcase>"
         )
-    skipped = sum(f["verdict"] in UNJUDGED for f in result["figures"])
     return (
         '<?xml version="1.0" encoding="UTF-8"?>\n'
         f'<testsuites name={quoteattr(suite)} tests="{len(cases)}" failures="{failures}">\n'
         f'  <testsuite name={quoteattr(suite + ": " + result["test"])} tests="{len(cases)}" '
         f'failures="{failures}" skipped="{skipped}" errors="0">\n'
         + "\n".join(cases)
+        # what the verdicts are of (scaled-down runs, a figure's note), as the terminal says it under the table
+        + (f"\n    <system-out>{escape(chr(10).join(result['notes']))}</system-out>" if result["notes"] else "")
         + "\n  </testsuite>\n</testsuites>\n"
     )
 

@@ -400,7 +400,7 @@ def report(
             for fleet_dir in filter(None, named.values()):
                 from iolab.api.fleetreport import fleet_pages  # its imports only when a fleet is named
 
-                built.append(fleet_pages(fleet_dir, out))
+                built.append(fleet_pages(fleet_dir, out, lambda st: cli_fleet.fleet_document(st)[0]))
             runs = [ref for ref, f in named.items() if f is None]
             for p in api.write_report(runs, out, spec_sheet) if runs else []:
                 console.print(f"report: {esc(str(p))}", soft_wrap=True)

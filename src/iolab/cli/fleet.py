@@ -163,6 +163,29 @@ def resume(
     return _report(state, None, (None, None), console, json_out, envelope="resume")
 
 
+def fleet_document(
+    state, sheet: Optional[Path] = None, rule: tuple = (None, None), groups: tuple = (None, None)
+) -> tuple[dict, dict]:
+    """The fleet report document (with its groups compared, automation/fleetgroups) and the drives'
+    run records it was read from: the terminal's, report.json's and the pages' (`iolab report
+    FLEET`, whose pages left out the groups and their regressions)."""
+    from iolab.api import fleetreport as api
+    from iolab.automation.fleetgroups import compare_groups, mixed_warnings
+    from iolab.pages.fleet import regressed_groups
+    from iolab.pages.fleet_junit import exit_code
+
+    recs = api.records(state)
+    doc = api.report(state, sheet, rule[0], rule[1], recs=recs)
+    labels = {m.name: m.labels for m in state.members}
+    key = groups[0] or state.group_by
+    doc["warnings"] = mixed_warnings(recs, labels, key)
+    if key:
+        doc["groups"] = compare_groups(recs, labels, key, groups[1] or (state.baseline if not groups[0] else None))
+        doc["summary"]["regressed_groups"] = regressed_groups(doc)  # beside failed_criteria: what exit 7 is for
+    doc["exit_code"] = exit_code(doc)
+    return doc, recs
+
+
 def _report(
     state,
     sheet: Optional[Path],
@@ -180,18 +203,10 @@ def _report(
     prints (docs/automation.md), the complete drives' run records as its `runs` and the report as
     its `fleet_report`; None (`iolab fleet --json`): the report alone, as report.json holds it."""
     from iolab.api import fleetreport as api
-    from iolab.automation.fleetgroups import compare_groups, mixed_warnings
-    from iolab.pages.fleet_junit import exit_code, stop_code
+    from iolab.pages.fleet_junit import stop_code
     from iolab.pages.fleet_terminal import render
 
-    recs = api.records(state)
-    doc = api.report(state, sheet, rule[0], rule[1], recs=recs)
-    labels = {m.name: m.labels for m in state.members}
-    key = groups[0] or state.group_by
-    doc["warnings"] = mixed_warnings(recs, labels, key)
-    if key:
-        doc["groups"] = compare_groups(recs, labels, key, groups[1] or (state.baseline if not groups[0] else None))
-    doc["exit_code"] = exit_code(doc)
+    doc, recs = fleet_document(state, sheet, rule, groups)
     written = api.write_report_files(state, doc) if store else []
     code = int(doc["exit_code"])
     if state.state == "interrupted":  # the shell's code for the signal that stopped it: 130 for Ctrl-C

@@ -378,6 +378,41 @@ def failed_text(doc: dict) -> str:
     return ", ".join(f"{c} ({len(ds)} drive{'s' if len(ds) > 1 else ''})" for c, ds in seen.items()) or "none"
 
 
+def regressed_groups(doc: dict) -> dict[str, list[str]]:
+    """Each group that regressed against the baseline group, with its figures (automation/fleetgroups)."""
+    return {c["group"]: c["regressions"] for c in (doc.get("groups") or {}).get("comparisons", []) if c["regressions"]}
+
+
+def groups_text(doc: dict) -> str:
+    """'; groups regressed: B vs A (RND 4KiB R/W 0/100 IOPS)', '; groups regressed: none', or '' for
+    a fleet without groups: the summary line said "0 failed ... criteria failed: none" of a fleet
+    whose group regressed, and its exit status 7 went unexplained."""
+    if not doc.get("groups"):
+        return ""
+    base = doc["groups"]["baseline"]
+    said = "; ".join(f"{g} vs {base} ({', '.join(fs)})" for g, fs in regressed_groups(doc).items())
+    return f"; groups regressed: {said or 'none'}"
+
+
+def group_columns(c: dict) -> tuple[str, ...]:
+    """The heads of a group comparison's table (terminal and pages): the baseline group, then this one."""
+    return ("figure", c["baseline"], c["group"], "change", "noise", "verdict")
+
+
+def group_rows(c: dict) -> list[tuple[str, ...]]:
+    """A group comparison's rows, one per figure, as the terminal and the pages print them."""
+    rows: list[tuple[str, ...]] = []
+    for f in c["figures"]:
+        pct = "—" if f["change_pct"] is None else f"{f['change_pct']:+.2f} %"
+        # an interval of the logarithms is asymmetric: its edge on the worse side
+        side = " (worse side)" if f.get("noise_scale") == "log" else ""
+        noise = "—" if f["noise_pct"] is None else f"{'' if side else '±'}{f['noise_pct']:.2f} %{side}"
+        rows.append(
+            (figure_label(f), num(f["baseline"]["value"]), num(f["candidate"]["value"]), pct, noise, f["verdict"])
+        )
+    return rows
+
+
 def figure_label(f: dict) -> str:
     """A figure's name with its unit, as the fleet's tables and strips head it; a figure without
     a unit (DWPD, a ratio) has its name alone, not "DWPD ()"."""

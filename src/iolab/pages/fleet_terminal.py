@@ -11,6 +11,9 @@ from iolab.pages.fleet import (
     failed_text,
     figure_label,
     figure_not_flagged,
+    group_columns,
+    group_rows,
+    groups_text,
     outlier_cell,
     outliers_text,
     sheet_bounds,
@@ -127,7 +130,7 @@ def render(doc: dict, console) -> None:
     say(
         console,
         f"drives: {verdicts_text(doc)}; outlier drives: {outliers_text(doc)}; criteria failed: {failed_text(doc)}; "
-        f"drives not complete: {', '.join(s['not_complete']) or 'none'}",
+        f"drives not complete: {', '.join(s['not_complete']) or 'none'}{groups_text(doc)}",
     )
 
 
@@ -173,21 +176,10 @@ def _render_groups(g: dict, console) -> None:
             f"({len(c['baseline_drives'])} drives); noise: {g['noise']}; tolerance {g['tolerance_pct']:g} %",
             title_justify="left",
         )
-        for h in ("figure", c["baseline"], c["group"], "change", "noise", "verdict"):
+        for h in group_columns(c):
             t.add_column(h, justify="left" if h in ("figure", "verdict") else "right")
-        for f in c["figures"]:
-            pct = "—" if f["change_pct"] is None else f"{f['change_pct']:+.2f} %"
-            # an interval of the logarithms is asymmetric: its edge on the worse side
-            side = " (worse side)" if f.get("noise_scale") == "log" else ""
-            noise = "—" if f["noise_pct"] is None else f"{'' if side else '±'}{f['noise_pct']:.2f} %{side}"
-            t.add_row(
-                figure_label(f),
-                _num(f["baseline"]["value"]),
-                _num(f["candidate"]["value"]),
-                pct,
-                noise,
-                f["verdict"],
-            )
+        for row in group_rows(c):
+            t.add_row(*row)
         console.print(t)
     if g["unlabelled"]:
         say(console, f"drives without label {g['key']}: {', '.join(g['unlabelled'])}")

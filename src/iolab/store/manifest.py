@@ -109,6 +109,13 @@ class Manifest:
                 raise TypeError(f"field {name!r} is {_shown(known[name])}, not a plain name: {why}")
         if (problem := _nested_problem(known)) is not None:
             raise TypeError(problem)
+        if known.get("compliant") is True and (known.get("profile") or {}).get("quick") is True:
+            # every page, check and fleet verdict reads the flag: a hand-set `true` on a --quick run
+            # took its NON-COMPLIANT banner off every page, and the fleet judged it as the drive's
+            raise TypeError(
+                "field 'compliant' is true, but its 'profile.quick' is true: a --quick run is scaled down, "
+                "never compliant"
+            )
         if known.get("state", "running") not in STATES:
             raise TypeError(f"field 'state' is {_shown(known['state'])}, not one of {', '.join(STATES)}")
         if isinstance(known.get("decisions"), list):  # in today's form (a bisection step's of older runs)

@@ -22,6 +22,7 @@ from iolab.pages.report.vticks import Tick, autoscale
 SUMMARY = "Fleet — Summary"  # the page that prints in full what the heads and banners shorten
 ACCEPTANCE = "Fleet — Spec-Sheet Acceptance"
 POOL = "Fleet — Pool at a Latency Bound"
+GROUPS = "Fleet — Groups Compared"
 STRIPS_PER_FIGURE = 8  # strips in one plot; more figures take more plots
 STRIP_MM = 13.0
 DRIVE, OUTLIER, FENCE = "#2c3e50", "#c0392b", "#7f8c8d"
@@ -188,13 +189,31 @@ def _pool_table(doc: dict[str, Any]) -> Table | None:
     )
 
 
+def _group_tables(doc: dict[str, Any]) -> list[Table]:
+    """Each group against the baseline group, as the terminal prints it: a grouped fleet's pages
+    said nothing of a group's regression, which fails the fleet (exit 7)."""
+    g = doc.get("groups")
+    if not g:
+        return []
+    return [
+        Table(
+            f"{g['key']} = {c['group']} ({len(c['drives'])} drives) vs {g['key']} = {c['baseline']} "
+            f"({len(c['baseline_drives'])} drives); tolerance {g['tolerance_pct']:g} %",
+            fleet_doc.group_columns(c),
+            tuple(fleet_doc.group_rows(c)),
+            f"noise: {g['noise']}",
+        )
+        for c in g["comparisons"]
+    ]
+
+
 def _intro(doc: dict[str, Any]) -> Text:
     s, f = doc["summary"], doc["fleet"]
     return Text(
         (
             f"Fleet {f['name']}: {f['test']} on {s['drives']} drives, {s['complete']} complete"
             + (f" (not complete: {', '.join(s['not_complete'])})" if s["not_complete"] else "")
-            + f". Drives: {fleet_doc.verdicts_text(doc)}. Outliers: {fleet_doc.outliers_text(doc)}; spec criteria failed: {fleet_doc.failed_text(doc)}.",
+            + f". Drives: {fleet_doc.verdicts_text(doc)}. Outliers: {fleet_doc.outliers_text(doc)}; spec criteria failed: {fleet_doc.failed_text(doc)}{fleet_doc.groups_text(doc)}.",
             f"Each drive ran: iolab {_args(doc)}.",
             *doc.get("caveats", []),
             *(f"Warning: {w}" for w in doc.get("warnings", [])[:3]),
@@ -240,6 +259,7 @@ def fleet_document(doc: dict[str, Any]) -> Document:
     # each part under its own heading, on pages of its own: laid out with the summary's tables,
     # the spec sheet's verdicts were headed "Fleet — Summary" (page 2 of a fleet PDF)
     rest = [table_pages(title, [t]) for title, t in ((ACCEPTANCE, _verdict_table(doc)), (POOL, _pool_table(doc))) if t]
+    rest += [table_pages(GROUPS, _group_tables(doc))] if doc.get("groups") else []
     intro = _intro(doc)
     if intro.height_mm + sum(block_height(b) for b in first[0].blocks) <= CONTENT_MM:
         pages = [Page(first[0].title, (intro, *first[0].blocks)), *first[1:]]
