@@ -135,8 +135,7 @@ def check(
         "5%",
         "--max-regression",
         metavar="PCT",
-        help="The largest regression allowed in any figure, in % of the baseline (5 or 5%; up to 1 only with its %, "
-        "e.g. 0.5%), in the figure's bad direction.",
+        help="The largest regression allowed in a figure's bad direction, in % of the baseline (5; up to 1 with its %).",
     ),
     tolerances: Optional[Path] = typer.Option(
         None,
