@@ -345,14 +345,22 @@ def test_a_fleet_stopped_twice_still_stops_its_drives_and_stores_its_end(tmp_pat
 # `iolab ARGS` with --fleet that sends itself SIGTERM as the first drive is handed to the pool that
 # starts it: before the fleet waits for its drives, as a stop lands on a busy machine
 TERM_AT_SUBMIT = """
-import os, signal, sys
+import os, signal, sys, threading
 import iolab.api.fleet as fleet
+started, start = threading.Event(), fleet._start_drive
+def starting(*args, **kwargs):
+    proc = start(*args, **kwargs)
+    started.set()
+    return proc
 class Pool(fleet.ThreadPoolExecutor):
     def submit(self, *args, **kwargs):
         future = super().submit(*args, **kwargs)
+        # the drive's process started first: sent at once, the stop came before the pool's thread
+        # began it as often as after, and the drive was not started (its own state) or interrupted
+        started.wait(120)
         os.kill(os.getpid(), signal.SIGTERM)
         return future
-fleet.ThreadPoolExecutor = Pool
+fleet._start_drive, fleet.ThreadPoolExecutor = starting, Pool
 sys.argv = ["iolab", *sys.argv[1:]]
 from iolab.cli.main import main
 main()
