@@ -104,9 +104,13 @@ def ambiguous_text(setting: str, text: str, value: float) -> str:
     )
 
 
-def refuse_fraction_like(option: str, text: str) -> None:
-    """The same rule for a command-line option's percentage (--active-range, --max-regression,
-    --threshold, --outlier-min-pct) as for a --set one: `--max-regression 0.05` was 0.05 % where a
-    user thinking in fractions meant 5 %, a check 100 times stricter, said nowhere."""
+def refuse_fraction_like(option: str, text: str, named: str = "", more: str = "") -> None:
+    """The one refusal of a percentage that reads as a fraction as well, for a command-line
+    option's (--active-range, --max-regression, --threshold, --outlier-min-pct) as for a --set
+    parameter's (testparams.check_known): `--max-regression 0.05` was 0.05 % where a user thinking
+    in fractions meant 5 %, a check 100 times stricter, said nowhere. `named`: how the refusal
+    names the setting where 'OPTION TEXT' does not (a parameter's "--set NAME='TEXT' (test T)");
+    `more`: what it says of the setting before its last words (the parameter's help)."""
     if (v := reads_as_fraction(str(text))) is not None:
-        raise IolabError(f"{ambiguous_text(f'{option} {str(text).strip()}', str(text), v)} Nothing was run or written.")
+        said = named or f"{option} {str(text).strip()}"
+        raise IolabError(f"{ambiguous_text(said, str(text), v)} {more + ' ' if more else ''}Nothing was run or written.")

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from iolab.core.errors import IolabError
-from iolab.core.percentages import SHARES, ambiguous_text, number, read_percent, reads_as_fraction
+from iolab.core.percentages import SHARES, number, read_percent, refuse_fraction_like
 from iolab.core.plan import MAX_CELL_SECONDS, MAX_MULTIPLE, MAX_ROUNDS
 from iolab.core.units import GROUPED, duration, grouped_number, parse_duration, parse_size, share_text
 from iolab.core.usertext import check_text
@@ -452,9 +452,7 @@ def check_known(settings: Mapping[str, str], declared: Mapping[str, Iterable[Par
             )
         for test, p in by_name[name]:
             # before the parser, whose "give whole numbers" answered a list of fractions (0,0.5,1)
-            if p.parse in PERCENTAGES and (v := reads_as_fraction(text)) is not None:
-                raise IolabError(
-                    f"{ambiguous_text(f'{setting(name, text)} (test {test})', text, v)} Parameter {name}: "
-                    f"{p.help} (default {p.show(p.default)}). Nothing was run or written."
-                )
+            if p.parse in PERCENTAGES:
+                about = f"Parameter {name}: {p.help} (default {p.show(p.default)})."
+                refuse_fraction_like(setting(name), text, f"{setting(name, text)} (test {test})", about)
             p.read(text, test)
