@@ -22,6 +22,7 @@ from iolab.api.reports import read_spec_sheet, write_report, write_sequence_repo
 from iolab.core.diskfull import is_disk_full
 from iolab.core.errors import IolabError
 from iolab.core.plan import Profile, TestPlan, ignored_options
+from iolab.core.safefile import read_json
 from iolab.core.testparams import as_percent, check_acting, check_known, legacy_shares
 from iolab.engines import Engine, engine_for
 from iolab.run.runner import Progress, Runner
@@ -279,15 +280,20 @@ def resume_test(
     report: bool = True,
     on_start: Callable[[Resumption], None] | None = None,
     on_end: Callable[[RunStore, list[Path]], None] | None = None,
+    spec_sheet: Path | None = None,
 ) -> TestRun:
     """Continue an interrupted run, as `iolab resume` does. `on_start` gets where and why it
     continues (Resumption.notes) before anything runs; an error or interruption is raised,
-    the run so far kept (and no report written). `ioengine`: fio's IO engine (None: the run's own)."""
+    the run so far kept (and no report written). `ioengine`: fio's IO engine (None: the run's own).
+    `spec_sheet`: the sheet the report opens with, as run_test's (a fleet's drive resumed: the fleet's)."""
     from iolab.run import resume as resuming  # here: a new run needs none of it (nor the host engines it imports)
 
     # One writer per run directory (store/writer.py), claimed before anything is read: two resumes
     # that both read the run interrupted both went on. The writable store holds the claim on.
     run_dir = resolve_run(run)
+    if spec_sheet is not None:  # a bad sheet refused before anything of the run is touched, not at its end
+        stored = read_json(run_dir / "manifest.json", "run manifest", "manifest")
+        read_spec_sheet(Path(spec_sheet), str(stored.get("test") if isinstance(stored, dict) else None))
     with room_for("its resumption", run_dir, f"`iolab resume {run_dir}`", run_dir), claim_run(run_dir):
         r, engine = resuming.prepare(
             run, engine_for, _stored_plan, allow_unsafe, allow_system_disk, listen_any, ioengine
@@ -299,7 +305,7 @@ def resume_test(
             resuming.run(r, engine, progress)
         finally:
             close_engine(engine)
-        done = _ended(r.store, report)
+        done = _ended(r.store, report, spec_sheet)
         if on_end:
             on_end(r.store, list(done.reports))
         if done.report_full is not None:

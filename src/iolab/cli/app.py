@@ -228,6 +228,7 @@ def resume(
                 report=args.report,
                 on_start=started,
                 on_end=ended,
+                spec_sheet=args.spec_sheet,
             )
     except KeyboardInterrupt as e:
         if not current:

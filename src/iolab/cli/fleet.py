@@ -11,9 +11,10 @@ from typing import Optional
 
 import typer
 
-from iolab.cli.auto import emit
+from iolab.cli.auto import emit, want_json
 from iolab.cli.console import Console, write_out
 from iolab.core.errors import IolabError
+from iolab.core.units import counted
 from iolab.run.stopsignals import stop_on_signals
 
 # Options the coordinator takes for itself (with their value, when they take one); the rest of
@@ -69,7 +70,7 @@ def run_fleet(test: str, fleet_file: Path, argv: list[str], root: Path, console:
     check_settings(test, args.make_profile(), args.everything)  # once, not by every drive's run
     fleet, state, unread = api.start(fleet_file, test, child_args(argv), root, args.spec_sheet)
     console.print(
-        f"fleet {fleet.name}: {test} on {len(fleet.drives)} drives "
+        f"fleet {fleet.name}: {test} on {counted(len(fleet.drives), 'drive')} "
         f"({fleet.parallel or len(fleet.drives)} at once) → {state.dir}",
         markup=False,
         soft_wrap=True,
@@ -130,6 +131,12 @@ def resume_fleet(run_ref: str, args, console: Console, again: list[str] | None) 
     """`iolab resume` of a fleet, its exit status; None: `run_ref` is a run (--again, which names a
     fleet's drives, is refused with one)."""
     fleet_dir = fleet_path(run_ref, args.runs_dir)
+    if fleet_dir is not None and args.spec_sheet is not None:
+        raise IolabError(
+            f"--spec-sheet: fleet {fleet_dir.name} keeps the spec sheet it ran with, and its drives' reports open "
+            f"with that one; `iolab fleet {fleet_dir.name} --spec-sheet FILE` judges the fleet against another. "
+            "Nothing was run."
+        )
     if fleet_dir is not None:
         return resume(fleet_dir, args.runs_dir, console, args.json_out, drive_options(args), again)
     if again:
@@ -263,6 +270,8 @@ def fleet(
     from iolab.store.manifest import runs_root
 
     console = Console(stderr=json_out)
+    # --json: an error ends with its document on stdout (cli/auto.emit_error), as every --json command's does
+    want_json("fleet", console, json_out)
     root = runs_root()
     if outlier_k is not None and not 0 < outlier_k <= 100:
         raise IolabError(f"--outlier-k {_as_given(outlier_k)}: give a number above 0 and at most 100 (e.g. 3.5).")

@@ -210,7 +210,7 @@ class RunArgs:
         "--spec-sheet",
         metavar="FILE",
         help="Open the report with a front page against this spec sheet (TOML or CSV): see `iolab report --spec-sheet`; "
-        "with --fleet, the fleet is judged against it too, in place of its fleet file's.",
+        "`run --fleet`: the fleet is judged against it too, in place of its fleet file's (a fleet resumed keeps its own).",
     )
     stall_timeout: Optional[str] = _opt(
         None,
@@ -390,6 +390,7 @@ RESUME_OPTIONS = (
     "require_steady",
     "ioengine",
     "quiet",
+    "spec_sheet",  # a resumed run's report opens with it as the run's own would have (a fleet's drive: the fleet's)
 )
 
 

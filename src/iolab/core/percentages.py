@@ -113,4 +113,6 @@ def refuse_fraction_like(option: str, text: str, named: str = "", more: str = ""
     `more`: what it says of the setting before its last words (the parameter's help)."""
     if (v := reads_as_fraction(str(text))) is not None:
         said = named or f"{option} {str(text).strip()}"
-        raise IolabError(f"{ambiguous_text(said, str(text), v)} {more + ' ' if more else ''}Nothing was run or written.")
+        raise IolabError(
+            f"{ambiguous_text(said, str(text), v)} {more + ' ' if more else ''}Nothing was run or written."
+        )

@@ -101,7 +101,7 @@ def _qos_rounds(ph: PhaseSummary, console: Console) -> None:
     worst = max(rows, key=lambda r: r.lat_max_us or 0.0)
     console.print(
         esc(
-            f"{len(rows)} rounds: median IOPS {num(statistics.median(r.iops for r in rows))}, "
+            f"{counted(len(rows), 'round')}: median IOPS {num(statistics.median(r.iops for r in rows))}, "
             f"average latency {num(statistics.median(r.lat_mean_us or 0 for r in rows))} µs (median round), "
             f"worst maximum {num(worst.lat_max_us)} µs in round {worst.round}, "
             f"last round 99.99 % {_us(pct_text(rows[-1].p99_99, rows[-1].ios, 99.99))}"

@@ -11,7 +11,7 @@ from typing import Any
 
 from iolab.core.errors import Exit
 from iolab.core.steady import STEADY_NOT_EVALUATED, STEADY_NOT_REACHED
-from iolab.core.units import given, given_percent, num
+from iolab.core.units import counted, given, given_percent, num
 from iolab.figures.fleet import (
     DRIVE_FACTS,
     MAD_SIGMA,
@@ -269,7 +269,7 @@ def figure_not_flagged(fig: dict, doc: dict) -> str:
     if fig["judged"]:
         return "none"
     if fig["n"] < doc["outlier_rule"]["min_drives"]:
-        return f"not judged (< {doc['outlier_rule']['min_drives']} drives)"
+        return f"not judged (< {counted(doc['outlier_rule']['min_drives'], 'drive')})"
     return "not judged (an extreme: one observation a drive)"
 
 

@@ -4,7 +4,7 @@ compared, then each drive's row."""
 
 from __future__ import annotations
 
-from iolab.core.units import given, human_bytes, num
+from iolab.core.units import counted, given, human_bytes, num
 from iolab.figures.fleet import RESOLUTION
 from iolab.pages.fleet import (
     conditions_text,
@@ -67,7 +67,7 @@ def render(doc: dict, console) -> None:
     s = doc["summary"]
     say(
         console,
-        f"fleet {f['name']}: {f['test']} on {s['drives']} drives, {s['complete']} complete — {f['dir']}",
+        f"fleet {f['name']}: {f['test']} on {counted(s['drives'], 'drive')}, {s['complete']} complete — {f['dir']}",
     )
     t = Table(title="key figures over the fleet", title_justify="left")
     for h in (
@@ -139,7 +139,7 @@ def _render_pool(p: dict, console) -> None:
 
     pct, bound = p["percentile"], p["bound_us"]
     t = Table(
-        title=f"the pool of {len(p['drives'])} drives: {pct:g} % latency of the merged histograms vs the {given(bound)} µs bound",
+        title=f"the pool of {counted(len(p['drives']), 'drive')}: {pct:g} % latency of the merged histograms vs the {given(bound)} µs bound",
         title_justify="left",
     )
     for h in ("demand (all drives)", "delivered IOPS", f"{pct:g} % latency (µs)", "IOs", "bound"):
@@ -172,8 +172,8 @@ def _render_groups(g: dict, console) -> None:
 
     for c in g["comparisons"]:
         t = Table(
-            title=f"{g['key']} = {c['group']} ({len(c['drives'])} drives) vs {g['key']} = {c['baseline']} "
-            f"({len(c['baseline_drives'])} drives); noise: {g['noise']}; tolerance {g['tolerance_pct']:g} %",
+            title=f"{g['key']} = {c['group']} ({counted(len(c['drives']), 'drive')}) vs {g['key']} = {c['baseline']} "
+            f"({counted(len(c['baseline_drives']), 'drive')}); noise: {g['noise']}; tolerance {g['tolerance_pct']:g} %",
             title_justify="left",
         )
         for h in group_columns(c):

@@ -444,7 +444,8 @@ POWER = _obj(
 )
 
 # The commands whose --json prints this document (`sim calibrate --json` prints its own).
-COMMANDS = ("run", "resume", "show", "compare", "runs", "check", "history", "audit", "power", "plan")
+# `fleet --json` prints the fleet report (its own schema) and, ended by an error, this document
+COMMANDS = ("run", "resume", "show", "compare", "runs", "check", "history", "audit", "power", "plan", "fleet")
 
 SCHEMA = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -453,7 +454,8 @@ SCHEMA = {
     "description": "One document per command: run, resume and show list runs; compare adds a ranking; "
     "runs lists run directories; check adds verdicts per key figure; history one figure across runs; "
     "audit gives each run's self-audit; power a meter log's figures per cell; plan what a run would do; "
-    "run --fleet (resume and show of a fleet) adds the fleet report.",
+    "run --fleet (resume and show of a fleet) adds the fleet report; fleet's is its error's alone "
+    "(its report has a schema of its own).",
     **_obj(
         {
             "schema": {"const": SCHEMA_NAME},

@@ -20,7 +20,7 @@ from iolab.core.steady import (
     STEADY_REACHED,
     SteadyState,
 )
-from iolab.core.units import denoise, duration, eng, kib_label, num, pct_text
+from iolab.core.units import counted, denoise, duration, eng, kib_label, num, pct_text
 from iolab.figures.audit import Audit, marker, stored_audit
 from iolab.figures.endurance import Endurance, endurance, measures_endurance
 from iolab.figures.points import today_decision
@@ -405,7 +405,9 @@ def render_hir(ph: PhaseSummary, console: Console) -> None:
             num(r.lat_max_us),
         )
     console.print(t)
-    console.print(f"{esc(ph.phase.name)}: {len(rows)} cells, mean {num(sum(r.iops for r in rows) / len(rows))} IOPS")
+    console.print(
+        f"{esc(ph.phase.name)}: {counted(len(rows), 'cell')}, mean {num(sum(r.iops for r in rows) / len(rows))} IOPS"
+    )
 
 
 def render_dirth(ph: PhaseSummary, console: Console) -> None:

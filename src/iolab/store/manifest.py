@@ -296,11 +296,11 @@ def resolve_run(ref: str | Path) -> Path:
     if len(matches) == 1:
         return matches[0]
     if len(matches) > 1:
-        raise IolabError(
-            f"run {ref!r} is ambiguous: {len(matches)} run directories under {runs_root()} match it (by directory "
-            f"name or run id): {', '.join(m.name for m in matches[:5])}{', …' if len(matches) > 5 else ''}. "
-            "Name one by its directory (`iolab runs` shows each run's directory where it differs from its id)."
+        how, lists = (
+            "by directory name or run id",
+            "`iolab runs` shows each run's directory where it differs from its id",
         )
+        raise ambiguous("run", str(ref), matches, runs_root(), how, lists)
     fleet = fleet_dir(ref)
     if fleet is not None:
         raise IolabError(
@@ -367,8 +367,25 @@ def runs_named(text: str) -> list[Path]:
         for n in names
         if (root / n / "manifest.json").exists() and not not_a_run_of(root / n, root)
     ]
-    exact = [d for d, run_id in runs if run_id == text]
-    return exact or [d for d, run_id in runs if text in d.name or text in (run_id or "")]
+    return named_among(text, runs)
+
+
+def named_among(text: str, named: Sequence[tuple[Path, str | None]]) -> list[Path]:
+    """The directories of `named` (each with its own name: a run's id, a fleet's name) that `text`
+    names: those whose own name is `text`, else those whose directory name or own name contains
+    it. How `iolab show` finds a run and `iolab fleet` a fleet by a part of its name."""
+    exact = [d for d, own in named if own == text]
+    return exact or [d for d, own in named if text in d.name or text in (own or "")]
+
+
+def ambiguous(what: str, ref: str, matches: Sequence[Path], where: Path, how: str, lists: str) -> IolabError:
+    """The refusal of a name that `matches` several directories under `where`, naming them
+    (`how` they match; `lists`: the command that lists them, and what it shows)."""
+    shown = ", ".join(m.name for m in matches[:5]) + (", …" if len(matches) > 5 else "")
+    return IolabError(
+        f"{what} {ref!r} is ambiguous: {len(matches)} {what} directories under {where} match it ({how}): "
+        f"{shown}. Name one by its directory ({lists})."
+    )
 
 
 def _run_id(run_dir: Path) -> str | None:

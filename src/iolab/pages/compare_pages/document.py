@@ -113,7 +113,7 @@ def run_labels(runs: list[RunData], names: Sequence[str] = ()) -> list[str]:
     before/after pair on one drive) carry their run ids."""
     if names and len(names) != len(runs):
         raise IolabError(
-            f"--label: {counted(len(names), 'label')} for {len(runs)} runs; give one --label per run, in the order of the runs."
+            f"--label: {counted(len(names), 'label')} for {counted(len(runs), 'run')}; give one --label per run, in the order of the runs."
         )
     split = any(r.manifest.split for r in runs)
     base = list(names) or [r.label + (f" ({legs_text(r)})" if split else "") for r in runs]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from iolab.core.units import given, num
+from iolab.core.units import counted, given, num
 from iolab.pages import fleet as fleet_doc
 from iolab.pages.fleet import conditions_text, figure_label
 from iolab.pages.report import vfigure
@@ -182,7 +182,7 @@ def _pool_table(doc: dict[str, Any]) -> Table | None:
         for s in p["steps"]
     )
     return Table(
-        f"The pool at {p['percentile']:g} % ≤ {given(p['bound_us'])} µs ({len(p['drives'])} drives as one system)",
+        f"The pool at {p['percentile']:g} % ≤ {given(p['bound_us'])} µs ({counted(len(p['drives']), 'drive')} as one system)",
         ("demand IOPS", "delivered IOPS", f"p{p['percentile']:g} µs", "IOs", "meets"),
         rows,
         p["merged"],
@@ -197,8 +197,8 @@ def _group_tables(doc: dict[str, Any]) -> list[Table]:
         return []
     return [
         Table(
-            f"{g['key']} = {c['group']} ({len(c['drives'])} drives) vs {g['key']} = {c['baseline']} "
-            f"({len(c['baseline_drives'])} drives); tolerance {g['tolerance_pct']:g} %",
+            f"{g['key']} = {c['group']} ({counted(len(c['drives']), 'drive')}) vs {g['key']} = {c['baseline']} "
+            f"({counted(len(c['baseline_drives']), 'drive')}); tolerance {g['tolerance_pct']:g} %",
             fleet_doc.group_columns(c),
             tuple(fleet_doc.group_rows(c)),
             f"noise: {g['noise']}",
@@ -211,7 +211,7 @@ def _intro(doc: dict[str, Any]) -> Text:
     s, f = doc["summary"], doc["fleet"]
     return Text(
         (
-            f"Fleet {f['name']}: {f['test']} on {s['drives']} drives, {s['complete']} complete"
+            f"Fleet {f['name']}: {f['test']} on {counted(s['drives'], 'drive')}, {s['complete']} complete"
             + (f" (not complete: {', '.join(s['not_complete'])})" if s["not_complete"] else "")
             + f". Drives: {fleet_doc.verdicts_text(doc)}. Outliers: {fleet_doc.outliers_text(doc)}; spec criteria failed: {fleet_doc.failed_text(doc)}{fleet_doc.groups_text(doc)}.",
             f"Each drive ran: iolab {_args(doc)}.",
@@ -249,7 +249,7 @@ def _banners(doc: dict[str, Any]) -> tuple[str, ...]:
     drives not complete: no page of figures can be read without them (in short form when they
     are many; the summary page prints them in full)."""
     missing = doc["summary"]["not_complete"]
-    tail = [f"NOT COMPLETE on {len(missing)} drives: {', '.join(missing[:8])}"] if missing else []
+    tail = [f"NOT COMPLETE on {counted(len(missing), 'drive')}: {', '.join(missing[:8])}"] if missing else []
     return fit_banners([(c, c.split(" (")[0], SUMMARY) for c in [*doc.get("caveats", []), *tail]])
 
 
@@ -276,7 +276,7 @@ def fleet_document(doc: dict[str, Any]) -> Document:
         test_name=f["test"],
         started=f.get("started") or "",
         ended=f.get("ended") or "—",
-        device=f"{doc['summary']['drives']} drives",
+        device=counted(doc["summary"]["drives"], "drive"),
         tested_by=tested_by(list(f.get("args") or ())),
         columns=columns,
         banners=_banners(doc),
