@@ -33,6 +33,15 @@ def test_a_parameter_written_at_its_default_is_the_same_drive_in_history_and_com
     compared = iolab("compare", str(plain), str(slower), "--out", str(tmp_path / "cmp2"))
     [html] = (tmp_path / "cmp2").glob("*.html")
     assert "<title>Latency comparison — 2 drives</title>" in html.read_text()
+    # another seed is another random stream of the drive, another run of it (as history keeps it on
+    # the drive's line), not another drive: compare called them "2 drives"; each label says its seed
+    seeded = quick_sim_run(runs, f"{SMALL_SIM}&seed=2")
+    compared = iolab("compare", str(plain), str(seeded), "--out", str(tmp_path / "cmp3"), "--json")
+    assert compared.returncode == 0, compared.stdout + compared.stderr
+    [html] = (tmp_path / "cmp3").glob("*.html")
+    assert "<title>Latency comparison — 2 runs</title>" in html.read_text()
+    labels = json.loads(compared.stdout)["ranking"]["labels"]
+    assert [label.rsplit(", ", 1)[1] for label in labels] == ["seed 0", "seed 2"], labels
 
 
 def test_over_provisioning_given_with_the_size_is_another_drive_to_a_fleet_and_history(tmp_path):

@@ -38,9 +38,12 @@ def drive_of_spec(spec: str) -> str:
     if not spec.startswith("sim:"):
         return spec
     preset, _, query = spec.removeprefix("sim:").partition("?")
-    options = dict(q.partition("=")[::2] for q in query.split("&") if q)
-    options.pop("seed", None)
-    return repr(drive_key(preset, options))
+    return seedless_drive(preset, dict(q.partition("=")[::2] for q in query.split("&") if q))
+
+
+def seedless_drive(preset: str, options: dict[str, str]) -> str:
+    """The simulated drive `options` make, as one key, whatever their seed (drive_of_spec)."""
+    return repr(drive_key(preset, {k: v for k, v in options.items() if k != "seed"}))
 
 
 def drive_options(preset: str, options: dict[str, str]) -> dict[str, str]:

@@ -50,14 +50,33 @@ def facts(run: RunData, label: str, params: Sequence[Param] = ()) -> RunFacts:
 
 
 def drive_id(run: RunData) -> str:
-    """Which drive a run measured, as a comparison groups and counts drives: a simulated one by its
-    drive key (sim:enterprise-sas and sim:enterprise-sas?user_gb=400, the preset's own capacity, are
-    one drive), any other by its spec."""
+    """Which target a run measured, as a sequence comparison groups its runs: a simulated one by
+    its drive key (sim:enterprise-sas and sim:enterprise-sas?user_gb=400, the preset's own capacity,
+    are one drive; its seed is part of it, so that one drive's two random streams can stand for two
+    drives there), any other by its spec."""
     target = run.manifest.target
     ident = target.get("identity") or {}
     if ident.get("kind") == "sim":
         return repr(sim_facts.drive_key(str(ident.get("preset")), dict(ident.get("options") or ())))
     return str(target.get("spec", run.manifest.run_id))
+
+
+def seed_of(run: RunData) -> str | None:
+    """A simulated drive's seed (0 when none was given); None for any other target."""
+    ident = run.manifest.target.get("identity") or {}
+    if ident.get("kind") != "sim":
+        return None
+    return str(dict(ident.get("options") or ()).get("seed", "0"))
+
+
+def drive_of(run: RunData) -> str:
+    """Which drive a run measured, as a comparison counts drives: drive_id without a simulated
+    drive's seed. Another seed is another run of the drive (its random stream), as `iolab history`
+    and a sequence report take it (sim_facts.drive_of_spec), not another drive."""
+    ident = run.manifest.target.get("identity") or {}
+    if ident.get("kind") == "sim":
+        return sim_facts.seedless_drive(str(ident.get("preset")), dict(ident.get("options") or ()))
+    return drive_id(run)
 
 
 Figures = Callable[[Sequence[list[PhaseSummary]]], tuple[KeyMetric, ...]]
@@ -116,9 +135,16 @@ def run_labels(runs: list[RunData], names: Sequence[str] = ()) -> list[str]:
             f"--label: {counted(len(names), 'label')} for {counted(len(runs), 'run')}; give one --label per run, in the order of the runs."
         )
     split = any(r.manifest.split for r in runs)
-    base = list(names) or [r.label + (f" ({legs_text(r)})" if split else "") for r in runs]
+    base = list(names) or [r.label + (f" ({legs_text(r)})" if split else "") + _seed_said(r, runs) for r in runs]
     ids = run_names(runs)
     return [f"D{i + 1} {b}" + (f" [{n}]" if base.count(b) > 1 else "") for i, (b, n) in enumerate(zip(base, ids))]
+
+
+def _seed_said(run: RunData, runs: Sequence[RunData]) -> str:
+    """ ", seed 2" where runs of this run's simulated drive differ in seed: the label says which
+    random stream of the one drive each is."""
+    seeds = {seed_of(r) for r in runs if drive_of(r) == drive_of(run)}
+    return f", seed {seed_of(run)}" if len(seeds) > 1 else ""
 
 
 def run_names(runs: Sequence[RunData]) -> list[str]:
@@ -154,8 +180,8 @@ def build_comparison(
     # runs of different tests (--force) are a mixed comparison, named for every test, not the first run's
     titles = list(dict.fromkeys(r.manifest.title for r in runs))
     title = titles[0] if len(titles) == 1 else f"Mixed ({', '.join(titles)})"
-    # one drive reached over one path and over several is two runs, not two drives
-    drives = len({drive_id(r) for r in runs})
+    # one drive reached over one path and over several is two runs, not two drives; so are two seeds of one
+    drives = len({drive_of(r) for r in runs})
     what = f"{len(runs)} drives" if drives == len(runs) else f"{len(runs)} runs"
     pages = summary_pages(runs, labels, metrics) + (overlays(runs, labels) if overlays else [])
     pages += [p for r, lab in zip(runs, labels) for p in parts_pages(r, lab)] + drives_pages(runs, labels, diffs)
