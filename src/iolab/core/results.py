@@ -10,9 +10,10 @@ import bisect
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from iolab.core.errors import EngineError
 from iolab.core.units import measurable, percentile_min_ios  # noqa: F401 (percentile_min_ios: read with the rule)
@@ -153,6 +154,10 @@ class RoundResult:
     # than a mix of random and sequential streams can share); the runner puts each in the run's
     # notes, so no page labels the run with the conditions it was asked for but not run at.
     deviations: tuple[str, ...] = ()
+    # The engine's output of raw_files[0] as it parsed it whole from the very text it stored there
+    # (the simulator's; None where an engine does not hand it on): the store records that file
+    # whole without reading it back, and the power model reads the cell's flash work from it.
+    raw: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
 
     @property
     def iops(self) -> float:

@@ -211,6 +211,7 @@ def parse_result(text: str, source: str, raw_files: tuple[str, ...] = ()) -> Rou
         raw_files=raw_files,
         engine="sim",
         engine_version=str(raw.get(j, "version", "result")),
+        raw=j,  # parsed once here: the store and the power model take it from here, not from the file
     )
 
 

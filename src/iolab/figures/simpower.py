@@ -22,9 +22,10 @@ the drive it ran on), never from its host workload alone:
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from iolab.core.cellschema import CellRow
 from iolab.core.errors import IolabError
@@ -84,7 +85,7 @@ class DriveModel:
         }
 
 
-def drive_model(drive: dict) -> DriveModel | None:
+def drive_model(drive: Mapping[str, Any]) -> DriveModel | None:
     """The model of the drive a raw result ran on (its "drive" object); None for an HDD."""
     if drive.get("kind") != "ssd":
         return None
@@ -120,13 +121,20 @@ class CellWork:
     host_bytes: float
 
 
-def cell_work(raw: dict, m: DriveModel) -> CellWork:
-    c = raw["counters"]
-    page = m.page_bytes
+@dataclass(frozen=True)
+class CellRaw:
+    """What the model reads of a cell's raw output: small enough to keep for every cell of a run
+    (the runner keeps it as each cell ends, so that the model does not read the file again)."""
+
+    drive: Mapping[str, Any]
+    counters: Mapping[str, Any]
+    read_ios: float
+    seconds: float
+    busy_s: float
+
+
+def cell_raw(raw: Mapping[str, Any]) -> CellRaw:
     read_ios = float(raw["read"]["ios"])
-    host_read = float(c.get("host_read_bytes", 0.0))
-    moved = (float(c.get("gc_copied_pages", 0.0)) + float(c.get("slc_evicted_pages", 0.0))) * UNIT
-    reads = max(read_ios, host_read / page) + float(c.get("rmw_reads", 0.0)) + moved / page
     seconds = float(raw["runtime_s"])
     # series rows: t_end_s, read_iops, write_iops, mbps, lat_mean, [lat_max], [span_s]
     busy = 0.0
@@ -138,9 +146,28 @@ def cell_work(raw: dict, m: DriveModel) -> CellWork:
             busy += span
     if not raw.get("series"):
         busy = seconds if read_ios + float(raw["write"]["ios"]) > 0 else 0.0
+    return CellRaw(raw["drive"], raw["counters"], read_ios, seconds, min(busy, seconds))
+
+
+def kept_raw(raw: Mapping[str, Any]) -> CellRaw | None:
+    """cell_raw of a cell's output as the engine parsed it, or None where it lacks what the model
+    reads: the model then reads the file, and says what is wrong with it, at the run's end."""
+    try:
+        return cell_raw(raw)
+    except (KeyError, TypeError, ValueError, IndexError):
+        return None
+
+
+def cell_work(raw: Mapping[str, Any] | CellRaw, m: DriveModel) -> CellWork:
+    r = raw if isinstance(raw, CellRaw) else cell_raw(raw)
+    c = r.counters
+    page = m.page_bytes
+    host_read = float(c.get("host_read_bytes", 0.0))
+    moved = (float(c.get("gc_copied_pages", 0.0)) + float(c.get("slc_evicted_pages", 0.0))) * UNIT
+    reads = max(r.read_ios, host_read / page) + float(c.get("rmw_reads", 0.0)) + moved / page
     return CellWork(
-        seconds=seconds,
-        busy_s=min(busy, seconds),
+        seconds=r.seconds,
+        busy_s=r.busy_s,
         page_reads=reads,
         page_programs=float(c.get("flash_write_bytes", 0.0)) / page,
         block_erases=float(c.get("erases", 0.0)) * m.blocks_per_erase,
@@ -167,13 +194,17 @@ def _raw_of(run_dir: Path, cell: CellRow) -> dict:
     return json.loads((run_dir / cell.raw_files[0]).read_text())
 
 
-def model_cells(run_dir: Path, cells: Sequence[CellRow]) -> tuple[DriveModel | None, list[dict]]:
-    """Each cell's modelled power (CellPower fields, plus its work and energy terms)."""
+def model_cells(
+    run_dir: Path, cells: Sequence[CellRow], kept: Mapping[str, CellRaw] | None = None
+) -> tuple[DriveModel | None, list[dict]]:
+    """Each cell's modelled power (CellPower fields, plus its work and energy terms). `kept`: the
+    cells' raw outputs as the runner kept them (kept_raw), by raw file; the others are read."""
     model: DriveModel | None = None
     out = []
     for c in cells:
-        raw = _raw_of(run_dir, c)
-        m = drive_model(raw["drive"])
+        raw = (kept or {}).get(c.raw_files[0]) if c.raw_files else None
+        raw = raw or cell_raw(_raw_of(run_dir, c))
+        m = drive_model(raw.drive)
         if m is None:
             return None, []
         model = model or m
@@ -187,10 +218,12 @@ def model_cells(run_dir: Path, cells: Sequence[CellRow]) -> tuple[DriveModel | N
     return model, out
 
 
-def model_document(run_id: str, run_dir: Path, cells: Sequence[CellRow]) -> dict | None:
+def model_document(
+    run_id: str, run_dir: Path, cells: Sequence[CellRow], kept: Mapping[str, CellRaw] | None = None
+) -> dict | None:
     """power.json for a simulated run (None for an HDD or a run without cells): the shape of
     figures/power.to_document's, with `model` saying which values were used."""
-    model, rows = model_cells(run_dir, cells)
+    model, rows = model_cells(run_dir, cells, kept)
     if model is None or not rows:
         return None
     as_cells = [CellPower(**{k: r[k] for k in CellPower.__dataclass_fields__}) for r in rows]

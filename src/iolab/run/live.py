@@ -23,15 +23,19 @@ MAX_SAMPLES = 600  # ten minutes of fio's per-second reports: the chart's width,
 
 class LiveFile:
     """The progress callback the runner gives an engine for one cell: forwards to the display
-    and writes live.json. `parts`: live IOPS per leg of a split round, by leg name."""
+    and writes live.json. `parts`: live IOPS per leg of a split round, by leg name. `at_start`:
+    live.json names the cell as it starts, before its first report (an engine in wall time
+    reports a second in); an engine in virtual time reports at once, and that report is the
+    cell's first write (written at its start too, live.json was written twice for every cell)."""
 
-    def __init__(self, run_dir: Path, cell: str, forward: Callable[[float, float], None]):
+    def __init__(self, run_dir: Path, cell: str, forward: Callable[[float, float], None], at_start: bool = True):
         self.path = Path(run_dir) / LIVE_NAME
         self.cell = cell
         self.forward = forward
         self.started = time.time()
         self.samples: list[list] = []  # [seconds into the cell, IOPS, {leg: IOPS}, mean latency µs]
-        self._write(0.0, None, None, {})
+        if at_start:
+            self._write(0.0, None, None, {})
         self._last = 0.0  # the first report is written however soon it comes
 
     def __call__(

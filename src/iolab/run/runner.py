@@ -25,7 +25,7 @@ from iolab.core.workload import Workload
 from iolab.engines import Engine, HostsEngine
 from iolab.figures.audit import audit
 from iolab.figures.phaseend import Spent, after_round, settle, written_since_purge
-from iolab.figures.simpower import model_document
+from iolab.figures.simpower import CellRaw, kept_raw, model_document
 from iolab.run.budget import Interval, drained, is_partial, latest, next_round_s, stored_drains, within_budget
 from iolab.run.identity import target_identity
 from iolab.run.live import LiveFile
@@ -153,6 +153,9 @@ class Runner:
         self.options = options
         self.progress = progress or NoProgress()
         self.since_purge = 0  # bytes written to the target since the last purge (steady state's minimum)
+        # each cell's raw output as the engine parsed it (the simulator's), what the power model reads
+        # of it: kept as the cell ends, not read from its file again at the run's end
+        self.kept_raw: dict[str, CellRaw] = {}
 
     # -- the whole run ---------------------------------------------------------------------
     def finish(self, state: str, error: str | None = None) -> None:
@@ -179,7 +182,7 @@ class Runner:
         m = manifest_of(self.store)
         try:
             cells = sorted(self.store.cells(kind="precondition") + self.store.cells(), key=lambda c: c.started)
-            doc = model_document(m.run_id, self.store.dir, cells)
+            doc = model_document(m.run_id, self.store.dir, cells, self.kept_raw)
             if doc is not None:
                 write_atomic(self.store.dir / POWER_FILE, json.dumps(doc, indent=1).encode())
                 m.power_model = doc["model"]
@@ -417,10 +420,14 @@ class Runner:
             cell.workload,
             self.store.raw_dir,
             tag,
-            progress=LiveFile(self.store.dir, f"{cell.key} ({at})", self.progress.live),
+            progress=LiveFile(
+                self.store.dir, f"{cell.key} ({at})", self.progress.live, not self.engine.capabilities.virtual_time
+            ),
         )
         check_result(result, f"round {tag} ({', '.join(result.raw_files[:2]) or 'no raw files'})")
         self.note_deviations(cell_where(phase.name, cell.key), result)
+        if result.raw is not None and result.raw_files and (kept := kept_raw(result.raw)) is not None:
+            self.kept_raw[result.raw_files[0]] = kept
         self.since_purge += result.write.io_bytes
         self.store.add_cell(
             phase.name,

@@ -112,14 +112,16 @@ def add_cell_rows(db: sqlite3.Connection, run_dir: Path, cell_id: int, result: R
     bins and the record of its whole raw outputs."""
     db.executemany(INSERT_SERIES, series_rows(cell_id, result))
     db.executemany(INSERT_HISTOGRAM, histogram_rows(cell_id, result))
-    db.executemany(RAW_STAT_UPSERT, raw_stat_rows(run_dir, result.raw_files))
+    parsed = result.raw_files[:1] if result.raw is not None else ()
+    db.executemany(RAW_STAT_UPSERT, raw_stat_rows(run_dir, result.raw_files, parsed))
 
 
-def raw_stat_rows(run_dir: Path, names: Sequence[str]) -> list[tuple[str, int, int]]:
+def raw_stat_rows(run_dir: Path, names: Sequence[str], parsed: Sequence[str] = ()) -> list[tuple[str, int, int]]:
     """RAW_STAT_UPSERT's rows for a cell's raw JSON outputs (`names` relative to `run_dir`): each
     whole one (by the audit's own test, so the record means "whole at this size and mtime"; fio's
     parser reads past a status report cut short) with its size and mtime. A file not there or not
-    whole is not recorded: the audit reads it, and says what is wrong with it."""
+    whole is not recorded: the audit reads it, and says what is wrong with it. `parsed`: those the
+    engine parsed whole from the text it stored (RoundResult.raw), whole without a second read."""
     rows = []
     for name in names:
         path = run_dir / name
@@ -129,7 +131,7 @@ def raw_stat_rows(run_dir: Path, names: Sequence[str]) -> list[tuple[str, int, i
             st = os.stat(path)
         except OSError:
             continue
-        if output_damage(path) is None:
+        if name in parsed or output_damage(path) is None:
             rows.append((str(name), st.st_size, st.st_mtime_ns))
     return rows
 
