@@ -443,8 +443,7 @@ POWER = _obj(
     {"source_copy_bytes": _t("integer"), "source_copy_sha256": _t("string"), "gap_s": NUM},
 )
 
-# The commands whose --json prints this document (`sim calibrate --json` prints its own).
-# `fleet --json` prints the fleet report (its own schema) and, ended by an error, this document
+# The commands whose --json prints this document (`sim calibrate --json` prints its own; `fleet`, only its error's).
 COMMANDS = ("run", "resume", "show", "compare", "runs", "check", "history", "audit", "power", "plan", "fleet")
 
 SCHEMA = {
@@ -454,8 +453,7 @@ SCHEMA = {
     "description": "One document per command: run, resume and show list runs; compare adds a ranking; "
     "runs lists run directories; check adds verdicts per key figure; history one figure across runs; "
     "audit gives each run's self-audit; power a meter log's figures per cell; plan what a run would do; "
-    "run --fleet (resume and show of a fleet) adds the fleet report; fleet's is its error's alone "
-    "(its report has a schema of its own).",
+    "run --fleet (resume and show of a fleet) adds the fleet report; fleet's is only an error's.",
     **_obj(
         {
             "schema": {"const": SCHEMA_NAME},
