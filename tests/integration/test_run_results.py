@@ -340,6 +340,7 @@ def test_compare_ranks_published_figures_alone_or_beside_measured_runs(runs, tmp
             "drive,figure,value,unit\nX,ART RND 4KiB R/W 65/35,1,µs,extra\n",
             "line 2: the line has 5 fields, the header 4",
         ),
+        ("drive,figure,value,unit\nX\n", "line 2: the line has 1 field, the header 4"),  # was "1 fields"
         (
             "drive,figure,value,unit\nX,ART RND 4KiB R/W 65/35,1,µs\nX,ART RND 4KiB R/W 65/35,2,µs\n",
             "line 3, field 'figure': 'X' has 'ART RND 4KiB R/W 65/35' already on line 2",

@@ -24,7 +24,7 @@ from iolab.api import registry
 from iolab.automation.plausible import implausible
 from iolab.core.errors import IolabError
 from iolab.core.safefile import read_bytes
-from iolab.core.units import ASCII_NUMBER, ascii_number
+from iolab.core.units import ASCII_NUMBER, ascii_number, counted
 from iolab.core.usertext import control_problem
 from iolab.figures.compare import KeyMetric, SummaryTable, competition_ranks
 
@@ -125,7 +125,7 @@ def read_published(path: Path, known: dict[str, KeyMetric]) -> list[PublishedFig
         if not any(c.strip() for c in row):
             continue
         if len(row) != len(header):
-            raise _problem(path, line, None, f"the line has {len(row)} fields, the header {len(header)}.")
+            raise _problem(path, line, None, f"the line has {counted(len(row), 'field')}, the header {len(header)}.")
         f = {h: c.strip() for h, c in zip(header, row)}
         for h in header:
             if not f[h] and h != "direction":

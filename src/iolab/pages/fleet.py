@@ -375,7 +375,7 @@ def failed_text(doc: dict) -> str:
     """The criteria failed and on how many drives ('write latency (2 drives)'), or 'none': the
     count of failed verdicts alone read as a count of criteria."""
     seen = doc["summary"]["failed_criteria"]
-    return ", ".join(f"{c} ({len(ds)} drive{'s' if len(ds) > 1 else ''})" for c, ds in seen.items()) or "none"
+    return ", ".join(f"{c} ({counted(len(ds), 'drive')})" for c, ds in seen.items()) or "none"
 
 
 def regressed_groups(doc: dict) -> dict[str, list[str]]:
