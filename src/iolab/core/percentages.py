@@ -3,7 +3,7 @@ percentage-valued parameters and the one rule every one of them follows.
 
 The rule: a number is a percentage, written with its '%' or without ('5' and '5%' are 5 %), as
 every iolab option and fio's rwmixread=70 take it. A number from above 0 to 1 written without
-'%' is refused (testparams.check_known says why): a user who thinks in fractions writes
+'%' is refused (refuse_fraction_like says why): a user who thinks in fractions writes
 min_gain=0.002 for 0.2 % and got 0.002 %, a stop rule 100 times finer than meant, with no word.
 0 is 0 either way, and a bare number above 1 is no fraction of the whole, so both stand.
 """
@@ -94,7 +94,7 @@ def reads_as_fraction(text: str) -> float | None:
     return next((v for v in numbers if v > 0), None) if min(numbers) >= 0 and max(numbers) <= 1 else None
 
 
-def ambiguous_text(setting: str, text: str, value: float) -> str:
+def _ambiguous_text(setting: str, text: str, value: float) -> str:
     """The refusal of a percentage that reads as a fraction as well (reads_as_fraction)."""
     v, whole = f"{value:.12g}", f"{value * 100:.12g}"
     return (
@@ -114,5 +114,5 @@ def refuse_fraction_like(option: str, text: str, named: str = "", more: str = ""
     if (v := reads_as_fraction(str(text))) is not None:
         said = named or f"{option} {str(text).strip()}"
         raise IolabError(
-            f"{ambiguous_text(said, str(text), v)} {more + ' ' if more else ''}Nothing was run or written."
+            f"{_ambiguous_text(said, str(text), v)} {more + ' ' if more else ''}Nothing was run or written."
         )
