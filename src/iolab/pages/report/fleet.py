@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from iolab.core.units import given, num
+from iolab.core.units import counted, given, num
 from iolab.pages import fleet as fleet_doc
 from iolab.pages.fleet import conditions_text, figure_label
 from iolab.pages.report import vfigure
@@ -249,7 +249,8 @@ def _banners(doc: dict[str, Any]) -> tuple[str, ...]:
     drives not complete: no page of figures can be read without them (in short form when they
     are many; the summary page prints them in full)."""
     missing = doc["summary"]["not_complete"]
-    tail = [f"NOT COMPLETE on {len(missing)} drives: {', '.join(missing[:8])}"] if missing else []
+    more = f", and {len(missing) - 8} more" if len(missing) > 8 else ""  # the summary page names them all
+    tail = [f"NOT COMPLETE on {counted(len(missing), 'drive')}: {', '.join(missing[:8])}{more}"] if missing else []
     return fit_banners([(c, c.split(" (")[0], SUMMARY) for c in [*doc.get("caveats", []), *tail]])
 
 
