@@ -143,6 +143,8 @@ def test_a_fleet_json_row_that_is_not_its_own_drives_run_is_refused(fleet, tmp_p
         (("outlier_min_pct",), float("inf"), "field 'outlier_min_pct' is Infinity, not a finite number"),
         (("spec_sheet",), True, "field 'spec_sheet' is true, not a string or null"),
         (("members",), {"sim1": {}}, "field 'members' is {\"sim1\": {}}, not a list of objects"),
+        # no drive at all: was a report of 0 drives, a JUnit file of 0 tests and exit 0, a pass for CI
+        (("members",), [], "field 'members' is empty, and a fleet holds every drive of its fleet file"),
     ],
 )
 def test_a_fleet_json_field_of_the_wrong_type_is_refused(fleet, tmp_path, path, value, says):
