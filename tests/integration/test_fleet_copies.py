@@ -170,6 +170,20 @@ def test_a_fleet_json_field_of_the_wrong_type_is_refused(fleet, tmp_path, path, 
     assert (copy / "report.json").read_bytes() == stored
 
 
+def test_runs_names_a_fleet_it_cannot_read_with_the_reason(fleet, tmp_path):
+    """`iolab runs` lists a broken run with its reason, and named the readable fleets only: a
+    fleet whose fleet.json was damaged vanished from its output without a word."""
+    d, _ = fleet
+    copy = tmp_path / "runs" / "fleets" / d.name
+    shutil.copytree(d, copy)
+    doc = json.loads((copy / "fleet.json").read_text())
+    (copy / "fleet.json").write_text(json.dumps({**doc, "members": []}))
+    p = iolab("runs", "--runs-dir", str(tmp_path / "runs"))
+    assert p.returncode == 0, p.stdout + p.stderr
+    said = " ".join(p.stdout.split())
+    assert f"fleet not listed: {copy / 'fleet.json'}: cannot read the fleet state (field 'members' is empty" in said
+
+
 def test_a_drives_out_json_edited_after_it_ended_is_not_the_drives_figures(fleet, tmp_path):
     """The fleet report took each drive's run record from its out.json whenever the run's id,
     state and end still matched its manifest: a figure edited there was reported as the drive's
