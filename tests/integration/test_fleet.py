@@ -206,6 +206,9 @@ def test_a_drive_that_fails_fails_its_own_row_and_the_fleet_goes_on(tmp_path):
         (f'[[drive]]\ntarget = "{SIM}&seed=4294967297"\n', "seed=4294967297"),
         # "ü" is a letter: the rule is ASCII's, and says so
         (f'[fleet]\nname = "ent-ü"\n[[drive]]\ntarget = "{SIM}"\n', "64 ASCII letters (a-z, A-Z), digits"),
+        # a label without a name or a value: no --group-by or --baseline could name it (it ran)
+        (f'[[drive]]\ntarget = "{SIM}"\nlabels = {{ "" = "A" }}\n', "a label needs a name and a value"),
+        (f'[[drive]]\ntarget = "{SIM}"\nlabels = {{ firmware = " " }}\n', "label 'firmware' = ' '"),
         # a name of 5,000 characters is said by its start and length, not echoed whole
         (
             f'[[drive]]\ntarget = "{SIM}"\nname = "{"x" * 5000}"\n',
