@@ -168,6 +168,13 @@ def test_a_drive_that_fails_fails_its_own_row_and_the_fleet_goes_on(tmp_path):
     run_case = next(c for c in suite.iter("testcase") if (c.get("classname"), c.get("name")) == ("fleet.tiny", "run"))
     assert run_case.find("error") is not None and run_case.find("failure") is None
     assert "capacity" in run_case.find("error").get("message") and suite.get("errors") == "1"
+    # every page of the fleet's report names the drive that did not complete, in words that count
+    # it ("on 1 drives" was printed)
+    out = tmp_path / "report"
+    rep = iolab("report", str(fleet_dir(r.stdout)), "--out", str(out))
+    assert rep.returncode == 0, rep.stdout + rep.stderr
+    page = html.unescape(next(out.glob("*.html")).read_text())
+    assert "NOT COMPLETE on 1 drive: tiny" in page and "1 drives" not in page
     # `runs --json` lists the fleet beside its drives' runs (it listed the runs only)
     listed = json.loads(iolab("runs", "--runs-dir", str(tmp_path / "runs"), "--json").stdout)
     assert errors(listed, SCHEMA) == [] and len(listed["listed"]) == 2
@@ -199,6 +206,9 @@ def test_a_drive_that_fails_fails_its_own_row_and_the_fleet_goes_on(tmp_path):
         (f'[[drive]]\ntarget = "{SIM}&seed=4294967297"\n', "seed=4294967297"),
         # "ü" is a letter: the rule is ASCII's, and says so
         (f'[fleet]\nname = "ent-ü"\n[[drive]]\ntarget = "{SIM}"\n', "64 ASCII letters (a-z, A-Z), digits"),
+        # a label without a name or a value: no --group-by or --baseline could name it (it ran)
+        (f'[[drive]]\ntarget = "{SIM}"\nlabels = {{ "" = "A" }}\n', "a label needs a name and a value"),
+        (f'[[drive]]\ntarget = "{SIM}"\nlabels = {{ firmware = " " }}\n', "label 'firmware' = ' '"),
         # a name of 5,000 characters is said by its start and length, not echoed whole
         (
             f'[[drive]]\ntarget = "{SIM}"\nname = "{"x" * 5000}"\n',

@@ -143,6 +143,8 @@ def test_a_fleet_json_row_that_is_not_its_own_drives_run_is_refused(fleet, tmp_p
         (("outlier_min_pct",), float("inf"), "field 'outlier_min_pct' is Infinity, not a finite number"),
         (("spec_sheet",), True, "field 'spec_sheet' is true, not a string or null"),
         (("members",), {"sim1": {}}, "field 'members' is {\"sim1\": {}}, not a list of objects"),
+        # no drive at all: was a report of 0 drives, a JUnit file of 0 tests and exit 0, a pass for CI
+        (("members",), [], "field 'members' is empty, and a fleet holds every drive of its fleet file"),
     ],
 )
 def test_a_fleet_json_field_of_the_wrong_type_is_refused(fleet, tmp_path, path, value, says):
@@ -166,6 +168,20 @@ def test_a_fleet_json_field_of_the_wrong_type_is_refused(fleet, tmp_path, path, 
         assert f"{copy / 'fleet.json'}: cannot read the fleet state ({says}" in said, (line, said)
         assert "\n\n" not in p.stderr.strip(), p.stderr
     assert (copy / "report.json").read_bytes() == stored
+
+
+def test_runs_names_a_fleet_it_cannot_read_with_the_reason(fleet, tmp_path):
+    """`iolab runs` lists a broken run with its reason, and named the readable fleets only: a
+    fleet whose fleet.json was damaged vanished from its output without a word."""
+    d, _ = fleet
+    copy = tmp_path / "runs" / "fleets" / d.name
+    shutil.copytree(d, copy)
+    doc = json.loads((copy / "fleet.json").read_text())
+    (copy / "fleet.json").write_text(json.dumps({**doc, "members": []}))
+    p = iolab("runs", "--runs-dir", str(tmp_path / "runs"))
+    assert p.returncode == 0, p.stdout + p.stderr
+    said = " ".join(p.stdout.split())
+    assert f"fleet not listed: {copy / 'fleet.json'}: cannot read the fleet state (field 'members' is empty" in said
 
 
 def test_a_drives_out_json_edited_after_it_ended_is_not_the_drives_figures(fleet, tmp_path):

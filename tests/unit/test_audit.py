@@ -402,6 +402,8 @@ def test_raw_output_whole_but_not_the_cells_result_fails(tmp_path):
     for j in earlier["jobs"]:
         for side in ("read", "write"):
             j[side]["total_ios"] = j[side]["total_ios"] * 3 // 4
+            for lat in ("lat_ns", "clat_ns"):  # its latencies' sample counts, which a cell's IOs are
+                j[side][lat]["N"] = j[side][lat].get("N", 0) * 3 // 4
     out.write_text(json.dumps(earlier) + "\n")  # cut where that report ends
     assert (damage(out, stored) or "").startswith("not the cell's result: its report holds"), damage(out, stored)
     assert damage(out) is None  # whole: only the counts tell

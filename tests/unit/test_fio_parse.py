@@ -59,6 +59,7 @@ def test_the_last_of_several_reports_is_the_final_one():
     final = final_report("randrw.json")
     early = json.loads(json.dumps(final))
     early["jobs"][0]["read"]["total_ios"] = 7
+    early["jobs"][0]["read"]["clat_ns"]["N"] = early["jobs"][0]["read"]["lat_ns"]["N"] = 7
     t = json.dumps(early, indent=1) + "\n" + text("randrw.json")
     assert parse_fio_json(t, "x.json").read.ios == 106637
     assert parse_fio_json(text("randrw.json") + json.dumps(early), "x.json").read.ios == 7
@@ -335,3 +336,20 @@ def test_live_reports_give_each_intervals_own_mean_latency():
     [(t, iops, lat)] = second
     assert (t, iops) == (2.0, 3000.0)
     assert lat == pytest.approx((2000 * 175 + 1000 * 40) / 3000)
+
+
+def test_a_cells_ios_are_the_ios_its_latencies_count_not_those_issued_after_the_ramp():
+    """rate_ramp_inflight.json: fio's total_ios 1,000 (issued after the ramp), 1,001 latencies and
+    1,001 × 4 KiB (one IO issued in the ramp, completed after it). The cell holds the 1,001 its
+    histogram and bytes count, so the audit's histogram = IO count holds; a run stored before
+    (1,000, fio's issued count) still reads its raw output as its own."""
+    from iolab.core.results import held_ios, output_damage
+
+    r = parse_fio_json(text("rate_ramp_inflight.json"), "x.json")
+    report = final_report("rate_ramp_inflight.json")
+    assert report["jobs"][0]["read"]["total_ios"] == 1000
+    assert r.read.ios == r.read.histogram.total == 1001 == r.read.io_bytes // 4096
+    assert held_ios(report) == (1001, 0) and held_ios(report, issued=True) == (1000, 0)
+    path = FIX / "rate_ramp_inflight.json"
+    assert output_damage(path, (1001, 0)) is None and output_damage(path, (1000, 0)) is None
+    assert (output_damage(path, (999, 0)) or "").startswith("not the cell's result")

@@ -113,6 +113,8 @@ def load_state(path: str | Path) -> FleetState:
         _check_fields("", doc, FleetState, FLEET_STATES)
         if not isinstance(doc["members"], list):
             raise TypeError(f"field 'members' is {shown(doc['members'])}, not a list of objects")
+        if not doc["members"]:  # a fleet starts with its file's drives: none left is no fleet, never a pass
+            raise TypeError("field 'members' is empty, and a fleet holds every drive of its fleet file")
         for i, m in enumerate(doc["members"]):
             _check_fields(f"members[{i}]: ", m, Member, MEMBER_STATES)
         members = [Member(**m) for m in doc["members"]]

@@ -189,6 +189,12 @@ def _labels(v, where: str) -> dict[str, str]:
         raise IolabError(
             f"{where}: field 'labels' must be a table of names and values (labels = {{ firmware = \"A\" }})."
         )
+    blank = next((k for k, x in v.items() if not k.strip() or not str(x).strip()), None)
+    if blank is not None:  # `--group-by ""` and `--baseline ""` are refused: such a label could never be chosen
+        raise IolabError(
+            f"{where}: field 'labels' has a label {blank!r} = {str(v[blank])!r}; a label needs a name and a value "
+            '(labels = { firmware = "A" }).'
+        )
     return {check_text(k, f"{where}: label"): check_text(str(x), f"{where}: label {k!r}") for k, x in v.items()}
 
 

@@ -362,7 +362,8 @@ def listed_note(root: Path, console: Console) -> None:
         return
     from iolab.api import fleet as api
 
-    found = api.list_fleets(root)
+    broken: list[str] = []
+    found = api.list_fleets(root, broken)
     if found:
         console.print(
             f"{len(found)} fleet{'s' if len(found) > 1 else ''} in {root / 'fleets'}: "
@@ -371,3 +372,5 @@ def listed_note(root: Path, console: Console) -> None:
             markup=False,
             soft_wrap=True,
         )
+    for why in broken:  # as `iolab fleet` says it, and as a broken run is listed with its reason
+        console.print(f"fleet not listed: {why}", markup=False, soft_wrap=True)

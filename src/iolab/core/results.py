@@ -314,11 +314,28 @@ def _count(side: object, key: str) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
-def held_ios(report: object) -> tuple[int, int] | None:
+def fio_completed_ios(side: object) -> int | None:
+    """The IOs one direction of a fio job completed in its measured time: the samples of its
+    total (else completion) latency, which its io_bytes and histogram count. fio's `total_ios`
+    counts the IOs *issued* after the ramp, so an IO issued in the ramp and completed after it
+    is in the histogram and the bytes but not in total_ios (a rate-limited QD 1 cell held 1,001
+    latencies, 1,001 × 4 KiB and total_ios 1,000): the cell's count must be the one its
+    percentiles are taken from. fio 2.x reports no sample count: its total_ios then."""
+    if not isinstance(side, dict):
+        return None
+    for key in ("lat_ns", "clat_ns"):
+        n = _count(side.get(key), "N")
+        if n is not None:
+            return n
+    return _count(side, "total_ios")
+
+
+def held_ios(report: object, issued: bool = False) -> tuple[int, int] | None:
     """The (read, write) IOs an engine's final report holds, as the engines' parsers count them:
-    fio's jobs (total_ios), its client's per-host entries (not the "All clients" sum), the
-    simulator's read and write. None: not a report of a shape known here (nothing to compare);
-    (-1, -1): an entry without its counts (the parser would refuse it)."""
+    fio's jobs (fio_completed_ios; `issued`: total_ios, as runs stored before counted them), its
+    client's per-host entries (not the "All clients" sum), the simulator's read and write. None:
+    not a report of a shape known here (nothing to compare); (-1, -1): an entry without its
+    counts (the parser would refuse it)."""
     if not isinstance(report, dict):
         return None
     if isinstance(report.get("jobs"), list):
@@ -330,11 +347,11 @@ def held_ios(report: object) -> tuple[int, int] | None:
         return None if r is None or w is None else (r, w)
     else:
         return None
-    counts = [
-        (_count(j.get("read"), "total_ios"), _count(j.get("write"), "total_ios"))
-        for j in entries
-        if isinstance(j, dict)
-    ]
+
+    def count(d: object) -> int | None:
+        return _count(d, "total_ios") if issued else fio_completed_ios(d)
+
+    counts = [(count(j.get("read")), count(j.get("write"))) for j in entries if isinstance(j, dict)]
     reads, writes = [r for r, _ in counts if r is not None], [w for _, w in counts if w is not None]
     if len(reads) != len(entries) or len(writes) != len(entries):
         return (-1, -1)
@@ -363,7 +380,7 @@ def output_damage(path: Path, stored: tuple[int, int] | None = None) -> str | No
         if not objects:
             return f"holds no JSON result ({len(text)} bytes)"
     held = held_ios(objects[-1])
-    if stored is None or held is None or held == stored:
+    if stored is None or held is None or stored in (held, held_ios(objects[-1], issued=True)):
         return None
     if held == (-1, -1):
         return "not the cell's result (its report has an entry without its IO counts)"

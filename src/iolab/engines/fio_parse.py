@@ -15,7 +15,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from iolab.core.errors import EngineError
-from iolab.core.results import LOG_INTERVAL_MS, Histogram, OpStats, RoundResult, SecondSample, json_objects
+from iolab.core.results import (
+    LOG_INTERVAL_MS,
+    Histogram,
+    OpStats,
+    RoundResult,
+    SecondSample,
+    fio_completed_ios,
+    json_objects,
+)
 from iolab.engines import fio_hist
 
 _LOG_RE = re.compile(r"_(iops|bw|lat|clat|slat)\.(\d+)\.log$")
@@ -76,7 +84,9 @@ def _histogram(bins: dict, max_us: float, per_us: float, fields: _Fields, where:
 
 def _direction(d: dict, fields: _Fields, where: str, require_bins: bool) -> tuple[OpStats, float]:
     """OpStats for one direction of one job entry, and its runtime in seconds."""
-    ios = int(fields.num(d, "total_ios", where))
+    issued = int(fields.num(d, "total_ios", where))
+    # the IOs its latencies and bytes count, not those issued after the ramp (core/results.py)
+    ios = (fio_completed_ios(d) or 0) if issued else 0
     if ios == 0:
         # Nothing measured in this direction: None latencies, not zeros posing as numbers.
         return OpStats.idle(), 0.0

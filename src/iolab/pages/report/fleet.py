@@ -249,7 +249,8 @@ def _banners(doc: dict[str, Any]) -> tuple[str, ...]:
     drives not complete: no page of figures can be read without them (in short form when they
     are many; the summary page prints them in full)."""
     missing = doc["summary"]["not_complete"]
-    tail = [f"NOT COMPLETE on {counted(len(missing), 'drive')}: {', '.join(missing[:8])}"] if missing else []
+    more = f", and {len(missing) - 8} more" if len(missing) > 8 else ""  # the summary page names them all
+    tail = [f"NOT COMPLETE on {counted(len(missing), 'drive')}: {', '.join(missing[:8])}{more}"] if missing else []
     return fit_banners([(c, c.split(" (")[0], SUMMARY) for c in [*doc.get("caveats", []), *tail]])
 
 
