@@ -6,6 +6,7 @@ run only: it never changes a file of it."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 import subprocess
@@ -100,7 +101,7 @@ def test_steady_state_on_a_real_drive_needs_the_minimum_written_since_the_purge(
     real = planted(iops_run, tmp_path, "UPDATE cells SET counters='{}'")
     assert results(real)["steady-evidence"] == "pass"
     bad = planted(real, tmp_path / "b", "UPDATE cells SET write_bytes = write_bytes / 100")
-    assert only_failed(bad) == ["steady-evidence"]
+    assert only_failed(bad) == ["steady-evidence", "raw-figures"]  # the raw output says what was written
 
 
 def test_a_percentile_shown_from_too_few_ios_fails(iops_run, monkeypatch):
@@ -110,18 +111,20 @@ def test_a_percentile_shown_from_too_few_ios_fails(iops_run, monkeypatch):
     assert only_failed(iops_run) == ["percentile-samples"]
 
 
-# (the plausible bug, the statement that plants it in a copy of the good run, the invariants that fail)
+# (the plausible bug, the statement that plants it in a copy of the good run, the invariants that
+# fail: raw-figures too wherever the planted figures are not what the cells' raw output gives, as
+# a runner that stored them so from correct engine output would have them)
 PLANTED = [
     (
         "steady state declared on the fresh drive's flat plateau, before GC ever ran",
         "UPDATE cells SET counters=json_set(counters, '$.erases', 0.0)",
-        ["steady-evidence"],
+        ["steady-evidence", "raw-figures"],
     ),
     (
         "a compression model applied to random data",
         "UPDATE cells SET counters=json_set(counters, '$.flash_write_bytes', json_extract(counters, "
         "'$.host_write_bytes') * 0.6) WHERE id = (SELECT MAX(id) FROM cells WHERE write_ios > 0)",
-        ["waf-floor"],
+        ["waf-floor", "raw-figures"],
     ),
     (
         "one second logged twice",
@@ -132,24 +135,24 @@ PLANTED = [
     (
         "nanoseconds stored as microseconds",
         "UPDATE cells SET lat_max_us = lat_max_us * 1000 WHERE id = (SELECT MAX(id) FROM cells)",
-        ["latency-runtime"],
+        ["latency-runtime", "raw-figures"],
     ),
     (
         "the histogram's overflow bin dropped, so percentiles are read off fewer IOs than measured",
         "DELETE FROM histograms WHERE rowid = (SELECT MAX(rowid) FROM histograms "
         "WHERE cell_id = (SELECT MIN(id) FROM cells WHERE kind='measure'))",
-        ["percentile-samples"],
+        ["percentile-samples", "raw-figures"],
     ),
     (
         "MiB/s stored as MB/s",
         "UPDATE cells SET write_mbps = write_mbps / 1.048576 WHERE write_ios > 0",
-        ["iops-bytes"],
+        ["iops-bytes", "raw-figures"],
     ),
     (
         "the read and write sides of a mixed cell stored swapped",
         "UPDATE cells SET read_ios = write_ios, write_ios = read_ios, read_iops = write_iops, "
         "write_iops = read_iops, read_mbps = write_mbps, write_mbps = read_mbps WHERE mix = '65/35'",
-        ["rw-shares"],
+        ["rw-shares", "raw-figures"],
     ),
 ]
 
@@ -293,7 +296,7 @@ def test_the_verdict_is_the_runners_when_erases_are_counted_and_too_little_was_w
     assert results(fresh)["steady-evidence"] == "pass"
     # ... and a verdict of steady stored over that evidence is one the runner would not store
     bad = planted(iops_run, tmp_path / "b", few)
-    assert only_failed(bad) == ["steady-evidence"]
+    assert only_failed(bad) == ["steady-evidence", "raw-figures"]  # the raw output says what was written
     assert "main: stored as steady, but the runner turns its window down: steady state not reached" in (
         steady_reason(bad)
     )
@@ -310,6 +313,39 @@ def test_a_verdict_changed_after_the_runs_audit_is_marked_where_it_is_shown(iops
         store.close()
     assert a.stored and [r.name for r in a.failed] == ["steady-evidence"]
     assert json.loads((flipped / "manifest.json").read_text())["audit"]["passed"] is True
+
+
+def test_raw_figures_are_made_again_when_read_once_results_db_or_a_raw_output_changed(iops_run, tmp_path, monkeypatch):
+    # reading a stored audit (show, the report, history) derives every cell's figures from its raw
+    # output again only when results.db or a raw file is no longer as the run's end left it
+    from iolab.figures import audit_checks
+    from iolab.figures.audit_rederive import rederive
+
+    made = []
+
+    def counting(*args):
+        made.append(1)
+        return rederive(*args)
+
+    monkeypatch.setattr(audit_checks, "rederive", counting)
+
+    def stored(run: Path) -> list[str]:
+        made.clear()
+        store = RunStore.open(run)
+        try:
+            return [r.name for r in stored_audit(store).failed]
+        finally:
+            store.close()
+
+    copy = planted(iops_run, tmp_path / "copy")  # a copy keeps each file's size and mtime
+    assert stored(copy) == [] and made == []
+    raw = next((copy / "raw").glob("*.json"))
+    st = raw.stat()
+    os.utime(raw, ns=(st.st_atime_ns, st.st_mtime_ns + 1))  # touched: read again, still the cell's figures
+    assert stored(copy) == [] and made == [1]
+    scaled = planted(iops_run, tmp_path / "scaled", "UPDATE cells SET p99 = p99 * 0.7 WHERE id = 5")
+    assert stored(scaled) == ["raw-figures"] and made == [1]
+    assert json.loads((scaled / "manifest.json").read_text())["audit"]["passed"] is True  # as stored
 
 
 def test_raw_output_reads_fio_status_reports_and_finds_a_cut(tmp_path):

@@ -20,7 +20,8 @@ from iolab.core.profilewords import limit_source
 from iolab.core.steady import SteadyRule
 from iolab.core.units import counted, measurable
 from iolab.figures.audit_rates import RATE_TOL, cell_bytes, cell_name, rate_text, rates_differ, sides
-from iolab.figures.audit_raw import damaged_outputs
+from iolab.figures.audit_raw import damaged_outputs, json_outputs
+from iolab.figures.audit_rederive import rederive, steady_tables
 from iolab.figures.audit_series import Shape, findings
 from iolab.figures.audit_steady import disagreements, recheck, verdict_contradictions
 from iolab.figures.endurance import measures_endurance, steady_random_write
@@ -431,6 +432,20 @@ def raw_output(v: RunView) -> Outcome:
     return _outcome(bad, checked, "cells with raw engine output", {}, one="cell with raw engine output")
 
 
+def raw_figures(v: RunView) -> Outcome:
+    """Every engine figure of every cell with raw output, and the steady-state tables made from
+    them, as the engine's parser gives them from that output again (audit_rederive.py)."""
+    cells = v.cells + v.store.cells(kind="precondition")
+    outputs = {c.id: json_outputs(c) for c in cells}
+    got = rederive(v.store.dir, cells, outputs, storebulk.histogram_rows(v.store))
+    raw = [got.cells.get(c.id, c) for c in v.cells]
+    tables, failures = steady_tables(v.store, v.m.plan, v.m.profile, v.cells, raw)
+    numbers = {"steady_tables": tables}
+    return _outcome(
+        got.failures + failures, got.checked, "cells with raw engine output", numbers, one="cell with raw engine output"
+    )
+
+
 INVARIANTS: tuple[Invariant, ...] = (
     Invariant(
         "steady-evidence",
@@ -458,5 +473,12 @@ INVARIANTS: tuple[Invariant, ...] = (
         # every figure of a cell rests on its output (audit.TOUCHES' kinds, all of them)
         ("steady-state", "IOPS", "MB/s", "latency", "percentile", "per-second", "WAF", "endurance"),
         raw_output,
+    ),
+    Invariant(
+        "raw-figures",
+        "every cell's stored figures (rates, IO counts, bytes, runtime, latencies, percentiles, histogram, "
+        "counters) and the steady-state tables made from them are what its raw engine output gives",
+        ("steady-state", "IOPS", "MB/s", "latency", "percentile", "WAF", "endurance"),
+        raw_figures,
     ),
 )
