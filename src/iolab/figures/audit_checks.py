@@ -439,11 +439,11 @@ def raw_figures(v: RunView) -> Outcome:
     outputs = {c.id: json_outputs(c) for c in cells}
     got = rederive(v.store.dir, cells, outputs, storebulk.histogram_rows(v.store))
     raw = [got.cells.get(c.id, c) for c in v.cells]
-    tables, failures = steady_tables(v.store, v.m.plan, v.m.profile, v.cells, raw)
-    numbers = {"steady_tables": tables}
-    return _outcome(
-        got.failures + failures, got.checked, "cells with raw engine output", numbers, one="cell with raw engine output"
-    )
+    tables, differ = steady_tables(v.store, v.m.plan, v.m.profile, v.cells, raw)
+    numbers = {"steady_tables": tables, "steady_findings": len(differ)}
+    # the reason names the first two findings: a cell's and a table's, when both kinds differ
+    failures = got.failures[:1] + differ[:1] + got.failures[1:] + differ[1:]
+    return _outcome(failures, got.checked, "cells with raw engine output", numbers, one="cell with raw engine output")
 
 
 INVARIANTS: tuple[Invariant, ...] = (

@@ -25,7 +25,7 @@ from typing import Any
 
 from iolab.core.cellschema import CELL_COLUMNS, CellColumn, CellRow
 from iolab.core.errors import EngineError
-from iolab.core.results import RoundResult
+from iolab.core.results import RoundResult, output_damage
 from iolab.engines.reread import reread
 from iolab.figures.audit_rates import cell_name, rate_text
 from iolab.figures.audit_steady import disagreements, recheck
@@ -59,8 +59,18 @@ def _differ(stored: Any, raw: Any) -> bool:
     return not math.isclose(float(stored), float(raw), rel_tol=REDERIVE_TOL, abs_tol=REDERIVE_TOL)
 
 
-def _text(v: Any) -> str:
-    return "none" if v is None else (f"{v:,}" if isinstance(v, int) else rate_text(float(v)))
+def _text(v: Any, unit: str = "") -> str:
+    if v is None:
+        return "none"
+    return (f"{v:,}" if isinstance(v, int) else rate_text(float(v))) + (f" {unit}" if unit else "")
+
+
+def _unit(column: str) -> str:
+    """A cell column's unit, from its name (cellschema's naming: _us, iops, mbps, _ios, bytes, _s)."""
+    for end, unit in (("_us", "µs"), ("iops", "IOPS"), ("mbps", "MB/s"), ("_ios", "IOs"), ("bytes", "B"), ("_s", "s")):
+        if column.endswith(end):
+            return unit
+    return "µs" if column.startswith("p99") else ""  # the percentiles (p99, p99_9, ...)
 
 
 def _histogram_differs(stored: Sequence[tuple[Any, ...]], raw: list[tuple[Any, ...]]) -> str | None:
@@ -85,7 +95,8 @@ def compare_cell(
     """The cell as its raw output gives it, and one line per figure stored otherwise."""
     raw = {col.name: col.value(result, {}) for col in ENGINE_COLUMNS}
     found = [
-        f"{col.name} stored {_text(getattr(c, col.name))}, its raw output {_text(raw[col.name])}"
+        f"{col.name} stored {_text(getattr(c, col.name), _unit(col.name))}, its raw output "
+        f"{_text(raw[col.name], _unit(col.name))}"
         for col in ENGINE_COLUMNS
         if _differ(getattr(c, col.name), raw[col.name])
     ]
@@ -119,14 +130,16 @@ def rederive(
         names = outputs.get(c.id)
         if not names:
             continue
-        checked += 1
         try:
             result = reread(run_dir, names)
         except EngineError as e:
-            # a file cut short or replaced is raw-output's finding; one whose report no parser
-            # reads leaves the cell's figures without their evidence
-            failures.append(f"{cell_name(c)}: its figures cannot be derived again from its raw output: {e}")
+            # a file missing or cut short is raw-output's finding (said once, not by both); a whole
+            # one no engine's parser reads leaves the cell's figures without their evidence
+            if not any(output_damage(run_dir / n) for n in names):
+                checked += 1
+                failures.append(f"{cell_name(c)}: its figures cannot be derived again from its raw output: {e}")
             continue
+        checked += 1
         got[c.id], found = compare_cell(c, result, ", ".join(dict.fromkeys(names)), hists.get(c.id, ()))
         failures += found
     return Rederived(got, checked, failures)
