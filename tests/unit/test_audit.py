@@ -348,6 +348,29 @@ def test_raw_figures_are_made_again_when_read_once_results_db_or_a_raw_output_ch
     assert json.loads((scaled / "manifest.json").read_text())["audit"]["passed"] is True  # as stored
 
 
+def test_a_whole_raw_output_no_engine_wrote_fails_raw_figures(iops_run, tmp_path):
+    # a cell's JSON replaced by one of another shape: whole (raw-output passes it), but no figure
+    # of the cell rests on it any more
+    copy = planted(iops_run, tmp_path)
+    db = sqlite3.connect(copy / "results.db")
+    phase, rnd, key, files = db.execute(
+        "SELECT phase, round, cell_key, raw_files FROM cells WHERE kind = 'measure'"
+    ).fetchone()
+    db.close()
+    name = next(f for f in json.loads(files) if f.endswith(".json"))
+    (copy / name).write_text(json.dumps({"iops": 1000.0}))
+    assert only_failed(copy) == ["raw-figures"]
+    store = RunStore.open(copy)
+    try:
+        said = {r.name: r.reason for r in audit(store).results}["raw-figures"]
+    finally:
+        store.close()
+    assert said.startswith(f"{phase} round {rnd} {key}: its figures cannot be derived again from its raw output: "), (
+        said
+    )
+    assert f"raw output {name}: not a report of an engine iolab runs" in said, said
+
+
 def test_raw_output_reads_fio_status_reports_and_finds_a_cut(tmp_path):
     """fio's output may hold status reports and warnings before its final report: whole, it
     passes; cut inside its final report, it is truncated; empty, it holds no result."""

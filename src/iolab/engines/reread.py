@@ -23,6 +23,18 @@ from iolab.core.errors import EngineError
 from iolab.core.results import RoundResult, json_objects
 from iolab.engines.fio_parse import fio_result
 
+# The engines whose raw output these parsers read, by the version each records (manifest.json's
+# versions.engine: `fio --version`'s "fio-3.33", SimEngine.version's "iolab-sim-0.1.0"): a run of
+# another engine (a test's scripted one, a new engine before its reader is declared here) has no
+# figures these can derive again, where a fio or simulator run's output they cannot read is
+# figures without their evidence.
+READ_VERSIONS = ("fio-", "iolab-sim-")
+
+
+def reads(engine_version: str) -> bool:
+    """Whether a run of the engine that recorded this version wrote output `reread` reads."""
+    return engine_version.startswith(READ_VERSIONS)
+
 
 def _final(path: Path) -> dict[str, Any]:
     """A raw file's final report (EngineError: none)."""

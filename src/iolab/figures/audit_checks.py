@@ -19,6 +19,7 @@ from iolab.core.errors import IolabError
 from iolab.core.profilewords import limit_source
 from iolab.core.steady import SteadyRule
 from iolab.core.units import counted, measurable
+from iolab.engines.reread import reads
 from iolab.figures.audit_rates import RATE_TOL, cell_bytes, cell_name, rate_text, rates_differ, sides
 from iolab.figures.audit_raw import damaged_outputs, json_outputs
 from iolab.figures.audit_rederive import rederive, steady_tables
@@ -435,6 +436,11 @@ def raw_output(v: RunView) -> Outcome:
 def raw_figures(v: RunView) -> Outcome:
     """Every engine figure of every cell with raw output, and the steady-state tables made from
     them, as the engine's parser gives them from that output again (audit_rederive.py)."""
+    engine = str(v.m.versions.get("engine") or "")
+    if not reads(engine):
+        return Outcome(
+            NA, f"the run's engine ({engine or 'not recorded'}) writes raw output no parser of iolab's reads"
+        )
     cells = v.cells + v.store.cells(kind="precondition")
     outputs = {c.id: json_outputs(c) for c in cells}
     got = rederive(v.store.dir, cells, outputs, storebulk.histogram_rows(v.store))
