@@ -318,7 +318,7 @@ def test_a_verdict_changed_after_the_runs_audit_is_marked_where_it_is_shown(iops
 def test_raw_figures_are_made_again_when_read_once_results_db_or_a_raw_output_changed(iops_run, tmp_path, monkeypatch):
     # reading a stored audit (show, the report, history) derives every cell's figures from its raw
     # output again only when results.db or a raw file is no longer as the run's end left it
-    from iolab.figures import audit_checks
+    from iolab.figures import audit_rederive
     from iolab.figures.audit_rederive import rederive
 
     made = []
@@ -327,7 +327,7 @@ def test_raw_figures_are_made_again_when_read_once_results_db_or_a_raw_output_ch
         made.append(1)
         return rederive(*args)
 
-    monkeypatch.setattr(audit_checks, "rederive", counting)
+    monkeypatch.setattr(audit_rederive, "rederive", counting)
 
     def stored(run: Path) -> list[str]:
         made.clear()

@@ -19,10 +19,8 @@ from iolab.core.errors import IolabError
 from iolab.core.profilewords import limit_source
 from iolab.core.steady import SteadyRule
 from iolab.core.units import counted, measurable
-from iolab.engines.reread import reads
 from iolab.figures.audit_rates import RATE_TOL, cell_bytes, cell_name, rate_text, rates_differ, sides
 from iolab.figures.audit_raw import damaged_outputs, json_outputs
-from iolab.figures.audit_rederive import rederive, steady_tables
 from iolab.figures.audit_series import Shape, findings
 from iolab.figures.audit_steady import disagreements, recheck, verdict_contradictions
 from iolab.figures.endurance import measures_endurance, steady_random_write
@@ -111,8 +109,13 @@ class RunView:
         return storebulk.all_series(self.store)
 
     @cached_property
+    def histogram_rows(self) -> dict[int, list[tuple[Any, ...]]]:
+        return storebulk.histogram_rows(self.store)
+
+    @cached_property
     def histogram_totals(self) -> dict[int, int]:
-        return storebulk.histogram_totals(self.store)
+        """Each cell's IOs in its histogram, from the rows raw-figures reads too (one read for both)."""
+        return {cid: sum(int(r[3]) for r in rows) for cid, rows in self.histogram_rows.items()}
 
     @cached_property
     def summaries(self) -> list[PhaseSummary]:
@@ -436,6 +439,10 @@ def raw_output(v: RunView) -> Outcome:
 def raw_figures(v: RunView) -> Outcome:
     """Every engine figure of every cell with raw output, and the steady-state tables made from
     them, as the engine's parser gives them from that output again (audit_rederive.py)."""
+    # here, not at the top: `show` of a run unchanged since its end imports no engine (it never runs this)
+    from iolab.engines.reread import reads
+    from iolab.figures.audit_rederive import rederive, steady_tables
+
     engine = str(v.m.versions.get("engine") or "")
     if not reads(engine):
         return Outcome(
@@ -443,7 +450,7 @@ def raw_figures(v: RunView) -> Outcome:
         )
     cells = v.cells + v.store.cells(kind="precondition")
     outputs = {c.id: json_outputs(c) for c in cells}
-    got = rederive(v.store.dir, cells, outputs, storebulk.histogram_rows(v.store))
+    got = rederive(v.store.dir, cells, outputs, v.histogram_rows)
     raw = [got.cells.get(c.id, c) for c in v.cells]
     tables, differ = steady_tables(v.store, v.m.plan, v.m.profile, v.cells, raw)
     numbers = {"steady_tables": tables, "steady_findings": len(differ)}
