@@ -353,24 +353,21 @@ def test_raw_figures_are_made_again_when_read_once_results_db_or_a_raw_output_ch
 def test_a_whole_raw_output_no_engine_wrote_fails_raw_figures(iops_run, tmp_path):
     # a cell's JSON replaced by one of another shape: whole (raw-output passes it), but no figure
     # of the cell rests on it any more
+    from iolab.figures.audit_raw import json_outputs
+
     copy = planted(iops_run, tmp_path)
-    db = sqlite3.connect(copy / "results.db")
-    phase, rnd, key, files = db.execute(
-        "SELECT phase, round, cell_key, raw_files FROM cells WHERE kind = 'measure'"
-    ).fetchone()
-    db.close()
-    name = next(f for f in json.loads(files) if f.endswith(".json"))
-    (copy / name).write_text(json.dumps({"iops": 1000.0}))
     store = RunStore.open(copy)
     try:
+        first = store.cells()[0]  # the first cell the audit names
+        [name] = json_outputs(first)
+        (copy / name).write_text(json.dumps({"iops": 1000.0}))
         got = audit(store)
     finally:
         store.close()
     assert [r.name for r in got.failed] == ["raw-figures"]
     said = next(r.reason for r in got.failed)
-    assert said.startswith(f"{phase} round {rnd} {key}: its figures cannot be derived again from its raw output: "), (
-        said
-    )
+    where = f"{first.phase} round {first.round} {first.cell_key}"
+    assert said.startswith(f"{where}: its figures cannot be derived again from its raw output: "), said
     assert f"raw output {name}: not a report of an engine iolab runs" in said, said
 
 
