@@ -16,6 +16,7 @@ import pytest
 
 from ..schema_lite import errors
 from .conftest import iolab
+from .dbedits import check_edits_fail_raw_figures
 
 pytestmark = pytest.mark.integration
 
@@ -55,13 +56,20 @@ def doc(p) -> dict:
     return d
 
 
-def test_audit_fails_steady_state_on_a_fresh_drive_and_passes_a_good_run(tmp_path):
+@pytest.fixture(scope="module")
+def whole_run(tmp_path_factory) -> Path:
+    """A good run: Write Saturation on a whole simulated drive."""
+    return run(tmp_path_factory.mktemp("runs"), *WHOLE)
+
+
+def test_audit_fails_steady_state_on_a_fresh_drive_and_passes_a_good_run(whole_run, tmp_path):
     runs = tmp_path / "runs"
-    fresh, whole = fresh_run(runs), run(runs, *WHOLE)
+    fresh, whole = fresh_run(runs), whole_run
 
     good = iolab("audit", str(whole))
     assert good.returncode == 0, good.stdout + good.stderr
     assert "0 failed" in good.stdout and "ok   steady-evidence" in good.stdout
+    assert "ok   raw-figures" in good.stdout  # every figure is what the simulator's raw JSON gives
 
     before = (fresh / "manifest.json").read_bytes()
     bad = iolab("audit", str(fresh))
@@ -96,3 +104,7 @@ def test_audit_store_replaces_the_stored_audit_and_bad_input_is_one_line(tmp_pat
 
     missing = iolab("audit", str(tmp_path / "nothing"))
     assert missing.returncode == 2 and "Traceback" not in missing.stderr and "no such run" in missing.stderr
+
+
+def test_figures_edited_in_results_db_fail_against_the_simulators_raw_output(whole_run, tmp_path):
+    check_edits_fail_raw_figures(whole_run, tmp_path)

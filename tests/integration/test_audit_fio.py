@@ -1,5 +1,6 @@
 """The self-audit from the command line on a real fio run on a file: its per-second rows pass
-series-totals (fio leaves out what completes after a thread's last row; audit_series.py), and
+series-totals (fio leaves out what completes after a thread's last row; audit_series.py), every
+stored figure is what fio's reports give (raw-figures: a database edited after the run fails), and
 a copy whose stored verdict contradicts its own steady-state window (a phase's `steady` flipped
 in results.db, as the tester did) fails steady-evidence with the variables that contradict it,
 in `iolab audit` (exit 8) and in `show`."""
@@ -13,34 +14,42 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import iolab
+from .conftest import _scratch_dir, iolab
+from .dbedits import check_edits_fail_raw_figures
 
 pytestmark = pytest.mark.integration
 
 
-def test_a_real_run_passes_and_a_flipped_verdict_fails(scratch, tmp_path):
-    runs = tmp_path / "runs"
-    target = f"file:{scratch / 'audit.img'}?size=64MiB"
-    p = iolab(
-        "run",
-        "throughput",
-        "--quick",
-        "--max-rounds",
-        "5",
-        "-q",
-        "--no-report",
-        "-t",
-        target,
-        "--runs-dir",
-        str(runs),
-        "--json",
-    )
+@pytest.fixture(scope="module")
+def fio_run(tmp_path_factory) -> Path:
+    """A quick throughput run with real fio on a 64 MiB file (its raw/ holds fio's JSON+ reports)."""
+    runs = tmp_path_factory.mktemp("runs")
+    with _scratch_dir() as scratch:
+        target = f"file:{scratch / 'audit.img'}?size=64MiB"
+        p = iolab(
+            "run",
+            "throughput",
+            "--quick",
+            "--max-rounds",
+            "5",
+            "-q",
+            "--no-report",
+            "-t",
+            target,
+            "--runs-dir",
+            str(runs),
+            "--json",
+        )
     assert p.returncode == 0, p.stderr
-    run = Path(json.loads(p.stdout)["runs"][0]["path"])
+    return Path(json.loads(p.stdout)["runs"][0]["path"])
 
+
+def test_a_real_run_passes_and_a_flipped_verdict_fails(fio_run, tmp_path):
+    run = fio_run
     good = iolab("audit", str(run))
     assert "FAIL" not in good.stdout and good.returncode == 0, good.stdout + good.stderr
     assert "ok   series-totals" in good.stdout and "ok   steady-evidence" in good.stdout
+    assert "ok   raw-figures" in good.stdout  # every figure is what fio's reports give
 
     copy = tmp_path / "flipped" / run.name
     shutil.copytree(run, copy)
@@ -107,3 +116,9 @@ def test_a_real_run_passes_and_a_flipped_verdict_fails(scratch, tmp_path):
     for c in (first, last):
         assert f"{c[0]} round {c[1]} {c[2]}: raw output {raw_of(c)} is not the cell's result" in said, said
     assert f"the cell's figures {first[4]:,} and {first[5]:,}" in said, said
+
+
+def test_figures_edited_in_results_db_fail_against_fios_reports(fio_run, tmp_path):
+    # the tester's edit: every IOPS and MB/s ×1.5 with the steady-state rows, which passed every
+    # check that compared the database with itself; lowered too, and one percentile of one cell
+    check_edits_fail_raw_figures(fio_run, tmp_path)

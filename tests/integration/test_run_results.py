@@ -226,18 +226,22 @@ def test_history_marks_a_run_not_at_steady_state_and_one_whose_audit_failed(tmp_
     assert errors(doc, SCHEMA) == []
     [target] = doc["history"]["targets"]
     got = [(pt["run_id"], pt["steady_state"], pt["audit_failed"]) for pt in target["points"]]
-    assert got == [(steady["run_id"], "reached", []), (short["run_id"], "not-evaluated", ["percentile-samples"])]
+    # raw-figures too: the p99 stored is not what the cell's raw output gives
+    failed = ["percentile-samples", "raw-figures"]
+    assert got == [(steady["run_id"], "reached", []), (short["run_id"], "not-evaluated", failed)]
     shown = iolab("history", ART, "--runs-dir", str(root)).stdout
     # whole words: the short run started in the steady one's second is named X-2, which holds X
     rows = {r["run_id"]: line for r in (steady, short) for line in shown.splitlines() if r["run_id"] in line.split()}
     assert " reached " in rows[steady["run_id"]] and " passed " in rows[steady["run_id"]], shown
-    assert "not evaluated" in rows[short["run_id"]] and "FAILED: percentile-samples" in rows[short["run_id"]], shown
+    assert (
+        "not evaluated" in rows[short["run_id"]] and "FAILED: percentile-samples, raw-figures" in rows[short["run_id"]]
+    ), shown
     page = out.read_text()
     chart = page[page.index("<svg") : page.index("</svg>")]
     # the steady run a circle, the other a square crossed in red; the legend says what each mark is
     assert chart.count("<circle") == 1 and chart.count("<rect") == 1 and chart.count('stroke="#b02a37"') == 1
     assert "steady state NOT reached, or not evaluated" in page and "self-audit failed" in page
-    assert "<td>not evaluated</td><td>FAILED: percentile-samples</td>" in page
+    assert "<td>not evaluated</td><td>FAILED: percentile-samples, raw-figures</td>" in page
 
 
 def test_history_bad_input_is_one_message_and_exit_2_and_the_chart_obeys_the_write_policy(runs, tmp_path):

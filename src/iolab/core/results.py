@@ -12,6 +12,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -175,7 +176,7 @@ class RoundResult:
     def io_bytes(self) -> int:
         return self.read.io_bytes + self.write.io_bytes
 
-    @property
+    @cached_property  # merged once: each stored percentile reads it (cellschema's columns)
     def histogram(self) -> Histogram | None:
         hs = [h for h in (self.read.histogram, self.write.histogram) if h is not None]
         return Histogram.merge(hs) if hs else None

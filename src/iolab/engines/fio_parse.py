@@ -182,7 +182,11 @@ def parse_fio_json(text: str, source: str, *, require_bins: bool = True) -> Roun
             f"fio output {source} holds no JSON report (fio failed before writing one?). "
             f"Its text ends with: {tail or '(empty file)'}"
         )
-    report = objs[-1]
+    return fio_result(objs[-1], source, require_bins=require_bins)
+
+
+def fio_result(report: dict, source: str, *, require_bins: bool = True) -> RoundResult:
+    """`parse_fio_json`'s result from fio's final report, parsed."""
     f = _Fields(source)
     version = f.get(report, "fio version", "(top level)")
     jobs = f.get(report, "jobs", "(top level)")

@@ -187,6 +187,11 @@ def parse_result(text: str, source: str, raw_files: tuple[str, ...] = ()) -> Rou
         j = json.loads(text)
     except json.JSONDecodeError as e:
         raise EngineError(f"sim result {source}: not valid JSON ({e}).") from None
+    return result_of(j, source, raw_files)
+
+
+def result_of(j: dict, source: str, raw_files: tuple[str, ...] = ()) -> RoundResult:
+    """RoundResult from the simulator's JSON report, parsed (`parse_result`'s)."""
     raw = _Raw(source)
     # a sixth column, the second's maximum latency (raw files written before it have five), and
     # a seventh, the row's length (span_s, under 1 s for the partial rest), which t_s implies

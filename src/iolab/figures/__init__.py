@@ -4,6 +4,7 @@ DIRTH/XSR points (`figures/points.py`), endurance (`figures/endurance.py`), when
 (`figures/phaseend.py`), the SLC cliff and IO consistency (`slc.py`, `consistency.py`) and the
 self-audit (`figures/audit.py`, `figures/audit_checks.py`).
 
-May import: store (to read it), traces, targets, core; never engines (a forbidden contract). Imported by
+May import: store (to read it), traces, targets, core; engines only for `engines/reread.py`, the engines' own
+parsers of a stored raw output (the audit's raw-figures derives each stored figure again with them). Imported by
 pages, run, suites and above.
 """

@@ -20,7 +20,7 @@ from iolab.core.profilewords import limit_source
 from iolab.core.steady import SteadyRule
 from iolab.core.units import counted, measurable
 from iolab.figures.audit_rates import RATE_TOL, cell_bytes, cell_name, rate_text, rates_differ, sides
-from iolab.figures.audit_raw import damaged_outputs
+from iolab.figures.audit_raw import damaged_outputs, json_outputs
 from iolab.figures.audit_series import Shape, findings
 from iolab.figures.audit_steady import disagreements, recheck, verdict_contradictions
 from iolab.figures.endurance import measures_endurance, steady_random_write
@@ -109,8 +109,13 @@ class RunView:
         return storebulk.all_series(self.store)
 
     @cached_property
+    def histogram_rows(self) -> dict[int, list[tuple[Any, ...]]]:
+        return storebulk.histogram_rows(self.store)
+
+    @cached_property
     def histogram_totals(self) -> dict[int, int]:
-        return storebulk.histogram_totals(self.store)
+        """Each cell's IOs in its histogram, from the rows raw-figures reads too (one read for both)."""
+        return {cid: sum(int(r[3]) for r in rows) for cid, rows in self.histogram_rows.items()}
 
     @cached_property
     def summaries(self) -> list[PhaseSummary]:
@@ -431,6 +436,29 @@ def raw_output(v: RunView) -> Outcome:
     return _outcome(bad, checked, "cells with raw engine output", {}, one="cell with raw engine output")
 
 
+def raw_figures(v: RunView) -> Outcome:
+    """Every engine figure of every cell with raw output, and the steady-state tables made from
+    them, as the engine's parser gives them from that output again (audit_rederive.py)."""
+    # here, not at the top: `show` of a run unchanged since its end imports no engine (it never runs this)
+    from iolab.engines.reread import reads
+    from iolab.figures.audit_rederive import rederive, steady_tables
+
+    engine = str(v.m.versions.get("engine") or "")
+    if not reads(engine):
+        return Outcome(
+            NA, f"the run's engine ({engine or 'not recorded'}) writes raw output no parser of iolab's reads"
+        )
+    cells = v.cells + v.store.cells(kind="precondition")
+    outputs = {c.id: json_outputs(c) for c in cells}
+    got = rederive(v.store.dir, cells, outputs, v.histogram_rows)
+    raw = [got.cells.get(c.id, c) for c in v.cells]
+    tables, differ = steady_tables(v.store, v.m.plan, v.m.profile, v.cells, raw)
+    numbers = {"steady_tables": tables, "steady_findings": len(differ)}
+    # the reason names the first two findings: a cell's and a table's, when both kinds differ
+    failures = got.failures[:1] + differ[:1] + got.failures[1:] + differ[1:]
+    return _outcome(failures, got.checked, "cells with raw engine output", numbers, one="cell with raw engine output")
+
+
 INVARIANTS: tuple[Invariant, ...] = (
     Invariant(
         "steady-evidence",
@@ -458,5 +486,12 @@ INVARIANTS: tuple[Invariant, ...] = (
         # every figure of a cell rests on its output (audit.TOUCHES' kinds, all of them)
         ("steady-state", "IOPS", "MB/s", "latency", "percentile", "per-second", "WAF", "endurance"),
         raw_output,
+    ),
+    Invariant(
+        "raw-figures",
+        "every cell's stored figures (rates, IO counts, bytes, runtime, latencies, percentiles, histogram, "
+        "counters) and the steady-state tables made from them are what its raw engine output gives",
+        ("steady-state", "IOPS", "MB/s", "latency", "percentile", "WAF", "endurance"),
+        raw_figures,
     ),
 )

@@ -28,7 +28,7 @@ from iolab.core.cellschema import CellRow
 from iolab.core.results import output_damage as damage
 
 
-def _outputs(cell: CellRow) -> list[str]:
+def json_outputs(cell: CellRow) -> list[str]:
     """The JSON files a cell names as its raw output, relative to the run directory; only names
     inside it (a name a hand put in results.db pointing elsewhere is not read)."""
     out = []
@@ -66,7 +66,7 @@ def damaged_outputs(
     checked, bad = 0, []
     recorded = recorded or {}
     for c in cells:
-        names = _outputs(c)
+        names = json_outputs(c)
         checked += bool(names)
         for name in names:
             path = run_dir / name
@@ -78,3 +78,9 @@ def damaged_outputs(
                 said = why if why.startswith("holds") else f"is {why}"  # not "is holds no JSON result"
                 bad.append(f"{where}: raw output {name} {said}")
     return checked, bad
+
+
+def outputs_changed(run_dir: Path, cells: list[CellRow], recorded: Mapping[str, tuple[int, int]]) -> bool:
+    """Whether any of `cells`' JSON outputs is not as recorded when its cell was stored (grown,
+    cut, rewritten, or never recorded): audit.stored_audit then derives the figures again."""
+    return any(not _as_recorded(run_dir / name, recorded.get(name)) for c in cells for name in json_outputs(c))

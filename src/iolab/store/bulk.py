@@ -4,6 +4,7 @@ at once (a run's summary and its self-audit): a query per cell scanned the table
 from __future__ import annotations
 
 from collections.abc import Collection
+from typing import Any
 
 from iolab.core.results import Histogram
 from iolab.store.runstore import RunStore
@@ -31,9 +32,14 @@ def raw_stats(store: RunStore) -> dict[str, tuple[int, int]]:
     return {name: (size, mtime) for name, size, mtime in store.query("SELECT name, size, mtime_ns FROM raw_stats")}
 
 
-def histogram_totals(store: RunStore) -> dict[int, int]:
-    """Every cell's IO count in its latency histogram."""
-    return dict(store.query("SELECT cell_id, SUM(count) FROM histograms GROUP BY cell_id"))
+def histogram_rows(store: RunStore) -> dict[int, list[tuple[Any, ...]]]:
+    """Every cell's histogram rows as stored (resultsdb.histogram_rows' tuples), in the order
+    stored: one scan, no grouping (the audit holds them to what the raw output gives, and counts
+    each cell's IOs in them)."""
+    rows: dict[int, list[tuple[Any, ...]]] = {}
+    for row in store.query("SELECT cell_id, direction, value_us, count, max_us FROM histograms ORDER BY rowid"):
+        rows.setdefault(row[0], []).append(tuple(row))
+    return rows
 
 
 def histograms(store: RunStore, cell_ids: Collection[int]) -> dict[int, Histogram]:

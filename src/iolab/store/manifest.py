@@ -73,6 +73,11 @@ class Manifest:
     # The self-audit of physical invariants made when the run ended (audit.Audit.to_dict); empty
     # for runs stored before it existed, which `iolab audit` and the views audit when read.
     audit: dict[str, Any] = field(default_factory=dict)
+    # results.db's size and mtime (ns) as the run's end left it, a plain file (RunStore.finish):
+    # any later change to it shows in them, and the audit's raw-figures check is then made again
+    # wherever the stored audit is read (audit.stored_audit). Empty: not recorded (a run stored
+    # before it, or one not ended), which is checked again whenever read.
+    results_db_stat: list[int] = field(default_factory=list)
     # A simulated SSD's power model, the values its power.json was computed with
     # (figures/simpower.DriveModel.record, all UNVERIFIED); empty for real drives and HDDs.
     power_model: dict[str, Any] = field(default_factory=dict)

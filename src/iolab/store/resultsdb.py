@@ -136,6 +136,19 @@ def raw_stat_rows(run_dir: Path, names: Sequence[str], parsed: Sequence[str] = (
     return rows
 
 
+def plain_stat(run_dir: Path) -> list[int]:
+    """results.db's size and mtime (ns) when it is a plain file, as a finished run leaves it
+    (RunStore._plain_journal): every change to it shows in them. Empty while a write-ahead log
+    is beside it, where changes go first, or when it cannot be read."""
+    try:
+        if (run_dir / "results.db-wal").exists():
+            return []
+        st = os.stat(run_dir / "results.db")
+    except OSError:
+        return []
+    return [st.st_size, st.st_mtime_ns]
+
+
 def steady_row(phase: str, rnd: int, v: VariableVerdict) -> tuple[Any, ...]:
     """STEADY_UPSERT's row of one variable's verdict at round `rnd`."""
     windowed = (json.dumps(list(v.rounds)), json.dumps(list(v.values)))

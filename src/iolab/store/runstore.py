@@ -219,6 +219,9 @@ class RunStore:
 
     def finish(self, state: str, error: str | None = None) -> None:
         m = manifest_of(self)
+        # first, so the stat recorded is of the plain file every later change to it shows in
+        self._plain_journal()
+        m.results_db_stat = resultsdb.plain_stat(self.dir)
         try:  # a stop as the end is stored waits for it: the run said "complete and stored" of a 'running' file
             with stop_deferred():
                 m.state, m.ended, m.error = state, now_iso(), error
@@ -228,7 +231,6 @@ class RunStore:
             ended = f"the run {state}" + (f": {error}" if error else "")
             raise ResultsDiskFull(self.dir, f"{lost} (`iolab runs` shows it as interrupted); {ended}") from None
         release_space(self.dir)
-        self._plain_journal()
 
     def _plain_journal(self) -> None:
         """A finished run leaves a plain database (no -wal/-shm), which readers open in place:

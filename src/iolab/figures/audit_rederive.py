@@ -1,0 +1,169 @@
+"""Every stored figure the engine measured, derived again from the cell's raw engine output:
+the self-audit's `raw-figures` invariant (audit_checks.raw_figures).
+
+A cell's engine figures (its rates, IO counts, bytes, runtime, latency means and maxima, its
+percentiles and counters) were stored as the engine's parser gave them from the raw JSON it
+wrote (core/cellschema: each column's `source`, a RoundResult attribute); its latency histogram
+rows likewise (the window percentiles are read from them). Here the same parser reads the same
+file again (engines/reread.py) and the same column declarations take their values from it, so a
+figure edited in results.db after the run, raised or lowered, differs from its raw output and
+is named with both values. A phase's steady-state tables are derived from its cells: each is
+checked against the cells as the raw output gives them (audit_steady.recheck, the runner's rule),
+so a table scaled with its cells is caught too.
+
+Unlike raw-output, nothing here is skipped for a raw file still as it was recorded: the record
+says the file is whole, not that results.db still holds what it gives.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from iolab.core.cellschema import CELL_COLUMNS, CellColumn, CellRow
+from iolab.core.errors import EngineError
+from iolab.core.results import RoundResult, output_damage
+from iolab.engines.reread import reread
+from iolab.figures.audit_rates import cell_name, rate_text
+from iolab.figures.audit_steady import disagreements, recheck
+from iolab.store.resultsdb import histogram_rows
+from iolab.store.runstore import RunStore
+
+# The store keeps each figure as the double the parser computed (SQLite's REAL is one), so a
+# figure read again is the stored one exactly; only the order in which a split round's parts
+# are added (engines/reread.py) moves the last bits (~1e-16 of the value). Anything beyond this
+# was not the engine's.
+REDERIVE_TOL = 1e-9
+
+# The cell columns an engine's parser gives (a RoundResult attribute or function of it): every
+# figure but the runner's own facts (phase, workload, times) and the JSON ones (counters are
+# compared key by key below; raw_files names the outputs themselves).
+ENGINE_COLUMNS: tuple[CellColumn, ...] = tuple(c for c in CELL_COLUMNS if c.source is not None and not c.codec)
+
+
+@dataclass(frozen=True)
+class Rederived:
+    """What the raw outputs gave: each cell as its raw output has it, and the findings."""
+
+    cells: dict[int, CellRow]  # cell id -> the stored row with its engine figures from raw output
+    checked: int
+    failures: list[str]
+
+
+def _differ(stored: Any, raw: Any) -> bool:
+    if stored is None or raw is None:
+        return (stored is None) != (raw is None)
+    return not math.isclose(float(stored), float(raw), rel_tol=REDERIVE_TOL, abs_tol=REDERIVE_TOL)
+
+
+def _text(v: Any, unit: str = "") -> str:
+    if v is None:
+        return "none"
+    return (f"{v:,}" if isinstance(v, int) else rate_text(float(v))) + (f" {unit}" if unit else "")
+
+
+def _unit(column: str) -> str:
+    """A cell column's unit, from its name (cellschema's naming: _us, iops, mbps, _ios, bytes, _s)."""
+    for end, unit in (("_us", "µs"), ("iops", "IOPS"), ("mbps", "MB/s"), ("_ios", "IOs"), ("bytes", "B"), ("_s", "s")):
+        if column.endswith(end):
+            return unit
+    return "µs" if column.startswith("p99") else ""  # the percentiles (p99, p99_9, ...)
+
+
+def _histogram_differs(stored: Sequence[tuple[Any, ...]], raw: list[tuple[Any, ...]]) -> str | None:
+    """How a cell's stored histogram rows differ from those its raw output gives (the store's
+    own rows, resultsdb.histogram_rows; None: they don't)."""
+    if list(stored) == raw or sorted(stored) == sorted(raw):  # stored in the order resultsdb made them
+        return None
+    have = {(d, v): (c, mx) for _, d, v, c, mx in stored}
+    for _, d, v, c, mx in raw:
+        s = have.pop((d, v), None)
+        if s is None or s[0] != c:
+            return f"its {d} histogram holds {0 if s is None else s[0]:,} IOs at {v:,g} µs, its raw output {c:,}"
+        if _differ(s[1], mx):
+            return f"its {d} histogram's maximum is {_text(s[1])} µs, its raw output's {_text(mx)}"
+    (d, v), (c, _mx) = next(iter(have.items()))
+    return f"its {d} histogram holds {c:,} IOs at {v:,g} µs, its raw output none"
+
+
+def compare_cell(
+    c: CellRow, result: RoundResult, files: str, stored_rows: Sequence[tuple[Any, ...]]
+) -> tuple[CellRow, list[str]]:
+    """The cell as its raw output gives it, and one line per figure stored otherwise."""
+    raw = {col.name: col.value(result, {}) for col in ENGINE_COLUMNS}
+    found = [
+        f"{col.name} stored {_text(getattr(c, col.name), _unit(col.name))}, its raw output "
+        f"{_text(raw[col.name], _unit(col.name))}"
+        for col in ENGINE_COLUMNS
+        if _differ(getattr(c, col.name), raw[col.name])
+    ]
+    counters = c.counters or {}
+    found += [
+        f"counter {k} stored {_text(counters[k])}, its raw output {_text(v)}"
+        for k, v in result.counters.items()
+        if k in counters and _differ(counters[k], v)
+    ]
+    if (why := _histogram_differs(stored_rows, histogram_rows(c.id, result))) is not None:
+        found.append(why)
+    failures = []
+    if found:
+        more = f" (and {len(found) - 3} more)" if len(found) > 3 else ""
+        failures.append(f"{cell_name(c)}: {', '.join(found[:3])}{more} ({files})")
+    return replace(c, **raw), failures
+
+
+def rederive(
+    run_dir: Path,
+    cells: Sequence[CellRow],
+    outputs: Mapping[int, list[str]],
+    hists: Mapping[int, Sequence[tuple[Any, ...]]],
+) -> Rederived:
+    """Each cell with raw JSON output (`outputs`: cell id -> its files) read again and compared;
+    `hists`: each cell's stored histogram rows (store.bulk.histogram_rows)."""
+    got: dict[int, CellRow] = {}
+    failures: list[str] = []
+    checked = 0
+    for c in cells:
+        names = outputs.get(c.id)
+        if not names:
+            continue
+        try:
+            result = reread(run_dir, names)
+        except EngineError as e:
+            # a file missing or cut short is raw-output's finding (said once, not by both); a whole
+            # one no engine's parser reads leaves the cell's figures without their evidence
+            if not any(output_damage(run_dir / n) for n in names):
+                checked += 1
+                failures.append(f"{cell_name(c)}: its figures cannot be derived again from its raw output: {e}")
+            continue
+        checked += 1
+        got[c.id], found = compare_cell(c, result, ", ".join(dict.fromkeys(names)), hists.get(c.id, ()))
+        failures += found
+    return Rederived(got, checked, failures)
+
+
+def steady_tables(
+    store: RunStore,
+    plan: Mapping[str, Any],
+    profile: Mapping[str, Any],
+    stored: Sequence[CellRow],
+    raw: Sequence[CellRow],
+) -> tuple[int, list[str]]:
+    """Every stored steady-state table (each round's) against its phase's cells as their raw
+    output gives them (`raw`). What the table disagrees with in the stored cells too is
+    steady-evidence's finding; here only what the raw output adds."""
+    planned = {p.get("name"): p for p in plan.get("phases", ())}
+    checked, failures = 0, []
+    for phase, rnd in store.query("SELECT DISTINCT phase, round FROM steady ORDER BY phase, round"):
+        table = store.steady_rows(phase, rnd)
+        if not table:
+            continue
+        checked += 1
+        rule = (dict(planned.get(phase, {})), dict(profile), table)
+        known = disagreements(phase, recheck(*rule, [c for c in stored if c.phase == phase]))
+        found = disagreements(phase, recheck(*rule, [c for c in raw if c.phase == phase]))
+        failures += [f"{line} as its raw output gives it (round {rnd}'s table)" for line in found if line not in known]
+    return checked, failures
