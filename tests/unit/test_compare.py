@@ -432,7 +432,7 @@ def test_runs_that_share_an_id_are_named_apart_where_and_only_where_it_collides(
     from iolab.pages.compare_pages.document import run_labels, run_names
 
     def run(d: str, run_id: str, uid: str | None = None):
-        m = SimpleNamespace(run_id=run_id, uid=uid, split=[])
+        m = SimpleNamespace(run_id=run_id, uid=uid, split=[], target={"spec": "sim:enterprise-sas"})
         return SimpleNamespace(manifest=m, dir=Path(d) / run_id, label="sim SSD")
 
     same = "20261130-092052-latency-sim"
