@@ -85,8 +85,8 @@ def test_iops_quick_on_a_loop_device(scratch, loop_device):
 def test_throughput_and_latency_quick_on_a_file(scratch):
     runs = scratch / "runs"
     target = f"file:{scratch}/drive.img?size=128MiB"
-    # latency's cells are checked one by one (the five-round flow on a file is the iops test's, the
-    # same code): two of its rounds show them as well as five
+    # latency's cells are checked one by one (the five-round flow is the throughput run's here and
+    # the iops test's on the loop device, the same code): two of its rounds show them as well as five
     for test, rounds in (("throughput", "5"), ("latency", "2")):
         p = iolab("run", test, "--target", target, *QUICK, "--max-rounds", rounds, "--runs-dir", str(runs))
         assert p.returncode == 0, p.stderr + p.stdout
