@@ -4,7 +4,7 @@ slowest drive alone (goal <= 1.1x)? (prints figures, asserts nothing).
 
     .venv/bin/python bench/fleet.py                      # 64 simulated drives, one with t_prog_us +30 %
     .venv/bin/python bench/fleet.py --drives 128 --parallel 16 --cell-time 250ms
-    .venv/bin/python bench/fleet.py --smoke              # 6 drives, 100 ms cells, 2 rounds
+    .venv/bin/python bench/fleet.py --smoke              # 6 drives, 100 ms cells, 1 round
     .venv/bin/python bench/fleet.py --hosts 16           # as root: 16 netns hosts x 2 IO-bound nbdkit drives
     .venv/bin/python bench/fleet.py --hosts 16 --host-drive file --burn 24   # file drives, 24 CPU burners
     .venv/bin/python bench/fleet.py --hosts 4 --src /work/main/src           # another tree's code
@@ -311,13 +311,13 @@ def main() -> None:
     p.add_argument("--burn", type=int, default=0, help="busy-looping processes during the fleet")
     p.add_argument("--keep", action="store_true", help="keep the fleet's directory (its path is printed)")
     p.add_argument("--src", type=Path, default=ROOT / "src", help="the iolab code to run (a tree's src/)")
-    p.add_argument("--smoke", action="store_true", help="6 drives (2 hosts with --hosts), 100 ms cells, 2 rounds")
+    p.add_argument("--smoke", action="store_true", help="6 drives (2 hosts with --hosts), 100 ms cells, 1 round")
     a = p.parse_args()
     host = bool(a.hosts)
     a.cell_time = a.cell_time or ("2s" if host else "250ms")
     a.max_rounds = a.max_rounds or ("2" if host else "5")
     if a.smoke:
-        a.drives, a.cell_time, a.max_rounds, a.user_gb = 6, "100ms", "2", 0.1
+        a.drives, a.cell_time, a.max_rounds, a.user_gb = 6, "100ms", "1", 0.1
         a.hosts = min(a.hosts, 2)
     env = {**os.environ, "PYTHONPATH": str(a.src.resolve()), "COLUMNS": "200"}
     print(f"code: {a.src}; load average {os.getloadavg()[0]:.1f}; {len(os.sched_getaffinity(0))} cores")

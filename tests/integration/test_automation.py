@@ -313,13 +313,15 @@ def test_check_prints_each_tolerance_as_the_user_gave_it(tmp_path, latency_runs)
 
 def test_check_refuses_what_it_cannot_compare(tmp_path):
     runs = tmp_path / "runs"
-    _, lat = run_json(runs, "latency", "sim:enterprise-sas")
+    # what check refuses is read, not what the runs measured: 200 ms cells simulate a fifth of 1 s ones
+    short = ("--quick", "--cell-time", "200ms", "--max-rounds", "5", "--no-report")
+    _, lat = run_json(runs, "latency", "sim:enterprise-sas", quick=short)
     path = lat["runs"][0]["path"]
     saved = tmp_path / "base.json"
     saved.write_text(json.dumps(lat))
     p = iolab("check", path, "--baseline", str(saved))  # the run itself, as its saved document
     assert p.returncode == 2 and "is both a candidate and the baseline" in " ".join(p.stderr.split())
-    _, again = run_json(runs, "latency", "sim:enterprise-sas")
+    _, again = run_json(runs, "latency", "sim:enterprise-sas", quick=short)
     path = again["runs"][0]["path"]
     assert iolab("check", path, "--baseline", str(saved)).returncode == 0  # a saved document as the baseline
     p = iolab("check", path, "--baseline", path)
@@ -371,7 +373,7 @@ def test_check_refuses_what_it_cannot_compare(tmp_path):
         "sim:enterprise-sas",
         "--quick",
         "--cell-time",
-        "500ms",  # any cell time but the baseline's 1 s: the shorter, the less it simulates
+        "100ms",  # any cell time but the baseline's 200 ms: the shorter, the less it simulates
         "--max-rounds",
         "5",
         "--no-report",

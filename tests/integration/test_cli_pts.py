@@ -48,30 +48,22 @@ def check_rounds_are_consistent(store, ph):
     assert verdict.steady == ph.steady
 
 
-def test_iops_quick_on_a_file(scratch):
+def test_iops_quick_on_a_loop_device(scratch, loop_device):
+    # The block-device path (facts, blkdiscard purge, fio on the device) and the five-round
+    # steady-state flow, in one run: the file's own path (its purge and facts) is the throughput
+    # and latency runs' below, the same code from the device on. 20 ms cells: 280 of them, each a
+    # fio start (~0.1 CPU-s of its own, whatever the cell's length), and what is shown here does
+    # not depend on how long a cell measures: every job of a cell completes its first IOs within
+    # it (fio reaps what it submitted before it reports)
     runs = scratch / "runs"
-    target = f"file:{scratch}/drive.img?size=256MiB"
-    # 20 ms cells: 280 of them, each a fio start (~0.1 CPU-s of its own, whatever the cell's
-    # length), and what is shown here does not depend on how long a cell measures: every job of a
-    # cell completes its first IOs within it (fio reaps what it submitted before it reports)
-    p = iolab(
-        "run",
-        "iops",
-        "--target",
-        target,
-        "--quick",
-        "--cell-time",
-        "20ms",
-        "--no-report",
-        "--max-rounds",
-        "5",
-        "--runs-dir",
-        str(runs),
-    )
+    short = ("--quick", "--cell-time", "20ms", "--no-report", "--max-rounds", "5")  # the path and flow, not the rates
+    p = iolab("run", "iops", "--target", loop_device, *short, "--runs-dir", str(runs))
     assert p.returncode == 0, p.stderr + p.stdout
     store = only_run(runs)
     assert store.manifest.state == "complete"
     assert not store.manifest.compliant
+    assert store.manifest.purges[0]["method"] == "blkdiscard" and store.manifest.purges[0]["ok"]
+    assert store.manifest.target["facts"]["interface"] == "loop"
     [ph] = summarise(store)
     assert len(ph.cells) == 56
     assert all(c.iops > 0 for c in ph.cells)
@@ -90,28 +82,11 @@ def test_iops_quick_on_a_file(scratch):
     assert shown.returncode == 0 and "4KiB" in shown.stdout
 
 
-def test_iops_quick_on_a_loop_device(scratch, loop_device):
-    # One round of the 56 cells shows the block-device path (facts, blkdiscard purge, fio on
-    # the device); the five-round steady-state flow is the file test's above, the same code.
-    runs = scratch / "runs"
-    short = ("--quick", "--cell-time", "50ms", "--no-report", "--max-rounds", "1")  # the path, not the rates
-    p = iolab("run", "iops", "--target", loop_device, *short, "--runs-dir", str(runs))
-    assert p.returncode == 0, p.stderr + p.stdout
-    store = only_run(runs)
-    [ph] = summarise(store)
-    assert store.manifest.state == "complete" and len(ph.cells) == 56
-    assert all(c.iops > 0 for c in ph.cells)
-    assert store.manifest.purges[0]["method"] == "blkdiscard" and store.manifest.purges[0]["ok"]
-    assert store.manifest.target["facts"]["interface"] == "loop"
-    # one round is no steady-state window: the run says so rather than claim a verdict
-    assert ph.verdicts == () and ph.steady is None and "steady state not evaluated" in p.stdout
-
-
 def test_throughput_and_latency_quick_on_a_file(scratch):
     runs = scratch / "runs"
     target = f"file:{scratch}/drive.img?size=128MiB"
-    # latency's cells are checked one by one (the five-round flow on a file is the iops test's, the
-    # same code): two of its rounds show them as well as five
+    # latency's cells are checked one by one (the five-round flow is the throughput run's here and
+    # the iops test's on the loop device, the same code): two of its rounds show them as well as five
     for test, rounds in (("throughput", "5"), ("latency", "2")):
         p = iolab("run", test, "--target", target, *QUICK, "--max-rounds", rounds, "--runs-dir", str(runs))
         assert p.returncode == 0, p.stderr + p.stdout
@@ -123,6 +98,8 @@ def test_throughput_and_latency_quick_on_a_file(scratch):
     assert len(tp.cells(kind="precondition")) == 2
     [lp] = summarise(lat)
     assert len(lp.cells) == 9
+    # two rounds are no steady-state window: the run says so rather than claim a verdict
+    assert lp.verdicts == () and lp.steady is None and "steady state not evaluated" in p.stdout
     for c in lp.cells:
         assert c.lat_mean_us > 0 and c.lat_max_us >= c.lat_mean_us
         # 99.999 % is shown only where the cell's IOs can measure it (units.measurable)

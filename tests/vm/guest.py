@@ -50,9 +50,14 @@ FORKS = ForkServer()
 # timeout (a split round stalled so): the stall watchdog is set above it. The SATA run's cells
 # are 1 s too: QEMU's AHCI under TCG on a host at load 7-17 completed no IO in a 100 ms cell
 # (3 of its 4 checks failed so once; all passed alone at lower load). The second namespace's
-# run and the sanitize run take the default (enterprise) profile, so their cells are 1 s too: at
-# 100 ms each completed no IO once in a fresh-root run (load 8-11, then 10-17).
+# run and the sanitize run take the default (enterprise) profile too; they are slc-cache runs, a
+# purge and one fill (PURGE_ONLY), which no cell time cuts short.
 WRITE_THROUGH = "1s"
+# What the second namespace's run and the sanitize run are read for is their purge (and that the
+# run goes on beside a mounted namespace): slc-cache is a purge and one sequential fill, one fio
+# start, where a quick latency run is ten (under emulation each costs the guest's CPUs seconds
+# beyond its 1 s cell: 2-5 s a cell in a boot of 2026-12-02).
+PURGE_ONLY = "slc-cache"
 
 
 def quick(lane: str, cell_time: str = "100ms") -> list[str]:
@@ -365,13 +370,14 @@ def main() -> None:
     ns2_done = threading.Event()
 
     def fleet_refused():
-        """A fleet of the four drives iolab must refuse, none named by the fleet file: the mounted
-        namespace, the partitioned SATA disk, the SCSI disk with a signature and the zoned
-        namespace. Each drive's `iolab run` is refused by its own check before it writes (the
-        tests check each reason and the images), and the fleet names each drive by the model and
-        serial it reports. One fleet, not a run per drive: under emulation each `iolab` start
-        costs the guest's CPUs tens of seconds, and a fleet's drives start side by side."""
-        nodes = [ns1, one("IOLABSA2"), one("IOLABSC2"), devs["nvme-zoned"]["node"]]
+        """A fleet of three drives iolab must refuse, none named by the fleet file: the mounted
+        namespace, the partitioned SATA disk and the SCSI disk with a signature, an NVMe, an ATA
+        and a SCSI drive. Each drive's `iolab run` is refused by its own check before it writes
+        (the tests check each reason and the images), and the fleet names each drive by the model
+        and serial it reports (nvme-cli, hdparm, sg VPD page 80h). One fleet, not a run per
+        drive, and no more drives than the three kinds: a fleet's drives start `iolab` afresh
+        (not forked), and under emulation each start costs the guest's CPUs tens of seconds."""
+        nodes = [ns1, one("IOLABSA2"), one("IOLABSC2")]
         f = Path("/tmp/iolab-vm-fleet.toml")
         f.write_text("".join(f'[[drive]]\ntarget = "{n}"\n' for n in nodes))
         r = sh([IOLAB, "run", "latency", "--fleet", str(f), *quick("fleet")])
@@ -383,6 +389,13 @@ def main() -> None:
             m["log"] = log.read_text(errors="replace") if log.exists() else None
         return {**r, "members": members, "lsblk": lsblk}
 
+    def zoned_refused():
+        """The host-managed zoned namespace, the fourth drive iolab must refuse: its own `iolab
+        run` (forked, as the checks' commands are; an NVMe drive is named in the fleet already)."""
+        runs = RUNS / "zoned"
+        r = sh([IOLAB, "run", "latency", "-t", devs["nvme-zoned"]["node"], *quick("zoned")])
+        return {"run": r, "runs": sorted(str(p) for p in runs.glob("*")) if runs.exists() else []}
+
     def nvme_run():
         # enterprise profile: write cache disabled during the run; the drive's own purge (format)
         r = run_watching(
@@ -393,7 +406,7 @@ def main() -> None:
 
     def nvme_sanitize():
         # QEMU 7.2 advertises no sanitize action: the explicit method must say so, not skip it
-        r = sh([IOLAB, "run", "latency", "-t", nv, "--purge", "nvme-sanitize", *quick("nvme", WRITE_THROUGH)])
+        r = sh([IOLAB, "run", PURGE_ONLY, "-t", nv, "--purge", "nvme-sanitize", *quick("nvme", WRITE_THROUGH)])
         return {"run": r, "manifest": manifest_of(r["out"])}
 
     def nvme_ctrl_c():
@@ -446,7 +459,7 @@ def main() -> None:
 
     def nvme_ns2_run():
         try:
-            r = {"run": sh([IOLAB, "run", "latency", "-t", ns2, *quick("ns2", WRITE_THROUGH)])}
+            r = {"run": sh([IOLAB, "run", PURGE_ONLY, "-t", ns2, *quick("ns2", WRITE_THROUGH)])}
         finally:
             ns2_done.set()
         r["manifest"] = manifest_of(r["run"]["out"])
@@ -483,11 +496,16 @@ def main() -> None:
 
     if ONLY and "nvme-ns2-run" not in ONLY:
         ns2_done.set()
-    # First what only reads: one `iolab info` of every drive beside the fleet of refused drives
-    # (that is mostly starting `iolab`, CPU the guest's two CPUs share), then each drive's own
-    # tools. Then the runs in two lanes: more runs writing at once starve the emulated
-    # controllers (IO timeouts, resets) and each run waits longer.
-    run_lanes({"info": [("info-all", info_all)], "fleet": [("fleet-refused", fleet_refused)]})
+    # First what only reads: one `iolab info` of every drive and the zoned drive's refusal beside
+    # the fleet of refused drives (that is mostly starting `iolab`, CPU the guest's two CPUs
+    # share), then each drive's own tools. Then the runs in two lanes: more runs writing at once
+    # starve the emulated controllers (IO timeouts, resets) and each run waits longer.
+    run_lanes(
+        {
+            "info": [("info-all", info_all), ("zoned-refused", zoned_refused)],
+            "fleet": [("fleet-refused", fleet_refused)],
+        }
+    )
     run_lanes({"identify": [identify_check(k) for k in devs if devs[k].get("node")]})
     run_lanes(
         {
