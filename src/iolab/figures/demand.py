@@ -16,6 +16,9 @@ from iolab.core.units import counted, num
 from iolab.figures.summary import CellAverage, PhaseSummary
 
 RAMPS = (("read ramp", 100.0), ("write ramp", 0.0))  # phase name, read %
+# the rate each direction's figures are of, in the demand and the max-IOPS tests alike: a
+# sequence holds one test's against the other's (figures/crosscheck.py)
+RATE = {"read": "4 KiB random read IOPS", "write": "4 KiB random write IOPS"}
 SEARCHES = (
     ("read", 100.0),
     ("write", 0.0),

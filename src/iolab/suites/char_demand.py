@@ -17,7 +17,7 @@ from iolab.core.plan import Cell, Deferred, Phase, Profile, TestPlan
 from iolab.core.units import KiB, counted
 from iolab.core.workload import Workload
 from iolab.figures.compare import KeyMetric
-from iolab.figures.demand import RAMPS, top_step
+from iolab.figures.demand import RAMPS, RATE, top_step
 from iolab.figures.summary import CellAverage, PhaseSummary
 from iolab.suites import active_fraction, bisection, no_input, tested_capacity
 from iolab.suites import characterise_common as cc
@@ -193,8 +193,16 @@ def _at_top(name: str, what: Callable[[Sample, CellAverage], float | None]) -> G
 
 def key_figures(runs: Runs = ()) -> Metrics:
     return (
-        KeyMetric("max sustainable read IOPS", "IOPS", True, _at_top("read ramp", lambda s, c: c.iops)),
-        KeyMetric("max sustainable write IOPS", "IOPS", True, _at_top("write ramp", lambda s, c: c.iops)),
+        KeyMetric(
+            "max sustainable read IOPS", "IOPS", True, _at_top("read ramp", lambda s, c: c.iops), rate_of=RATE["read"]
+        ),
+        KeyMetric(
+            "max sustainable write IOPS",
+            "IOPS",
+            True,
+            _at_top("write ramp", lambda s, c: c.iops),
+            rate_of=RATE["write"],
+        ),
         KeyMetric("read latency at max sustainable", "µs", False, _at_top("read ramp", lambda s, c: c.lat_mean_us)),
         KeyMetric("write latency at max sustainable", "µs", False, _at_top("write ramp", lambda s, c: c.lat_mean_us)),
         KeyMetric("read demand at max sustainable", "IOPS", True, _at_top("read ramp", lambda s, c: s.demand_iops)),

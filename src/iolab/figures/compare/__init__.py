@@ -77,6 +77,13 @@ class KeyMetric(Generic[Drive]):
     # value (an average, a rate, a search result), percentile, or extreme (one observation: a
     # maximum latency, a minimum interval); `iolab check` judges each kind by its own rule
     kind: str = "value"
+    # the workload whose achieved rate the figure is ("4 KiB random read IOPS"): one rate's
+    # figures from two tests of a sequence on one device are held against each other
+    # (figures/crosscheck.py); "" for a figure that is no such rate
+    rate_of: str = ""
+    # for a figure that claims the most of `rate_of` the device gives (a search's result): how its
+    # search may have stopped short, said where another test of the device measured more
+    maximum: str = ""
 
     def unmeasured(self, drive: Drive) -> str:
         """Why the figure has no value for `drive`, "its 40,000 IOs are too few for a 99.999 % …";

@@ -15,8 +15,9 @@ from pathlib import Path
 from iolab import __version__
 from iolab.core.errors import IolabError
 from iolab.core.profilewords import scaled_text
-from iolab.core.units import counted
+from iolab.core.units import counted, num
 from iolab.figures.compare import NOT_MEASURED, KeyMetric
+from iolab.figures.crosscheck import MARGIN, Disagreement, Figure, disagreements
 from iolab.figures.summary import PhaseSummary
 from iolab.pages.report import header, write_document
 from iolab.pages.report.model import Document, HeaderColumn, Link, Page, Table
@@ -182,6 +183,8 @@ def summary_document(name: str, heading: str | None, members: Sequence[SequenceM
         full = f"{head}: " + "; ".join(f"{label} ({parts})" for label, parts in where)
         # shortened, it names the runs and sends the reader to their own Run Details pages
         banners.append((full, f"{head}: {', '.join(label for label, _ in where)}", header.RUN_DETAILS))
+    for d in sequence_disagreements(members):  # both figures stand on the page: the reader is told they disagree
+        banners.append((f"TESTS DISAGREE: {d.text}", f"TESTS DISAGREE: {d.short}", SUMMARY))
     unfinished = [m for m in members if not m.run.complete]
     if unfinished:
         text = "INCOMPLETE SEQUENCE: " + "; ".join(f"{m.label} {m.run.manifest.state}" for m in unfinished)
@@ -200,6 +203,48 @@ def summary_document(name: str, heading: str | None, members: Sequence[SequenceM
         banners=header.fit_banners(banners),
         pages=tuple(summary_pages(members)),
         footer="runs " + ", ".join(r.manifest.run_id for r in runs) + f" · sequence report by iolab {__version__}",
+    )
+
+
+def sequence_disagreements(members: Sequence[SequenceMember]) -> list[Disagreement]:
+    """A test's figure claiming a maximum below another's measured rate of it on one device."""
+    groups = devices([m.run for m in members])
+    device_of = {id(r): f"D{i}" if len(groups) > 1 else "" for i, g in enumerate(groups, 1) for r in g}
+    return disagreements(
+        [
+            Figure(device_of[id(m.run)], m.label, k.name, k.unit, k.get(m.run.phases), k.rate_of, k.maximum)
+            for m in members
+            for k in m.figures
+            if k.rate_of
+        ]
+    )
+
+
+def _disagreements_table(members: Sequence[SequenceMember]) -> tuple[Table, ...]:
+    """The banner's full text: each maximum below another test's measured rate, and why it may be."""
+    found = sequence_disagreements(members)
+    rows = tuple(
+        (
+            f"{d.most.test}: {d.most.name}",
+            num(d.most.value),
+            f"{d.more.test}: {d.more.name}",
+            num(d.more.value),
+            f"{d.ratio:.2f}x: {d.why}",
+        )
+        for d in found
+    )
+    return (
+        (
+            Table(
+                "Tests that disagree: a maximum below another test's measured rate of the same workload",
+                ("figure claiming the most", "value", "measured more", "value", "what it means"),
+                rows,
+                "Source: the key figures above; both are measured and printed as they are. A figure "
+                f"counts as above the maximum when it is more than {MARGIN * 100:g} % above it.",
+            ),
+        )
+        if rows
+        else ()
     )
 
 
@@ -310,6 +355,7 @@ def summary_pages(members: Sequence[SequenceMember]) -> list[Page]:
             "Source: each run's results.db, the figures `iolab compare` ranks drives by; "
             "'—' where the run measured none." + NOT_MEASURED,
         ),
+        *_disagreements_table(members),
         *((_devices_table(members, groups),) if several else ()),
     ]
     return table_pages(SUMMARY, tables)
