@@ -208,6 +208,18 @@ def test_wsat_s_header_and_histogram_name_only_what_it_ran(tmp_path):
     # nor its histogram of 4 KiB writes to hold "all IOs, read and write"
     assert "Response time histogram, 0/100 4KiB (all IOs, writes)" in text
     assert "read and write" not in text
+    # its minimum interval (41,082) stood beside the budget's cut last interval (40,695) in the
+    # table, unexplained: `show` says which intervals the minimum is of
+    shown = flat(iolab("show", str(run)).stdout)
+    minimum = re.search(r"IOPS, minimum interval │ ([\d,]+) │", shown)
+    cut = re.search(
+        r"IOPS, minimum interval: the slowest of (\d+) full intervals; the last, cut to ([\d.]+) s by the budget "
+        r"\(([\d,]+) IOPS\), is no interval of their length and is left out",
+        shown,
+    )
+    assert minimum and cut, shown[-1500:]
+    # the cut interval is the table's partial row, and the minimum is not it
+    assert re.search(rf"\(partial, {re.escape(cut.group(2))} s\)", text) and minimum.group(1) != cut.group(3), shown
 
 
 def test_a_maximum_below_another_tests_measured_rate_is_said_on_the_sequence_summary(tmp_path):

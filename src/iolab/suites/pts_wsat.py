@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Literal
 from iolab.core.errors import IolabError
 from iolab.core.plan import Cell, Phase, Profile, TestPlan, Tracking
 from iolab.core.testparams import Param, choice, parameter_rows, values
-from iolab.core.units import KiB, duration, eng, kib_label
+from iolab.core.units import KiB, counted, duration, eng, kib_label, num
 from iolab.core.workload import Workload
 from iolab.figures.compare import KeyMetric
 from iolab.figures.summary import PhaseSummary
@@ -139,6 +139,18 @@ class _Minimum:
 
     def unmeasured(self, phases: list[PhaseSummary]) -> str:
         return _no_full(phases)
+
+    def note(self, phases: list[PhaseSummary]) -> str:
+        """The interval the budget cut, printed in the table beside the full ones (and maybe below
+        the figure), is said to be left out: "40,695" there stood beside a minimum of 41,082."""
+        cut = [r for r in phases[0].rows if r.partial] if phases else []
+        if not (cut and _full(phases)):
+            return ""
+        return (
+            f"the slowest of {counted(len(_full(phases)), 'full interval')}; the last, cut to "
+            f"{cut[-1].runtime_s:.3g} s by the budget ({num(cut[-1].iops)} IOPS), is no interval of their "
+            "length and is left out"
+        )
 
 
 def _window(attr: str) -> Getter:
