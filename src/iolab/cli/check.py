@@ -163,6 +163,7 @@ def check(
     """Is the candidate worse than the baseline beyond noise? Per key figure, direction-aware; exit 7 on a
     regression (docs/automation.md)."""
     from iolab.automation.check import check as check_runs
+    from iolab.automation.check import mixed_targets
     from iolab.automation.tolerances import load_tolerances, parse_pct
     from iolab.store.durable import replace_file, room_for
     from iolab.targets.writepolicy import check_file_in_dir
@@ -181,6 +182,7 @@ def check(
     base = _side(baseline, "baseline", force)
     cand = _side(candidates, "candidate", force)
     result = check_runs(base, cand, tol, conf, force, require_steady)
+    result["warnings"] += mixed_targets(base, cand)
     if junit is not None:
         from iolab.automation.check_junit import junit_xml  # (and the XML escapes): only with --junit
 
