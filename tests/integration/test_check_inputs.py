@@ -273,7 +273,17 @@ def test_a_side_whose_runs_are_of_other_targets_warns_that_its_spread_is_not_onl
     pa, pb, pc = (d["runs"][0]["path"] for d in (a, b, c))
     p = iolab("check", pc, "--baseline", pa, "--baseline", pb, "--json")
     assert p.returncode in (0, 7) and "Traceback" not in p.stderr, p.stderr
-    assert not [w for w in json.loads(p.stdout)["check"]["warnings"] if "targets or firmware" in w]
+    doc = json.loads(p.stdout)["check"]
+    assert not [w for w in doc["warnings"] if "targets or firmware" in w]
+    # the table's noise of a figure judged on its logarithms is both edges of the ratio's
+    # interval (ART, lower is better: +w % on the worse side, -w/(1+w) on the better side), not
+    # "±w %" of the worse side alone
+    table = " ".join(p.stderr.split())
+    logs = [f for f in doc["figures"] if f.get("noise_scale") == "log" and f["noise_pct"] is not None]
+    assert logs and "noise ±" not in table
+    for f in logs:
+        w = f["noise_pct"]
+        assert f["direction"] == "lower-is-better" and f"-{100 * w / (100 + w):.1f} % / +{w:.1f} %" in table, table
     p = iolab("check", pa, pc, "--baseline", pb)
     said = " ".join(p.stdout.split())
     assert p.returncode in (0, 7) and "Traceback" not in p.stderr, p.stderr
