@@ -82,6 +82,25 @@ def test_two_ports_share_one_simulated_drive_and_add_up_to_one_path(tmp_path):
     assert {name: int(n.replace(",", "")) for name, n in rows} == {k: int(v) for k, v in ios.items()}
 
 
+def test_a_cell_of_one_outstanding_io_says_it_ran_on_one_port(tmp_path):
+    """One IO outstanding cannot be split over two ports: a latency cell runs on the first port
+    alone, and the run's notes said only that each round's IO was split over both."""
+    runs = tmp_path / "runs"
+    p = iolab("run", "latency", *QUICK, "--no-report", "-t", SMALL, "--paths", TWO_PORTS, "--runs-dir", str(runs))
+    assert p.returncode == 0, p.stdout + p.stderr
+    store = RunStore.open(run_dir(p.stdout))
+    try:
+        notes = " ".join(" ".join(store.manifest.notes).split())
+        first, second = (s["name"] for s in store.manifest.split)
+        for c in store.cells():
+            names = [part.name for part in breakdown(c.counters)]
+            assert names == ([first] if c.kind == "measure" else [first, second]), (c.cell_key, names)
+    finally:
+        store.close()
+    said = f"main, 100/0 4KiB: ran on 1 of its 2 legs ({first}): its 1 outstanding IO cannot be split over more"
+    assert f"{said}; {second} ran none of its IO" in notes, notes
+
+
 def test_a_killed_run_over_two_ports_resumes_over_both(tmp_path):
     from iolab.api.runlist import list_runs
 
