@@ -264,6 +264,37 @@ def test_runs_of_another_model_are_noted_and_of_another_test_refused(three, tmp_
     assert "Nothing was checked." in said
 
 
+def test_a_side_whose_runs_are_of_other_targets_warns_that_its_spread_is_not_only_noise(three):
+    """The runs of one side were taken as repeats whatever they were of: a candidate of a slowed
+    export and of the baseline's own export was called "the candidate's 2 repeated runs", and their
+    spread, the two exports' difference, the noise a regression had to beat. A simulated drive's
+    other seeds are its repeats, and raise nothing."""
+    root, a, b, c = three
+    pa, pb, pc = (d["runs"][0]["path"] for d in (a, b, c))
+    p = iolab("check", pc, "--baseline", pa, "--baseline", pb, "--json")
+    assert p.returncode in (0, 7) and "Traceback" not in p.stderr, p.stderr
+    doc = json.loads(p.stdout)["check"]
+    assert not [w for w in doc["warnings"] if "targets or firmware" in w]
+    # the table's noise of a figure judged on its logarithms is both edges of the ratio's
+    # interval (ART, lower is better: +w % on the worse side, -w/(1+w) on the better side), not
+    # "±w %" of the worse side alone
+    table = " ".join(p.stderr.split())
+    logs = [f for f in doc["figures"] if f.get("noise_scale") == "log" and f["noise_pct"] is not None]
+    assert logs and "noise ±" not in table
+    for f in logs:
+        w = f["noise_pct"]
+        assert f["direction"] == "lower-is-better" and f"-{100 * w / (100 + w):.1f} % / +{w:.1f} %" in table, table
+    p = iolab("check", pa, pc, "--baseline", pb)
+    said = " ".join(p.stdout.split())
+    assert p.returncode in (0, 7) and "Traceback" not in p.stderr, p.stderr
+    assert (
+        "warning: the candidate's runs are of 2 targets or firmware builds "
+        f"(sim:enterprise-sas?user_gb=0.25 (firmware sim-0.1.0): {a['runs'][0]['run_id']}; "
+        f"sim:enterprise-sas?user_gb=0.25&t_prog_us=1500 (firmware sim-0.1.0): {c['runs'][0]['run_id']}): "
+        "their spread, taken as run-to-run noise, is also the difference between those targets"
+    ) in said, said
+
+
 def test_runs_of_different_profiles_are_refused_in_one_paragraph_and_forced_with_a_note(three, tmp_path):
     """A baseline run with --profile enterprise and a candidate with client: the refusal was a
     list of five settings (the write cache, the range, TC, QD) that did not say they were one

@@ -259,14 +259,25 @@ def test_several_targets_run_in_parallel_and_are_compared(scratch):
 def test_a_device_on_a_host_reached_through_fio_alone_runs_at_its_given_size(scratch, loop_device):
     # a host's device was read on this machine, and ?size= (which such a host needs, nothing
     # there being able to say the device's size) was refused: "a block device takes no options"
-    with fio_hosts(1) as hosts:
-        (_, addr), spec = hosts[0], f"{loop_device}?size=16MiB"
+    with fio_hosts(2) as hosts:
+        spec = f"{loop_device}?size=16MiB"
         args = ("run", "latency", *QUICK, "--max-rounds", "1", "--purge", "none", UNCHECKED, "-t", spec)
-        r = iolab(*args, "--hosts", addr, "--runs-dir", str(scratch / "runs"), timeout=300)
+        r = iolab(*args, "--hosts", ",".join(a for _, a in hosts), "--runs-dir", str(scratch / "runs"), timeout=300)
         assert r.returncode == 0, r.stdout + r.stderr
         store = RunStore.open(run_dir(r.stdout))
         assert store.manifest.target["capacity"] == 16 << 20 and store.manifest.split[0]["path"] == loop_device
         assert all(c.read_ios + c.write_ios > 0 for c in store.cells())
+        # The latency cells' one outstanding IO runs on the first host alone, and the run says
+        # so where it said the IO was split over both hosts; the hosts' checks are named too
+        # (the note read "where each host's target was checked: " and ended there).
+        first, second = (f"{a}:8765" for _, a in hosts)
+        notes = " ".join(" ".join(store.manifest.notes).split())
+        assert f"main, 100/0 4KiB: ran on 1 of its 2 legs ({first}): its 1 outstanding IO cannot" in notes
+        assert f"{second} ran none of its IO" in notes
+        assert f"target was checked: {first}: nowhere (reached through fio's server only" in notes
+        for c in store.cells():
+            parts = [p.name for p in breakdown(c.counters)]
+            assert parts == ([first] if c.kind == "measure" else [first, second])
 
 
 def test_several_targets_keep_each_runs_error_paragraph_on_stderr(scratch):

@@ -67,9 +67,12 @@ def test_two_ports_share_one_simulated_drive_and_add_up_to_one_path(tmp_path):
         assert last["host_write_bytes_total"] == pytest.approx(ref["host_write_bytes_total"], rel=0.02)
         assert last["waf_total"] == pytest.approx(ref["waf_total"], rel=0.02)
         ios = {"port 0": 0.0, "port 1": 0.0}
+        few = set()  # (cell, port) whose part has too few IOs for a p99 of its own
         for c in cells:
             for p in breakdown(c.counters):
                 ios[p.name] += p.figures["ios"]
+                if p.figures["ios"] < 1000:
+                    few.add((c.cell_key, p.name, int(p.figures["ios"])))
     finally:
         single.close()
         split.close()
@@ -80,6 +83,32 @@ def test_two_ports_share_one_simulated_drive_and_add_up_to_one_path(tmp_path):
     [body] = re.findall(r"Each part&#x27;s share, phase main, measurement.*?<tbody>(.*?)</tbody>", text, re.S)
     rows = re.findall(r'<tr><td class="h">([^<]+)</td><td>56</td><td>([\d,]+)</td>', body)
     assert {name: int(n.replace(",", "")) for name, n in rows} == {k: int(v) for k, v in ios.items()}
+    # each part's p99 only where its own IOs measure one (a 1024 KiB cell's part of 30 IOs showed one)
+    detail = "".join(re.findall(r"Each part per cell, phase main, measurement.*?<tbody>(.*?)</tbody>", text, re.S))
+    cell = r"<td[^>]*>([^<]*)</td>"
+    shown = re.findall(rf"<tr>{cell * 9}</tr>", detail)
+    assert len(shown) == 2 * 56 and few
+    unmeasured = {(r[0], r[2], int(r[7][5:].split()[0].replace(",", ""))) for r in shown if r[7].startswith("n/m (")}
+    assert unmeasured == few
+
+
+def test_a_cell_of_one_outstanding_io_says_it_ran_on_one_port(tmp_path):
+    """One IO outstanding cannot be split over two ports: a latency cell runs on the first port
+    alone, and the run's notes said only that each round's IO was split over both."""
+    runs = tmp_path / "runs"
+    p = iolab("run", "latency", *QUICK, "--no-report", "-t", SMALL, "--paths", TWO_PORTS, "--runs-dir", str(runs))
+    assert p.returncode == 0, p.stdout + p.stderr
+    store = RunStore.open(run_dir(p.stdout))
+    try:
+        notes = " ".join(" ".join(store.manifest.notes).split())
+        first, second = (s["name"] for s in store.manifest.split)
+        for c in store.cells():
+            names = [part.name for part in breakdown(c.counters)]
+            assert names == ([first] if c.kind == "measure" else [first, second]), (c.cell_key, names)
+    finally:
+        store.close()
+    said = f"main, 100/0 4KiB: ran on 1 of its 2 legs ({first}): its 1 outstanding IO cannot be split over more"
+    assert f"{said}; {second} ran none of its IO" in notes, notes
 
 
 def test_a_killed_run_over_two_ports_resumes_over_both(tmp_path):

@@ -450,7 +450,7 @@ def test_a_file_open_in_another_process_is_refused_naming_it(tmp_path):
         (Target("file", "file:/x", "/x", 1, DeviceFacts(interface="file")), "not settable on files"),
         (Target("nbd", "nbd://h/e", "nbd://h:10809/e", 1, DeviceFacts(interface="nbd")), "not settable on NBD"),
         (
-            Target("block", "/dev/loop3", "/dev/loop3", 1, DeviceFacts(interface="loop")),
+            Target("block", "/dev/loop-iolab-none", "/dev/loop-iolab-none", 1, DeviceFacts(interface="loop")),
             "not settable on loop devices (direct IO bypasses the page cache",
         ),
         (Target("block", "/dev/zram0", "/dev/zram0", 1, DeviceFacts(interface="zram")), "not settable on zram"),

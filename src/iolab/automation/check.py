@@ -265,6 +265,40 @@ def models_note(models: dict) -> str | None:
     )
 
 
+def mixed_targets(baseline: Sequence[dict], candidate: Sequence[dict]) -> list[str]:
+    """A warning per side whose runs are of more than one target (by serial where the target
+    gave one, else by its spec) or firmware: `check` took their spread as run-to-run noise and
+    called them "repeated runs", so a 20x slower export beside the baseline's own drive widened
+    the noise until a real regression read as within noise. (A fleet's groups pool their drives
+    on purpose, and are checked without this.)"""
+    out = []
+    for which, recs in (("baseline", baseline), ("candidate", candidate)):
+        by: dict[str, list[str]] = {}
+        for r in recs:
+            t = r.get("target") or {}
+            by.setdefault(_target_key(t), []).append(r["run_id"])
+        if len(by) > 1:
+            each = "; ".join(f"{k}: {', '.join(ids)}" for k, ids in by.items())
+            out.append(
+                f"the {which}'s runs are of {len(by)} targets or firmware builds ({each}): their spread, taken as "
+                "run-to-run noise, is also the difference between those targets; give repeats of one target on a side"
+            )
+    return out
+
+
+def _target_key(t: dict) -> str:
+    """A target as one side's repeats must share it: its serial where it gave one, else its spec
+    (a simulated drive's without its seed: runs of other seeds are that drive's repeats), and
+    its firmware."""
+    spec = t.get("spec") or "unknown"
+    if t.get("kind") == "sim" and "?" in spec:
+        head, query = spec.split("?", 1)
+        kept = "&".join(o for o in query.split("&") if not o.startswith("seed="))
+        spec = head + (f"?{kept}" if kept else "")
+    key = f"serial {t['serial']}" if t.get("serial") else spec
+    return key + (f" (firmware {t['firmware']})" if t.get("firmware") else "")
+
+
 NO_SUCH_FIGURE = "the baseline has no such figure (its runs measured other ones); give a baseline run that has it"
 
 

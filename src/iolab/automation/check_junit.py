@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from xml.sax.saxutils import escape, quoteattr
 
-from iolab.automation.verdict import FAILING, UNJUDGED
+from iolab.automation.verdict import FAILING, UNJUDGED, noise_text
 from iolab.core.units import given, num, percent
 
 
@@ -65,7 +65,7 @@ def summary_line(f: dict) -> str:
     b, c = f["baseline"]["value"], f["candidate"]["value"]
     parts = [
         None if f["change_pct"] is None else percent(f["change_pct"], "+"),
-        None if f["noise_pct"] is None else f"noise ±{percent(f['noise_pct'])}",
+        None if f["noise_pct"] is None else f"noise {noise_text(f)}",
         # a figure not judged (no such figure in the baseline, or not measured) was held to no
         # tolerance: naming one would say it was
         None if f["verdict"] in UNJUDGED else f"tolerance {given(f['tolerance_pct'])} %",

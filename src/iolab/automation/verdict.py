@@ -27,9 +27,12 @@ tolerance and the noise.
 
 from __future__ import annotations
 
+import math
+
 from iolab.automation.noise import Noise, Side, noise
 from iolab.automation.tolerances import Tolerances
 from iolab.automation.tstat import on_log_scale
+from iolab.core.units import percent
 
 FAILING = ("regression", "missing")  # the verdicts that fail the check
 UNJUDGED = ("not-measured", "not-compared")  # a figure listed without a verdict on it (a skipped JUnit case)
@@ -105,3 +108,16 @@ def verdict(name: str, meta: dict, base: Side, cand: Side, tolerances: Tolerance
         "detectable_pct": None if base.value == 0 else max(100 * tolerance, noise_pct or 0.0),
         "method": method,
     }
+
+
+def noise_text(f: dict) -> str:
+    """The noise interval's edges around the baseline: "±4.1 %", or for an interval of the
+    logarithms (a ratio, asymmetric) both edges, "-52.7 % / +111.4 %". The worse-side edge alone
+    under "noise ±" read as symmetric: an IOPS interval of -96 % / +2,400 % printed "±96.0 %"."""
+    w = f["noise_pct"]
+    if w is None or f.get("noise_scale") != "log":
+        return percent(w) if w is None else f"±{percent(w)}"
+    # the edges are base ×/÷ exp(h): the worse side's edge gives h, and h the other edge
+    higher = f["direction"] == "higher-is-better"
+    h = (-math.log1p(-w / 100) if w < 100 else math.inf) if higher else math.log1p(w / 100)
+    return f"-{percent(-100 * math.expm1(-h))} / +{percent(100 * math.expm1(h))}"

@@ -40,7 +40,7 @@ def _side(refs: list[str], what: str, force: bool) -> list[dict]:
 
 
 def render_check(result: dict, console: Console) -> None:
-    from iolab.automation.verdict import UNJUDGED
+    from iolab.automation.verdict import UNJUDGED, noise_text
 
     t = Table(
         title=f"check: {esc(result['test'])} (confidence {given(100 * result['confidence'])}%)",
@@ -54,7 +54,7 @@ def render_check(result: dict, console: Console) -> None:
         "baseline",
         "candidate",
         "change",
-        "noise ±",
+        "noise",
         "detects ≥",
         *(("allowed",) if len(allowed) > 1 else ()),
         "verdict",
@@ -77,7 +77,7 @@ def render_check(result: dict, console: Console) -> None:
             num(f["baseline"]["value"]),
             num(f["candidate"]["value"]),
             percent(f["change_pct"], "+"),
-            percent(f["noise_pct"]),
+            noise_text(f),
             percent(f["detectable_pct"]),
             *((f"{given(f['tolerance_pct'])} %",) if len(allowed) > 1 else ()),
             f"[{style[v]}]{v}[/]" if v in style else v,
@@ -163,6 +163,7 @@ def check(
     """Is the candidate worse than the baseline beyond noise? Per key figure, direction-aware; exit 7 on a
     regression (docs/automation.md)."""
     from iolab.automation.check import check as check_runs
+    from iolab.automation.check import mixed_targets
     from iolab.automation.tolerances import load_tolerances, parse_pct
     from iolab.store.durable import replace_file, room_for
     from iolab.targets.writepolicy import check_file_in_dir
@@ -178,9 +179,9 @@ def check(
     tol = load_tolerances(parse_pct(max_regression, "--max-regression"), tolerances)
     if junit is not None:
         check_file_in_dir(junit, "JUnit file", "--junit")  # refused before the runs are read, not after
-    base = _side(baseline, "baseline", force)
-    cand = _side(candidates, "candidate", force)
+    base, cand = _side(baseline, "baseline", force), _side(candidates, "candidate", force)
     result = check_runs(base, cand, tol, conf, force, require_steady)
+    result["warnings"] += mixed_targets(base, cand)
     if junit is not None:
         from iolab.automation.check_junit import junit_xml  # (and the XML escapes): only with --junit
 
@@ -189,12 +190,8 @@ def check(
         result["junit"] = str(junit)
     render_check(result, console)
     # a run without steady state makes every verdict doubtful: that comes first under --require-steady
-    if result["passed"]:
-        code = Exit.OK
-    elif require_steady and result["not_steady"]:
-        code = Exit.NOT_STEADY
-    else:
-        code = Exit.REGRESSION
+    unsteady = require_steady and result["not_steady"]
+    code = Exit.OK if result["passed"] else Exit.NOT_STEADY if unsteady else Exit.REGRESSION
     if json_out:
         emit("check", code, runs=cand, baseline=base, check=result)
     if code:

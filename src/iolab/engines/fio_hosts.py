@@ -379,7 +379,7 @@ class SplitFioEngine:
             parts = self._run_hosts(legs, workload, raw_dir, tag)
         else:
             parts = self._run_paths(legs, raw_dir, tag, progress)
-        result = merge(parts, "fio", self.version())
+        result = merge(parts, "fio", self.version(), among=[leg.name for leg in self.legs])
         if progress is not None:
             progress(result.runtime_s, result.iops, result.lat_mean_us)
         return result

@@ -9,6 +9,7 @@ split over the parts."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from iolab.core.errors import EngineError
@@ -74,11 +75,15 @@ def split_workload(w: Workload, shares: list[float]) -> list[Workload | None]:
     return out
 
 
-def merge(parts: list[Part], engine: str, engine_version: str, raw_files: tuple[str, ...] = ()) -> RoundResult:
-    """One result for parts that ran at the same time."""
+def merge(
+    parts: list[Part], engine: str, engine_version: str, raw_files: tuple[str, ...] = (), among: Sequence[str] = ()
+) -> RoundResult:
+    """One result for parts that ran at the same time; `among` names every leg the round was
+    split over, so that a leg the split left without IO is said in the cell's deviations."""
     if not parts:
         raise EngineError("no part of a split round produced a result; nothing to merge.")
     results = [p.result for p in parts]
+    idle = idle_legs(parts, among)
     return RoundResult(
         read=_combine([r.read for r in results]),
         write=_combine([r.write for r in results]),
@@ -88,7 +93,22 @@ def merge(parts: list[Part], engine: str, engine_version: str, raw_files: tuple[
         raw_files=raw_files or tuple(f for r in results for f in r.raw_files),
         engine=engine,
         engine_version=engine_version,
-        deviations=tuple(dict.fromkeys(d for r in results for d in r.deviations)),
+        deviations=tuple(dict.fromkeys([*(d for r in results for d in r.deviations), *idle])),
+    )
+
+
+def idle_legs(parts: Sequence[Part], among: Sequence[str]) -> tuple[str, ...]:
+    """The deviation of a round that left some legs without IO: a QD1 cell over two hosts ran
+    on one of them while the run's note said its IO was split over both."""
+    ran = {p.name for p in parts}
+    idle = [name for name in among if name not in ran]
+    if not idle:
+        return ()
+    oio = sum(p.threads * p.queue_depth for p in parts)
+    return (
+        f"ran on {len(ran)} of its {len(among)} legs ({', '.join(p.name for p in parts)}): its "
+        f"{oio} outstanding IO{'' if oio == 1 else 's'} cannot be split over more; "
+        f"{', '.join(idle)} ran none of its IO",
     )
 
 

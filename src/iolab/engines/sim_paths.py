@@ -17,7 +17,7 @@ from pathlib import Path
 from iolab.core.errors import EngineError, IolabError
 from iolab.core.results import RoundResult
 from iolab.core.workload import Workload
-from iolab.engines.merge import Part, part_counters, split_workload
+from iolab.engines.merge import Part, idle_legs, part_counters, split_workload
 from iolab.engines.sim import SimEngine, _op_stats, _Raw
 from iolab.targets import Target
 
@@ -144,4 +144,6 @@ class SimPathsEngine(SimEngine):
             )
             for i, (c, g) in enumerate(zip(carried, got))
         ]
-        return replace(result, counters=result.counters | part_counters(parts))
+        # a port the split left without IO (a QD1 cell) is said, as the note says every port carries IO
+        idle = idle_legs(parts, [p.name for p in self.paths])
+        return replace(result, counters=result.counters | part_counters(parts), deviations=(*result.deviations, *idle))
