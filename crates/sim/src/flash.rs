@@ -22,6 +22,7 @@
 use crate::config::SsdConfig;
 use crate::div::Div32;
 use crate::rng::Rng;
+pub use crate::varied::Varied;
 
 /// The smaller of two u64, as one compare and conditional move: which of two dies is less
 /// busy is a coin toss for a branch, and left to itself LLVM vectorises short minimum loops,
@@ -92,40 +93,6 @@ pub struct Flash {
 }
 
 const NO_TREE: u32 = u32::MAX;
-
-/// A nominal time and its spread (`Flash::spread`, in 1/2^16) worked out once: a draw is
-/// `lo + span · u` for u in [0, 2) from the draw's bits, the same as multiplying the time by
-/// the spread at every draw, as `vary` does for times that are not known ahead. A command
-/// draws five or so times (its controller time, its program, GC's reads and programs).
-#[derive(Clone, Copy, Debug)]
-pub struct Varied {
-    lo: u64,
-    span: u64,
-}
-
-impl Varied {
-    fn new(base: u64, spread: u64) -> Varied {
-        let span = base.wrapping_mul(spread) >> 16;
-        Varied {
-            lo: base.wrapping_sub(span),
-            span,
-        }
-    }
-
-    /// The nominal time.
-    #[inline(always)]
-    fn base(self) -> u64 {
-        self.lo.wrapping_add(self.span)
-    }
-
-    /// The time times a triangular factor in [1 − spread, 1 + spread]: the sum of two
-    /// 16-bit uniforms from the low half of `r`.
-    #[inline(always)]
-    fn by(self, r: u64) -> u64 {
-        let sum = (r & 0xFFFF) + ((r >> 16) & 0xFFFF); // [0, 2^17)
-        self.lo.wrapping_add(self.span.wrapping_mul(sum) >> 16)
-    }
-}
 
 impl Flash {
     pub fn new(c: &SsdConfig) -> Flash {
@@ -297,6 +264,16 @@ impl Flash {
             return 0;
         }
         self.vary(base)
+    }
+
+    /// `vary_some` of a time whose spread was worked out before, where `on` (a write's
+    /// mapping update: no draw for a read).
+    #[inline(always)]
+    pub fn vary_some_by(&mut self, v: Varied, on: bool) -> u64 {
+        if !on || v.is_zero() {
+            return 0;
+        }
+        self.vary_by(v)
     }
 
     /// An array read's time: varied, and now and then retried (bits 32-33 of the draw

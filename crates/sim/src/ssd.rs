@@ -220,7 +220,6 @@ impl Ssd {
         };
         let t = free_at.max(ready) + self.flash.vary_by(self.overhead);
         let path = self.flash.vary_some(self.cfg.write_path_ns * write as u64);
-        // `vary_some`: no draw for a read, nor for a drive without the mapping update.
         let after = if write && self.cfg.write_core_ns > 0 {
             self.flash.vary_by(self.write_core)
         } else {
