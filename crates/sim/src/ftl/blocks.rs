@@ -1,5 +1,6 @@
 //! Per-block records, and greedy GC's buckets: closed main-area blocks linked by valid
-//! count, so the least valid is found in O(1) amortised.
+//! count, so the least valid is found in O(1) amortised. When GC draws its victims
+//! (`gc_choices`), the buckets are only asked for their order (`Order`), not kept as lists.
 
 use super::*;
 
@@ -27,9 +28,49 @@ impl Default for Blk {
     }
 }
 
+/// Greedy GC's buckets when victims are drawn at random (`gc_choices`): GC then asks them
+/// only for the head of bucket 0 (the last block to run out of valid data) and, when no draw
+/// finds a victim, the head of the least valid bucket; so each block's last entry into its
+/// bucket is counted, and bucket 0's entries kept in order, instead of a write moving its
+/// block between two linked lists (four random accesses, the bucket heads an array of a
+/// block's chunks + 1). A list's order is that of the entries (its head the latest): the
+/// lists a saved state holds are built from it (`bucket_links`) and it from them on a load.
+#[derive(Default)]
+pub struct Order {
+    /// The count at each block's last entry into a bucket, and the next count.
+    at: Vec<u64>,
+    next: u64,
+    /// Blocks as they entered bucket 0, with their counts (stale once a block has left).
+    zeros: Vec<(u32, u64)>,
+}
+
+impl Order {
+    pub(super) fn new(blocks: usize) -> Order {
+        Order {
+            at: vec![0; blocks],
+            ..Default::default()
+        }
+    }
+
+    #[inline(always)]
+    fn enter(&mut self, b: u32, v: u32) {
+        let n = self.next;
+        self.at[b as usize] = n;
+        self.next = n + 1;
+        if v == 0 {
+            self.zeros.push((b, n));
+        }
+    }
+}
+
 impl Ftl {
     #[inline(always)]
     pub(super) fn bucket_insert(&mut self, b: u32, v: u32) {
+        if self.choices > 0 {
+            self.order.enter(b, v);
+            self.bmin = self.bmin.min(v);
+            return;
+        }
         let h = self.bhead[v as usize];
         self.blk[b as usize].next = h;
         self.blk[b as usize].prev = NONE;
@@ -42,8 +83,12 @@ impl Ftl {
         }
     }
 
+    /// Takes `b` off bucket `v`; with drawn victims its state (no longer CLOSED) says so.
     #[inline(always)]
     pub(super) fn bucket_remove(&mut self, b: u32, v: u32) {
+        if self.choices > 0 {
+            return;
+        }
         let (p, n) = (self.blk[b as usize].prev, self.blk[b as usize].next);
         if p != NONE {
             self.blk[p as usize].next = n;
@@ -53,5 +98,102 @@ impl Ftl {
         if n != NONE {
             self.blk[n as usize].prev = p;
         }
+    }
+
+    /// Bucket 0's head: the closed block that ran out of valid data last (NONE if none).
+    pub(super) fn bucket_head0(&mut self) -> u32 {
+        if self.choices == 0 {
+            return self.bhead[0];
+        }
+        while let Some(&(b, n)) = self.order.zeros.last() {
+            let k = self.blk[b as usize];
+            if k.state == CLOSED && k.valid == 0 && self.order.at[b as usize] == n {
+                return b;
+            }
+            self.order.zeros.pop();
+        }
+        NONE
+    }
+
+    /// The head of the least valid bucket below a full block (NONE if none), `bmin` moved up
+    /// to it (to a block's chunks if none) as the lists' search does.
+    pub(super) fn bucket_least(&mut self) -> u32 {
+        let cpb = self.cpb;
+        if self.choices == 0 {
+            while self.bmin < cpb && self.bhead[self.bmin as usize] == NONE {
+                self.bmin += 1;
+            }
+            return if self.bmin >= cpb {
+                NONE
+            } else {
+                self.bhead[self.bmin as usize]
+            };
+        }
+        let (mut pick, mut least) = (NONE, (cpb, 0));
+        for b in 0..self.n_main {
+            let k = self.blk[b as usize];
+            let key = (k.valid, u64::MAX - self.order.at[b as usize]);
+            if k.state == CLOSED && key < least {
+                (pick, least) = (b, key);
+            }
+        }
+        self.bmin = least.0;
+        pick
+    }
+
+    /// The closed blocks of each valid count, their latest entry first (what the lists hold),
+    /// into `bhead` and the blocks' links, for a saved state: kept as lists or not, a state
+    /// holds them.
+    pub(super) fn bucket_links(&mut self) {
+        if self.choices == 0 {
+            return;
+        }
+        let mut closed: Vec<u32> = (0..self.n_main)
+            .filter(|&b| self.blk[b as usize].state == CLOSED)
+            .collect();
+        closed.sort_by_key(|&b| self.order.at[b as usize]);
+        self.bhead.iter_mut().for_each(|h| *h = NONE);
+        let (choices, bmin) = (self.choices, self.bmin);
+        self.choices = 0; // the lists' insertion, in the entries' order
+        for b in closed {
+            self.bucket_insert(b, self.blk[b as usize].valid);
+        }
+        (self.choices, self.bmin) = (choices, bmin);
+    }
+
+    /// The entries' order from the lists of a loaded state (`bucket_links`' inverse).
+    pub(super) fn bucket_order(&mut self) {
+        self.order.zeros.clear();
+        let mut n = 0;
+        for v in (0..self.bhead.len()).rev() {
+            let mut list = vec![];
+            let mut b = self.bhead[v];
+            while b != NONE && list.len() < self.blk.len() {
+                list.push(b);
+                b = self.blk[b as usize].next;
+            }
+            for &b in list.iter().rev() {
+                self.order.at[b as usize] = n;
+                if v == 0 {
+                    self.order.zeros.push((b, n));
+                }
+                n += 1;
+            }
+        }
+        self.order.next = n;
+    }
+
+    /// Every closed block without valid data is in bucket 0's order as it last entered.
+    pub(super) fn check_order(&self) -> Result<(), String> {
+        for b in 0..self.n_main {
+            let k = self.blk[b as usize];
+            let entry = (b, self.order.at[b as usize]);
+            if k.state == CLOSED && k.valid == 0 && !self.order.zeros.contains(&entry) {
+                return Err(format!(
+                    "block {b} has no valid data but is not in bucket 0"
+                ));
+            }
+        }
+        Ok(())
     }
 }
