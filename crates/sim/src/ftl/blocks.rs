@@ -197,3 +197,76 @@ impl Ftl {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::resolve_ssd;
+
+    /// Two FTLs given the same bucket moves (blocks closed, overwritten, taken as victims or
+    /// by the GC pass), one keeping the lists (no draws), one the order: the heads GC asks
+    /// for, `bmin`, the lists a saved state holds and those lists loaded back agree.
+    #[test]
+    fn the_buckets_order_answers_as_their_lists() {
+        let cfg = resolve_ssd("enterprise-sas", &[("user_gb".into(), "2".into())]).unwrap();
+        let (mut lists, mut order) = (Ftl::new(&cfg), Ftl::new(&cfg));
+        lists.choices = 0;
+        assert!(order.choices > 0, "the preset draws its victims");
+        let n = lists.n_main;
+        let mut rng = Rng::new(5);
+        let mut asked = [0; 2]; // bucket 0's head found, the least valid bucket's asked
+        for step in 0..40_000 {
+            let b = rng.below(n as u64) as u32;
+            let (k, r, v0) = (lists.blk[b as usize], rng.below(4), rng.below(6) as u32);
+            for f in [&mut lists, &mut order] {
+                if k.state != CLOSED {
+                    // closed with a few valid chunks, so that buckets share counts
+                    f.blk[b as usize] = Blk {
+                        valid: v0,
+                        state: CLOSED,
+                        ..k
+                    };
+                    f.bucket_insert(b, f.blk[b as usize].valid);
+                } else if r < 2 && k.valid > 0 {
+                    f.bucket_remove(b, k.valid);
+                    f.blk[b as usize].valid -= 1;
+                    f.bucket_insert(b, k.valid - 1);
+                } else if r == 2 {
+                    f.bucket_remove(b, k.valid); // the GC pass takes it
+                    f.blk[b as usize].state = FREE;
+                }
+            }
+            if k.state == CLOSED && r == 3 {
+                let (h, g) = (lists.bucket_head0(), order.bucket_head0());
+                assert_eq!(h, g, "bucket 0's head, step {step}");
+                let v = if h != NONE { h } else { lists.bucket_least() };
+                asked[(h == NONE) as usize] += 1;
+                if h == NONE {
+                    assert_eq!(v, order.bucket_least(), "least valid head, step {step}");
+                    assert_eq!(lists.bmin, order.bmin);
+                }
+                if v != NONE {
+                    for f in [&mut lists, &mut order] {
+                        f.bucket_remove(v, f.blk[v as usize].valid);
+                        f.blk[v as usize].state = FREE;
+                    }
+                }
+            }
+            if step % 10_000 == 9_999 {
+                order.bucket_links();
+                assert_eq!(lists.bhead, order.bhead, "saved lists, step {step}");
+                let closed = |f: &Ftl| -> Vec<(u32, u32)> {
+                    f.blk
+                        .iter()
+                        .filter(|k| k.state == CLOSED)
+                        .map(|k| (k.next, k.prev))
+                        .collect()
+                };
+                assert_eq!(closed(&lists), closed(&order));
+                order.order = Order::new(order.blk.len()); // a load: the order from the lists
+                order.bucket_order();
+            }
+        }
+        assert!(asked[0] > 1000 && asked[1] > 1000, "{asked:?}");
+    }
+}
