@@ -266,16 +266,6 @@ impl Flash {
         self.vary(base)
     }
 
-    /// `vary_some` of a time whose spread was worked out before, where `on` (a write's
-    /// mapping update: no draw for a read).
-    #[inline(always)]
-    pub fn vary_some_by(&mut self, v: Varied, on: bool) -> u64 {
-        if !on || v.is_zero() {
-            return 0;
-        }
-        self.vary_by(v)
-    }
-
     /// An array read's time: varied, and now and then retried (bits 32-33 of the draw
     /// give the number of retries, bits 34-63 decide whether there are any).
     #[inline(always)]

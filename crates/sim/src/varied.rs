@@ -26,12 +26,6 @@ impl Varied {
         self.lo.wrapping_add(self.span)
     }
 
-    /// Whether the time is 0 (a mechanism the drive does not have).
-    #[inline(always)]
-    pub(crate) fn is_zero(self) -> bool {
-        self.lo | self.span == 0
-    }
-
     /// The time times a triangular factor in [1 − spread, 1 + spread]: the sum of two
     /// 16-bit uniforms from the low half of `r`.
     #[inline(always)]
