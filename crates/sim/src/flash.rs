@@ -22,6 +22,7 @@
 use crate::config::SsdConfig;
 use crate::div::Div32;
 use crate::rng::Rng;
+pub use crate::varied::Varied;
 
 /// The smaller of two u64, as one compare and conditional move: which of two dies is less
 /// busy is a coin toss for a branch, and left to itself LLVM vectorises short minimum loops,
@@ -53,10 +54,13 @@ pub struct Flash {
     pub die_busy: Vec<u64>,
     pub chan_busy: Vec<u64>,
     /// Lower and upper pages' read times (MLC/TLC pages of one cell read at different cost).
-    t_read: [u64; 2],
-    t_read_slc: u64,
+    t_read: [Varied; 2],
+    t_read_slc: Varied,
     tp_chunk: u64,
     tp_chunk_slc: u64,
+    /// A one-chunk program's time on the main area and in SLC, as `tp_chunk` and
+    /// `tp_chunk_slc` varied (the usual program: one chunk per unit).
+    tp_one: [Varied; 2],
     t_erase: u64,
     xfer_chunk: u64,
     /// Spread as a share in 1/2^16 (0 = fixed times).
@@ -93,6 +97,9 @@ const NO_TREE: u32 = u32::MAX;
 impl Flash {
     pub fn new(c: &SsdConfig) -> Flash {
         let chunk_bytes = c.chunk_bytes() as f64;
+        let spread = (c.spread * 65536.0).round() as u64;
+        let tp_chunk = (c.t_prog_ns as f64 / c.chunks_per_prog as f64).round() as u64;
+        let tp_chunk_slc = (c.slc_t_prog_ns as f64 / c.chunks_per_prog as f64).round() as u64;
         Flash {
             dies: c.dies,
             dies_div: Div32::new(c.dies as u64),
@@ -103,13 +110,18 @@ impl Flash {
             cpg: Div32::new(c.chunks_per_page as u64),
             die_busy: vec![0; c.dies as usize],
             chan_busy: vec![0; c.channels as usize],
-            t_read: [1.0 - c.read_skew, 1.0 + c.read_skew].map(|f| (c.t_read_ns as f64 * f) as u64),
-            t_read_slc: c.slc_t_read_ns,
-            tp_chunk: (c.t_prog_ns as f64 / c.chunks_per_prog as f64).round() as u64,
-            tp_chunk_slc: (c.slc_t_prog_ns as f64 / c.chunks_per_prog as f64).round() as u64,
+            t_read: [1.0 - c.read_skew, 1.0 + c.read_skew]
+                .map(|f| Varied::new((c.t_read_ns as f64 * f) as u64, spread)),
+            t_read_slc: Varied::new(c.slc_t_read_ns, spread),
+            tp_chunk,
+            tp_chunk_slc,
+            tp_one: [
+                Varied::new(tp_chunk, spread),
+                Varied::new(tp_chunk_slc, spread),
+            ],
             t_erase: c.t_erase_ns,
             xfer_chunk: (chunk_bytes * 1000.0 / c.channel_mbps).round() as u64,
-            spread: (c.spread * 65536.0).round() as u64,
+            spread,
             retry: (c.read_retry * 4294967296.0).round() as u64,
             rng: Rng::new(0x000F_1A54), // as purge() resets it
             started: 0,
@@ -224,22 +236,24 @@ impl Flash {
         (v != u64::MAX).then_some((v & self.kmask) as u32)
     }
 
-    /// `base` times a triangular factor in [1 − spread, 1 + spread]: the sum of two
-    /// 16-bit uniforms from the low half of `r`.
-    #[inline(always)]
-    fn spread_by(&self, base: u64, r: u64) -> u64 {
-        let sum = (r & 0xFFFF) + ((r >> 16) & 0xFFFF); // [0, 2^17)
-        let span = (base * self.spread) >> 16;
-        base - span + ((span * sum) >> 16)
+    /// The drive's spread over `base` (`Varied`), for a time a command path varies often.
+    pub fn varied(&self, base: u64) -> Varied {
+        Varied::new(base, self.spread)
     }
 
     #[inline(always)]
     pub fn vary(&mut self, base: u64) -> u64 {
+        self.vary_by(Varied::new(base, self.spread))
+    }
+
+    /// `vary` of a time whose spread was worked out before (`varied`).
+    #[inline(always)]
+    pub fn vary_by(&mut self, v: Varied) -> u64 {
         if self.spread == 0 {
-            return base;
+            return v.lo; // the time itself: no spread
         }
         let r = self.rng.next_u64();
-        self.spread_by(base, r)
+        v.by(r)
     }
 
     /// `vary`, but no draw for a time of 0 (a mechanism a preset does not use leaves the
@@ -255,12 +269,13 @@ impl Flash {
     /// An array read's time: varied, and now and then retried (bits 32-33 of the draw
     /// give the number of retries, bits 34-63 decide whether there are any).
     #[inline(always)]
-    fn read_time(&mut self, base: u64) -> u64 {
+    fn read_time(&mut self, v: Varied) -> u64 {
+        let base = v.base();
         if self.spread == 0 && self.retry == 0 {
             return base;
         }
         let r = self.rng.next_u64();
-        let t = self.spread_by(base, r);
+        let t = v.by(r);
         if (r >> 34) < (self.retry >> 2) {
             t + base * (1 + ((r >> 32) & 3))
         } else {
@@ -303,13 +318,17 @@ impl Flash {
         let xfer = self.xfer_chunk * c as u64;
         let x = self.chan_busy[ch].max(ready) + xfer;
         self.chan_busy[ch] = x;
-        let tp = self.vary(
-            if slc {
-                self.tp_chunk_slc
-            } else {
-                self.tp_chunk
-            } * c as u64,
-        );
+        let tp = if c == 1 {
+            self.vary_by(self.tp_one[slc as usize])
+        } else {
+            self.vary(
+                if slc {
+                    self.tp_chunk_slc
+                } else {
+                    self.tp_chunk
+                } * c as u64,
+            )
+        };
         let p = self.die_busy[d].max(ready + xfer) + tp;
         self.set_busy(d, p);
         // The data leaves the buffer once it has crossed the channel and the die is free.

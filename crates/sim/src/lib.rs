@@ -29,6 +29,7 @@ mod streams_oio;
 mod streams_py;
 mod streams_seq;
 mod streams_tab;
+mod varied;
 pub mod workload;
 
 pub const ENGINE: &str = "iolab-sim";

@@ -26,7 +26,7 @@ use std::hint::select_unpredictable;
 use crate::config::{SsdConfig, UNIT};
 use crate::div::FastDiv;
 use crate::driver::Device;
-use crate::flash::Flash;
+use crate::flash::{Flash, Varied};
 use crate::ftl::{Counters, Ftl, NONE};
 use crate::held::{Held, Open, PAGES_KEPT};
 use crate::slots::Slots;
@@ -58,6 +58,9 @@ pub struct Ssd {
     /// modulo this: a division for every read otherwise).
     ctrl_busy: Vec<u64>,
     cores: FastDiv,
+    /// A command's controller time, and a write's mapping update on its core, as varied.
+    overhead: Varied,
+    write_core: Varied,
     /// Chunks per mapping unit (GC copying is charged per unit copied).
     unit: FastDiv,
     /// `core_by_lba` in 1/2^24 (compared with the top 24 bits of an LBA's hash).
@@ -129,6 +132,8 @@ impl Ssd {
             chunks_mean: (cfg.chunks_per_unit as u64) << 16,
             ctrl_busy: vec![0; cfg.cores as usize],
             cores: FastDiv::new(cfg.cores as u64),
+            overhead: flash.varied(cfg.overhead_ns),
+            write_core: flash.varied(cfg.write_core_ns),
             unit: FastDiv::new(cfg.chunks_per_unit as u64),
             by_lba: (cfg.core_by_lba * 16_777_216.0).round() as u64,
             next_burst: 0,
@@ -213,9 +218,13 @@ impl Ssd {
             }
             (k, m) // the least busy time is at hand: not read again
         };
-        let t = free_at.max(ready) + self.flash.vary(self.cfg.overhead_ns);
+        let t = free_at.max(ready) + self.flash.vary_by(self.overhead);
         let path = self.flash.vary_some(self.cfg.write_path_ns * write as u64);
-        let after = self.flash.vary_some(self.cfg.write_core_ns * write as u64);
+        let after = if write && self.cfg.write_core_ns > 0 {
+            self.flash.vary_by(self.write_core)
+        } else {
+            0
+        };
         self.ctrl_busy[k] = t + after;
         t + path
     }

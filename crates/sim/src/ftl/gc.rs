@@ -119,7 +119,7 @@ impl Ftl {
         // firmware keeps such blocks on a list of its own (a sequential overwrite leaves whole
         // blocks of them, which a random draw would pass over).
         let mut pick = if self.choices > 0 {
-            self.bhead[0]
+            self.bucket_head0()
         } else {
             NONE
         };
@@ -132,13 +132,10 @@ impl Ftl {
             }
         }
         if pick == NONE {
-            while self.bmin < cpb && self.bhead[self.bmin as usize] == NONE {
-                self.bmin += 1;
-            }
-            if self.bmin >= cpb {
+            pick = self.bucket_least();
+            if pick == NONE {
                 return NONE;
             }
-            pick = self.bhead[self.bmin as usize];
         }
         self.bucket_remove(pick, self.blk[pick as usize].valid);
         pick

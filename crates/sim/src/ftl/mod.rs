@@ -30,6 +30,7 @@ mod persist;
 mod rmap;
 
 pub use blocks::Blk;
+use blocks::Order;
 use rmap::RevMap;
 
 pub const NONE: u32 = u32::MAX;
@@ -108,6 +109,8 @@ pub struct Ftl {
     stamp: Vec<u64>,
     bhead: Vec<u32>,
     bmin: u32,
+    /// The buckets' order when GC draws its victims (blocks.rs), where no lists are kept.
+    order: Order,
     fifo: VecDeque<u32>,
     pub free: VecDeque<u32>,
     /// The open main-area blocks: `fronts[0]` takes host data, `fronts[1]` GC copies.
@@ -227,6 +230,7 @@ impl Ftl {
             stamp: vec![0; n],
             bhead: vec![NONE; cfg.cpb as usize + 1],
             bmin: 0,
+            order: Order::new(n),
             fifo: VecDeque::new(),
             free: VecDeque::new(),
             fronts: [Front::new(cfg.dies), Front::new(cfg.dies)],
@@ -281,6 +285,7 @@ impl Ftl {
         self.fifo.clear();
         self.bhead.iter_mut().for_each(|h| *h = NONE);
         self.bmin = 0;
+        self.order = Order::new(self.blk.len());
         self.fronts.iter_mut().for_each(|f| f.open(NONE));
         self.slc_front = NONE;
         self.slc_wp = 0;

@@ -42,7 +42,10 @@ impl Ftl {
                 ));
             }
         }
-        if self.policy == Policy::Greedy {
+        // Drawn victims keep no lists but the buckets' order (blocks.rs `Order`).
+        if self.policy == Policy::Greedy && self.choices > 0 {
+            self.check_order()?;
+        } else if self.policy == Policy::Greedy {
             let mut n = 0;
             for (v, &h) in self.bhead.iter().enumerate() {
                 let mut b = h;
@@ -173,8 +176,10 @@ impl Ftl {
     }
 
     /// The per-block records as the columns the saved state holds (its layout from before
-    /// the records), to be written, or filled by a load and given back by `set_block_cols`.
-    pub fn block_cols(&self) -> BlockCols {
+    /// the records), to be written, or filled by a load and given back by `set_block_cols`;
+    /// the buckets' lists built first where they are not kept (blocks.rs `Order`).
+    pub fn block_cols(&mut self) -> BlockCols {
+        self.bucket_links();
         BlockCols {
             valid: self.blk.iter().map(|k| k.valid).collect(),
             next: self.blk.iter().map(|k| k.next).collect(),
@@ -191,6 +196,9 @@ impl Ftl {
                 prev: c.prev[b],
                 state: c.state[b],
             };
+        }
+        if self.choices > 0 {
+            self.bucket_order(); // the buckets' lists, loaded before the blocks (`bhead`)
         }
     }
 
