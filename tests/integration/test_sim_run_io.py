@@ -1,9 +1,9 @@
 """What a simulated run does with its files, watched from outside as `iolab run` runs (Python's
 audit events, from a sitecustomize on its PYTHONPATH; iolab's code is not touched): live.json is
 replaced once a cell (it was written as the cell started and again at its first report, which a
-simulated drive gives at once), and no raw JSON output is opened again once the engine wrote it
-(the store re-read each to record it whole, and the power model at the run's end, though the
-engine had parsed it whole from the text it wrote)."""
+simulated drive gives at once), and each raw JSON output is opened again only by the run's
+self-audit, which derives the stored figures from it (the store re-read each to record it whole,
+and the power model at the run's end, though the engine had parsed it whole from the text it wrote)."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ if log:
 """
 
 
-def test_a_simulated_run_writes_live_json_once_a_cell_and_reads_no_raw_output_back(tmp_path):
+def test_a_simulated_run_writes_live_json_once_a_cell_and_reads_its_raw_output_only_to_audit_it(tmp_path):
     hook = tmp_path / "hook"
     hook.mkdir()
     (hook / "sitecustomize.py").write_text(SITECUSTOMIZE)
@@ -55,7 +55,10 @@ def test_a_simulated_run_writes_live_json_once_a_cell_and_reads_no_raw_output_ba
         (cells,) = db.execute("SELECT count(*) FROM cells").fetchone()
         (recorded,) = db.execute("SELECT count(*) FROM raw_stats").fetchone()
     assert cells > 1 and seen["live"] == cells, (seen["live"], cells)
-    assert seen["raw_reads"] == [], seen["raw_reads"][:5]
+    # read once each, by the run's self-audit alone (raw-figures derives the stored figures again
+    # from the files on disk: that read is its point); the store and the power model read none
+    reads = seen["raw_reads"]
+    assert len(reads) == len(set(reads)) <= cells, sorted(reads)[:6]
     assert recorded == cells  # each still recorded whole, as the audit takes it
     assert (run / "power.json").is_file()  # the power model modelled every cell from what was kept
     power = json.loads((run / "power.json").read_text())
