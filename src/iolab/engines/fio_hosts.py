@@ -480,7 +480,9 @@ def legs_job_text(
 def plan_legs(legs: list[Leg], workload: Workload) -> list[tuple[int, Leg, Workload]]:
     """(index, leg, its workload) of the legs that run in a round (a leg may get no IO to run)."""
     split = split_workload(workload, [leg.share for leg in legs])
-    return [(i, leg, w) for i, (leg, w) in enumerate(zip(legs, split)) if w is not None]
+    running = [(i, leg, w) for i, (leg, w) in enumerate(zip(legs, split)) if w is not None]
+    # every leg reaches the one target: each streams its own part of the range (fio_job._seq_range)
+    return [(i, leg, replace(w, leg=(k, len(running)))) for k, (i, leg, w) in enumerate(running)]
 
 
 def _outcome(future):
