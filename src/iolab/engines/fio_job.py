@@ -449,7 +449,9 @@ def _seq_range(w: Workload, sec: _Section, size: int) -> list[str]:
         span = size // legs // sec.max_bs * sec.max_bs
         start = leg * span
     lines = (
-        [f"; leg {leg + 1} of {legs}: sequential streams cover {span} B from offset {start}"]
+        [
+            f"; sequential streams: part {leg + 1} of {legs} of the active range (one per leg), {span} B from offset {start}"
+        ]
         if start or span != size
         else []
     )
