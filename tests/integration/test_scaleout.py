@@ -178,6 +178,53 @@ def second_path(loop_device):
     subprocess.run(["losetup", "-d", second], capture_output=True)
 
 
+def _options(section: str) -> dict[str, str]:
+    return dict(ln.split("=", 1) for ln in section.splitlines() if "=" in ln and not ln.startswith(";"))
+
+
+def _seq_extents(legs: list[dict[str, str]], whole: int) -> list[tuple[int, int]]:
+    """The (offset, size) each sequential fio job of the legs streams, from each leg's [seq]
+    section options (a job file's or fio's own 'job options'): jobs of one leg step by offset_increment."""
+    out = []
+    for o in legs:
+        start, size, step = int(o.get("offset", 0)), int(o.get("size", whole)), int(o.get("offset_increment", 0))
+        out += [(start + j * step, size) for j in range(int(o.get("numjobs", 1)))]
+    return sorted(out)
+
+
+def _assert_streamed_once(extents: list[tuple[int, int]], whole: int, bs: int) -> None:
+    """The extents are disjoint and together cover the range but for less than one block per extent."""
+    for (a, n), (b, _) in zip(extents, extents[1:]):
+        assert a + n <= b, extents  # no block streamed by two jobs
+    assert extents[0][0] == 0 and whole - sum(n for _, n in extents) < bs * len(extents), extents
+
+
+def test_fio_job_gives_each_path_and_each_shared_host_its_own_part_of_a_sequential_range(
+    scratch, loop_device, second_path
+):
+    """Every leg of a split round reaches one drive: each streams its own part of the range (a
+    second stream over the same blocks would hit the drive's cache, a fill would write them twice)."""
+    f = scratch / "hosts.toml"
+    f.write_text('[[host]]\naddress = "192.0.2.1"\n\n[[host]]\naddress = "198.51.100.2"\nshare = 3\n')
+    for over in (
+        ["-t", loop_device, "--paths", f"{loop_device},{second_path}"],
+        ["-t", f"file:{scratch}/x.img?size=64MiB", "--hosts-file", str(f)],
+    ):
+        r = iolab("fio-job", "throughput", "--quick", *over, timeout=60)
+        assert r.returncode == 0, r.stdout + r.stderr
+        cells = {}
+        for block in r.stdout.split("; ===== leg ")[1:]:
+            cells.setdefault(block.split("(", 1)[1].split(".p", 1)[0], []).append(block)
+        assert len(cells) >= 6, list(cells)
+        for tag, legs in cells.items():
+            assert len(legs) == 2, tag
+            whole = int(_options(legs[0].split("[global]")[1].split("\n[")[0])["size"])
+            seq = [_options(b.split("[seq]")[1]) for b in legs]
+            bs = max(int(o["bs"]) for o in seq)
+            _assert_streamed_once(_seq_extents(seq, whole), whole, bs)
+    assert not (scratch / "x.img").exists()
+
+
 def test_two_paths_to_one_drive_split_the_queue_depth_and_compare_with_one_path(scratch, loop_device, second_path):
     runs = scratch / "runs"
     one = iolab("run", "throughput", *QUICK, "--target", loop_device, "--runs-dir", str(runs), timeout=300)
@@ -196,6 +243,17 @@ def test_two_paths_to_one_drive_split_the_queue_depth_and_compare_with_one_path(
     )
     assert r.returncode == 0, r.stdout + r.stderr
     store = RunStore.open(run_dir(r.stdout))
+    # what fio ran on each path (its own record of its jobs' options): each streamed its own half
+    # of the drive, and the fill wrote its half as many times as one path writes the whole drive
+    whole = 256 * 1024 * 1024
+    for p0 in (store.dir / "raw").glob("*-r0[01]-c0*.p0.json"):
+        legs = [json.loads(p0.with_name(p0.name.replace(".p0.", f".p{i}.")).read_text()) for i in (0, 1)]
+        [job] = legs[0]["jobs"]
+        _assert_streamed_once(
+            _seq_extents([g["jobs"][0]["job options"] for g in legs], whole), whole, int(job["job options"]["bs"])
+        )
+        if "WIPC" in p0.name:
+            assert [g["jobs"][0]["write"]["io_bytes"] for g in legs] == [whole, whole], p0.name
     ios_per_phase: dict[str, dict[str, float]] = {}
     for c in store.cells():
         parts = breakdown(c.counters)

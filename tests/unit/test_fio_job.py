@@ -220,6 +220,22 @@ def test_sequential_threads_stream_their_own_slices():
     assert "offset_increment" not in job(Workload.mix("rnd", 100, 4096, threads=4, duration_s=1))["rnd"]
 
 
+def test_a_legs_sequential_threads_stream_slices_of_its_own_part_and_random_ones_the_whole_range():
+    f = Target("file", "f", "/f", 64 * MiB)
+    s = job(Workload.mix("seq", 100, 128 * KiB, threads=4, duration_s=1, leg=(1, 2)), f)
+    assert (s["seq"]["offset"], s["seq"]["size"], s["seq"]["offset_increment"]) == (
+        str(32 * MiB),
+        str(8 * MiB),
+        str(8 * MiB),
+    )
+    s = job(Workload.mix("seq", 100, 128 * KiB, duration_s=1, leg=(2, 3)), f)
+    third = 64 * MiB // 3 // (128 * KiB) * 128 * KiB  # whole blocks
+    assert (s["seq"]["offset"], s["seq"]["size"]) == (str(2 * third), str(third))
+    assert not {"offset", "size"} & set(
+        job(Workload.mix("rnd", 100, 4096, threads=4, duration_s=1, leg=(1, 2)), f)["rnd"]
+    )
+
+
 def test_jobs_are_threads_of_one_fio_process():
     # a forked process per job cost fio more CPU than a short cell's IO (docs/tests.md)
     for w in (

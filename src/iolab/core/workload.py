@@ -66,6 +66,10 @@ class Workload:
     # laid out from the start of the range (the CBW's 50 % of IOs to the first 5 %, …). Empty:
     # uniform. Sequential streams ignore it.
     zones: tuple[tuple[float, float], ...] = ()
+    # (index, count): this workload is leg `index` of `count` run at once on one target (a split
+    # round: --paths, --hosts). Its sequential streams address only their leg's part of the
+    # active range, so the legs stream it once between them (engines/fio_job.py: _seq_range).
+    leg: tuple[int, int] = (0, 1)
 
     def __post_init__(self) -> None:
         if not self.streams:
@@ -92,6 +96,8 @@ class Workload:
             raise IolabError(
                 f"workload {self.name!r}: zones {self.zones}: the IO shares and the range shares must each add up to 1"
             )
+        if not 0 <= self.leg[0] < self.leg[1]:
+            raise IolabError(f"workload {self.name!r}: leg {self.leg[0]} of {self.leg[1]} is not one of its legs")
         if not 0 <= self.ramp_s <= 24 * 3600:
             raise IolabError(f"workload {self.name!r}: warm-up must be 0 to 24 h, not {self.ramp_s!r} s")
         if self.duration_s is None and self.bytes_budget is None:

@@ -368,8 +368,7 @@ class SplitFioEngine:
                 self._run_noted = True
                 for c in [*self.claims, *(h for h in self.holds if isinstance(h, NbdHold))]:
                     c.note_run(raw_dir.parent.name, raw_dir.parent)
-                if self.servers is not None:
-                    self.servers.note_run(raw_dir.parent)
+                self.servers.note_run(raw_dir.parent)
             # fio_job.separate_warmup: a warm-up longer than a rate-limited cell runs first, on
             # every host (over local paths, each path's own engine runs its legs' warm-ups)
             warmup, workload = separate_warmup(workload)
@@ -478,9 +477,10 @@ def legs_job_text(
 
 
 def plan_legs(legs: list[Leg], workload: Workload) -> list[tuple[int, Leg, Workload]]:
-    """(index, leg, its workload) of the legs that run in a round (a leg may get no IO to run)."""
+    """(index, leg, its workload) of the legs with IO in a round, numbered among them (fio_job._seq_range)."""
     split = split_workload(workload, [leg.share for leg in legs])
-    return [(i, leg, w) for i, (leg, w) in enumerate(zip(legs, split)) if w is not None]
+    running = [(i, leg, w) for i, (leg, w) in enumerate(zip(legs, split)) if w is not None]
+    return [(i, leg, replace(w, leg=(k, len(running)))) for k, (i, leg, w) in enumerate(running)]
 
 
 def _outcome(future):

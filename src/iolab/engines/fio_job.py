@@ -420,11 +420,8 @@ def _section_lines(w: Workload, sec: _Section, size: int, flow: int | None) -> t
     lines += [_block_sizes(sec), f"numjobs={sec.numjobs}", f"iodepth={sec.iodepth}"]
     if sec.access == "rnd" and w.zones:
         lines.append("random_distribution=zoned:" + ":".join(f"{100 * io:g}/{100 * span:g}" for io, span in w.zones))
-    if sec.access == "seq" and sec.numjobs > 1:
-        # Each sequential thread streams its own slice instead of all re-reading block 0.
-        per_job = size // sec.numjobs // sec.max_bs * sec.max_bs
-        if per_job >= sec.max_bs:
-            lines += [f"size={per_job}", f"offset_increment={per_job}"]
+    if sec.access == "seq":
+        lines += _seq_range(w, sec, size)
     if w.bytes_budget is not None:
         total_bpi = sum(s.share * s.block_size for s in w.streams)
         part = w.bytes_budget * sec.share * sec.bytes_per_io / total_bpi
@@ -438,6 +435,31 @@ def _section_lines(w: Workload, sec: _Section, size: int, flow: int | None) -> t
         # IO proportions between sections follow the stream shares (fio counts IOs).
         lines += [f"flow={flow}", f"flow_sleep={FLOW_SLEEP_US}"]
     return lines, planned
+
+
+def _seq_range(w: Workload, sec: _Section, size: int) -> list[str]:
+    """Where a sequential section streams. Each leg of a split round (several paths or hosts on
+    one drive, `Workload.leg`) takes its own contiguous part of the active range, and each thread
+    its own slice of that, instead of all re-reading block 0: the drive would serve the second
+    stream from its cache, and a sequential fill would write half the drive twice. Random
+    sections keep the whole range on every leg and thread (uniform draws, seeded apart)."""
+    leg, legs = w.leg
+    start, span = 0, size
+    if legs > 1 and size // legs >= sec.max_bs:
+        span = size // legs // sec.max_bs * sec.max_bs
+        start = leg * span
+    lines = (
+        [
+            f"; sequential streams: part {leg + 1} of {legs} of the active range (one per leg), {span} B from offset {start}"
+        ]
+        if start or span != size
+        else []
+    )
+    lines += [f"offset={start}"] if start else []
+    per_job = span // sec.numjobs // sec.max_bs * sec.max_bs
+    if sec.numjobs > 1 and per_job >= sec.max_bs:
+        return lines + [f"size={per_job}", f"offset_increment={per_job}"]
+    return lines + ([f"size={span}"] if span != size else [])
 
 
 def _checked(lines: list[str]) -> list[str]:
