@@ -101,7 +101,7 @@ def sim_calibrate(
         None,
         "--capacity",
         metavar="SIZE",
-        help="Size of the simulated copy the fit runs on (default: the tested capacity, at most 1GiB).",
+        help="Size of the simulated copy the fit runs on, and of the fitted target it prints (default: the tested capacity, at most 1GiB).",
     ),
     cell_time: str = typer.Option(
         "250ms", "--cell-time", metavar="DURATION", help="Cell length in an evaluation (the run's own when shorter)."
@@ -177,5 +177,5 @@ def _print_fit(res) -> None:
         console.print(f"  {esc(k)}: {esc(res.start[k])} → {esc(v)}")
     for n in res.notes:
         console.print(f"note: {esc(n)}", soft_wrap=True)
-    console.print("fitted target (a model of the measured drive, not a measurement):")
+    console.print("fitted target (the drive the residuals are of: a model of the measured drive, not a measurement):")
     console.print(esc(res.spec), soft_wrap=True, highlight=False)
