@@ -5,7 +5,9 @@ not purged from here."""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -61,6 +63,42 @@ def test_a_fio_server_of_this_machine_gets_a_local_runs_target_facts_and_a_true_
     assert any(
         n.startswith("target identity, facts and the drive's write counters: read on this machine") for n in m.notes
     )
+
+
+def test_a_hosts_runs_raw_json_is_fios_json_with_the_clients_lines_beside_it_and_audits(run_on_127):
+    # each round's raw/NAME.json began with fio's client lines ("127.0.0.1:PORT rnd: (g=0): ..."),
+    # so `jq . raw/NAME.json` failed on the file iolab calls the round's raw JSON
+    scratch, port, _ = run_on_127
+    (run,) = (scratch / "runs").iterdir()
+    outputs = sorted((run / "raw").glob("*.json"))
+    assert outputs
+    for p in outputs:
+        assert isinstance(json.loads(p.read_text()), dict), p  # json.loads, not a fallback reader
+    logs = sorted((run / "raw").glob("*.client.log"))
+    assert [p.name.removesuffix(".client.log") for p in logs] == [p.stem for p in outputs]
+    assert all(": (g=0): rw=" in p.read_text() for p in logs), [
+        p.read_text() for p in logs
+    ]  # "<host> NAME: (g=0): rw=..."
+    ran = iolab("audit", str(run))
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    # a run stored before the split (the client's lines first in its .json) still audits whole
+    old = scratch / "old-layout"
+    shutil.copytree(run, old)
+    for p in sorted((old / "raw").glob("*.client.log")):
+        kept = p.with_name(p.name.replace(".client.log", ".json"))
+        kept.write_text(p.read_text() + kept.read_text())
+        p.unlink()
+    assert any(not _parses((old / "raw" / p.name).read_text()) for p in outputs)
+    ran = iolab("audit", str(old))
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+
+
+def _parses(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _local(scratch: Path, target: str):

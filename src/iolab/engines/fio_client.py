@@ -33,7 +33,8 @@ def run_clients(
     jobs: list[tuple[str, tuple[str, int], str]], raw_dir: Path, tag: str, limit: float, fio: str = "fio"
 ) -> int:
     """One `fio --client=E1 NAME1.fio --client=E2 NAME2.fio ...` run of (name, endpoint, job
-    text) triples; fio's output is kept as raw_dir/tag.json (and .stderr). Returns fio's exit status;
+    text) triples; fio's output is kept as raw_dir/tag.json (and .stderr; client_parts moves
+    the lines around its JSON to tag.client.log). Returns fio's exit status;
     stops fio and fails after `limit` seconds, so a host that stops answering cannot hang.
 
     Each server is reached through iolab's relay (fio_relay.py: the server gets the job and RUN
@@ -99,6 +100,7 @@ def client_parts(legs, endpoints: dict[str, tuple[str, int]], raw_dir: Path, tag
     out_path = raw_dir / f"{tag}.json"
     text = out_path.read_text(errors="replace")
     objs, lines = _json_objects(text)
+    log_path = keep_apart(out_path, text)
     stats = objs[-1].get("client_stats") if objs else None
     if not isinstance(stats, list):
         # fio's client says "connect: Connection refused" without the host when a server went
@@ -150,7 +152,8 @@ def client_parts(legs, endpoints: dict[str, tuple[str, int]], raw_dir: Path, tag
             if m and m.group("base").startswith(f"{name}_") and m.group("host") == as_addr:
                 p.rename(raw_dir / m.group("base"))
         logs = log_files(raw_dir, name)
-        rel = tuple(str(p.relative_to(raw_dir.parent)) for p in [raw_dir / f"{name}.fio", out_path, *logs])
+        kept = [raw_dir / f"{name}.fio", out_path, *([log_path] if log_path else []), *logs]
+        rel = tuple(str(p.relative_to(raw_dir.parent)) for p in kept)
         parts.append(
             Part(
                 leg.name,
@@ -162,9 +165,37 @@ def client_parts(legs, endpoints: dict[str, tuple[str, int]], raw_dir: Path, tag
     if lost or returncode != 0:
         raise EngineError(
             f"round {tag!r}: {'; '.join(lost) or f'fio client exit {returncode}'}. The round is not "
-            f"stored; finished rounds are kept; fio's output is in {out_path}."
+            f"stored; finished rounds are kept; fio's output is in {out_path} (and {log_path or out_path.with_suffix('.stderr')})."
         )
     return parts
+
+
+def keep_apart(out_path: Path, text: str) -> Path | None:
+    """Make the client's output at `out_path` the JSON document it printed, its other lines (the
+    "<host> NAME: (g=0): ..." lines fio's client prints for each host, before its JSON, and any
+    earlier report) going to NAME.client.log beside it: the run's raw JSON is then what `jq` and
+    every reader take it for, and nothing fio printed is lost. Returns that log (None: nothing
+    else was printed). Output without a whole JSON document (a client stopped mid-report) is kept
+    as fio wrote it: that is the failure's evidence, which the caller reports."""
+    dec, pos, last = json.JSONDecoder(), 0, None
+    while pos < len(text):
+        if text.startswith("{", pos):  # fio starts each report at a line's start
+            try:
+                _obj, end = dec.raw_decode(text, pos)
+            except ValueError:
+                return None
+            last, pos = (pos, end), end
+            continue
+        nl = text.find("\n", pos)
+        pos = len(text) if nl < 0 else nl + 1
+    if last is None:
+        return None
+    rest = (text[: last[0]] + text[last[1] :]).strip("\n")
+    log_path = out_path.with_name(out_path.name.removesuffix(".json") + ".client.log")
+    if rest.strip():
+        log_path.write_text(rest + "\n")  # first, so an interrupted split loses nothing
+    out_path.write_text(text[last[0] : last[1]] + "\n")
+    return log_path if rest.strip() else None
 
 
 def _lines(path: Path) -> list[str]:
