@@ -4,6 +4,7 @@ figures are one drive's; and what is still refused."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -109,6 +110,24 @@ def test_a_cell_of_one_outstanding_io_says_it_ran_on_one_port(tmp_path):
         store.close()
     said = f"main, 100/0 4KiB: ran on 1 of its 2 legs ({first}): its 1 outstanding IO cannot be split over more"
     assert f"{said}; {second} ran none of its IO" in notes, notes
+
+
+def test_the_plan_says_which_cells_run_on_one_port_as_the_run_does():
+    """The plan said a latency run's IO was split over both ports, though each QD1 cell runs on
+    one (the run's note above): it now says so in the run's words; an IOPS plan (its cells at more
+    outstanding IO than ports, its preconditioning too) is split over both and says nothing more."""
+    split = {}
+    for test in ("latency", "iops"):
+        p = iolab("plan", test, "--quick", "-t", SMALL, "--paths", TWO_PORTS, "--json")
+        assert p.returncode == 0, p.stdout + p.stderr
+        split[test] = json.loads(p.stdout)["plan"]["split"]
+    assert split["latency"] == (
+        "the outstanding IO split over 2 legs (--paths); a workload at 1 outstanding IO runs on 1 of its 2 legs: "
+        "its 1 outstanding IO cannot be split over more (9 cells of Latency main)"
+    )
+    assert split["iops"] == "the outstanding IO split over 2 legs (--paths)"
+    shown = iolab("plan", "latency", "--quick", "-t", SMALL, "--paths", TWO_PORTS)
+    assert "runs on 1 of its 2 legs: its 1 outstanding IO cannot be split over more" in " ".join(shown.stdout.split())
 
 
 def test_a_killed_run_over_two_ports_resumes_over_both(tmp_path):

@@ -5,7 +5,7 @@ cli/budgeteta). Nothing is purged, written or claimed, and no run directory is m
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from itertools import groupby
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
@@ -78,11 +78,40 @@ def plan(
         split,
         _not_purged(legs[0] if legs else []),
     )
+    if legs and (few := _few_legs(d.plans, legs[0])):
+        d = replace(d, split=f"{d.split}; {few}")
     args.refuse_as_run_would(given, legs)  # what `iolab run` refuses is refused here, with its code and words
     if args.json_out:
         emit("plan", 0, plan=document(test, given.spec, d))
         return
     show(test, given.spec, d, size_unread=legs is not None and _size_unread(legs[0]))
+
+
+def _few_legs(plans: Sequence[Any], legs: list) -> str | None:
+    """The steps whose outstanding IO is below the number of legs, in the words the run's cells say
+    it (merge.idle_legs): such a step runs on fewer legs, not split over all of them as the plan's
+    split line says. None: every step runs on every leg."""
+    from iolab.core.plan import Deferred
+    from iolab.engines.merge import legs_run, unsplit
+
+    shares = [getattr(leg, "share", 1.0) for leg in legs]
+    found: dict[tuple[int, int], dict[tuple[str, str], int]] = {}  # (legs run, oio) -> (kind, where): count
+    for plan in plans:
+        for ph in plan.phases:
+            if isinstance(ph, Deferred):
+                continue  # built during the run: its steps are not known yet
+            steps = [*((w, "preconditioning step") for w in ph.precondition), *((c.workload, "cell") for c in ph.cells)]
+            for w, kind in steps:
+                if (k := legs_run(w, shares)) < len(shares):
+                    where = found.setdefault((k, w.threads * w.queue_depth), {})
+                    where[(kind, f"{plan.title} {ph.name}")] = where.get((kind, f"{plan.title} {ph.name}"), 0) + 1
+    said = []
+    for (k, oio), where in sorted(found.items(), key=lambda kv: kv[0][1]):
+        counts = ", ".join(f"{counted(m, kind)} of {w}" for (kind, w), m in where.items())
+        said.append(
+            f"a workload at {oio} outstanding IO runs on {k} of its {len(shares)} legs: {unsplit(oio)} ({counts})"
+        )
+    return "; ".join(said) or None
 
 
 def _room_unchecked(legs: list) -> str | None:

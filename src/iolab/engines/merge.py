@@ -106,10 +106,19 @@ def idle_legs(parts: Sequence[Part], among: Sequence[str]) -> tuple[str, ...]:
         return ()
     oio = sum(p.threads * p.queue_depth for p in parts)
     return (
-        f"ran on {len(ran)} of its {len(among)} legs ({', '.join(p.name for p in parts)}): its "
-        f"{oio} outstanding IO{'' if oio == 1 else 's'} cannot be split over more; "
-        f"{', '.join(idle)} ran none of its IO",
+        f"ran on {len(ran)} of its {len(among)} legs ({', '.join(p.name for p in parts)}): "
+        f"{unsplit(oio)}; {', '.join(idle)} ran none of its IO",
     )
+
+
+def unsplit(oio: int) -> str:
+    """Why a round runs on fewer legs than it was split over, as its deviation and the plan say it."""
+    return f"its {oio} outstanding IO{'' if oio == 1 else 's'} cannot be split over more"
+
+
+def legs_run(w: Workload, shares: list[float]) -> int:
+    """How many of the legs (their `shares`) split_workload gives some of `w`'s IO."""
+    return sum(part is not None for part in split_workload(w, shares))
 
 
 def part_counters(parts: list[Part]) -> dict[str, float]:
