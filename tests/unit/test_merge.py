@@ -71,6 +71,22 @@ def test_merged_percentiles_are_the_pooled_latencies_not_the_mean_of_per_host_on
     assert merged.percentile(50.0) < 1.0 < 20.0 < merged.percentile(99.9)
 
 
+def test_a_client_runs_raw_json_is_its_json_document_and_its_other_lines_are_kept_beside_it(tmp_path):
+    # the kept TAG.json began with "<vm> rnd: (g=0): ...": not the JSON its name says
+    raw = recorded(tmp_path)
+    whole = (raw / f"{TAG}.json").read_text()
+    got = parts(raw)
+    doc = json.loads((raw / f"{TAG}.json").read_text())
+    assert doc["fio version"] and {j["hostname"] for j in doc["client_stats"]} >= {"10.77.1.2", "10.77.2.2"}
+    log = (raw / f"{TAG}.client.log").read_text()
+    assert log.startswith("<vm> rnd: (g=0): rw=randread") and "Starting 2 processes" in log and "{" not in log
+    # nothing fio printed is lost: the two files hold the output's every non-blank line
+    kept = (log + (raw / f"{TAG}.json").read_text()).split()
+    assert sorted(kept) == sorted(whole.split())
+    assert all(f"raw/{TAG}.client.log" in p.result.raw_files for p in got)
+    assert [p.result.ios for p in got] == [p.result.ios for p in parts(raw)]  # read again: the same
+
+
 def test_merged_totals_agree_with_fios_all_clients_entry(tmp_path):
     merged = merge(parts(recorded(tmp_path)), "fio", "fio-3.33")
     fio_all = next(j for j in report()["client_stats"] if j["jobname"] == "All clients")
