@@ -183,7 +183,8 @@ def summary_document(name: str, heading: str | None, members: Sequence[SequenceM
         full = f"{head}: " + "; ".join(f"{label} ({parts})" for label, parts in where)
         # shortened, it names the runs and sends the reader to their own Run Details pages
         banners.append((full, f"{head}: {', '.join(label for label, _ in where)}", header.RUN_DETAILS))
-    for d in sequence_disagreements(members):  # both figures stand on the page: the reader is told they disagree
+    disagree = sequence_disagreements(members)  # both figures stand on the page: the reader is told they disagree
+    for d in disagree:
         banners.append((f"TESTS DISAGREE: {d.text}", f"TESTS DISAGREE: {d.short}", SUMMARY))
     unfinished = [m for m in members if not m.run.complete]
     if unfinished:
@@ -201,7 +202,7 @@ def summary_document(name: str, heading: str | None, members: Sequence[SequenceM
         tested_by=", ".join(sorted({r.manifest.platform.get("tested_by") or "not given (--tested-by)" for r in runs})),
         columns=_columns(members),
         banners=header.fit_banners(banners),
-        pages=tuple(summary_pages(members)),
+        pages=tuple(summary_pages(members, disagree)),
         footer="runs " + ", ".join(r.manifest.run_id for r in runs) + f" · sequence report by iolab {__version__}",
     )
 
@@ -220,9 +221,8 @@ def sequence_disagreements(members: Sequence[SequenceMember]) -> list[Disagreeme
     )
 
 
-def _disagreements_table(members: Sequence[SequenceMember]) -> tuple[Table, ...]:
+def _disagreements_table(found: Sequence[Disagreement]) -> tuple[Table, ...]:
     """The banner's full text: each maximum below another test's measured rate, and why it may be."""
-    found = sequence_disagreements(members)
     rows = tuple(
         (
             f"{d.most.test}: {d.most.name}",
@@ -304,7 +304,7 @@ def _devices_table(members: Sequence[SequenceMember], groups: list[list[RunData]
     )
 
 
-def summary_pages(members: Sequence[SequenceMember]) -> list[Page]:
+def summary_pages(members: Sequence[SequenceMember], disagree: Sequence[Disagreement]) -> list[Page]:
     groups = devices([m.run for m in members])
     device_of = {id(r): f"D{i}" for i, g in enumerate(groups, 1) for r in g}
     several = len(groups) > 1  # one device: every figure is its, as the page header says
@@ -355,7 +355,7 @@ def summary_pages(members: Sequence[SequenceMember]) -> list[Page]:
             "Source: each run's results.db, the figures `iolab compare` ranks drives by; "
             "'—' where the run measured none." + NOT_MEASURED,
         ),
-        *_disagreements_table(members),
+        *_disagreements_table(disagree),
         *((_devices_table(members, groups),) if several else ()),
     ]
     return table_pages(SUMMARY, tables)
