@@ -150,11 +150,14 @@ def test_max_iops_on_a_file_searches_queue_depth_then_threads_and_runs_rounds_at
         chosen = d[f"{op} rounds"]["chosen"]
         optimum[op] = (chosen["threads"], chosen["queue_depth"])
         # more threads only where the thread search's own choice gained 2 % over the QD search's
+        # choice as the thread search measured it (one phase, one drive state); the QD search's
+        # figure only where the thread search has no step there
         kept, allowed = (1, built[0]), set()
+        base = by_tc.get(kept, by_qd[kept])
         for c in last_gain(by_tc):
-            if c[0] > 1 and by_tc[c] >= by_qd[kept] * 1.001 * (1 + GAIN):
+            if c[0] > 1 and by_tc[c] >= base * 1.001 * (1 + GAIN):
                 allowed.add(c)
-            elif c[0] == 1 or by_tc[c] < by_qd[kept] * 0.999 * (1 + GAIN):
+            elif c[0] == 1 or by_tc[c] < base * 0.999 * (1 + GAIN):
                 allowed.add(kept)
             else:
                 allowed |= {c, kept}
