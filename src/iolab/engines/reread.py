@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from iolab.core.errors import EngineError
-from iolab.core.results import RoundResult, json_objects
+from iolab.core.results import RoundResult, held_ios, json_objects
 from iolab.engines.fio_parse import fio_result
 
 # The engines whose raw output these parsers read, by the version each records (manifest.json's
@@ -61,19 +62,39 @@ def _fio_jobs(report: dict[str, Any]) -> list[Any]:
     raise EngineError("a fio report without jobs or client_stats")
 
 
-def reread(run_dir: Path, names: Sequence[str]) -> RoundResult:
-    """The RoundResult a cell's raw JSON outputs (`names`, relative to `run_dir`; a name given
-    twice, a client report per host, is read once) give. EngineError: a file that is not an
-    output these parsers read (raw-output says what is wrong with a damaged one)."""
+@dataclass(frozen=True)
+class Reread:
+    """What a cell's raw outputs give: the engine's result, and for fio the IOs each direction
+    *issued* after the warm-up (its jobs' `total_ios`, summed), which runs stored before the IO
+    count became the latency samples' (core/results.fio_completed_ios) kept as the cell's count."""
+
+    result: RoundResult
+    issued: tuple[int, int] | None = None  # (read, write); None: not fio, or a report without them
+
+    def counted_as_issued(self, read_ios: int | None, write_ios: int | None) -> bool:
+        """Whether a cell stored these counts by the rule before: fio's issued IOs, where they
+        differ from the IOs its latencies count (an IO in flight when the warm-up ended)."""
+        stored = (read_ios or 0, write_ios or 0)
+        return self.issued is not None and stored == self.issued != (self.result.read.ios, self.result.write.ios)
+
+
+def reread(run_dir: Path, names: Sequence[str]) -> Reread:
+    """What a cell's raw JSON outputs (`names`, relative to `run_dir`; a name given twice, a
+    client report per host, is read once) give. EngineError: a file that is not an output
+    these parsers read (raw-output says what is wrong with a damaged one)."""
     files = list(dict.fromkeys(names))
     if not files:
         raise EngineError("no raw JSON output")
     read = [(name, _final(run_dir / name)) for name in files]
     if all("fio version" in report for _, report in read):
         jobs = [j for _, report in read for j in _fio_jobs(report)]
-        return fio_result({"fio version": read[0][1]["fio version"], "jobs": jobs}, ", ".join(files))
+        result = fio_result({"fio version": read[0][1]["fio version"], "jobs": jobs}, ", ".join(files))
+        counts = [held_ios(report, issued=True) for _, report in read]
+        whole = [c for c in counts if c is not None and c != (-1, -1)]
+        issued = (sum(r for r, _ in whole), sum(w for _, w in whole)) if len(whole) == len(counts) else None
+        return Reread(result, issued)
     if len(read) == 1 and isinstance(read[0][1].get("read"), dict) and isinstance(read[0][1].get("write"), dict):
         from iolab.engines.sim import result_of  # lazy: loads the simulator's Rust core
 
-        return result_of(read[0][1], read[0][0])
+        return Reread(result_of(read[0][1], read[0][0]))
     raise EngineError(f"raw output {', '.join(files)}: not a report of an engine iolab runs")

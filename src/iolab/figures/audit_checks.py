@@ -19,6 +19,7 @@ from iolab.core.errors import IolabError
 from iolab.core.profilewords import limit_source
 from iolab.core.steady import SteadyRule
 from iolab.core.units import counted, measurable
+from iolab.figures.audit_issued import ISSUED_WORDS, issued_cells
 from iolab.figures.audit_rates import RATE_TOL, cell_bytes, cell_name, rate_text, rates_differ, sides
 from iolab.figures.audit_raw import damaged_outputs, json_outputs
 from iolab.figures.audit_series import Shape, findings
@@ -116,6 +117,12 @@ class RunView:
     def histogram_totals(self) -> dict[int, int]:
         """Each cell's IOs in its histogram, from the rows raw-figures reads too (one read for both)."""
         return {cid: sum(int(r[3]) for r in rows) for cid, rows in self.histogram_rows.items()}
+
+    @cached_property
+    def issued(self) -> dict[int, CellRow]:
+        """The cells stored with fio's issued IO count, the rule before (audit_issued.py), each
+        with its counts by today's rule: the checks that weigh a cell's IOs take these."""
+        return issued_cells(self.store.dir, str(self.m.versions.get("engine") or ""), self.cells, self.histogram_totals)
 
     @cached_property
     def summaries(self) -> list[PhaseSummary]:
@@ -309,13 +316,15 @@ def latency_runtime(v: RunView) -> Outcome:
 
 
 def percentile_samples(v: RunView) -> Outcome:
-    failures, checked = [], 0
+    failures, checked, issued = [], 0, 0
     for c in v.cells:
         total = v.histogram_totals.get(c.id)
         if total is None:
             continue
         checked += 1
-        if total != c.ios:
+        if total != c.ios and c.id in v.issued:
+            issued += 1
+        elif total != c.ios:
             failures.append(f"{cell_name(c)}: its latency histogram holds {total:,} IOs, the cell {c.ios:,}")
         for pct, val in ((99.0, c.p99), (99.9, c.p99_9), (99.99, c.p99_99), (99.999, c.p99_999)):
             if val is not None and c.lat_max_us is not None and val > c.lat_max_us * (1 + RATE_TOL):
@@ -327,7 +336,11 @@ def percentile_samples(v: RunView) -> Outcome:
                     f"{ph.phase.name} window {a.key}: a 99.999 % shown from {a.ios or 0:,} IOs, "
                     "fewer than it needs to be measured"
                 )
-    return _outcome(failures, checked, "cells with latency histograms", {}, one="cell with latency histograms")
+    said = f"{counted(issued, 'cell')} {ISSUED_WORDS}" if issued else ""
+    numbers = {"issued_counts": issued}
+    return _outcome(
+        failures, checked, "cells with latency histograms", numbers, said, one="cell with latency histograms"
+    )
 
 
 def hdd_media(v: RunView) -> Outcome:
@@ -362,7 +375,7 @@ def hdd_media(v: RunView) -> Outcome:
 
 def iops_bytes(v: RunView) -> Outcome:
     failures, checked = [], 0
-    for c in v.cells:
+    for c in (v.issued.get(c.id, c) for c in v.cells):
         for side, ios, iops, mbps in sides(c):
             if not ios or iops is None or mbps is None:
                 continue
@@ -384,7 +397,7 @@ def iops_bytes(v: RunView) -> Outcome:
 
 def rw_shares(v: RunView) -> Outcome:
     failures, checked = [], 0
-    for c in v.cells:
+    for c in (v.issued.get(c.id, c) for c in v.cells):
         streams = _streams(c)
         total = sum(float(s.get("share", 1.0)) for s in streams)
         if not streams or c.ios < SHARE_MIN_IOS or total <= 0:
@@ -453,10 +466,13 @@ def raw_figures(v: RunView) -> Outcome:
     got = rederive(v.store.dir, cells, outputs, v.histogram_rows)
     raw = [got.cells.get(c.id, c) for c in v.cells]
     tables, differ = steady_tables(v.store, v.m.plan, v.m.profile, v.cells, raw)
-    numbers = {"steady_tables": tables, "steady_findings": len(differ)}
+    numbers = {"steady_tables": tables, "steady_findings": len(differ), "issued_counts": got.issued}
     # the reason names the first two findings: a cell's and a table's, when both kinds differ
     failures = got.failures[:1] + differ[:1] + got.failures[1:] + differ[1:]
-    return _outcome(failures, got.checked, "cells with raw engine output", numbers, one="cell with raw engine output")
+    said = f"{counted(got.issued, 'cell')} {ISSUED_WORDS}" if got.issued else ""
+    return _outcome(
+        failures, got.checked, "cells with raw engine output", numbers, said, one="cell with raw engine output"
+    )
 
 
 INVARIANTS: tuple[Invariant, ...] = (

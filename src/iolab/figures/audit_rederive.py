@@ -25,8 +25,8 @@ from typing import Any
 
 from iolab.core.cellschema import CELL_COLUMNS, CellColumn, CellRow
 from iolab.core.errors import EngineError
-from iolab.core.results import RoundResult, output_damage
-from iolab.engines.reread import reread
+from iolab.core.results import output_damage
+from iolab.engines.reread import Reread, reread
 from iolab.figures.audit_rates import cell_name, rate_text
 from iolab.figures.audit_steady import disagreements, recheck
 from iolab.store.resultsdb import histogram_rows
@@ -51,6 +51,7 @@ class Rederived:
     cells: dict[int, CellRow]  # cell id -> the stored row with its engine figures from raw output
     checked: int
     failures: list[str]
+    issued: int = 0  # cells stored with fio's issued IO count, the rule before (Reread.counted_as_issued)
 
 
 def _differ(stored: Any, raw: Any) -> bool:
@@ -90,10 +91,15 @@ def _histogram_differs(stored: Sequence[tuple[Any, ...]], raw: list[tuple[Any, .
 
 
 def compare_cell(
-    c: CellRow, result: RoundResult, files: str, stored_rows: Sequence[tuple[Any, ...]]
+    c: CellRow, got: Reread, files: str, stored_rows: Sequence[tuple[Any, ...]]
 ) -> tuple[CellRow, list[str]]:
-    """The cell as its raw output gives it, and one line per figure stored otherwise."""
+    """The cell as its raw output gives it, and one line per figure stored otherwise. A cell
+    stored before the IO count became its latencies' (Reread.counted_as_issued) is held to the
+    rule it was stored under: its counts are then fio's issued IOs from the same report."""
+    result = got.result
     raw = {col.name: col.value(result, {}) for col in ENGINE_COLUMNS}
+    if got.issued is not None and got.counted_as_issued(c.read_ios, c.write_ios):
+        raw["read_ios"], raw["write_ios"] = got.issued
     found = [
         f"{col.name} stored {_text(getattr(c, col.name), _unit(col.name))}, its raw output "
         f"{_text(raw[col.name], _unit(col.name))}"
@@ -125,13 +131,13 @@ def rederive(
     `hists`: each cell's stored histogram rows (store.bulk.histogram_rows)."""
     got: dict[int, CellRow] = {}
     failures: list[str] = []
-    checked = 0
+    checked = issued = 0
     for c in cells:
         names = outputs.get(c.id)
         if not names:
             continue
         try:
-            result = reread(run_dir, names)
+            read = reread(run_dir, names)
         except EngineError as e:
             # a file missing or cut short is raw-output's finding (said once, not by both); a whole
             # one no engine's parser reads leaves the cell's figures without their evidence
@@ -140,9 +146,10 @@ def rederive(
                 failures.append(f"{cell_name(c)}: its figures cannot be derived again from its raw output: {e}")
             continue
         checked += 1
-        got[c.id], found = compare_cell(c, result, ", ".join(dict.fromkeys(names)), hists.get(c.id, ()))
+        issued += read.counted_as_issued(c.read_ios, c.write_ios)
+        got[c.id], found = compare_cell(c, read, ", ".join(dict.fromkeys(names)), hists.get(c.id, ()))
         failures += found
-    return Rederived(got, checked, failures)
+    return Rederived(got, checked, failures, issued)
 
 
 def steady_tables(
