@@ -463,13 +463,15 @@ def raw_figures(v: RunView) -> Outcome:
         )
     cells = v.cells + v.store.cells(kind="precondition")
     outputs = {c.id: json_outputs(c) for c in cells}
-    got = rederive(v.store.dir, cells, outputs, v.histogram_rows)
+    got = rederive(v.store.dir, cells, outputs, v.histogram_rows, storebulk.series_rows(v.store))
     raw = [got.cells.get(c.id, c) for c in v.cells]
     tables, differ = steady_tables(v.store, v.m.plan, v.m.profile, v.cells, raw)
     numbers = {"steady_tables": tables, "steady_findings": len(differ), "issued_counts": got.issued}
+    numbers["series_cells"] = got.series
     # the reason names the first two findings: a cell's and a table's, when both kinds differ
     failures = got.failures[:1] + differ[:1] + got.failures[1:] + differ[1:]
-    said = f"{counted(got.issued, 'cell')} {ISSUED_WORDS}" if got.issued else ""
+    said = f"per-second series of {counted(got.series, 'cell')} derived again from their raw output"
+    said += f"; {counted(got.issued, 'cell')} {ISSUED_WORDS}" if got.issued else ""
     return _outcome(
         failures, got.checked, "cells with raw engine output", numbers, said, one="cell with raw engine output"
     )
@@ -506,8 +508,9 @@ INVARIANTS: tuple[Invariant, ...] = (
     Invariant(
         "raw-figures",
         "every cell's stored figures (rates, IO counts, bytes, runtime, latencies, percentiles, histogram, "
-        "counters) and the steady-state tables made from them are what its raw engine output gives",
-        ("steady-state", "IOPS", "MB/s", "latency", "percentile", "WAF", "endurance"),
+        "counters, per-second series) and the steady-state tables made from them are what its raw engine "
+        "output gives",
+        ("steady-state", "IOPS", "MB/s", "latency", "percentile", "per-second", "WAF", "endurance"),
         raw_figures,
     ),
 )

@@ -26,10 +26,11 @@ from typing import Any
 from iolab.core.cellschema import CELL_COLUMNS, CellColumn, CellRow
 from iolab.core.errors import EngineError
 from iolab.core.results import output_damage
-from iolab.engines.reread import Reread, reread
+from iolab.core.units import counted
+from iolab.engines.reread import Reread, leg_figures, reread, reseries, stored_legs
 from iolab.figures.audit_rates import cell_name, rate_text
 from iolab.figures.audit_steady import disagreements, recheck
-from iolab.store.resultsdb import histogram_rows
+from iolab.store.resultsdb import histogram_rows, series_rows
 from iolab.store.runstore import RunStore
 
 # The store keeps each figure as the double the parser computed (SQLite's REAL is one), so a
@@ -52,6 +53,7 @@ class Rederived:
     checked: int
     failures: list[str]
     issued: int = 0  # cells stored with fio's issued IO count, the rule before (Reread.counted_as_issued)
+    series: int = 0  # cells whose per-second series was derived again from their raw logs
 
 
 def _differ(stored: Any, raw: Any) -> bool:
@@ -90,8 +92,78 @@ def _histogram_differs(stored: Sequence[tuple[Any, ...]], raw: list[tuple[Any, .
     return f"its {d} histogram holds {c:,} IOs at {v:,g} µs, its raw output none"
 
 
+# The per-second columns as resultsdb.series_rows writes them, after the cell id.
+SERIES_FIELDS = (
+    ("t_s", "s"),
+    ("read_iops", "IOPS"),
+    ("write_iops", "IOPS"),
+    ("mbps", "MB/s"),
+    ("lat_mean_us", "µs"),
+    ("lat_max_us", "µs"),
+)
+
+
+def _series_differs(stored: Sequence[tuple[Any, ...]], raw: Sequence[tuple[Any, ...]]) -> str | None:
+    """How a cell's stored per-second rows differ from those its raw logs give (both as
+    resultsdb.series_rows makes them; None: they don't)."""
+    if len(stored) != len(raw):
+        return f"it holds {counted(len(stored), 'per-second row')}, its raw logs give {len(raw):,}"
+    for s, r in zip(stored, raw):
+        for (name, unit), a, b in zip(SERIES_FIELDS, s[1:], r[1:]):
+            if _differ(a, b):
+                return f"its per-second row at {r[1]:g} s stores {name} {_text(a, unit)}, its raw logs {_text(b, unit)}"
+    return None
+
+
+def series_finding(
+    run_dir: Path, c: CellRow, got: Reread, stored: Sequence[tuple[Any, ...]] | None
+) -> tuple[bool, str | None]:
+    """Whether the cell's per-second series was derived again from its raw output (the engine's
+    own parser: engines/reread.reseries), and how the stored rows differ (None: they don't). Not
+    derived: a fio client's report, or a cell whose per-second logs are not kept (one named as
+    its raw output is gone)."""
+    if stored is None:
+        return False, None
+    try:
+        series = reseries(
+            run_dir, [str(n) for n in c.raw_files or ()], got, got.counted_as_issued(c.read_ios, c.write_ios)
+        )
+    except FileNotFoundError:
+        return False, None  # a log not kept (a copy made without them): no series to derive again
+    except (EngineError, OSError) as e:
+        return True, f"its per-second series cannot be derived again from its raw logs: {e}"
+    if series is None:
+        return False, None
+    return True, _series_differs(stored, series_rows(c.id, replace(got.result, series=series)))
+
+
+def legs_differ(c: CellRow, got: Reread) -> list[str]:
+    """How the figures a split round stored for each leg (path or host: `part NAME | iops` in its
+    counters, engines/merge) differ from its raw output's legs. The legs are matched by their
+    figures, not their names: a fio client's report names a host by the address it reached it
+    at, which the run does not keep."""
+    stored = stored_legs(c.counters or {})
+    if not stored:
+        return []
+    raw = leg_figures(got, got.counted_as_issued(c.read_ios, c.write_ios))
+    if len(raw) != len(stored):
+        return [f"it stores the figures of {counted(len(stored), 'leg')}, its raw output holds {len(raw):,}"]
+    found = []
+    for name, figures in stored.items():
+
+        def off(leg: dict[str, float], figures: dict[str, float] = figures) -> list[str]:
+            return [k for k, v in figures.items() if _differ(v, leg.get(k))]
+
+        near = min(raw, key=lambda leg: len(off(leg)))
+        if wrong := off(near):
+            k = wrong[0]
+            found.append(f"leg {name} stored {k} {_text(figures[k])}, its raw output {_text(near.get(k))}")
+        raw.remove(near)
+    return found
+
+
 def compare_cell(
-    c: CellRow, got: Reread, files: str, stored_rows: Sequence[tuple[Any, ...]]
+    c: CellRow, got: Reread, files: str, stored_rows: Sequence[tuple[Any, ...]], more: Sequence[str] = ()
 ) -> tuple[CellRow, list[str]]:
     """The cell as its raw output gives it, and one line per figure stored otherwise. A cell
     stored before the IO count became its latencies' (Reread.counted_as_issued) is held to the
@@ -112,8 +184,10 @@ def compare_cell(
         for k, v in result.counters.items()
         if k in counters and _differ(counters[k], v)
     ]
+    found += legs_differ(c, got)
     if (why := _histogram_differs(stored_rows, histogram_rows(c.id, result))) is not None:
         found.append(why)
+    found += more
     failures = []
     if found:
         more = f" (and {len(found) - 3} more)" if len(found) > 3 else ""
@@ -126,12 +200,14 @@ def rederive(
     cells: Sequence[CellRow],
     outputs: Mapping[int, list[str]],
     hists: Mapping[int, Sequence[tuple[Any, ...]]],
+    series: Mapping[int, Sequence[tuple[Any, ...]]] | None = None,
 ) -> Rederived:
     """Each cell with raw JSON output (`outputs`: cell id -> its files) read again and compared;
-    `hists`: each cell's stored histogram rows (store.bulk.histogram_rows)."""
+    `hists`: each cell's stored histogram rows (store.bulk.histogram_rows); `series`: each
+    cell's stored per-second rows, every column (store.bulk.series_rows; None: not compared)."""
     got: dict[int, CellRow] = {}
     failures: list[str] = []
-    checked = issued = 0
+    checked = issued = with_series = 0
     for c in cells:
         names = outputs.get(c.id)
         if not names:
@@ -147,9 +223,12 @@ def rederive(
             continue
         checked += 1
         issued += read.counted_as_issued(c.read_ios, c.write_ios)
-        got[c.id], found = compare_cell(c, read, ", ".join(dict.fromkeys(names)), hists.get(c.id, ()))
+        derived, why = series_finding(run_dir, c, read, None if series is None else series.get(c.id, ()))
+        with_series += derived
+        files = ", ".join(dict.fromkeys(names))
+        got[c.id], found = compare_cell(c, read, files, hists.get(c.id, ()), [why] if why else [])
         failures += found
-    return Rederived(got, checked, failures, issued)
+    return Rederived(got, checked, failures, issued, with_series)
 
 
 def steady_tables(
