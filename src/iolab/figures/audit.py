@@ -17,8 +17,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from iolab.figures.audit_checks import FAIL, INVARIANTS, NA, PASS, Outcome, RunView
+from iolab.figures.audit_checks import INVARIANTS
 from iolab.figures.audit_raw import outputs_changed
+from iolab.figures.audit_view import FAIL, NA, PASS, Outcome, RunView
 from iolab.store import bulk as storebulk
 from iolab.store.manifest import manifest_of, now_iso
 from iolab.store.resultsdb import plain_stat

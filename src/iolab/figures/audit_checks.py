@@ -9,21 +9,18 @@ from __future__ import annotations
 
 import math
 import urllib.parse
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
 from iolab.core.cellschema import CellRow
-from iolab.core.errors import IolabError
 from iolab.core.profilewords import limit_source
 from iolab.core.steady import SteadyRule
 from iolab.core.units import counted, measurable
-from iolab.figures.audit_issued import ISSUED_WORDS, issued_cells
+from iolab.figures.audit_issued import ISSUED_WORDS
 from iolab.figures.audit_rates import RATE_TOL, cell_bytes, cell_name, rate_text, rates_differ, sides
 from iolab.figures.audit_raw import damaged_outputs, json_outputs
 from iolab.figures.audit_series import Shape, findings
 from iolab.figures.audit_steady import disagreements, recheck, verdict_contradictions
+from iolab.figures.audit_view import FAIL, NA, PASS, Invariant, Outcome, RunView
 from iolab.figures.endurance import measures_endurance, steady_random_write
 from iolab.figures.phaseend import (
     range_label,
@@ -35,10 +32,9 @@ from iolab.figures.phaseend import (
     write_minimum,
     written_since_purge,
 )
-from iolab.figures.summary import PhaseSummary, summarise
 from iolab.store import bulk as storebulk
-from iolab.store.manifest import Manifest, manifest_of
-from iolab.store.runstore import PhaseRow, RunStore
+from iolab.store.manifest import Manifest
+from iolab.store.runstore import PhaseRow
 from iolab.targets.model import recorded_drive_bytes
 
 # A cell's flash writes lag its host writes by at most what the controller's write buffer holds
@@ -60,26 +56,6 @@ SHARE_MIN_IOS = 100  # fewer IOs say nothing about a share
 HDD_TOL = 0.05
 
 
-PASS, FAIL, NA = "pass", "fail", "n/a"
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What one invariant found: its status, a one-line reason and the numbers behind it."""
-
-    status: str  # pass | fail | n/a
-    reason: str
-    numbers: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Invariant:
-    name: str
-    checks: str  # what it checks, in a sentence
-    touches: tuple[str, ...]  # the figure kinds it touches (audit.TOUCHES)
-    run: Callable[[RunView], Outcome]
-
-
 def _outcome(
     failures: list[str], checked: int, what: str, numbers: dict[str, Any], said: str = "", one: str | None = None
 ) -> Outcome:
@@ -92,55 +68,6 @@ def _outcome(
         numbers["failures"] = len(failures)
         return Outcome(FAIL, "; ".join(failures[:2]) + more, numbers)
     return Outcome(PASS, f"{counted(checked, one or what, what)} checked" + (f": {said}" if said else ""), numbers)
-
-
-class RunView:
-    """The stored run as the checks read it, each part read once."""
-
-    def __init__(self, store: RunStore):
-        self.store = store
-        self.m = manifest_of(store)
-
-    @cached_property
-    def cells(self) -> list[CellRow]:
-        return self.store.cells()
-
-    @cached_property
-    def series(self) -> dict[int, list[tuple[float, float, float, float, float | None]]]:
-        return storebulk.all_series(self.store)
-
-    @cached_property
-    def histogram_rows(self) -> dict[int, list[tuple[Any, ...]]]:
-        return storebulk.histogram_rows(self.store)
-
-    @cached_property
-    def histogram_totals(self) -> dict[int, int]:
-        """Each cell's IOs in its histogram, from the rows raw-figures reads too (one read for both)."""
-        return {cid: sum(int(r[3]) for r in rows) for cid, rows in self.histogram_rows.items()}
-
-    @cached_property
-    def issued(self) -> dict[int, CellRow]:
-        """The cells stored with fio's issued IO count, the rule before (audit_issued.py), each
-        with its counts by today's rule: the checks that weigh a cell's IOs take these."""
-        return issued_cells(self.store.dir, str(self.m.versions.get("engine") or ""), self.cells, self.histogram_totals)
-
-    @cached_property
-    def summaries(self) -> list[PhaseSummary]:
-        return summarise(self.store)
-
-    @cached_property
-    def sim(self) -> dict[str, Any] | None:
-        """The simulator's description of the drive (None: not a simulated drive)."""
-        spec = str(self.m.target.get("spec", ""))
-        if self.m.target.get("kind") != "sim" or not spec.startswith("sim:"):
-            return None
-        preset, _, query = spec[len("sim:") :].partition("?")
-        try:
-            from iolab.targets.sim_facts import describe
-
-            return describe(preset, dict(urllib.parse.parse_qsl(query, keep_blank_values=True)))
-        except (IolabError, ImportError):
-            return None
 
 
 def _streams(c: CellRow) -> list[dict[str, Any]]:
