@@ -170,7 +170,8 @@ def audit(store: RunStore, only: Sequence[str] = ()) -> Audit:
         except (KeyError, TypeError, ValueError, ZeroDivisionError) as e:
             # a run too old or too broken for this check says so rather than stop the audit
             out = Outcome(NA, f"could not be checked on this run ({type(e).__name__}: {e})")
-        results.append(Result(inv.name, inv.checks, inv.touches, out.status, out.reason, out.numbers))
+        touches = inv.touches if out.touches is None else tuple(k for k in inv.touches if k in out.touches)
+        results.append(Result(inv.name, inv.checks, touches, out.status, out.reason, out.numbers))
     return Audit(tuple(results), now_iso())
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import urllib.parse
+from dataclasses import replace
 from typing import Any
 
 from iolab.core.cellschema import CellRow
@@ -399,9 +400,13 @@ def raw_figures(v: RunView) -> Outcome:
     failures = got.failures[:1] + differ[:1] + got.failures[1:] + differ[1:]
     said = f"per-second series of {counted(got.series, 'cell')} derived again from their raw output"
     said += f"; {counted(got.issued, 'cell')} {ISSUED_WORDS}" if got.issued else ""
-    return _outcome(
+    out = _outcome(
         failures, got.checked, "cells with raw engine output", numbers, said, one="cell with raw engine output"
     )
+    if out.status == FAIL and got.kinds is not None:
+        # only the figures of the kinds found to differ are marked (a steady-state table's: every window figure)
+        return replace(out, touches=tuple(got.kinds | ({"steady-state"} if differ else set())))
+    return out
 
 
 INVARIANTS: tuple[Invariant, ...] = (

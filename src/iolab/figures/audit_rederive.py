@@ -54,6 +54,7 @@ class Rederived:
     failures: list[str]
     issued: int = 0  # cells stored with fio's issued IO count, the rule before (Reread.counted_as_issued)
     series: int = 0  # cells whose per-second series was derived again from their raw logs
+    kinds: set[str] | None = None  # the figure kinds the failures concern (compare_cell; None: every kind)
 
 
 def _differ(stored: Any, raw: Any) -> bool:
@@ -162,10 +163,42 @@ def legs_differ(c: CellRow, got: Reread) -> list[str]:
     return found
 
 
+# The figure kinds (audit.TOUCHES) a finding concerns, so that a failure marks those figures
+# only (the run's banner says every failure): a stored column's, by its name; a counter's; a
+# split round's legs' (the per-path pages' rates and latencies); the histogram's (percentiles);
+# the per-second rows'; a steady-state table's. UNKNOWN: a finding of no one kind (a figure
+# nothing here names, a cell whose output no parser reads), which marks every kind it touches.
+UNKNOWN: tuple[str, ...] = ()
+LEG_KINDS = ("IOPS", "MB/s", "latency", "percentile")
+COUNTER_KINDS = ("WAF", "endurance")  # the flash and host write counters (and erases) they rest on
+
+
+def column_kinds(name: str) -> tuple[str, ...]:
+    """The figure kinds a cell column feeds (UNKNOWN: none named here)."""
+    ends = (
+        ("iops", ("IOPS",)),
+        ("mbps", ("MB/s",)),
+        ("_ios", ("IOPS", "percentile")),
+        ("bytes", ("MB/s", *COUNTER_KINDS)),
+    )
+    if name.startswith("p99"):
+        return ("percentile",)
+    if "lat_" in name:
+        return ("latency",)
+    if name == "runtime_s":
+        return ("IOPS", "MB/s")
+    return next((kinds for end, kinds in ends if name.endswith(end)), UNKNOWN)
+
+
+def counter_kinds(key: str) -> tuple[str, ...]:
+    return COUNTER_KINDS if any(w in key for w in ("write_bytes", "waf", "erase")) else UNKNOWN
+
+
 def compare_cell(
     c: CellRow, got: Reread, files: str, stored_rows: Sequence[tuple[Any, ...]], more: Sequence[str] = ()
-) -> tuple[CellRow, list[str]]:
-    """The cell as its raw output gives it, and one line per figure stored otherwise. A cell
+) -> tuple[CellRow, list[str], set[str] | None]:
+    """The cell as its raw output gives it, one line per figure stored otherwise, and the figure
+    kinds those concern (None: one concerns no one kind; `more`: per-second findings). A cell
     stored before the IO count became its latencies' (Reread.counted_as_issued) is held to the
     rule it was stored under: its counts are then fio's issued IOs from the same report."""
     result = got.result
@@ -173,26 +206,30 @@ def compare_cell(
     if got.issued is not None and got.counted_as_issued(c.read_ios, c.write_ios):
         raw["read_ios"], raw["write_ios"] = got.issued
     found = [
-        f"{col.name} stored {_text(getattr(c, col.name), _unit(col.name))}, its raw output "
-        f"{_text(raw[col.name], _unit(col.name))}"
+        (
+            f"{col.name} stored {_text(getattr(c, col.name), _unit(col.name))}, its raw output "
+            f"{_text(raw[col.name], _unit(col.name))}",
+            column_kinds(col.name),
+        )
         for col in ENGINE_COLUMNS
         if _differ(getattr(c, col.name), raw[col.name])
     ]
     counters = c.counters or {}
     found += [
-        f"counter {k} stored {_text(counters[k])}, its raw output {_text(v)}"
+        (f"counter {k} stored {_text(counters[k])}, its raw output {_text(v)}", counter_kinds(k))
         for k, v in result.counters.items()
         if k in counters and _differ(counters[k], v)
     ]
-    found += legs_differ(c, got)
+    found += [(line, LEG_KINDS) for line in legs_differ(c, got)]
     if (why := _histogram_differs(stored_rows, histogram_rows(c.id, result))) is not None:
-        found.append(why)
-    found += more
+        found.append((why, ("percentile",)))
+    found += [(line, ("per-second",)) for line in more]
     failures = []
     if found:
-        more = f" (and {len(found) - 3} more)" if len(found) > 3 else ""
-        failures.append(f"{cell_name(c)}: {', '.join(found[:3])}{more} ({files})")
-    return replace(c, **raw), failures
+        said = f" (and {len(found) - 3} more)" if len(found) > 3 else ""
+        failures.append(f"{cell_name(c)}: {', '.join(line for line, _ in found[:3])}{said} ({files})")
+    kinds = None if any(k == UNKNOWN for _, k in found) else {kind for _, ks in found for kind in ks}
+    return replace(c, **raw), failures, kinds
 
 
 def rederive(
@@ -207,6 +244,7 @@ def rederive(
     cell's stored per-second rows, every column (store.bulk.series_rows; None: not compared)."""
     got: dict[int, CellRow] = {}
     failures: list[str] = []
+    kinds: set[str] | None = set()
     checked = issued = with_series = 0
     for c in cells:
         names = outputs.get(c.id)
@@ -220,15 +258,17 @@ def rederive(
             if not any(output_damage(run_dir / n) for n in names):
                 checked += 1
                 failures.append(f"{cell_name(c)}: its figures cannot be derived again from its raw output: {e}")
+                kinds = None
             continue
         checked += 1
         issued += read.counted_as_issued(c.read_ios, c.write_ios)
         derived, why = series_finding(run_dir, c, read, None if series is None else series.get(c.id, ()))
         with_series += derived
         files = ", ".join(dict.fromkeys(names))
-        got[c.id], found = compare_cell(c, read, files, hists.get(c.id, ()), [why] if why else [])
+        got[c.id], found, concern = compare_cell(c, read, files, hists.get(c.id, ()), [why] if why else [])
         failures += found
-    return Rederived(got, checked, failures, issued, with_series)
+        kinds = None if kinds is None or concern is None else kinds | concern
+    return Rederived(got, checked, failures, issued, with_series, kinds)
 
 
 def steady_tables(

@@ -27,6 +27,9 @@ class Outcome:
     status: str  # pass | fail | n/a
     reason: str
     numbers: dict[str, Any] = field(default_factory=dict)
+    # A failure's figure kinds when narrower than those the invariant touches (None: all of them):
+    # the figures marked are those the failure concerns (the run's banner names every failure)
+    touches: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
