@@ -162,7 +162,7 @@ def reseries(
     from iolab.engines.merge import merge_series  # here: merge loads the job writer
 
     fio2 = got.result.engine_version.startswith("fio-2.")
-    names = [Path(str(n)).name for n in raw_files]
+    names = [str(n).rpartition("/")[2] for n in raw_files]  # not a Path each: ~20 files a cell
     each = (
         legs(got, as_issued)
         if len(got.reports) > 1
