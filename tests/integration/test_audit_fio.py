@@ -8,6 +8,7 @@ in `iolab audit` (exit 8) and in `show`."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sqlite3
 from pathlib import Path
@@ -122,3 +123,29 @@ def test_figures_edited_in_results_db_fail_against_fios_reports(fio_run, tmp_pat
     # the tester's edit: every IOPS and MB/s ×1.5 with the steady-state rows, which passed every
     # check that compared the database with itself; lowered too, and one percentile of one cell
     check_edits_fail_raw_figures(fio_run, tmp_path)
+
+
+def test_a_per_second_row_edited_within_the_totals_bound_fails_against_fios_logs(fio_run, tmp_path):
+    # series-totals bounds the rows by the cell's totals only: a row raised 3 % passed it and every
+    # other check; the rows fio's per-second logs give (its own parser, fio_parse) are the stored ones
+    copy = tmp_path / "series" / fio_run.name
+    shutil.copytree(fio_run, copy)
+    db = sqlite3.connect(copy / "results.db")
+    phase, rnd, key, t = db.execute(
+        "SELECT c.phase, c.round, c.cell_key, s.t_s FROM series s JOIN cells c ON c.id = s.cell_id "
+        "WHERE c.kind = 'measure' AND s.read_iops > 0 ORDER BY s.rowid LIMIT 1"
+    ).fetchone()
+    db.execute(
+        "UPDATE series SET read_iops = read_iops * 1.03, mbps = mbps * 1.03 WHERE rowid = (SELECT MIN(s.rowid) "
+        "FROM series s JOIN cells c ON c.id = s.cell_id WHERE c.kind = 'measure' AND s.read_iops > 0)"
+    )
+    db.commit()
+    db.close()
+    p = iolab("audit", str(copy))
+    said = " ".join(p.stdout.split())
+    assert p.returncode == 8 and "ok series-totals" in said, said
+    assert f"FAIL raw-figures: {phase} round {rnd} {key}: its per-second row at {t:g} s stores read_iops" in said, said
+    good = " ".join(iolab("audit", str(fio_run)).stdout.split())
+    # every cell's series, those without a whole second's row too (their logs give none)
+    n = re.search(r"ok raw-figures: (\d+) cells with raw engine output checked", good)
+    assert n and f"per-second series of {n[1]} cells derived again from their raw output" in good, good

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -108,6 +110,24 @@ def test_a_cell_of_one_outstanding_io_says_it_ran_on_one_port(tmp_path):
             assert names == ([first] if c.kind == "measure" else [first, second]), (c.cell_key, names)
     finally:
         store.close()
+    # each leg's stored figures are its raw output's (the simulator's "paths" entries), the one a
+    # cell ran on alone too; one raised after the run fails raw-figures, which compared none
+    good = iolab("audit", str(store.dir))
+    assert good.returncode == 0 and "ok   raw-figures" in good.stdout, good.stdout
+    copy = tmp_path / "edited" / store.dir.name
+    shutil.copytree(store.dir, copy)
+    db = sqlite3.connect(copy / "results.db")
+    key = f'$."part {first} | ios"'
+    cid, ios = db.execute(
+        f"SELECT id, json_extract(counters, '{key}') FROM cells WHERE kind = 'measure' ORDER BY id LIMIT 1"
+    ).fetchone()
+    db.execute(f"UPDATE cells SET counters = json_set(counters, '{key}', ?) WHERE id = ?", (ios + 5, cid))
+    db.commit()
+    db.close()
+    bad = iolab("audit", str(copy))
+    said = " ".join(bad.stdout.split())
+    assert bad.returncode == 8, said
+    assert f"leg {first} stored ios {ios + 5:,.2f}, its raw output {ios:,.2f}" in said, said
     said = f"main, 100/0 4KiB: ran on 1 of its 2 legs ({first}): its 1 outstanding IO cannot be split over more"
     assert f"{said}; {second} ran none of its IO" in notes, notes
 

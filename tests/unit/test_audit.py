@@ -468,3 +468,50 @@ def test_raw_output_whole_but_not_the_cells_result_fails(tmp_path):
     assert damage(out) is None  # whole: only the counts tell
     out.write_text(json.dumps({**final, "jobs": final["jobs"][1:]}))
     assert (damage(out, stored) or "").startswith("not the cell's result"), damage(out, stored)
+
+
+def test_a_stored_audit_read_after_results_db_changed_makes_every_invariant_again(iops_run, tmp_path):
+    # the mix of a cell stored swapped after the run: `show` read the stored audit with only
+    # raw-figures made again, so rw-shares (and iops-bytes) kept their stored pass beside it
+    from iolab.figures.audit import RECHECKED
+
+    swapped = planted(iops_run, tmp_path / "swapped", PLANTED[-1][1])
+    iolab = str(Path(sys.executable).parent / "iolab")
+    shown = subprocess.run([iolab, "show", str(swapped), "--json"], capture_output=True, text=True, timeout=120)
+    got = json.loads(shown.stdout)["runs"][0]["audit"]
+    assert got["stored"] is True and got["failed"] == ["rw-shares", "raw-figures"], got
+    assert got["remade"] == list(invariant_names()), got
+    said = subprocess.run([iolab, "show", str(swapped)], capture_output=True, text=True, timeout=120).stdout
+    assert "made again now from the run as it is: every invariant" in " ".join(said.split()), said
+    # unchanged since its end: the cheap ones only, and they are named
+    store = RunStore.open(planted(iops_run, tmp_path / "copy"))
+    try:
+        a = stored_audit(store)
+    finally:
+        store.close()
+    assert a.stored and a.remade == RECHECKED and a.passed
+    assert a.remade_text().endswith("made again now from the run as it is: " + ", ".join(RECHECKED))
+
+
+def test_a_raw_figures_failure_marks_the_figures_of_the_kinds_that_differ(iops_run, tmp_path):
+    # a percentile edited after the run marked every IOPS figure of an IOPS run (raw-figures
+    # touched every kind); now the figures of the kinds found to differ, and the banner still
+    # names the failure
+    iolab = str(Path(sys.executable).parent / "iolab")
+
+    def shown(run: Path) -> dict:
+        p = subprocess.run([iolab, "show", str(run), "--json"], capture_output=True, text=True, timeout=120)
+        return json.loads(p.stdout)["runs"][0]
+
+    pct = planted(iops_run, tmp_path / "pct", "UPDATE cells SET p99_99 = p99_99 * 0.7 WHERE id = 5")
+    got = shown(pct)
+    [failed] = [r for r in got["audit"]["invariants"] if r["status"] == "fail"]
+    assert failed["name"] == "raw-figures" and failed["touches"] == ["percentile"], failed
+    assert got["audit"]["failed"] == ["raw-figures"]  # the run's banner (show, the report's head)
+    iops = [f for f in got["figures"] if f["unit"] == "IOPS"]
+    assert iops and all(f["audit"] == [] for f in iops), iops
+    rate = planted(iops_run, tmp_path / "rate", "UPDATE cells SET read_iops = read_iops * 1.5, iops = iops * 1.5")
+    got = shown(rate)
+    touched = {r["name"]: r["touches"] for r in got["audit"]["invariants"] if r["status"] == "fail"}
+    assert "IOPS" in touched["raw-figures"] and "percentile" not in touched["raw-figures"], touched
+    assert all("raw-figures" in f["audit"] for f in got["figures"] if f["unit"] == "IOPS"), got["figures"]

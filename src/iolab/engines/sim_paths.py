@@ -130,20 +130,25 @@ class SimPathsEngine(SimEngine):
         if not isinstance(got, list) or len(got) != len(carried):
             raise EngineError(f"sim result {raw_path}: {len(carried)} paths ran but the result has {len(got)}.")
         parts = [
-            Part(
-                c[0].name,
-                replace(
-                    result,
-                    read=_op_stats(raw.get(g, "read", f"paths[{i}]"), raw, f"paths[{i}].read"),
-                    write=_op_stats(raw.get(g, "write", f"paths[{i}]"), raw, f"paths[{i}].write"),
-                    series=(),
-                    counters={},
-                ),
-                c[1].threads,
-                c[1].queue_depth,
-            )
-            for i, (c, g) in enumerate(zip(carried, got))
+            Part(c[0].name, r, c[1].threads, c[1].queue_depth)
+            for c, r in zip(carried, path_results(result, got, str(raw_path)))
         ]
         # a port the split left without IO (a QD1 cell) is said, as the note says every port carries IO
         idle = idle_legs(parts, [p.name for p in self.paths])
         return replace(result, counters=result.counters | part_counters(parts), deviations=(*result.deviations, *idle))
+
+
+def path_results(result: RoundResult, paths: list, source: str) -> list[RoundResult]:
+    """Each port's result from the simulator's report's "paths" entries (`source` names the
+    file): its read and write sides within the round's `result`."""
+    raw = _Raw(source)
+    return [
+        replace(
+            result,
+            read=_op_stats(raw.get(g, "read", f"paths[{i}]"), raw, f"paths[{i}].read"),
+            write=_op_stats(raw.get(g, "write", f"paths[{i}]"), raw, f"paths[{i}].write"),
+            series=(),
+            counters={},
+        )
+        for i, g in enumerate(paths)
+    ]

@@ -17,8 +17,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from iolab.figures.audit_checks import FAIL, INVARIANTS, NA, PASS, Outcome, RunView
+from iolab.figures.audit_checks import INVARIANTS
 from iolab.figures.audit_raw import outputs_changed
+from iolab.figures.audit_view import FAIL, NA, PASS, Outcome, RunView
 from iolab.store import bulk as storebulk
 from iolab.store.manifest import manifest_of, now_iso
 from iolab.store.resultsdb import plain_stat
@@ -62,6 +63,8 @@ class Audit:
     results: tuple[Result, ...]
     audited: str = ""  # ISO time
     stored: bool = False  # read from the manifest (True) or made now from the stored run (False)
+    # A stored audit read back (stored_audit): the invariants made again from the run as it is now
+    remade: tuple[str, ...] = ()
 
     @property
     def failed(self) -> tuple[Result, ...]:
@@ -96,11 +99,19 @@ class Audit:
             names += [n for n in touched.get(k, ()) if n not in names]
         return tuple(names)
 
+    def remade_text(self) -> str:
+        """What a stored audit read back holds that was made now ("" for an audit made now)."""
+        if not self.stored:
+            return ""
+        again = ", ".join(self.remade) if len(self.remade) < len(self.results) else "every invariant"
+        return f"stored when the run ended {self.audited}; made again now from the run as it is: {again or 'none'}"
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "passed": self.passed,
             "audited": self.audited,
             "stored": self.stored,
+            **({"remade": list(self.remade)} if self.stored else {}),
             "counts": self.counts(),
             "failed": [r.name for r in self.failed],
             "invariants": [{**asdict(r), "touches": list(r.touches)} for r in self.results],
@@ -159,7 +170,8 @@ def audit(store: RunStore, only: Sequence[str] = ()) -> Audit:
         except (KeyError, TypeError, ValueError, ZeroDivisionError) as e:
             # a run too old or too broken for this check says so rather than stop the audit
             out = Outcome(NA, f"could not be checked on this run ({type(e).__name__}: {e})")
-        results.append(Result(inv.name, inv.checks, inv.touches, out.status, out.reason, out.numbers))
+        touches = inv.touches if out.touches is None else tuple(k for k in inv.touches if k in out.touches)
+        results.append(Result(inv.name, inv.checks, touches, out.status, out.reason, out.numbers))
     return Audit(tuple(results), now_iso())
 
 
@@ -170,12 +182,12 @@ def audit(store: RunStore, only: Sequence[str] = ()) -> Audit:
 # edited after the run's audit are marked where they are shown too, not only by `iolab audit`.
 # raw-output parses every cell's raw JSON once (a few ms per hundred cells): raw output cut short
 # after the run (a copy stopped midway) is marked wherever the figures resting on it are shown.
+# Every other invariant is made again only when results.db or a raw output changed since the run
+# ended (what they compare cannot change otherwise; raw-figures parses every cell's raw output,
+# about 0.7 ms of CPU a cell: too much for every `show`, report and `history` line), when the
+# stored audit failed it (a rule since corrected no longer marks a sound run: percentile-samples
+# on runs stored with fio's issued IO count) or when the stored audit predates it.
 RECHECKED = ("steady-evidence", "series-totals", "raw-output")
-# Checked again when read only if results.db or a raw output changed since the run ended: it
-# parses every cell's raw output and reads every histogram row (about 0.7 ms of CPU a cell, 0.2 s
-# for a quick iops run's 281 cells: too much for every `show`, report and `history` line), and
-# what it compares cannot change otherwise. `iolab audit` always makes it.
-RECHECKED_ON_CHANGE = ("raw-figures",)
 
 
 def _changed_since_end(store: RunStore) -> bool:
@@ -189,21 +201,23 @@ def _changed_since_end(store: RunStore) -> bool:
 
 def stored_audit(store: RunStore) -> Audit:
     """The audit the run stored at its end, or one made now for a run stored without it (older
-    runs, a run still going). The invariants in RECHECKED are made again, and those in
-    RECHECKED_ON_CHANGE when results.db or a raw output changed since the run ended: where one's
-    status is not the stored one (results.db changed after the audit), the one made now is shown;
-    one the stored audit predates is added (a failure of it would otherwise go unshown)."""
+    runs, a run still going). The invariants in RECHECKED are made again, the stored audit's
+    failures and those it predates, and every invariant when results.db or a raw output changed
+    since the run ended: where one's status is not the stored one, the one made now is shown;
+    one the stored audit predates is added. `remade` names them all."""
     d = manifest_of(store).audit
     if not (d and "invariants" in d):
         return audit(store)
     stored = Audit.from_dict(d)
     had = {r.name for r in stored.results}
-    again: tuple[str, ...] = RECHECKED
-    if any(n not in had for n in RECHECKED_ON_CHANGE) or _changed_since_end(store):
-        again += RECHECKED_ON_CHANGE
+    if _changed_since_end(store):
+        again = invariant_names()
+    else:
+        known = (*RECHECKED, *(r.name for r in stored.failed), *(n for n in invariant_names() if n not in had))
+        again = tuple(n for n in invariant_names() if n in known)
     now = {r.name: r for r in audit(store, only=again).results}
     results = tuple(now[r.name] if r.name in now and now[r.name].status != r.status else r for r in stored.results)
-    return replace(stored, results=results + tuple(r for n, r in now.items() if n not in had))
+    return replace(stored, results=results + tuple(r for n, r in now.items() if n not in had), remade=again)
 
 
 def store_audit(store: RunStore) -> Audit:

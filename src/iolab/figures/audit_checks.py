@@ -9,20 +9,19 @@ from __future__ import annotations
 
 import math
 import urllib.parse
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from functools import cached_property
+from dataclasses import replace
 from typing import Any
 
 from iolab.core.cellschema import CellRow
-from iolab.core.errors import IolabError
 from iolab.core.profilewords import limit_source
 from iolab.core.steady import SteadyRule
 from iolab.core.units import counted, measurable
+from iolab.figures.audit_issued import ISSUED_WORDS
 from iolab.figures.audit_rates import RATE_TOL, cell_bytes, cell_name, rate_text, rates_differ, sides
 from iolab.figures.audit_raw import damaged_outputs, json_outputs
 from iolab.figures.audit_series import Shape, findings
 from iolab.figures.audit_steady import disagreements, recheck, verdict_contradictions
+from iolab.figures.audit_view import FAIL, NA, PASS, Invariant, Outcome, RunView
 from iolab.figures.endurance import measures_endurance, steady_random_write
 from iolab.figures.phaseend import (
     range_label,
@@ -34,10 +33,9 @@ from iolab.figures.phaseend import (
     write_minimum,
     written_since_purge,
 )
-from iolab.figures.summary import PhaseSummary, summarise
 from iolab.store import bulk as storebulk
-from iolab.store.manifest import Manifest, manifest_of
-from iolab.store.runstore import PhaseRow, RunStore
+from iolab.store.manifest import Manifest
+from iolab.store.runstore import PhaseRow
 from iolab.targets.model import recorded_drive_bytes
 
 # A cell's flash writes lag its host writes by at most what the controller's write buffer holds
@@ -59,26 +57,6 @@ SHARE_MIN_IOS = 100  # fewer IOs say nothing about a share
 HDD_TOL = 0.05
 
 
-PASS, FAIL, NA = "pass", "fail", "n/a"
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What one invariant found: its status, a one-line reason and the numbers behind it."""
-
-    status: str  # pass | fail | n/a
-    reason: str
-    numbers: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Invariant:
-    name: str
-    checks: str  # what it checks, in a sentence
-    touches: tuple[str, ...]  # the figure kinds it touches (audit.TOUCHES)
-    run: Callable[[RunView], Outcome]
-
-
 def _outcome(
     failures: list[str], checked: int, what: str, numbers: dict[str, Any], said: str = "", one: str | None = None
 ) -> Outcome:
@@ -91,49 +69,6 @@ def _outcome(
         numbers["failures"] = len(failures)
         return Outcome(FAIL, "; ".join(failures[:2]) + more, numbers)
     return Outcome(PASS, f"{counted(checked, one or what, what)} checked" + (f": {said}" if said else ""), numbers)
-
-
-class RunView:
-    """The stored run as the checks read it, each part read once."""
-
-    def __init__(self, store: RunStore):
-        self.store = store
-        self.m = manifest_of(store)
-
-    @cached_property
-    def cells(self) -> list[CellRow]:
-        return self.store.cells()
-
-    @cached_property
-    def series(self) -> dict[int, list[tuple[float, float, float, float, float | None]]]:
-        return storebulk.all_series(self.store)
-
-    @cached_property
-    def histogram_rows(self) -> dict[int, list[tuple[Any, ...]]]:
-        return storebulk.histogram_rows(self.store)
-
-    @cached_property
-    def histogram_totals(self) -> dict[int, int]:
-        """Each cell's IOs in its histogram, from the rows raw-figures reads too (one read for both)."""
-        return {cid: sum(int(r[3]) for r in rows) for cid, rows in self.histogram_rows.items()}
-
-    @cached_property
-    def summaries(self) -> list[PhaseSummary]:
-        return summarise(self.store)
-
-    @cached_property
-    def sim(self) -> dict[str, Any] | None:
-        """The simulator's description of the drive (None: not a simulated drive)."""
-        spec = str(self.m.target.get("spec", ""))
-        if self.m.target.get("kind") != "sim" or not spec.startswith("sim:"):
-            return None
-        preset, _, query = spec[len("sim:") :].partition("?")
-        try:
-            from iolab.targets.sim_facts import describe
-
-            return describe(preset, dict(urllib.parse.parse_qsl(query, keep_blank_values=True)))
-        except (IolabError, ImportError):
-            return None
 
 
 def _streams(c: CellRow) -> list[dict[str, Any]]:
@@ -309,13 +244,15 @@ def latency_runtime(v: RunView) -> Outcome:
 
 
 def percentile_samples(v: RunView) -> Outcome:
-    failures, checked = [], 0
+    failures, checked, issued = [], 0, 0
     for c in v.cells:
         total = v.histogram_totals.get(c.id)
         if total is None:
             continue
         checked += 1
-        if total != c.ios:
+        if total != c.ios and c.id in v.issued:
+            issued += 1
+        elif total != c.ios:
             failures.append(f"{cell_name(c)}: its latency histogram holds {total:,} IOs, the cell {c.ios:,}")
         for pct, val in ((99.0, c.p99), (99.9, c.p99_9), (99.99, c.p99_99), (99.999, c.p99_999)):
             if val is not None and c.lat_max_us is not None and val > c.lat_max_us * (1 + RATE_TOL):
@@ -327,7 +264,11 @@ def percentile_samples(v: RunView) -> Outcome:
                     f"{ph.phase.name} window {a.key}: a 99.999 % shown from {a.ios or 0:,} IOs, "
                     "fewer than it needs to be measured"
                 )
-    return _outcome(failures, checked, "cells with latency histograms", {}, one="cell with latency histograms")
+    said = f"{counted(issued, 'cell')} {ISSUED_WORDS}" if issued else ""
+    numbers = {"issued_counts": issued}
+    return _outcome(
+        failures, checked, "cells with latency histograms", numbers, said, one="cell with latency histograms"
+    )
 
 
 def hdd_media(v: RunView) -> Outcome:
@@ -362,7 +303,7 @@ def hdd_media(v: RunView) -> Outcome:
 
 def iops_bytes(v: RunView) -> Outcome:
     failures, checked = [], 0
-    for c in v.cells:
+    for c in (v.issued.get(c.id, c) for c in v.cells):
         for side, ios, iops, mbps in sides(c):
             if not ios or iops is None or mbps is None:
                 continue
@@ -384,7 +325,7 @@ def iops_bytes(v: RunView) -> Outcome:
 
 def rw_shares(v: RunView) -> Outcome:
     failures, checked = [], 0
-    for c in v.cells:
+    for c in (v.issued.get(c.id, c) for c in v.cells):
         streams = _streams(c)
         total = sum(float(s.get("share", 1.0)) for s in streams)
         if not streams or c.ios < SHARE_MIN_IOS or total <= 0:
@@ -450,13 +391,22 @@ def raw_figures(v: RunView) -> Outcome:
         )
     cells = v.cells + v.store.cells(kind="precondition")
     outputs = {c.id: json_outputs(c) for c in cells}
-    got = rederive(v.store.dir, cells, outputs, v.histogram_rows)
+    got = rederive(v.store.dir, cells, outputs, v.histogram_rows, storebulk.series_rows(v.store))
     raw = [got.cells.get(c.id, c) for c in v.cells]
     tables, differ = steady_tables(v.store, v.m.plan, v.m.profile, v.cells, raw)
-    numbers = {"steady_tables": tables, "steady_findings": len(differ)}
+    numbers = {"steady_tables": tables, "steady_findings": len(differ), "issued_counts": got.issued}
+    numbers["series_cells"] = got.series
     # the reason names the first two findings: a cell's and a table's, when both kinds differ
     failures = got.failures[:1] + differ[:1] + got.failures[1:] + differ[1:]
-    return _outcome(failures, got.checked, "cells with raw engine output", numbers, one="cell with raw engine output")
+    said = f"per-second series of {counted(got.series, 'cell')} derived again from their raw output"
+    said += f"; {counted(got.issued, 'cell')} {ISSUED_WORDS}" if got.issued else ""
+    out = _outcome(
+        failures, got.checked, "cells with raw engine output", numbers, said, one="cell with raw engine output"
+    )
+    if out.status == FAIL and got.kinds is not None:
+        # only the figures of the kinds found to differ are marked (a steady-state table's: every window figure)
+        return replace(out, touches=tuple(got.kinds | ({"steady-state"} if differ else set())))
+    return out
 
 
 INVARIANTS: tuple[Invariant, ...] = (
@@ -490,8 +440,9 @@ INVARIANTS: tuple[Invariant, ...] = (
     Invariant(
         "raw-figures",
         "every cell's stored figures (rates, IO counts, bytes, runtime, latencies, percentiles, histogram, "
-        "counters) and the steady-state tables made from them are what its raw engine output gives",
-        ("steady-state", "IOPS", "MB/s", "latency", "percentile", "WAF", "endurance"),
+        "counters, per-second series) and the steady-state tables made from them are what its raw engine "
+        "output gives",
+        ("steady-state", "IOPS", "MB/s", "latency", "percentile", "per-second", "WAF", "endurance"),
         raw_figures,
     ),
 )

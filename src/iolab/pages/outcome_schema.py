@@ -136,7 +136,7 @@ DEFS = {
             "failed": _arr(_t("string")),
             "invariants": _arr(_ref("invariant")),
         },
-        {"stored": _t("boolean")},
+        {"stored": _t("boolean"), "remade": _arr(_t("string"))},
     ),
     "run": _obj(
         {

@@ -151,6 +151,8 @@ def render_audit(a: Audit, console: Console, detail: bool = False) -> None:
     every invariant with its reason (`iolab audit`)."""
     style = "green" if a.passed else "red"
     console.print(f"[{style}]{esc(a.summary())}[/]", soft_wrap=True)
+    if a.stored:
+        console.print(f"[dim]  ({esc(a.remade_text())})[/]", soft_wrap=True)
     for r in a.results:
         if r.failed or detail:
             mark = {"pass": "ok  ", "fail": "FAIL", "n/a": "n/a "}.get(r.status, r.status)

@@ -24,6 +24,20 @@ def all_series(store: RunStore) -> dict[int, list[SeriesRow]]:
     return out
 
 
+def series_rows(store: RunStore) -> dict[int, list[tuple[Any, ...]]]:
+    """Every cell's per-second rows as stored, every column (resultsdb.series_rows' tuples: a
+    column a results.db from before it lacks is None), in time order: one scan (the audit holds
+    them to what the raw logs give)."""
+    have = {row[1] for row in store.query("PRAGMA table_info(series)")}
+    cols = ", ".join(c if c in have else "NULL" for c in ("lat_mean_us", "lat_max_us"))
+    rows: dict[int, list[tuple[Any, ...]]] = {}
+    for row in store.query(
+        f"SELECT cell_id, t_s, read_iops, write_iops, mbps, {cols} FROM series ORDER BY cell_id, t_s"
+    ):
+        rows.setdefault(row[0], []).append(tuple(row))
+    return rows
+
+
 def raw_stats(store: RunStore) -> dict[str, tuple[int, int]]:
     """Each recorded raw file's (size, mtime_ns) as its cell was stored (none for a run stored
     before results.db recorded them)."""
