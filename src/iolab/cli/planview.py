@@ -4,6 +4,7 @@ cli/budgeteta). Nothing is purged, written or claimed, and no run directory is m
 
 from __future__ import annotations
 
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import asdict, replace
 from itertools import groupby
@@ -95,7 +96,7 @@ def _few_legs(plans: Sequence[Any], legs: list) -> str | None:
     from iolab.engines.merge import legs_run, unsplit
 
     shares = [getattr(leg, "share", 1.0) for leg in legs]
-    found: dict[tuple[int, int], dict[tuple[str, str], int]] = {}  # (legs run, oio) -> (kind, where): count
+    found: defaultdict[tuple[int, int], Counter[tuple[str, str]]] = defaultdict(Counter)  # (legs run, oio)
     for plan in plans:
         for ph in plan.phases:
             if isinstance(ph, Deferred):
@@ -103,8 +104,7 @@ def _few_legs(plans: Sequence[Any], legs: list) -> str | None:
             steps = [*((w, "preconditioning step") for w in ph.precondition), *((c.workload, "cell") for c in ph.cells)]
             for w, kind in steps:
                 if (k := legs_run(w, shares)) < len(shares):
-                    where = found.setdefault((k, w.threads * w.queue_depth), {})
-                    where[(kind, f"{plan.title} {ph.name}")] = where.get((kind, f"{plan.title} {ph.name}"), 0) + 1
+                    found[(k, w.outstanding)][(kind, f"{plan.title} {ph.name}")] += 1
     said = []
     for (k, oio), where in sorted(found.items(), key=lambda kv: kv[0][1]):
         counts = ", ".join(f"{counted(m, kind)} of {w}" for (kind, w), m in where.items())
