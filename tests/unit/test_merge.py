@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -69,6 +70,34 @@ def test_merged_percentiles_are_the_pooled_latencies_not_the_mean_of_per_host_on
         assert merged.percentile(pct) != pytest.approx(mean_of_hosts, rel=0.05)
     # the slow host's 2 % of IOs decide the 99.9th percentile; the fast host's the median
     assert merged.percentile(50.0) < 1.0 < 20.0 < merged.percentile(99.9)
+
+
+def test_a_one_second_cell_through_fio_servers_keeps_a_per_second_row(tmp_path):
+    """Recorded: two fio servers each ran a 1 s job of iolab's (log_avg_msec=1000) and neither
+    sent an iops or bw log line (fio's helper samples a window only while the job runs, and its
+    tick came after the 1,001 ms job ended), so the cell stored no per-second row. Each host's
+    series is now its round as one row (its IOs over its runtime, its own mean latency), and the
+    merged series their sum."""
+    raw = tmp_path / "raw"
+    shutil.copytree(FIX / "one_second_clients", raw)
+    assert not [p for p in raw.glob("*_iops.1.log.*") if p.stat().st_size]  # fio logged nothing
+    hosts = [Host("127.0.0.1", 18765), Host("127.0.0.1", 18766)]
+    t = Target("file", "file:/var/tmp/hs4/t.img?size=16MiB", "/var/tmp/hs4/t.img", 16 << 20)
+    ps = client_parts(
+        [(i, Leg(h.name, t, 1.0, h), workload()) for i, h in enumerate(hosts)],
+        {h.name: (h.address, h.port) for h in hosts},
+        raw,
+        TAG,
+        0,
+    )
+    for p in ps:
+        [row] = p.result.series
+        assert row.t_s == p.result.runtime_s == 1.001
+        assert row.read_iops * row.t_s == pytest.approx(p.result.read.ios) and row.write_iops == 0
+        assert row.mbps * 1e6 * row.t_s == pytest.approx(p.result.read.io_bytes)
+        assert row.lat_mean_us == p.result.lat_mean_us
+    [row] = merge(ps, "fio", "fio-3.33").series
+    assert row.read_iops == pytest.approx(sum(p.result.read.ios for p in ps) / 1.001)
 
 
 def test_a_client_runs_raw_json_is_its_json_document_and_its_other_lines_are_kept_beside_it(tmp_path):
