@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from iolab.core.errors import EngineError, IolabError
-from iolab.core.results import PERCENTILES
+from iolab.core.results import PERCENTILES, json_objects, json_spans
 from iolab.core.workload import Stream, Workload
 from iolab.engines.fio_client import client_parts
 from iolab.engines.fio_hosts import Leg
@@ -112,8 +112,19 @@ def test_a_client_runs_raw_json_is_its_json_document_and_its_other_lines_are_kep
     # nothing fio printed is lost: the two files hold the output's every non-blank line
     kept = (log + (raw / f"{TAG}.json").read_text()).split()
     assert sorted(kept) == sorted(whole.split())
+    document = (raw / f"{TAG}.json").read_text()
+    assert document.endswith("}\n") and document[:-1] in whole  # fio's own bytes of it, as it printed them
     assert all(f"raw/{TAG}.client.log" in p.result.raw_files for p in got)
     assert [p.result.ios for p in got] == [p.result.ios for p in parts(raw)]  # read again: the same
+
+
+def test_json_spans_give_each_objects_exact_text_and_json_objects_the_same_objects():
+    # keep_apart cut the client's document out with a scan of its own beside this one
+    text = 'warn: x\n{"a": 1,\n  "b" : [1, 2]}\n<vm> line\n  { "c":{}}\n{"d": '
+    found, other, cut = json_spans(text)
+    assert [text[start:end] for start, end, _ in found] == ['{"a": 1,\n  "b" : [1, 2]}', '{ "c":{}}']
+    assert [obj for *_, obj in found] == json_objects(text)[0] == [{"a": 1, "b": [1, 2]}, {"c": {}}]
+    assert other == ["warn: x", "<vm> line", '{"d": '] and cut == text.index('{"d"')
 
 
 def test_merged_totals_agree_with_fios_all_clients_entry(tmp_path):

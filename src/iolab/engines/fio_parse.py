@@ -30,14 +30,6 @@ from iolab.engines import fio_hist
 _LOG_RE = re.compile(r"_(iops|bw|lat|clat|slat)\.(\d+)\.log$")
 
 
-def _json_objects(text: str) -> tuple[list[dict], list[str]]:
-    """All top-level JSON objects in `text` (fio writes one per status report, the final
-    report last) and the non-JSON lines fio may print around them (warnings); a truncated
-    object is kept as text for the error message."""
-    objs, other, _cut = json_objects(text)
-    return objs, other
-
-
 class _Fields:
     """Reads required fields from fio's JSON, naming path and file when one is missing."""
 
@@ -176,7 +168,7 @@ def parse_fio_json(text: str, source: str, *, require_bins: bool = True) -> Roun
     latency bins must be there (iolab always asks for them); without, a direction lacking
     them gets no histogram rather than an invented one.
     """
-    objs, other = _json_objects(text)
+    objs, other, _cut = json_objects(text)  # a truncated object is kept as text for the message
     if not objs:
         tail = " | ".join(other[-5:])[-400:]
         raise EngineError(
