@@ -225,6 +225,36 @@ def test_fio_job_gives_each_path_and_each_shared_host_its_own_part_of_a_sequenti
     assert not (scratch / "x.img").exists()
 
 
+def test_a_host_with_a_target_of_its_own_streams_its_whole_range_and_hosts_on_one_path_share_theirs(scratch):
+    """A split's legs share a target's sequential range only when they open it: two hosts on the
+    --target's path stream half each; a host with its own `target` (its own drive) streams all of it
+    (it streamed a third, so its drive's fill wrote a third of it). Each job file's header says
+    what its sequential streams address, as its [seq] section does."""
+    f = scratch / "hosts.toml"
+    f.write_text(
+        '[[host]]\naddress = "192.0.2.1"\n\n[[host]]\naddress = "192.0.2.2"\n\n'
+        '[[host]]\naddress = "198.51.100.2"\ntarget = "/data/own.img"\n'
+    )
+    r = iolab("fio-job", "throughput", "--quick", "-t", f"file:{scratch}/x.img?size=64MiB", "--hosts-file", str(f))
+    assert r.returncode == 0, r.stdout + r.stderr
+    blocks = r.stdout.split("; ===== leg ")[1:]
+    assert len(blocks) >= 9 and len(blocks) % 3 == 0
+    for shared, other, own in zip(blocks[::3], blocks[1::3], blocks[2::3]):
+        whole = int(_options(own.split("[global]")[1].split("\n[")[0])["size"])
+        seq = [_options(b.split("[seq]")[1]) for b in (shared, other)]
+        _assert_streamed_once(_seq_extents(seq, whole), whole, max(int(o["bs"]) for o in seq))
+        assert _seq_extents([_options(own.split("[seq]")[1])], whole) == [(0, whole)], own
+        assert "filename=/data/own.img" in own and " at /data/own.img\n" in own
+        for i, b in enumerate((shared, other)):
+            o = seq[i]
+            head = (
+                f"this leg streams sequentially its part {i + 1} of 2: {o['size']} B from offset {o.get('offset', 0)})"
+            )
+            assert head in b.split("[global]")[0], b
+        assert "this leg streams" not in own and "sequential streams:" not in own
+    assert not (scratch / "x.img").exists()
+
+
 def test_two_paths_to_one_drive_split_the_queue_depth_and_compare_with_one_path(scratch, loop_device, second_path):
     runs = scratch / "runs"
     one = iolab("run", "throughput", *QUICK, "--target", loop_device, "--runs-dir", str(runs), timeout=300)
@@ -255,6 +285,8 @@ def test_two_paths_to_one_drive_split_the_queue_depth_and_compare_with_one_path(
         if "WIPC" in p0.name:
             assert [g["jobs"][0]["write"]["io_bytes"] for g in legs] == [whole, whole], p0.name
     ios_per_phase: dict[str, dict[str, float]] = {}
+    # a cell's stored workload is the round's, not a leg's: no `leg` (it said [0, 1] of every cell)
+    assert not [c for c in store.cells() + RunStore.open(run_dir(one.stdout)).cells() if "leg" in c.workload]
     for c in store.cells():
         parts = breakdown(c.counters)
         assert [p.name for p in parts] == [loop_device, second_path]

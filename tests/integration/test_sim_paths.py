@@ -135,9 +135,10 @@ def test_a_cell_of_one_outstanding_io_says_it_ran_on_one_port(tmp_path):
 def test_the_plan_says_which_cells_run_on_one_port_as_the_run_does():
     """The plan said a latency run's IO was split over both ports, though each QD1 cell runs on
     one (the run's note above): it now says so in the run's words; an IOPS plan (its cells at more
-    outstanding IO than ports, its preconditioning too) is split over both and says nothing more."""
+    outstanding IO than ports, its preconditioning too) is split over both and says nothing more;
+    a latency-bound plan names the phases it builds during the run, which it cannot judge."""
     split = {}
-    for test in ("latency", "iops"):
+    for test in ("latency", "iops", "latency-bound"):
         p = iolab("plan", test, "--quick", "-t", SMALL, "--paths", TWO_PORTS, "--json")
         assert p.returncode == 0, p.stdout + p.stderr
         split[test] = json.loads(p.stdout)["plan"]["split"]
@@ -146,6 +147,16 @@ def test_the_plan_says_which_cells_run_on_one_port_as_the_run_does():
         "its 1 outstanding IO cannot be split over more (9 cells of Latency main)"
     )
     assert split["iops"] == "the outstanding IO split over 2 legs (--paths)"
+    # phases built during the run (a bisection step, the sustained demand) cannot be judged at plan
+    # time: the plan names them and says why, where it said nothing of them
+    assert split["latency-bound"] == (
+        "the outstanding IO split over 2 legs (--paths); phases built during the run are not judged here: their "
+        "steps come from what the phases before them measure (a step below 2 outstanding IO will run on fewer legs, "
+        "as the run's cells will say): Latency-Bounded Maximum IOPS demand ramp: bisection 1, demand ramp: "
+        "bisection 2 and demand ramp: bisection 3, each from the geometric mean of the highest demand met and the "
+        "lowest not met, after 'demand ramp'; Latency-Bounded Maximum IOPS sustain, from the highest demand of "
+        "'demand ramp' meeting the bound"
+    )
     shown = iolab("plan", "latency", "--quick", "-t", SMALL, "--paths", TWO_PORTS)
     assert "runs on 1 of its 2 legs: its 1 outstanding IO cannot be split over more" in " ".join(shown.stdout.split())
 

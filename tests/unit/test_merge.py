@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from iolab.core.errors import EngineError, IolabError
-from iolab.core.results import PERCENTILES
+from iolab.core.results import PERCENTILES, json_objects, json_spans
 from iolab.core.workload import Stream, Workload
 from iolab.engines.fio_client import client_parts
 from iolab.engines.fio_hosts import Leg
@@ -71,6 +72,34 @@ def test_merged_percentiles_are_the_pooled_latencies_not_the_mean_of_per_host_on
     assert merged.percentile(50.0) < 1.0 < 20.0 < merged.percentile(99.9)
 
 
+def test_a_one_second_cell_through_fio_servers_keeps_a_per_second_row(tmp_path):
+    """Recorded: two fio servers each ran a 1 s job of iolab's (log_avg_msec=1000) and neither
+    sent an iops or bw log line (fio's helper samples a window only while the job runs, and its
+    tick came after the 1,001 ms job ended), so the cell stored no per-second row. Each host's
+    series is now its round as one row (its IOs over its runtime, its own mean latency), and the
+    merged series their sum."""
+    raw = tmp_path / "raw"
+    shutil.copytree(FIX / "one_second_clients", raw)
+    assert not [p for p in raw.glob("*_iops.1.log.*") if p.stat().st_size]  # fio logged nothing
+    hosts = [Host("127.0.0.1", 18765), Host("127.0.0.1", 18766)]
+    t = Target("file", "file:/var/tmp/hs4/t.img?size=16MiB", "/var/tmp/hs4/t.img", 16 << 20)
+    ps = client_parts(
+        [(i, Leg(h.name, t, 1.0, h), workload()) for i, h in enumerate(hosts)],
+        {h.name: (h.address, h.port) for h in hosts},
+        raw,
+        TAG,
+        0,
+    )
+    for p in ps:
+        [row] = p.result.series
+        assert row.t_s == p.result.runtime_s == 1.001
+        assert row.read_iops * row.t_s == pytest.approx(p.result.read.ios) and row.write_iops == 0
+        assert row.mbps * 1e6 * row.t_s == pytest.approx(p.result.read.io_bytes)
+        assert row.lat_mean_us == p.result.lat_mean_us
+    [row] = merge(ps, "fio", "fio-3.33").series
+    assert row.read_iops == pytest.approx(sum(p.result.read.ios for p in ps) / 1.001)
+
+
 def test_a_client_runs_raw_json_is_its_json_document_and_its_other_lines_are_kept_beside_it(tmp_path):
     # the kept TAG.json began with "<vm> rnd: (g=0): ...": not the JSON its name says
     raw = recorded(tmp_path)
@@ -83,8 +112,19 @@ def test_a_client_runs_raw_json_is_its_json_document_and_its_other_lines_are_kep
     # nothing fio printed is lost: the two files hold the output's every non-blank line
     kept = (log + (raw / f"{TAG}.json").read_text()).split()
     assert sorted(kept) == sorted(whole.split())
+    document = (raw / f"{TAG}.json").read_text()
+    assert document.endswith("}\n") and document[:-1] in whole  # fio's own bytes of it, as it printed them
     assert all(f"raw/{TAG}.client.log" in p.result.raw_files for p in got)
     assert [p.result.ios for p in got] == [p.result.ios for p in parts(raw)]  # read again: the same
+
+
+def test_json_spans_give_each_objects_exact_text_and_json_objects_the_same_objects():
+    # keep_apart cut the client's document out with a scan of its own beside this one
+    text = 'warn: x\n{"a": 1,\n  "b" : [1, 2]}\n<vm> line\n  { "c":{}}\n{"d": '
+    found, other, cut = json_spans(text)
+    assert [text[start:end] for start, end, _ in found] == ['{"a": 1,\n  "b" : [1, 2]}', '{ "c":{}}']
+    assert [obj for *_, obj in found] == json_objects(text)[0] == [{"a": 1, "b": [1, 2]}, {"c": {}}]
+    assert other == ["warn: x", "<vm> line", '{"d": '] and cut == text.index('{"d"')
 
 
 def test_merged_totals_agree_with_fios_all_clients_entry(tmp_path):

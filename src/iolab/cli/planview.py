@@ -4,6 +4,7 @@ cli/budgeteta). Nothing is purged, written or claimed, and no run directory is m
 
 from __future__ import annotations
 
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import asdict, replace
 from itertools import groupby
@@ -18,7 +19,7 @@ from iolab.cli.console import Console
 from iolab.cli.options import TEST_HELP, RunArgs
 from iolab.core.errors import IolabError
 from iolab.core.profilewords import percent_text
-from iolab.core.units import counted, duration, eng, kib_label, num
+from iolab.core.units import and_list, counted, duration, eng, kib_label, num
 
 if TYPE_CHECKING:  # the plans are built only when `iolab plan` runs: --help and the rest start without them
     from iolab.api.planinfo import PlanDescription, PlannedCell, PlannedPhase, PlannedTest, Step
@@ -90,26 +91,38 @@ def plan(
 def _few_legs(plans: Sequence[Any], legs: list) -> str | None:
     """The steps whose outstanding IO is below the number of legs, in the words the run's cells say
     it (merge.idle_legs): such a step runs on fewer legs, not split over all of them as the plan's
-    split line says. None: every step runs on every leg."""
+    split line says; and the phases built during the run, whose steps cannot be judged yet (said
+    by name, with what each is built from). None: every step runs on every leg."""
     from iolab.core.plan import Deferred
     from iolab.engines.merge import legs_run, unsplit
 
     shares = [getattr(leg, "share", 1.0) for leg in legs]
-    found: dict[tuple[int, int], dict[tuple[str, str], int]] = {}  # (legs run, oio) -> (kind, where): count
+    found: defaultdict[tuple[int, int], Counter[tuple[str, str]]] = defaultdict(Counter)  # (legs run, oio)
+    later: dict[tuple[str, str], list[str]] = {}  # (test, what a Deferred phase is built from) -> the phases
     for plan in plans:
         for ph in plan.phases:
-            if isinstance(ph, Deferred):
-                continue  # built during the run: its steps are not known yet
+            if isinstance(ph, Deferred):  # built during the run: its steps are not known yet
+                later.setdefault((plan.title, ph.describe), []).append(ph.name)
+                continue
             steps = [*((w, "preconditioning step") for w in ph.precondition), *((c.workload, "cell") for c in ph.cells)]
             for w, kind in steps:
                 if (k := legs_run(w, shares)) < len(shares):
-                    where = found.setdefault((k, w.threads * w.queue_depth), {})
-                    where[(kind, f"{plan.title} {ph.name}")] = where.get((kind, f"{plan.title} {ph.name}"), 0) + 1
+                    found[(k, w.outstanding)][(kind, f"{plan.title} {ph.name}")] += 1
     said = []
     for (k, oio), where in sorted(found.items(), key=lambda kv: kv[0][1]):
         counts = ", ".join(f"{counted(m, kind)} of {w}" for (kind, w), m in where.items())
         said.append(
             f"a workload at {oio} outstanding IO runs on {k} of its {len(shares)} legs: {unsplit(oio)} ({counts})"
+        )
+    if later:
+        said.append(
+            "phases built during the run are not judged here: their steps come from what the phases before them "
+            f"measure (a step below {len(shares)} outstanding IO will run on fewer legs, as the run's cells will "
+            "say): "
+            + "; ".join(
+                f"{title} {and_list(names)}, {'each ' if len(names) > 1 else ''}from {src}"
+                for (title, src), names in later.items()
+            )
         )
     return "; ".join(said) or None
 

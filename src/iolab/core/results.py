@@ -288,8 +288,15 @@ def json_objects(text: str) -> tuple[list[dict], list[str], int | None]:
     final report last; the simulator one), the lines of text around them (fio's warnings), and
     where an object begins that never ends (None: none does; a truncated output), whose text is
     kept with the lines."""
+    found, other, cut = json_spans(text)
+    return [obj for _, _, obj in found], other, cut
+
+
+def json_spans(text: str) -> tuple[list[tuple[int, int, dict]], list[str], int | None]:
+    """`json_objects` with where each object is: (start, end, object), `text[start:end]` being
+    its exact text (a caller that keeps the engine's own bytes cuts them there)."""
     dec = json.JSONDecoder()
-    objs, other, cut = [], [], None
+    found, other, cut = [], [], None
     i, n = 0, len(text)
     while i < n:
         while i < n and text[i].isspace():
@@ -298,8 +305,9 @@ def json_objects(text: str) -> tuple[list[dict], list[str], int | None]:
             break
         if text[i] == "{":
             try:
-                obj, i = dec.raw_decode(text, i)
-                objs.append(obj)
+                obj, end = dec.raw_decode(text, i)
+                found.append((i, end, obj))
+                i = end
                 continue
             except json.JSONDecodeError:
                 cut = i if cut is None else cut
@@ -307,7 +315,7 @@ def json_objects(text: str) -> tuple[list[dict], list[str], int | None]:
         end = n if end < 0 else end
         other.append(text[i:end])
         i = end + 1
-    return objs, other, cut
+    return found, other, cut
 
 
 def _count(side: object, key: str) -> int | None:

@@ -218,6 +218,11 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
     return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
 
 
+def and_list(items: Sequence[str]) -> str:
+    """'a', 'a and b', 'a, b and c'."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
 def sentence(text: str) -> str:
     """`text` (a clause as a run stores it: "reached the round limit (5) without steady state")
     as a sentence of its own: capital first letter, full stop at its end."""

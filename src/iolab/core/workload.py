@@ -66,9 +66,11 @@ class Workload:
     # laid out from the start of the range (the CBW's 50 % of IOs to the first 5 %, …). Empty:
     # uniform. Sequential streams ignore it.
     zones: tuple[tuple[float, float], ...] = ()
-    # (index, count): this workload is leg `index` of `count` run at once on one target (a split
-    # round: --paths, --hosts). Its sequential streams address only their leg's part of the
-    # active range, so the legs stream it once between them (engines/fio_job.py: _seq_range).
+    # (index, count): this workload is leg `index` of the `count` legs of a split round (--paths,
+    # --hosts) that open one target at once. Its sequential streams address only their leg's part
+    # of the active range, so those legs stream it once between them (engines/fio_job.py:
+    # _leg_part); a host with a target of its own is alone on it. A leg's, never a cell's: the
+    # stored record of a cell's workload leaves it out (run/runner.py: workload_record).
     leg: tuple[int, int] = (0, 1)
 
     def __post_init__(self) -> None:

@@ -15,9 +15,10 @@ from pathlib import Path
 
 from iolab.core.errors import EngineError
 from iolab.core.procs import wait_exit
+from iolab.core.results import json_spans
 from iolab.core.workload import Workload
 from iolab.engines.fio_job import client_clock
-from iolab.engines.fio_parse import _json_objects, log_files, parse_fio_json, parse_fio_logs
+from iolab.engines.fio_parse import log_files, parse_fio_json, parse_fio_logs
 from iolab.engines.fio_relay import read_relay_map, relayed
 from iolab.engines.fio_supervise import default_stall_timeout
 from iolab.engines.hosts import answers
@@ -99,8 +100,9 @@ def client_parts(legs, endpoints: dict[str, tuple[str, int]], raw_dir: Path, tag
     entries, parsed as a single-host report, and its per-second logs."""
     out_path = raw_dir / f"{tag}.json"
     text = out_path.read_text(errors="replace")
-    objs, lines = _json_objects(text)
-    log_path = keep_apart(out_path, text)
+    found, lines, cut = json_spans(text)  # one scan for the reports and where the last one is
+    objs = [obj for _, _, obj in found]
+    log_path = keep_apart(out_path, text, found[-1][:2] if found and cut is None else None)
     stats = objs[-1].get("client_stats") if objs else None
     if not isinstance(stats, list):
         # fio's client says "connect: Connection refused" without the host when a server went
@@ -170,31 +172,22 @@ def client_parts(legs, endpoints: dict[str, tuple[str, int]], raw_dir: Path, tag
     return parts
 
 
-def keep_apart(out_path: Path, text: str) -> Path | None:
-    """Make the client's output at `out_path` the JSON document it printed, its other lines (the
-    "<host> NAME: (g=0): ..." lines fio's client prints for each host, before its JSON, and any
-    earlier report) going to NAME.client.log beside it: the run's raw JSON is then what `jq` and
-    every reader take it for, and nothing fio printed is lost. Returns that log (None: nothing
-    else was printed). Output without a whole JSON document (a client stopped mid-report) is kept
-    as fio wrote it: that is the failure's evidence, which the caller reports."""
-    dec, pos, last = json.JSONDecoder(), 0, None
-    while pos < len(text):
-        if text.startswith("{", pos):  # fio starts each report at a line's start
-            try:
-                _obj, end = dec.raw_decode(text, pos)
-            except ValueError:
-                return None
-            last, pos = (pos, end), end
-            continue
-        nl = text.find("\n", pos)
-        pos = len(text) if nl < 0 else nl + 1
-    if last is None:
+def keep_apart(out_path: Path, text: str, document: tuple[int, int] | None) -> Path | None:
+    """Make the client's output at `out_path` the JSON document it printed (`document`: where it
+    is in `text`, json_spans), its other lines (the "<host> NAME: (g=0): ..." lines fio's client
+    prints for each host, before its JSON, and any earlier report) going to NAME.client.log
+    beside it: the run's raw JSON is then what `jq` and every reader take it for, and fio's text
+    is kept byte for byte. Returns that log (None: nothing else was printed). Output without a
+    whole JSON document (None: a client stopped mid-report) is kept as fio wrote it: that is the
+    failure's evidence, which the caller reports."""
+    if document is None:
         return None
-    rest = (text[: last[0]] + text[last[1] :]).strip("\n")
+    start, end = document
+    rest = (text[:start] + text[end:]).strip("\n")
     log_path = out_path.with_name(out_path.name.removesuffix(".json") + ".client.log")
     if rest.strip():
         log_path.write_text(rest + "\n")  # first, so an interrupted split loses nothing
-    out_path.write_text(text[last[0] : last[1]] + "\n")
+    out_path.write_text(text[start:end] + "\n")
     return log_path if rest.strip() else None
 
 

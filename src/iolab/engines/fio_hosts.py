@@ -421,12 +421,9 @@ class SplitFioEngine:
     def _run_hosts(self, legs, workload: Workload, raw_dir: Path, tag: str) -> list[Part]:
         assert self.servers is not None
         refuse_existing(raw_dir, tag)
+        ends = self.servers.endpoints
         jobs = [
-            (
-                f"{tag}.p{i}",
-                self.servers.endpoints[leg.host.name],
-                host_job(leg, w, f"{tag}.p{i}", self.host_clocks),
-            )
+            (f"{tag}.p{i}", ends[leg.host.name], host_job(leg, w, f"{tag}.p{i}", self.host_clocks))
             for i, leg, w in legs
         ]
         code = run_clients(jobs, raw_dir, tag, time_limit(workload, self.stall_timeout), self.fio)
@@ -477,10 +474,16 @@ def legs_job_text(
 
 
 def plan_legs(legs: list[Leg], workload: Workload) -> list[tuple[int, Leg, Workload]]:
-    """(index, leg, its workload) of the legs with IO in a round, numbered among them (fio_job._seq_range)."""
+    """(index, leg, its workload) of the legs with IO in a round, each numbered among the running
+    legs that open its target, which share its sequential range (`Workload.leg`, fio_job._leg_part):
+    every path is the one drive, hosts share a path they all open, a host's own target is its own."""
     split = split_workload(workload, [leg.share for leg in legs])
     running = [(i, leg, w) for i, (leg, w) in enumerate(zip(legs, split)) if w is not None]
-    return [(i, leg, replace(w, leg=(k, len(running)))) for k, (i, leg, w) in enumerate(running)]
+    opens = [leg.target.path if leg.host else "" for _, leg, _ in running]
+    return [
+        (i, leg, replace(w, leg=(opens[:k].count(p), opens.count(p))))
+        for k, (p, (i, leg, w)) in enumerate(zip(opens, running))
+    ]
 
 
 def _outcome(future):

@@ -23,18 +23,11 @@ from iolab.core.results import (
     SecondSample,
     fio_completed_ios,
     json_objects,
+    partial_row,
 )
 from iolab.engines import fio_hist
 
 _LOG_RE = re.compile(r"_(iops|bw|lat|clat|slat)\.(\d+)\.log$")
-
-
-def _json_objects(text: str) -> tuple[list[dict], list[str]]:
-    """All top-level JSON objects in `text` (fio writes one per status report, the final
-    report last) and the non-JSON lines fio may print around them (warnings); a truncated
-    object is kept as text for the error message."""
-    objs, other, _cut = json_objects(text)
-    return objs, other
 
 
 class _Fields:
@@ -175,7 +168,7 @@ def parse_fio_json(text: str, source: str, *, require_bins: bool = True) -> Roun
     latency bins must be there (iolab always asks for them); without, a direction lacking
     them gets no histogram rather than an invented one.
     """
-    objs, other = _json_objects(text)
+    objs, other, _cut = json_objects(text)  # a truncated object is kept as text for the message
     if not objs:
         tail = " | ".join(other[-5:])[-400:]
         raise EngineError(
@@ -308,7 +301,8 @@ def parse_fio_logs(
     mean latency is the IOPS-weighted mean of the jobs' (total latency) lat log values.
     lat log values are in units of 1/lat_per_us µs: fio 3.x logs ns (1000), fio 2.x µs (1).
     With the round's `totals`, what they hold beyond the logged seconds is one more, partial,
-    row (`tail_row`).
+    row (`tail_row`); a round of a whole interval or more of which fio logged none is that row
+    alone (`whole_round`).
     """
     logs = []
     for p in paths:
@@ -356,7 +350,27 @@ def parse_fio_logs(
         lat_k = [lf.points[(k, d)][1] / lat_per_us for lf in lat for d in (0, 1) if (k, d) in lf.points]
         tail = tail_row(out, totals, lat_k[0] if len(lat_k) == 1 else None, (maxima or {}).get(k))
         out += [tail] if tail else []
+    elif totals is not None:
+        out = whole_round(totals, maxima)
     return tuple(out)
+
+
+def whole_round(totals: RoundResult, maxima: dict[int, float] | None) -> list[SecondSample]:
+    """The series of a round whose iops and bw logs hold no line: its totals as one row, when it
+    lasted a whole interval (a shorter one has no second to show).
+
+    fio (3.33) adds an averaged iops or bw point only when its helper thread, ticking about once
+    per `log_avg_msec`, finds a whole interval gone while the job still runs; the flush at the
+    job's end writes only an interval that already holds such a point. A job of exactly one
+    interval (a 1 s cell) ends at about 1,000 ms, and the tick comes at 1,000-1,025 ms: of 7 such
+    jobs on one file, 2 run here and 3 through a fio server logged no line (a host's server starts
+    the job apart from its helper's ticks), so a hosts run's 1 s cells often stored no
+    per-second row. The row spans the whole round: its rates are the round's IOs and bytes over
+    its runtime and its mean latency the round's own (the lat logs' lines each cover a part)."""
+    if partial_row(totals.runtime_s):
+        return []
+    row = tail_row([], totals, totals.lat_mean_us, max(maxima.values()) if maxima else None)
+    return [row] if row else []
 
 
 TAIL_MIN_S = 0.05  # a shorter rest after the last logged second is the logs' own jitter
@@ -377,7 +391,8 @@ def tail_row(
     within that; None when less than TAIL_MIN_S remains (fio's log stamps and its runtime
     differ by milliseconds) or nothing is left (under half an IO).
     """
-    t0, span = rows[-1].t_s, totals.runtime_s - rows[-1].t_s
+    t0 = rows[-1].t_s if rows else 0.0
+    span = totals.runtime_s - t0
     if span < TAIL_MIN_S:
         return None
     held = [0.0, 0.0, 0.0]  # read IOs, write IOs, bytes

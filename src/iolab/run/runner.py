@@ -136,7 +136,11 @@ def round_prefixes(ph: Phase, from_round: int) -> list[str]:
 
 
 def workload_record(w: Workload) -> dict[str, Any]:
-    return asdict(w)
+    """A cell's workload as stored: the whole round's, never a leg's, so without `leg` (each leg's
+    part of a split round is in its job file, TAG.pN.fio, and its figures in the cell's counters)."""
+    record = asdict(w)
+    del record["leg"]
+    return record
 
 
 class Runner:

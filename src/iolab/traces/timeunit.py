@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from iolab.core.errors import IolabError
+from iolab.core.units import and_list
 from iolab.traces.textscan import MAX_TIME_NS
 
 NS_PER = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
@@ -113,10 +114,6 @@ def _human(seconds: float) -> str:
             v = seconds / scale
             return f"{v:,.3g} {unit}" if v < 1000 else f"{v:,.0f} {unit}"
     return f"{seconds} s"  # pragma: no cover
-
-
-def _and(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def _rate(v: float) -> str:
@@ -219,7 +216,7 @@ def detect(
             + (" (the convention counting one decade)" if best == default or ranked[1] == default else ""),
         )
     else:
-        sure, head = "ambiguous", f"assumed {best}, {basis}; {_and(ranked[1:])} also give rates a device can do"
+        sure, head = "ambiguous", f"assumed {best}, {basis}; {and_list(ranked[1:])} also give rates a device can do"
     tail = "Pass --time-unit to override" if sure != "ambiguous" else f"Pass --time-unit if {best} is wrong"
     return TimeUnit(best, f"guessed, {sure}: {head} — {'; '.join(readings)}. {tail}", sure)
 
