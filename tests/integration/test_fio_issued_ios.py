@@ -91,6 +91,12 @@ def as_stored_before(run: Path, copy: Path, less: int = 0) -> Path:
         jobs = [j for f in json.loads(raw) if f.endswith(".json") for j in json.loads((copy / f).read_text())["jobs"]]
         issued = [sum(j[side]["total_ios"] for j in jobs) for side in ("read", "write")]
         db.execute("UPDATE cells SET read_ios = ?, write_ios = ? WHERE id = ?", (issued[0] - less, issued[1], cid))
+    # nor was a round whose logs held no line stored as one row then (fio_parse.whole_round):
+    # its only row, ending at the round's runtime, goes
+    db.execute(
+        "DELETE FROM series WHERE cell_id IN (SELECT s.cell_id FROM series s JOIN cells c ON c.id = s.cell_id"
+        " GROUP BY s.cell_id HAVING COUNT(*) = 1 AND MAX(s.t_s) = MAX(c.runtime_s))"
+    )
     db.commit()
     db.close()
     return copy
