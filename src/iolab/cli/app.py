@@ -191,9 +191,9 @@ def resume(
     from iolab.store.manifest import manifest_of
 
     json_out, require_steady = args.json_out, args.require_steady
+    want_json("resume", console, json_out)  # before the lookup: a name refused is a --json error document too
     if (code := cli_fleet.resume_fleet(run_ref, args, console, again)) is not None:  # its drives not ended go on
         raise typer.Exit(code)
-    want_json("resume", console, json_out)
     current: list[RunStore] = []
     records: list[dict] = []
 
@@ -359,9 +359,9 @@ def show(
     from iolab.api import reports as api
     from iolab.store.runstore import RunStore
 
+    want_json("show", console, json_out)  # before the lookup: a name refused is a --json error document too
     if (fleet_dir := cli_fleet.fleet_path(run_ref, runs_dir)) is not None:  # its report, as `iolab fleet FLEET`
         raise typer.Exit(cli_fleet.show(str(fleet_dir), json_out, console))
-    want_json("show", console, json_out)
     store = RunStore.open(run_ref)
     records = [api.run_record(store)] if json_out or require_steady else []
     if json_out:

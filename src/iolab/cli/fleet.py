@@ -267,6 +267,7 @@ def fleet(
 ):
     """A fleet's report: each key figure over the drives, the outliers, spec-sheet verdicts (also written as report.json and junit.xml)."""
     from iolab.api import fleet as api
+    from iolab.api.fleetname import find_fleet
     from iolab.store.manifest import runs_root
 
     console = Console(stderr=json_out)
@@ -294,7 +295,7 @@ def fleet(
         if not found:
             console.print(f"no fleets under {root / 'fleets'}", markup=False, soft_wrap=True)
         return
-    state = api.load_state(api.find_fleet(fleet_ref, root))
+    state = api.load_state(find_fleet(fleet_ref, root))
     if baseline is not None and group_by is None and state.group_by is None:
         raise IolabError("--baseline names a group: give --group-by LABEL too (or group_by in the fleet file).")
     what_if = any(v is not None for v in (spec_sheet, outlier_k, outlier_min_pct, group_by, baseline))
@@ -340,11 +341,13 @@ def _as_given(v: float) -> str:
 
 
 def fleet_path(ref: str, runs_dir: Optional[Path] = None) -> Optional[Path]:
-    """The fleet `ref` names, by its directory or its name under RUNS/fleets (None: not a fleet),
-    as `iolab fleet NAME` finds it: show, report and resume take a fleet the same ways."""
-    from iolab.store.manifest import fleet_dir
+    """`iolab show`, `report`, `resume`: the fleet `ref` names (None: a run, or nothing), by its
+    path, its directory's name, its name or a part of one, as `iolab fleet NAME` finds a fleet
+    and these commands a run (api/fleetname.fleet_or_run)."""
+    from iolab.api.fleetname import fleet_or_run
+    from iolab.store.manifest import runs_root
 
-    return fleet_dir(ref, runs_dir)
+    return fleet_or_run(ref, runs_dir or runs_root())
 
 
 def show(ref: str, json_out: bool, console: Console) -> int:
