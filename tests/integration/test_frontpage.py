@@ -97,6 +97,19 @@ def test_a_bound_in_a_unit_its_figure_is_never_in_is_refused_before_the_run(tmp_
     assert p.returncode == 2 and "Traceback" not in said, said
     assert "'ART RND 4KiB R/W 100/0' is in µs, and the unit given, 'IOPS', does not apply" in said
     assert "Nothing was run" in said and not runs.exists()
+    # `iolab resume` with that sheet: refused so too, and told to resume with the sheet fixed (it said
+    # "start again", which would measure the run again from its start)
+    p = iolab("run", "latency", "--quick", "--cell-time", "100ms", "--max-rounds", "1", "-t", SIM, "--no-report",
+              "--runs-dir", str(runs))  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    (run,) = runs.iterdir()
+    kept = (run / "manifest.json").read_bytes()
+    p = iolab("resume", run.name, "--runs-dir", str(runs), "--spec-sheet", str(sheet))
+    said = " ".join(p.stderr.split())
+    assert p.returncode == 2 and "does not apply" in said and "start again" not in said, said
+    assert said.endswith(f"fix the sheet and resume the run with it (`iolab resume {run.name} --spec-sheet {sheet}`); "
+                         "the run is as it was."), said  # fmt: skip
+    assert (run / "manifest.json").read_bytes() == kept
 
 
 def test_a_run_with_shortened_cells_is_not_judged_as_a_quick_one_is_not(tmp_path):

@@ -79,15 +79,15 @@ def build_document(run: RunData, sheet: SpecSheet | None = None) -> Document:
     )
 
 
-def read_spec_sheet(spec_sheet: Path, test: str, everything: bool = False) -> None:
+def read_spec_sheet(spec_sheet: Path, test: str, everything: bool = False, again: str = "start again") -> None:
     """Read a spec sheet before `test` (a test or a sequence) runs against it: a bad sheet, or a
-    bound in a unit that the figure it names (as the tests declare it) is never in, is refused."""
+    bound in a unit that the figure it names (as the tests declare it) is never in, is refused,
+    saying how to go on once it is fixed (`again`)."""
     from iolab.figures.specsheet import check_units, load_spec_sheet  # (and tomllib): only where a sheet is given
 
     tests = registry.sequence(test, everything)
-    check_units(
-        load_spec_sheet(spec_sheet), {m.name: m.unit for t in tests if t.key_figures for m in t.key_figures(())}
-    )
+    units = {m.name: m.unit for t in tests if t.key_figures for m in t.key_figures(())}
+    check_units(load_spec_sheet(spec_sheet), units, again)
 
 
 def check_spec_sheet(spec_sheet: Path | None, sequence: bool = False) -> None:

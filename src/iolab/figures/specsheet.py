@@ -219,15 +219,17 @@ def not_measured_hint(figure: str, measured: list[str], unmeasured: Mapping[str,
     return f"; none of its figures is named like it (it measured {', '.join(map(repr, measured[:3]))}{more})"
 
 
-def _unit_mismatch(c: Criterion, have: str, sheet: SpecSheet, ran: bool = True) -> IolabError:
-    """A bound in a unit its figure cannot be in: the sheet's mistake, never the drive's fail."""
+def _unit_mismatch(c: Criterion, have: str, sheet: SpecSheet, again: str | None = None) -> IolabError:
+    """A bound in a unit its figure cannot be in: the sheet's mistake, never the drive's fail.
+    `again`: how to go on with the sheet fixed, when it was refused before anything ran (None:
+    it was found judging runs)."""
     fam = _UNITS.get(have, (None, 0.0))[0]
     fits = [u for u, (f, _) in _UNITS.items() if fam is not None and f == fam] or [have]
     after = (
         "No drive was judged on it; fix the sheet and judge the runs again (`iolab fleet FLEET "
         "--spec-sheet FILE`, `iolab report RUN --spec-sheet FILE`)."
-        if ran
-        else "Nothing was run; fix the sheet and start again."
+        if again is None
+        else f"Nothing was run; fix the sheet and {again}."
     )
     return IolabError(
         f"spec sheet {sheet.path}, criterion {c.name!r}: its figure {c.figure!r} is in {have}, and the "
@@ -236,14 +238,15 @@ def _unit_mismatch(c: Criterion, have: str, sheet: SpecSheet, ran: bool = True) 
     )
 
 
-def check_units(sheet: SpecSheet, units: dict[str, str]) -> None:
+def check_units(sheet: SpecSheet, units: dict[str, str], again: str = "start again") -> None:
     """Refuse, before anything runs, a bound in a unit its figure is never in (`units`: the key
     figures the tests to run declare, with their units): found after the run, the sheet's typo
-    would cost the whole run (a fleet's: every drive's) before it was said."""
+    would cost the whole run (a fleet's: every drive's) before it was said. `again`: how to go on
+    once the sheet is fixed (a run is started again; an interrupted one is resumed)."""
     for c in sheet.criteria:
         have = units.get(c.figure)
         if have is not None and in_unit(1.0, have, c.unit) is None:
-            raise _unit_mismatch(c, have, sheet, ran=False)
+            raise _unit_mismatch(c, have, sheet, again)
 
 
 def judge(
