@@ -102,3 +102,18 @@ def test_show_report_and_resume_take_a_fleet_by_its_name_as_fleet_does(resumed, 
         said = " ".join(p.stderr.split())
         assert p.returncode == 2 and "run or fleet 'latency' is ambiguous" in said, said
         assert run_dir.name in said and d.name in said and json.loads(p.stdout)["exit_code"] == 2, said
+
+
+def test_a_bound_given_without_a_unit_is_printed_in_its_figures(resumed, tmp_path):
+    # "rl ≤ 500" beside the figure's "(µs)": the bound is in the figure's own unit, and says so
+    runs, d, _ = resumed
+    sheet = tmp_path / "sheet.toml"
+    sheet.write_text(SHEET.replace('unit = "us"\n', "").replace('"read latency"', '"rl"'))
+    p = iolab("fleet", "acc", "--runs-dir", str(runs), "--spec-sheet", str(sheet), "--json")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert [c["bounds"] for c in doc["spec_sheet"]["criteria"]] == ["≤ 500 µs"], doc["spec_sheet"]
+    ((verdict,),) = [r["verdicts"] for r in doc["drives"]]
+    assert verdict["bounds"] == "≤ 500 µs" and verdict["why"].endswith("µs; needs ≤ 500 µs)"), verdict
+    p = iolab("fleet", "acc", "--runs-dir", str(runs), "--spec-sheet", str(sheet))
+    assert "rl ≤ 500 µs" in p.stdout, p.stdout

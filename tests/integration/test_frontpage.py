@@ -45,6 +45,9 @@ def test_a_quick_runs_figures_are_shown_but_never_judged(tmp_path):
     assert "Against the Spec Sheet" in page and "for Example SAS: 3 not judged, 1 not measured" in page
     assert "random reads: not judged: quick run" in page and "random writes: not judged: quick run" in page
     assert "meets the" not in page and "UBER: not measured by this run" in page
+    # a bound the sheet gave no unit is in its figure's, and says so: it printed a bare "≤ 1,000,000,000"
+    # beside the measured "… IOPS"
+    assert f"mixed at most ≤ {given(1e9)} IOPS RND 4KiB R/W 65/35 IOPS" in page, page
 
 
 def test_a_compliant_runs_figures_meet_or_miss_their_spec_by_how_much(tmp_path):

@@ -59,10 +59,13 @@ class Criterion:
     unit: str | None = None
     claim: float | None = None
 
-    def bounds_text(self) -> str:
+    def bounds_text(self, figure_unit: str | None = None) -> str:
         """'≥ 35,000 IOPS and ≤ 0.1 ms': the bounds as the sheet gave them (units.given), where a
-        measured figure beside them is units.num's, as `iolab show` prints it."""
-        u = f" {self.unit}" if self.unit else ""
+        measured figure beside them is units.num's, as `iolab show` prints it. A bound given with
+        no unit is in its figure's own, `figure_unit` (bare only where the figure is not known:
+        "≥ 50,000" beside "40,111 IOPS" read as if it were another figure's bound)."""
+        unit = self.unit or figure_unit
+        u = f" {unit}" if unit else ""
         parts = ([f"≥ {given(self.min)}{u}"] if self.min is not None else []) + (
             [f"≤ {given(self.max)}{u}"] if self.max is not None else []
         )
@@ -283,12 +286,12 @@ def judge(
             continue
         ok = (c.min is None or v >= c.min) and (c.max is None or v <= c.max)
         unit = c.unit or units[c.figure]
-        why = f"{c.figure} = {num(v)} {unit}, needs {c.bounds_text() or '-'}" + (
+        why = f"{c.figure} = {num(v)} {unit}, needs {c.bounds_text(unit) or '-'}" + (
             f" (data sheet: {given(c.claim)})" if c.claim is not None else ""
         )
         if reasons:
             # the bound beside the value: a quick qualification run shows how near each drive came
-            needs = f"; needs {c.bounds_text()}" if c.bounds_text() else ""
+            needs = f"; needs {c.bounds_text(unit)}" if c.bounds_text() else ""
             why = f"not judged: {'; '.join(reasons)} ({c.figure} = {num(v)} {unit}{needs})"
             out.append(Verdict(drive, c, "not-judged", v, why, unit))
             continue
