@@ -5,7 +5,6 @@ report, fleet_terminal.py prints it)."""
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Optional
 
@@ -14,7 +13,7 @@ import typer
 from iolab.cli.auto import emit, want_json
 from iolab.cli.console import Console, write_out
 from iolab.core.errors import IolabError
-from iolab.core.units import counted
+from iolab.core.units import as_given, counted
 from iolab.run.stopsignals import stop_on_signals
 
 # Options the coordinator takes for itself (with their value, when they take one); the rest of
@@ -275,9 +274,9 @@ def fleet(
     want_json("fleet", console, json_out)
     root = runs_root()
     if outlier_k is not None and not 0 < outlier_k <= 100:
-        raise IolabError(f"--outlier-k {_as_given(outlier_k)}: give a number above 0 and at most 100 (e.g. 3.5).")
+        raise IolabError(f"--outlier-k {as_given(outlier_k)}: give a number above 0 and at most 100 (e.g. 3.5).")
     if outlier_min_pct is not None and not 0 <= outlier_min_pct < 100:
-        raise IolabError(f"--outlier-min-pct {_as_given(outlier_min_pct)}: give a percentage from 0 to below 100.")
+        raise IolabError(f"--outlier-min-pct {as_given(outlier_min_pct)}: give a percentage from 0 to below 100.")
     if fleet_ref is None:
         broken: list[str] = []
         found = api.list_fleets(root, broken)
@@ -330,14 +329,6 @@ def _listed(s) -> dict:
         "drives": len(s.members),
         "complete": sum(m.state == "complete" for m in s.members),
     }
-
-
-def _as_given(v: float) -> str:
-    """An option's number echoed in its refusal as the user wrote its digits (:g printed 1e-05);
-    nan and inf as Python read them, not as a table's missing value."""
-    from iolab.core.units import given
-
-    return given(v) if math.isfinite(v) else str(v)
 
 
 def fleet_path(ref: str, runs_dir: Optional[Path] = None) -> Optional[Path]:
