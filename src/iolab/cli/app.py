@@ -209,9 +209,10 @@ def resume(
             console.print(f"  {esc(note)}", soft_wrap=True)
 
     def ended(store: RunStore, reports: list[Path]) -> None:
-        if json_out or require_steady:
-            records.append(api_reports.run_record(store, reports))
-        api_reports.show(store, console)
+        read = api_reports.read_run(store) if json_out or require_steady else None  # once, for both
+        if read is not None:
+            records.append(api_reports.run_record(store, reports, read))
+        api_reports.show(store, console, read)
         report_paths(console, progress, reports, args.quiet)
         console.print(f"run directory: {esc(str(store.dir))}", soft_wrap=True)  # whole, for copying
 
@@ -363,12 +364,13 @@ def show(
     if (fleet_dir := cli_fleet.fleet_path(run_ref, runs_dir)) is not None:  # its report, as `iolab fleet FLEET`
         raise typer.Exit(cli_fleet.show(str(fleet_dir), json_out, console))
     store = RunStore.open(run_ref)
-    records = [api.run_record(store)] if json_out or require_steady else []
+    read = api.read_run(store) if json_out or require_steady else None  # once, for the record and the tables
+    records = [api.run_record(store, read=read)] if read is not None else []
     if json_out:
         api.check_readable(store)
     else:
         with console.whole():  # a table that cannot be read fails the command: then nothing is printed
-            api.show(store, console)
+            api.show(store, console, read)
     finish("show", json_out, require_steady, records)
 
 
