@@ -382,8 +382,8 @@ def report(
     spec_sheet: Optional[Path] = opts.SPEC_SHEET_PAGE,
     runs_dir: Optional[Path] = RunsDirOpt,
 ):
-    """Write each run's report: one self-contained HTML file and a PDF of the same pages (a fleet
-    directory: the fleet's report, its key figures over the drives)."""
+    """Write each run's report: one self-contained HTML file and a PDF of the same pages (a fleet,
+    by its directory or name: the fleet's report, its key figures over the drives)."""
     from iolab.api import reports as api
     from iolab.cli.runview import stopped_reports
     from iolab.run.stopsignals import Interrupted, exit_code, stop_on_signals
