@@ -80,3 +80,40 @@ def test_fleet_takes_the_fleets_name_or_a_part_of_its_directory_and_refuses_an_a
             assert " ".join(doc["error"].split()[:4]) in " ".join(p.stderr.split()), (doc, p.stderr)
     finally:
         shutil.rmtree(d.with_name(d.name + "-copy"))
+
+
+def test_show_report_and_resume_take_a_fleet_by_its_name_as_fleet_does(resumed, tmp_path):
+    """`iolab show acc` (and report, resume) said there was no run 'acc': they took a fleet by its
+    path or its directory's whole name only. A part that the fleet and its drive's run both
+    contain is refused, naming both."""
+    runs, d, _ = resumed
+    for ref in ("acc", "latency-acc"):  # the fleet's name, a part of its directory's
+        p = iolab("show", ref, "--runs-dir", str(runs), "--json")
+        assert p.returncode == 0, (ref, p.stderr)
+        assert json.loads(p.stdout)["fleet_report"]["fleet"]["dir"] == str(d), p.stdout[:500]
+    p = iolab("report", "acc", "--runs-dir", str(runs), "--out", str(tmp_path))
+    assert p.returncode == 0 and f"fleet report: {tmp_path / d.name}.html" in p.stdout, p.stdout + p.stderr
+    p = iolab("resume", "acc", "--runs-dir", str(runs), "--json")
+    assert p.returncode == 0 and json.loads(p.stdout)["fleet_report"]["fleet"]["dir"] == str(d), p.stderr
+    (row,) = json.loads((d / "fleet.json").read_text())["members"]
+    run_dir = runs / row["run_dir"]
+    for command in ("show", "resume"):
+        p = iolab(command, "latency", "--runs-dir", str(runs), "--json")  # in the run's id and the fleet's
+        said = " ".join(p.stderr.split())
+        assert p.returncode == 2 and "run or fleet 'latency' is ambiguous" in said, said
+        assert run_dir.name in said and d.name in said and json.loads(p.stdout)["exit_code"] == 2, said
+
+
+def test_a_bound_given_without_a_unit_is_printed_in_its_figures(resumed, tmp_path):
+    # "rl ≤ 500" beside the figure's "(µs)": the bound is in the figure's own unit, and says so
+    runs, d, _ = resumed
+    sheet = tmp_path / "sheet.toml"
+    sheet.write_text(SHEET.replace('unit = "us"\n', "").replace('"read latency"', '"rl"'))
+    p = iolab("fleet", "acc", "--runs-dir", str(runs), "--spec-sheet", str(sheet), "--json")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert [c["bounds"] for c in doc["spec_sheet"]["criteria"]] == ["≤ 500 µs"], doc["spec_sheet"]
+    ((verdict,),) = [r["verdicts"] for r in doc["drives"]]
+    assert verdict["bounds"] == "≤ 500 µs" and verdict["why"].endswith("µs; needs ≤ 500 µs)"), verdict
+    p = iolab("fleet", "acc", "--runs-dir", str(runs), "--spec-sheet", str(sheet))
+    assert "rl ≤ 500 µs" in p.stdout, p.stdout

@@ -45,6 +45,9 @@ def test_a_quick_runs_figures_are_shown_but_never_judged(tmp_path):
     assert "Against the Spec Sheet" in page and "for Example SAS: 3 not judged, 1 not measured" in page
     assert "random reads: not judged: quick run" in page and "random writes: not judged: quick run" in page
     assert "meets the" not in page and "UBER: not measured by this run" in page
+    # a bound the sheet gave no unit is in its figure's, and says so: it printed a bare "≤ 1,000,000,000"
+    # beside the measured "… IOPS"
+    assert f"mixed at most ≤ {given(1e9)} IOPS RND 4KiB R/W 65/35 IOPS" in page, page
 
 
 def test_a_compliant_runs_figures_meet_or_miss_their_spec_by_how_much(tmp_path):
@@ -97,6 +100,19 @@ def test_a_bound_in_a_unit_its_figure_is_never_in_is_refused_before_the_run(tmp_
     assert p.returncode == 2 and "Traceback" not in said, said
     assert "'ART RND 4KiB R/W 100/0' is in µs, and the unit given, 'IOPS', does not apply" in said
     assert "Nothing was run" in said and not runs.exists()
+    # `iolab resume` with that sheet: refused so too, and told to resume with the sheet fixed (it said
+    # "start again", which would measure the run again from its start)
+    p = iolab("run", "latency", "--quick", "--cell-time", "100ms", "--max-rounds", "1", "-t", SIM, "--no-report",
+              "--runs-dir", str(runs))  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    (run,) = runs.iterdir()
+    kept = (run / "manifest.json").read_bytes()
+    p = iolab("resume", run.name, "--runs-dir", str(runs), "--spec-sheet", str(sheet))
+    said = " ".join(p.stderr.split())
+    assert p.returncode == 2 and "does not apply" in said and "start again" not in said, said
+    assert said.endswith(f"fix the sheet and resume the run with it (`iolab resume {run.name} --spec-sheet {sheet}`); "
+                         "the run is as it was."), said  # fmt: skip
+    assert (run / "manifest.json").read_bytes() == kept
 
 
 def test_a_run_with_shortened_cells_is_not_judged_as_a_quick_one_is_not(tmp_path):

@@ -64,3 +64,18 @@ def test_info_of_a_block_device_run_refuses_says_why_and_exits_3(loop_device, sc
     refusal = " ".join(run.stderr.split()).removeprefix("iolab: ")
     assert run.returncode == 3 and f"mounted: {loop_device} is mounted at {mnt}" in refusal, run.stderr
     assert refusal in text, (refusal, text)  # the same check, the same words
+
+
+def test_info_of_a_symlink_to_a_block_device_names_the_device_to_write(loop_device, scratch):
+    """A symlink outside /dev to a block device was told "For a regular file write file:LINK",
+    which `info` and `run` then refuse as a block device: it names the device's node."""
+    link = scratch / "disk"
+    link.symlink_to(loop_device)
+    p = iolab("info", f"{link}?size=16MiB")
+    text = said(p)
+    assert p.returncode == 2 and "Traceback" not in text, text
+    assert f"{link} is the block device {loop_device}: write {loop_device}?size=16MiB as the target." in text, text
+    assert "file:" not in text.split("Accepted forms")[0], text
+    assert iolab("info", f"{loop_device}?size=16MiB").returncode == 0  # what it says to write is taken
+    p = iolab("info", str(scratch / "no-such.img"))  # a path that is no device: a regular file, as before
+    assert f"For a regular file write file:{scratch / 'no-such.img'}." in said(p), said(p)

@@ -168,6 +168,26 @@ def test_a_stall_timeout_past_three_days_is_refused_as_typed(value, command, tmp
     assert iolab("plan", "latency", "--quick", "-t", SMALL_SIM, "--stall-timeout", "72h").returncode == 0
 
 
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["fleet", "--outlier-min-pct", "1e999"], "--outlier-min-pct 1e999: give a percentage from 0 to below 100."),
+        (["fleet", "--outlier-k", "-1e999"], "--outlier-k -1e999: give a number above 0 and at most 100 (e.g. 3.5)."),
+        (["plan", "iops", "--precondition-factor", "1e999"], "(--precondition-factor): 1e999 is not allowed; give"),
+        (["plan", "rwsw", "--rwsw-min-writes", "1e999"], "(--rwsw-min-writes): 1e999 is not allowed; give"),
+        (["power", "RUN", "LOG", "--offset", "1e999"], "finite number of seconds, not 1e999."),
+        (["power", "RUN", "LOG", "--min-coverage", "1e999"], "at most 100 %, not 1e999 %."),
+        (["trace", "analyze", "TRACE", "-o", "OUT", "--compress", "1e999"], "--compress 1e999: give a finite number"),
+    ],
+)
+def test_a_number_past_what_a_float_holds_is_refused_as_typed(args, says, tmp_path):
+    """float() reads 1e999 as inf: each number option refused it in its usual words, but echoed
+    "inf", a value the user never typed."""
+    p = iolab(*args, "--runs-dir", str(tmp_path / "runs")) if args[0] != "trace" else iolab(*args)
+    said = refused(p, tmp_path / "runs")
+    assert says in said and " inf" not in said, said
+
+
 def test_an_outlier_k_past_its_limit_is_told_the_limit(tmp_path):
     p = iolab("fleet", "--outlier-k", "1000", "--runs-dir", str(tmp_path / "runs"))
     said = refused(p, tmp_path / "runs")

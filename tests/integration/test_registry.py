@@ -160,7 +160,7 @@ def test_a_registered_test_appears_in_run_show_report_compare_export_and_fio_job
     # the terminal ranks too: one row per figure, each drive's value with its rank (ties share 1)
     rows = [ln for ln in said.splitlines() if "max delivered IOPS" in ln]
     assert len(rows) == 1 and rows[0].count("(#1)") == 2, said
-    cmp_html = next((tmp_path / "cmp").glob("compare-read-ramp-2drives-*.html")).read_text()
+    cmp_html = next((tmp_path / "cmp").glob("compare-read-ramp-2runs-*.html")).read_text()  # one drive's runs
     assert "max delivered IOPS (IOPS; ↑)" in cmp_html
     assert re.search(r"1 of 2", cmp_html)
 

@@ -113,7 +113,7 @@ def test_a_forced_comparison_of_two_tests_is_named_for_both_and_ranks_no_lone_fi
     qos = only_run(runs, "qos", "--quick", "--set", "rounds=2", "-t", SMALL_SIM, "--no-report")
     lb = only_run(runs, "latency-bound", "--quick", "--set", "sustain=1s", "-t", SMALL_SIM, "--no-report")
     said, html = compared(tmp_path, qos, lb, extra=("--force",))
-    assert html.name.startswith("compare-mixed-qos-latency-bound-2drives-"), html.name
+    assert html.name.startswith("compare-mixed-qos-latency-bound-2runs-"), html.name  # one drive's two runs
     assert "(#1)" not in said, said
     assert re.search(r"sustained 99\.99 % latency \(µs; ↓\) │ — │ — \[(\w)\]", said), said
     assert re.search(r"\[\w\] not measured: its [\d,]+ IOs are too few for a 99\.99 %", said), said
@@ -135,3 +135,14 @@ def test_the_consistency_comparison_gives_each_steady_part_s_verdict(tmp_path):
     verdicts = re.findall(r"from 1 s: ((?:NOT )?steady by the rule) \(range \d+ % [≤>] 20 %", table)
     assert verdicts == ["steady by the rule", "NOT steady by the rule"], table
     assert not [str(v) for v in check_report(html)]
+
+
+def test_two_seeds_of_one_simulated_drive_compared_are_named_two_runs(tmp_path):
+    # "IOPS comparison — 2 runs" was written to compare-iops-2drives-…: the file counted runs as drives
+    runs = tmp_path / "runs"
+    quick = ("--quick", "--cell-time", "100ms", "--max-rounds", "1", "--no-report")
+    seeds = [only_run(runs, "iops", *quick, "-t", f"{SMALL_SIM}&seed={s}") for s in (1, 2)]
+    _, html = compared(tmp_path, *seeds)
+    assert html.name.startswith("compare-iops-2runs-"), html.name
+    assert "<title>IOPS comparison — 2 runs" in html.read_text()
+    assert html.with_suffix(".pdf").is_file()

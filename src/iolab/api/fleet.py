@@ -41,7 +41,7 @@ from iolab.core.safefile import loads_json, read_bytes, read_config, read_json
 from iolab.core.stopdefer import CHILD_MAIN, stop_deferred, stops_blocked, stops_held
 from iolab.run.stopsignals import Interrupted, stop_exception
 from iolab.store.durable import replace_file
-from iolab.store.manifest import ambiguous, fleet_dir, is_fleet_dir, named_among, now_iso
+from iolab.store.manifest import is_fleet_dir, now_iso
 from iolab.targets.writepolicy import check_file, mark_written, output_dir
 
 
@@ -161,26 +161,6 @@ def _check_fields(where: str, doc: object, cls: type, states: tuple[str, ...]) -
             raise TypeError(where + problem)
     if doc.get("state", states[0]) not in states:
         raise TypeError(f"{where}field 'state' is {shown(doc['state'])}, not one of {', '.join(states)}")
-
-
-def find_fleet(ref: str, root: Path) -> Path:
-    """A fleet by its directory, its directory's name under RUNS/fleets/, else as a run is found by
-    name (store/manifest.named_among): the fleet's own name (the fleet file's), else a part of its
-    directory's name or fleet name that one fleet alone there has; several are refused, named."""
-    found = fleet_dir(ref, root)
-    if found is None and ref and "/" not in ref:
-        matches = named_among(ref, [(s.dir, s.name) for s in list_fleets(root)])
-        if len(matches) > 1:
-            raise ambiguous(
-                "fleet", ref, matches, root / "fleets", "by directory name or fleet name", "`iolab fleet` lists them"
-            )
-        found = matches[0] if matches else None
-    if found is None:
-        raise IolabError(
-            f"fleet {ref!r}: no fleet directory of that name under {root / 'fleets'} and no directory of that path "
-            f"holding {FLEET_FILE}; `iolab runs` lists the fleets."
-        )
-    return found
 
 
 def list_fleets(root: Path, unreadable: list[str] | None = None) -> list[FleetState]:

@@ -12,6 +12,7 @@ from pathlib import Path
 from iolab.core.errors import IolabError
 from iolab.core.runfiles import METER_COPY, POWER_FILE
 from iolab.core.safefile import read_text
+from iolab.core.units import as_given
 from iolab.figures.power import MAX_CLOCK_S, MIN_COVERAGE, align, copy_record, parse_meter_log, to_document
 from iolab.store.durable import replace_files, room_for
 from iolab.store.manifest import manifest_of, resolve_run
@@ -19,18 +20,23 @@ from iolab.store.runstore import RunStore
 from iolab.store.writer import claim_run
 
 
+def coverage_refused(shown: str) -> IolabError:
+    """The refusal of a minimum coverage (--min-coverage) out of range, `shown` as it was given."""
+    return IolabError(f"the minimum coverage must be above 0 % and at most 100 %, not {shown} %.")
+
+
 def attach(run_ref: str | Path, log: str | Path, offset_s: float = 0.0, min_coverage: float = MIN_COVERAGE) -> dict:
     """Align the meter log to the run's cells and keep both in the run; the power document."""
     if not 0.0 < min_coverage <= 1.0:
-        raise IolabError(f"the minimum coverage must be above 0 % and at most 100 %, not {100 * min_coverage:g} %.")
+        raise coverage_refused(as_given(100 * min_coverage))
     if not math.isfinite(offset_s):
         # else every shifted meter time is NaN or infinite, and the log's first reading is blamed
-        raise IolabError(f"the clock offset (--offset) must be a finite number of seconds, not {offset_s:g}.")
+        raise IolabError(f"the clock offset (--offset) must be a finite number of seconds, not {as_given(offset_s)}.")
     if abs(offset_s) > MAX_CLOCK_S:
         # a meter whose clock was never set counts from 1970 (about 1.7e9 s off), which this takes;
         # past it, adding the offset rounds every reading's time to one value and the log is blamed
         raise IolabError(
-            f"the clock offset (--offset) {offset_s:g} s is more than {MAX_CLOCK_S:,.0f} s (about 317 years) "
+            f"the clock offset (--offset) {as_given(offset_s)} s is more than {MAX_CLOCK_S:,.0f} s (about 317 years) "
             "either way; give this machine's clock minus the meter's, in seconds."
         )
     try:

@@ -32,11 +32,22 @@ if TYPE_CHECKING:
 # (tests/integration/test_report_speed.py).
 
 
-def show(store: RunStore, console) -> None:
+def read_run(store: RunStore) -> tuple:
+    """The run's phase summaries and audit, for a command that both prints the run (show) and
+    gives its record (run_record): `show --require-steady`, `run --json`, `resume --json` read
+    them once, not once for each (every phase's summary, its histogram queries, computed twice)."""
+    from iolab.figures.audit import stored_audit
+    from iolab.figures.summary import summarise
+
+    return summarise(store), stored_audit(store)
+
+
+def show(store: RunStore, console, read: tuple | None = None) -> None:
+    """The run in the terminal (`read`: read_run's, where the caller has it)."""
     from iolab.pages.textreport import render
 
     test = registry.find(manifest_of(store).test)
-    render(store, console, test.view if test else None, test.key_figures if test else None)
+    render(store, console, test.view if test else None, test.key_figures if test else None, read)
 
 
 def check_readable(store: RunStore) -> None:
@@ -48,12 +59,13 @@ def check_readable(store: RunStore) -> None:
     stored_power(store.dir)
 
 
-def run_record(store: RunStore, reports: Sequence[Path] = ()) -> dict:
-    """The run as `--json` documents list it (outcome.run_record), with its test's key figures."""
+def run_record(store: RunStore, reports: Sequence[Path] = (), read: tuple | None = None) -> dict:
+    """The run as `--json` documents list it (outcome.run_record), with its test's key figures
+    (`read`: read_run's, where the caller has it)."""
     from iolab.pages.outcome import run_record as record
 
     test = registry.find(manifest_of(store).test)
-    return record(store, test.key_figures if test else None, reports)
+    return record(store, test.key_figures if test else None, reports, read)
 
 
 def build_document(run: RunData, sheet: SpecSheet | None = None) -> Document:
@@ -79,15 +91,15 @@ def build_document(run: RunData, sheet: SpecSheet | None = None) -> Document:
     )
 
 
-def read_spec_sheet(spec_sheet: Path, test: str, everything: bool = False) -> None:
+def read_spec_sheet(spec_sheet: Path, test: str, everything: bool = False, again: str = "start again") -> None:
     """Read a spec sheet before `test` (a test or a sequence) runs against it: a bad sheet, or a
-    bound in a unit that the figure it names (as the tests declare it) is never in, is refused."""
+    bound in a unit that the figure it names (as the tests declare it) is never in, is refused,
+    saying how to go on once it is fixed (`again`)."""
     from iolab.figures.specsheet import check_units, load_spec_sheet  # (and tomllib): only where a sheet is given
 
     tests = registry.sequence(test, everything)
-    check_units(
-        load_spec_sheet(spec_sheet), {m.name: m.unit for t in tests if t.key_figures for m in t.key_figures(())}
-    )
+    units = {m.name: m.unit for t in tests if t.key_figures for m in t.key_figures(())}
+    check_units(load_spec_sheet(spec_sheet), units, again)
 
 
 def check_spec_sheet(spec_sheet: Path | None, sequence: bool = False) -> None:

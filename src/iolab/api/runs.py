@@ -293,7 +293,9 @@ def resume_test(
     run_dir = resolve_run(run)
     if spec_sheet is not None:  # a bad sheet refused before anything of the run is touched, not at its end
         stored = read_json(run_dir / "manifest.json", "run manifest", "manifest")
-        read_spec_sheet(Path(spec_sheet), str(stored.get("test") if isinstance(stored, dict) else None))
+        test = str(stored.get("test") if isinstance(stored, dict) else None)
+        again = f"resume the run with it (`iolab resume {run} --spec-sheet {spec_sheet}`); the run is as it was"
+        read_spec_sheet(Path(spec_sheet), test, again=again)
     with room_for("its resumption", run_dir, f"`iolab resume {run_dir}`", run_dir), claim_run(run_dir):
         r, engine = resuming.prepare(
             run, engine_for, _stored_plan, allow_unsafe, allow_system_disk, listen_any, ioengine

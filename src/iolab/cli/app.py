@@ -191,9 +191,9 @@ def resume(
     from iolab.store.manifest import manifest_of
 
     json_out, require_steady = args.json_out, args.require_steady
+    want_json("resume", console, json_out)  # before the lookup: a name refused is a --json error document too
     if (code := cli_fleet.resume_fleet(run_ref, args, console, again)) is not None:  # its drives not ended go on
         raise typer.Exit(code)
-    want_json("resume", console, json_out)
     current: list[RunStore] = []
     records: list[dict] = []
 
@@ -209,9 +209,10 @@ def resume(
             console.print(f"  {esc(note)}", soft_wrap=True)
 
     def ended(store: RunStore, reports: list[Path]) -> None:
-        if json_out or require_steady:
-            records.append(api_reports.run_record(store, reports))
-        api_reports.show(store, console)
+        read = api_reports.read_run(store) if json_out or require_steady else None  # once, for both
+        if read is not None:
+            records.append(api_reports.run_record(store, reports, read))
+        api_reports.show(store, console, read)
         report_paths(console, progress, reports, args.quiet)
         console.print(f"run directory: {esc(str(store.dir))}", soft_wrap=True)  # whole, for copying
 
@@ -359,16 +360,17 @@ def show(
     from iolab.api import reports as api
     from iolab.store.runstore import RunStore
 
+    want_json("show", console, json_out)  # before the lookup: a name refused is a --json error document too
     if (fleet_dir := cli_fleet.fleet_path(run_ref, runs_dir)) is not None:  # its report, as `iolab fleet FLEET`
         raise typer.Exit(cli_fleet.show(str(fleet_dir), json_out, console))
-    want_json("show", console, json_out)
     store = RunStore.open(run_ref)
-    records = [api.run_record(store)] if json_out or require_steady else []
+    read = api.read_run(store) if json_out or require_steady else None  # once, for the record and the tables
+    records = [api.run_record(store, read=read)] if read is not None else []
     if json_out:
         api.check_readable(store)
     else:
         with console.whole():  # a table that cannot be read fails the command: then nothing is printed
-            api.show(store, console)
+            api.show(store, console, read)
     finish("show", json_out, require_steady, records)
 
 
@@ -380,8 +382,8 @@ def report(
     spec_sheet: Optional[Path] = opts.SPEC_SHEET_PAGE,
     runs_dir: Optional[Path] = RunsDirOpt,
 ):
-    """Write each run's report: one self-contained HTML file and a PDF of the same pages (a fleet
-    directory: the fleet's report, its key figures over the drives)."""
+    """Write each run's report: one self-contained HTML file and a PDF of the same pages (a fleet,
+    by its directory or name: the fleet's report, its key figures over the drives)."""
     from iolab.api import reports as api
     from iolab.cli.runview import stopped_reports
     from iolab.run.stopsignals import Interrupted, exit_code, stop_on_signals

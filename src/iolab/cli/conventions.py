@@ -21,6 +21,7 @@ from typer.exceptions import Abort
 
 from iolab.cli import say_version
 from iolab.core.errors import IolabError
+from iolab.core.units import Given
 from iolab.core.usertext import check_argv, check_env
 
 # Help printed to a file or a pipe: wide enough that an option's help is not cut to a narrow
@@ -188,7 +189,8 @@ class _Number(RuntimeParam):
         if type(value) is kind:  # a default
             return value
         if isinstance(value, str) and _PLAIN_NUMBER[kind].fullmatch(value):
-            return kind(value)
+            # a float keeps its text: 1e999 is refused as written, not as the inf float() makes of it
+            return Given(value) if kind is float else kind(value)
         return build_runtime_param(param.type_descriptor)._coerce_value(value, param, ctx)
 
 

@@ -5,7 +5,6 @@ report, fleet_terminal.py prints it)."""
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Optional
 
@@ -14,7 +13,7 @@ import typer
 from iolab.cli.auto import emit, want_json
 from iolab.cli.console import Console, write_out
 from iolab.core.errors import IolabError
-from iolab.core.units import counted
+from iolab.core.units import as_given, counted
 from iolab.run.stopsignals import stop_on_signals
 
 # Options the coordinator takes for itself (with their value, when they take one); the rest of
@@ -267,6 +266,7 @@ def fleet(
 ):
     """A fleet's report: each key figure over the drives, the outliers, spec-sheet verdicts (also written as report.json and junit.xml)."""
     from iolab.api import fleet as api
+    from iolab.api.fleetname import find_fleet
     from iolab.store.manifest import runs_root
 
     console = Console(stderr=json_out)
@@ -274,9 +274,9 @@ def fleet(
     want_json("fleet", console, json_out)
     root = runs_root()
     if outlier_k is not None and not 0 < outlier_k <= 100:
-        raise IolabError(f"--outlier-k {_as_given(outlier_k)}: give a number above 0 and at most 100 (e.g. 3.5).")
+        raise IolabError(f"--outlier-k {as_given(outlier_k)}: give a number above 0 and at most 100 (e.g. 3.5).")
     if outlier_min_pct is not None and not 0 <= outlier_min_pct < 100:
-        raise IolabError(f"--outlier-min-pct {_as_given(outlier_min_pct)}: give a percentage from 0 to below 100.")
+        raise IolabError(f"--outlier-min-pct {as_given(outlier_min_pct)}: give a percentage from 0 to below 100.")
     if fleet_ref is None:
         broken: list[str] = []
         found = api.list_fleets(root, broken)
@@ -294,7 +294,7 @@ def fleet(
         if not found:
             console.print(f"no fleets under {root / 'fleets'}", markup=False, soft_wrap=True)
         return
-    state = api.load_state(api.find_fleet(fleet_ref, root))
+    state = api.load_state(find_fleet(fleet_ref, root))
     if baseline is not None and group_by is None and state.group_by is None:
         raise IolabError("--baseline names a group: give --group-by LABEL too (or group_by in the fleet file).")
     what_if = any(v is not None for v in (spec_sheet, outlier_k, outlier_min_pct, group_by, baseline))
@@ -331,20 +331,14 @@ def _listed(s) -> dict:
     }
 
 
-def _as_given(v: float) -> str:
-    """An option's number echoed in its refusal as the user wrote its digits (:g printed 1e-05);
-    nan and inf as Python read them, not as a table's missing value."""
-    from iolab.core.units import given
-
-    return given(v) if math.isfinite(v) else str(v)
-
-
 def fleet_path(ref: str, runs_dir: Optional[Path] = None) -> Optional[Path]:
-    """The fleet `ref` names, by its directory or its name under RUNS/fleets (None: not a fleet),
-    as `iolab fleet NAME` finds it: show, report and resume take a fleet the same ways."""
-    from iolab.store.manifest import fleet_dir
+    """`iolab show`, `report`, `resume`: the fleet `ref` names (None: a run, or nothing), by its
+    path, its directory's name, its name or a part of one, as `iolab fleet NAME` finds a fleet
+    and these commands a run (api/fleetname.fleet_or_run)."""
+    from iolab.api.fleetname import fleet_or_run
+    from iolab.store.manifest import runs_root
 
-    return fleet_dir(ref, runs_dir)
+    return fleet_or_run(ref, runs_dir or runs_root())
 
 
 def show(ref: str, json_out: bool, console: Console) -> int:

@@ -11,6 +11,7 @@ from rich.markup import escape as esc
 from iolab.cli.console import Console
 from iolab.cli.options import TEST_HELP, RunArgs, with_run_args
 from iolab.core.errors import Exit, IolabError
+from iolab.core.units import as_given
 from iolab.core.usertext import RUN_REF
 
 SCRATCH_FILE = "file:/var/tmp/iolab-scratch.img?size=1GiB"
@@ -239,12 +240,14 @@ def power(
 ):
     """Keep a power meter's log with a run: average and maximum mW per cell, phase and run, in the run's
     power.json (the report's Power Consumption pages read it) and the log itself beside it."""
-    from iolab.api.power import attach
+    from iolab.api.power import attach, coverage_refused
     from iolab.cli.auto import emit, want_json
     from iolab.figures.power import timing_text
     from iolab.store.manifest import resolve_run
 
     want_json("power", console, json_out)
+    if not 0 < min_coverage <= 100:  # as written: its fraction of 1e999 % is inf
+        raise coverage_refused(as_given(min_coverage))
     doc = attach(run_ref, log, offset, min_coverage / 100.0)
     console.print(f"[bold]{esc(doc['run_id'])}[/]: power meter log {esc(str(log))}, {doc['readings']:,} readings")
     # the gap rule said aloud: a reading holds until the next one unless the silence is longer than this

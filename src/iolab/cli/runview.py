@@ -148,10 +148,13 @@ class RunView:
         from iolab.api import reports as api
         from iolab.store.manifest import manifest_of
 
-        if self.args.json_out or self.args.require_steady:
-            self.records.append(api.run_record(store, reports))
-        if manifest_of(store).state == "complete":
-            api.show(store, self.console)
+        complete = manifest_of(store).state == "complete"
+        recorded = self.args.json_out or self.args.require_steady
+        read = api.read_run(store) if recorded and complete else None  # once, for the record and the tables
+        if recorded:
+            self.records.append(api.run_record(store, reports, read))
+        if complete:
+            api.show(store, self.console, read)
         report_paths(self.console, self.progress, reports, self.args.quiet)
         if report_full is not None and manifest_of(store).state != "complete":  # a complete run's is raised
             self.err.print(f"[yellow]{esc(str(report_full))}[/]", soft_wrap=True)

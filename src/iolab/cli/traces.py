@@ -16,7 +16,7 @@ from iolab.cli.conventions import later
 from iolab.cli.traceout import kept_whole, step_table, write_analysis
 from iolab.core.errors import IolabError
 from iolab.core.percentages import refuse_fraction_like
-from iolab.core.units import given, parse_duration, parse_size
+from iolab.core.units import as_given, given, parse_duration, parse_size
 
 trace_app = typer.Typer(help="Block IO traces: capture, import, analyze, export.", no_args_is_help=True)
 console = Console()
@@ -329,7 +329,9 @@ def _analysis_inputs(
         if v is not None and not 1 <= v <= most:
             raise IolabError(f"{name} {v}: give a whole number from 1 to {most:,}. Nothing was written.")
     if not 0 < compress < float("inf"):  # also refuses nan
-        raise IolabError(f"--compress {compress}: give a finite number greater than 0 (e.g. 60). Nothing was written.")
+        raise IolabError(
+            f"--compress {as_given(compress)}: give a finite number greater than 0 (e.g. 60). Nothing was written."
+        )
     share = _share(threshold, "--threshold")  # refused here, in the form given, not as the analysis's fraction
     if qd is None:
         _need_qd(trace)

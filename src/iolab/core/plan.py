@@ -15,7 +15,7 @@ from iolab.core.decide import Decision, Sample, StopRule
 from iolab.core.errors import IolabError
 from iolab.core.profilewords import cell_time_text, limit_source, profile_settings, scaled_by
 from iolab.core.steady import SteadyRule
-from iolab.core.units import MiB, duration_option, given, size_option
+from iolab.core.units import Given, MiB, as_given, duration_option, given, size_option
 from iolab.core.workload import Workload
 
 Metric = Literal["iops", "mbps", "read_mbps", "write_mbps", "lat_mean_us", "lat_max_us"]
@@ -35,8 +35,12 @@ MAX_MULTIPLE = 1000
 
 # What each profile sets (the PTS's common parameters); --write-cache and --active-range replace the first two.
 def _bad(field_: str, option: str, value: object, need: str, unit: str = "") -> IolabError:
-    # with the digits given: 1001d is '86,486,400 s', not :g's '8.64864e+07 s'
-    shown = f"{given(value)}{unit}" if isinstance(value, float) and math.isfinite(value) else f"{value!r}{unit}"
+    # with the digits given: 1001d is '86,486,400 s', not :g's '8.64864e+07 s'; an option's number as
+    # it was written (1e999, not the inf float() made of it)
+    if isinstance(value, Given):
+        shown = f"{as_given(value)}{unit}"
+    else:
+        shown = f"{given(value)}{unit}" if _finite(value) and isinstance(value, float) else f"{value!r}{unit}"
     return IolabError(f"{field_} ({option}): {shown} is not allowed; {need}. Nothing was run or written.")
 
 

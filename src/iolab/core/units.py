@@ -189,6 +189,28 @@ def given(v: float | None) -> str:
     return text
 
 
+class Given(float):
+    """A float option's number (cli/conventions._Number) that keeps the text it was read from:
+    float() reads 1e999 as inf, and a refusal that echoed "--outlier-min-pct inf" named a value
+    no one wrote. as_given prints it back."""
+
+    text: str
+
+    def __new__(cls, text: str | float) -> Given:
+        v = super().__new__(cls, text)
+        v.text = str(text).strip()
+        return v
+
+
+def as_given(v: float) -> str:
+    """A number in a refusal as the user wrote it: given's digits (1,000; 0.00001, not :g's
+    1e-05); one float() could not hold (1e999) as a Given's own text, else as Python names it
+    (nan, inf: not a table's missing value)."""
+    if math.isfinite(v):
+        return given(v)
+    return v.text if isinstance(v, Given) else str(v)
+
+
 def given_percent(pct: float) -> str:
     """A percentage someone gave or a rule holds (a tolerance, a share, an outlier's distance), with
     the digits given: "20 %", "0.00001 %", "99.99999 %". Python's :g printed 1e-05 % and rounded

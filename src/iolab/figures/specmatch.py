@@ -116,7 +116,7 @@ def _judged(c: Criterion, m: Measured, v: float) -> tuple[str, str]:
     if c.max is not None and v > c.max:
         pct = 100 * (v - c.max) / c.max if c.max else 0.0
         return "over", f"{c.name}: {pct:.0f} % over the maximum ({num(v)}, at most {given(c.max)}{u}){_claim(c)}"
-    return "meets", f"{c.name}: meets the {c.bounds_text() or '-'} spec ({num(v)}{u}){_claim(c)}"
+    return "meets", f"{c.name}: meets the {c.bounds_text(unit) or '-'} spec ({num(v)}{u}){_claim(c)}"
 
 
 def match(

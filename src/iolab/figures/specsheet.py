@@ -59,10 +59,13 @@ class Criterion:
     unit: str | None = None
     claim: float | None = None
 
-    def bounds_text(self) -> str:
+    def bounds_text(self, figure_unit: str | None = None) -> str:
         """'≥ 35,000 IOPS and ≤ 0.1 ms': the bounds as the sheet gave them (units.given), where a
-        measured figure beside them is units.num's, as `iolab show` prints it."""
-        u = f" {self.unit}" if self.unit else ""
+        measured figure beside them is units.num's, as `iolab show` prints it. A bound given with
+        no unit is in its figure's own, `figure_unit` (bare only where the figure is not known:
+        "≥ 50,000" beside "40,111 IOPS" read as if it were another figure's bound)."""
+        unit = self.unit or figure_unit
+        u = f" {unit}" if unit else ""
         parts = ([f"≥ {given(self.min)}{u}"] if self.min is not None else []) + (
             [f"≤ {given(self.max)}{u}"] if self.max is not None else []
         )
@@ -219,15 +222,17 @@ def not_measured_hint(figure: str, measured: list[str], unmeasured: Mapping[str,
     return f"; none of its figures is named like it (it measured {', '.join(map(repr, measured[:3]))}{more})"
 
 
-def _unit_mismatch(c: Criterion, have: str, sheet: SpecSheet, ran: bool = True) -> IolabError:
-    """A bound in a unit its figure cannot be in: the sheet's mistake, never the drive's fail."""
+def _unit_mismatch(c: Criterion, have: str, sheet: SpecSheet, again: str | None = None) -> IolabError:
+    """A bound in a unit its figure cannot be in: the sheet's mistake, never the drive's fail.
+    `again`: how to go on with the sheet fixed, when it was refused before anything ran (None:
+    it was found judging runs)."""
     fam = _UNITS.get(have, (None, 0.0))[0]
     fits = [u for u, (f, _) in _UNITS.items() if fam is not None and f == fam] or [have]
     after = (
         "No drive was judged on it; fix the sheet and judge the runs again (`iolab fleet FLEET "
         "--spec-sheet FILE`, `iolab report RUN --spec-sheet FILE`)."
-        if ran
-        else "Nothing was run; fix the sheet and start again."
+        if again is None
+        else f"Nothing was run; fix the sheet and {again}."
     )
     return IolabError(
         f"spec sheet {sheet.path}, criterion {c.name!r}: its figure {c.figure!r} is in {have}, and the "
@@ -236,14 +241,15 @@ def _unit_mismatch(c: Criterion, have: str, sheet: SpecSheet, ran: bool = True) 
     )
 
 
-def check_units(sheet: SpecSheet, units: dict[str, str]) -> None:
+def check_units(sheet: SpecSheet, units: dict[str, str], again: str = "start again") -> None:
     """Refuse, before anything runs, a bound in a unit its figure is never in (`units`: the key
     figures the tests to run declare, with their units): found after the run, the sheet's typo
-    would cost the whole run (a fleet's: every drive's) before it was said."""
+    would cost the whole run (a fleet's: every drive's) before it was said. `again`: how to go on
+    once the sheet is fixed (a run is started again; an interrupted one is resumed)."""
     for c in sheet.criteria:
         have = units.get(c.figure)
         if have is not None and in_unit(1.0, have, c.unit) is None:
-            raise _unit_mismatch(c, have, sheet, ran=False)
+            raise _unit_mismatch(c, have, sheet, again)
 
 
 def judge(
@@ -280,12 +286,12 @@ def judge(
             continue
         ok = (c.min is None or v >= c.min) and (c.max is None or v <= c.max)
         unit = c.unit or units[c.figure]
-        why = f"{c.figure} = {num(v)} {unit}, needs {c.bounds_text() or '-'}" + (
+        why = f"{c.figure} = {num(v)} {unit}, needs {c.bounds_text(unit) or '-'}" + (
             f" (data sheet: {given(c.claim)})" if c.claim is not None else ""
         )
         if reasons:
             # the bound beside the value: a quick qualification run shows how near each drive came
-            needs = f"; needs {c.bounds_text()}" if c.bounds_text() else ""
+            needs = f"; needs {c.bounds_text(unit)}" if c.bounds_text() else ""
             why = f"not judged: {'; '.join(reasons)} ({c.figure} = {num(v)} {unit}{needs})"
             out.append(Verdict(drive, c, "not-judged", v, why, unit))
             continue

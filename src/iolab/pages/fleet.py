@@ -131,7 +131,7 @@ def _verdict(v: Verdict) -> dict:
         "verdict": v.verdict,
         "value": v.value,
         "unit": v.unit or None,  # the unit `value` is in (the criterion's, else its figure's)
-        "bounds": v.criterion.bounds_text(),
+        "bounds": v.criterion.bounds_text(v.unit),
         "why": v.why,
     }
 
@@ -187,6 +187,7 @@ def document(
     judged = [d for d in dists if d.judged]
     flagged = outliers_by_drive(dists)
     failing = sum(v.verdict == "fail" for vs in verdicts.values() for v in vs)
+    units = {d.figure: d.unit for d in dists}  # a bound given with no unit is in its figure's
     doc: dict[str, Any] = {
         "schema": REPORT_SCHEMA,
         "schema_version": 1,
@@ -211,7 +212,7 @@ def document(
                     "max": c.max,
                     "unit": c.unit,
                     "claim": c.claim,
-                    "bounds": c.bounds_text(),
+                    "bounds": c.bounds_text(units.get(c.figure)),
                 }
                 for c in sheet.criteria
             ],

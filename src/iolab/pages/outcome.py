@@ -184,12 +184,17 @@ def _figures(store: RunStore, phases: list[PhaseSummary], figures: Figures | Non
     return out
 
 
-def run_record(store: RunStore, figures: Figures | None, reports: Sequence = ()) -> dict:
+def run_record(
+    store: RunStore,
+    figures: Figures | None,
+    reports: Sequence = (),
+    read: tuple[list[PhaseSummary], Audit] | None = None,
+) -> dict:
     """One run as the document's `runs` list holds it; `figures`: the test's key figures
-    (None: the test declares none, or is not registered here)."""
+    (None: the test declares none, or is not registered here); `read`: the run's phase summaries
+    and audit where the caller read them already (its terminal view takes them too)."""
     m = manifest_of(store)
-    phases = summarise(store)
-    audit = stored_audit(store)
+    phases, audit = read if read is not None else (summarise(store), stored_audit(store))
     facts = m.target.get("facts", {})
     return {
         "run_id": m.run_id,

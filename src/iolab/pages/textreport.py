@@ -38,9 +38,16 @@ from iolab.targets.model import copy_text, hosts_capacity_text, recorded_drive_b
 PhaseView = Callable[[PhaseSummary, Console], None]
 
 
-def render(store: RunStore, console: Console, view: PhaseView | None = None, figures=None) -> None:
+def render(
+    store: RunStore,
+    console: Console,
+    view: PhaseView | None = None,
+    figures=None,
+    read: tuple[list[PhaseSummary], Audit] | None = None,
+) -> None:
     """`view`: the test's own view of a phase (None: `generic_view`); `figures`: the test's key
-    figures (TestDef.key_figures), printed last as the run's headline."""
+    figures (TestDef.key_figures), printed last as the run's headline; `read`: the run's phase
+    summaries and audit where the caller read them already (its --json record takes them too)."""
     m = manifest_of(store)
     # Everything from the manifest is text a user or a device supplied: escaped, so a '[' in
     # it is printed, not read as Rich markup.
@@ -80,9 +87,9 @@ def render(store: RunStore, console: Console, view: PhaseView | None = None, fig
         console.print(esc(f"note: {note}"))
     if unknown := unknown_text(unknown_parts(m, unknown_schema(store.query))):
         console.print(f"[yellow]{esc(unknown)}[/]")
-    audit = stored_audit(store)
+    audit = read[1] if read is not None else stored_audit(store)
     render_audit(audit, console)
-    phases = summarise(store)
+    phases = read[0] if read is not None else summarise(store)
     after = not_run_after(m.plan.get("phases", ()), {ph.phase.name for ph in phases})
     for ph in phases:
         console.print()

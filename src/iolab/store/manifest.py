@@ -360,19 +360,22 @@ def runs_named(text: str) -> list[Path]:
     only be an entire path component) as a traceback, and a `?` or `[` matched ids that do not
     contain it. The run id is read from each manifest: a directory renamed or copied (an archived
     baseline) keeps its id, which `iolab runs` prints, and lookup by it said there was no such run."""
-    root = runs_root()
     if not text or "/" in text:  # an id is one name; empty text is in every id and names no run
         return []
+    return named_among(text, stored_runs(runs_root()))
+
+
+def stored_runs(root: Path) -> list[tuple[Path, str | None]]:
+    """The runs under `root`, each with its run id (None: its manifest cannot be read)."""
     try:
         names = sorted(d.name for d in root.iterdir()) if root.is_dir() else []
     except OSError:  # an unreadable runs root holds no run this command can open
         return []
-    runs = [
+    return [
         (root / n, _run_id(root / n))
         for n in names
         if (root / n / "manifest.json").exists() and not not_a_run_of(root / n, root)
     ]
-    return named_among(text, runs)
 
 
 def named_among(text: str, named: Sequence[tuple[Path, str | None]]) -> list[Path]:

@@ -48,8 +48,32 @@ def parse_target(spec: str, elsewhere: Elsewhere | None = None) -> Target:
     if text.startswith(("nbds://", "nbds+unix://")):
         hint = " NBD over TLS is not supported."
     elif text.startswith(("/", ".")):
-        hint = f" For a regular file write file:{text}."
+        hint = _path_hint(text)
     raise IolabError(f"target {spec!r}: not a target spec iolab understands.{hint} {_FORMS}")
+
+
+def _path_hint(text: str) -> str:
+    """What to write for a path given bare: for a block device, its node under /dev (a symlink
+    elsewhere to one, /var/tmp/disk -> /dev/loop0, was told file:, which is then refused as a
+    block device); else file: for a regular file."""
+    path, sep, query = text.partition("?")
+    try:
+        st = os.stat(path)  # the node the path leads to; nothing is opened
+    except (OSError, ValueError):
+        return f" For a regular file write file:{text}."
+    if not stat.S_ISBLK(st.st_mode):
+        return f" For a regular file write file:{text}."
+    node = os.path.realpath(path)
+    if not node.startswith("/dev/"):  # a node made elsewhere (mknod): the kernel's name for its number
+        name = os.path.basename(os.path.realpath(f"/sys/dev/block/{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"))
+        node = f"/dev/{name}"
+    try:
+        same = os.stat(node).st_rdev == st.st_rdev
+    except OSError:
+        same = False
+    if same:
+        return f" {path} is the block device {node}: write {node}{sep}{query} as the target."
+    return f" {path} is a block device: write its node under /dev as the target."
 
 
 def _split_query(spec: str, text: str, allowed: set[str] | None) -> tuple[str, tuple[tuple[str, str], ...]]:

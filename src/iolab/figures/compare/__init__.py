@@ -422,14 +422,15 @@ def check_comparable(runs: Sequence[RunFacts], force: bool) -> list[str]:
     return diffs
 
 
-def comparison_stem(tests: Sequence[str], run_ids: Sequence[str]) -> str:
+def comparison_stem(tests: Sequence[str], run_ids: Sequence[str], counted: str) -> str:
     """A stable file name: the same runs compared again overwrite the same report. Runs of
     different tests (--force) make a "mixed" comparison named for its tests, not for the first
-    run's (a Throughput and a latency-bound run made "compare-throughput-…")."""
+    run's (a Throughput and a latency-bound run made "compare-throughput-…"). `counted`: what the
+    runs are, "drives" or "runs" (of fewer drives), as the report's title counts them."""
     digest = hashlib.sha1("\n".join(run_ids).encode()).hexdigest()[:8]
     names = list(dict.fromkeys(tests))
     what = names[0] if len(names) == 1 else "mixed-" + ("-".join(names) if len(names) <= 3 else f"{len(names)}tests")
-    return f"compare-{what}-{len(run_ids)}drives-{digest}"
+    return f"compare-{what}-{len(run_ids)}{counted}-{digest}"
 
 
 def open_runs(run_refs: Sequence[str | Path]) -> list[Path]:

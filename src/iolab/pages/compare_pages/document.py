@@ -79,6 +79,13 @@ def drive_of(run: RunData) -> str:
     return drive_id(run)
 
 
+def counted_as(runs: list[RunData]) -> str:
+    """What a comparison's runs are, as its title and its file's name count them: "drives" when
+    each measured another drive, else "runs". One drive reached over one path and over several is
+    two runs, not two drives; so are two seeds of one simulated drive (drive_of)."""
+    return "drives" if len({drive_of(r) for r in runs}) == len(runs) else "runs"
+
+
 Figures = Callable[[Sequence[list[PhaseSummary]]], tuple[KeyMetric, ...]]
 Overlays = Callable[[list[RunData], list[str]], list[Page]]
 
@@ -101,9 +108,8 @@ def write_comparison(
     diffs = check_comparable([facts(r, lab, params) for r, lab in zip(runs, labels)], force)
     metrics = figures([r.phases for r in runs])
     doc = build_comparison(runs, labels, diffs, metrics, overlays, heading)
-    paths = write_document(
-        doc, out_dir, comparison_stem([r.manifest.test for r in runs], [r.manifest.run_id for r in runs])
-    )
+    stem = comparison_stem([r.manifest.test for r in runs], [r.manifest.run_id for r in runs], counted_as(runs))
+    paths = write_document(doc, out_dir, stem)
     return ranked(runs, labels, diffs, metrics, paths)
 
 
@@ -180,9 +186,7 @@ def build_comparison(
     # runs of different tests (--force) are a mixed comparison, named for every test, not the first run's
     titles = list(dict.fromkeys(r.manifest.title for r in runs))
     title = titles[0] if len(titles) == 1 else f"Mixed ({', '.join(titles)})"
-    # one drive reached over one path and over several is two runs, not two drives; so are two seeds of one
-    drives = len({drive_of(r) for r in runs})
-    what = f"{len(runs)} drives" if drives == len(runs) else f"{len(runs)} runs"
+    what = f"{len(runs)} {counted_as(runs)}"
     pages = summary_pages(runs, labels, metrics) + (overlays(runs, labels) if overlays else [])
     pages += [p for r, lab in zip(runs, labels) for p in parts_pages(r, lab)] + drives_pages(runs, labels, diffs)
     return Document(

@@ -60,8 +60,10 @@ def _num(x: float | None, unit: str = "") -> str:
 
 def _row(ln: SpecLine) -> tuple[str, ...]:
     c = ln.criterion
-    spec = c.bounds_text() + (f" (data sheet {given(c.claim)})" if c.claim is not None else "")
     m = ln.measured
+    spec = c.bounds_text(m.unit if m is not None else None) + (
+        f" (data sheet {given(c.claim)})" if c.claim is not None else ""
+    )
     measured = _num(ln.value, c.unit or m.unit) if m is not None and ln.value is not None else "-"
     if m is not None and ln.value is None:
         measured = _num(m.value, m.unit)
