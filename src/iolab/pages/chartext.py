@@ -18,12 +18,15 @@ from iolab.figures.consistency import part_text
 from iolab.figures.endurance import steady_random_write
 from iolab.figures.summary import PhaseSummary
 from iolab.pages.runwords import rounds_text
+from iolab.pages.textreport import generic_view
 
 
 def matrix_view(ph: PhaseSummary, console: Console) -> None:
     labels, qds, cells = grid(ph)
     if not cells:
-        console.print("no cell measured")
+        # a phase of no queue-depth series (precondition=steady's rounds): "no cell measured"
+        # over the rounds and steady-state table it measured; its cells as any test's are
+        generic_view(ph, console)
         return
     totals, directions = _reduced(ph)
     t = Table(title=f"{esc(ph.phase.name)}: IOPS (average latency µs){totals}", box=box.SIMPLE)
