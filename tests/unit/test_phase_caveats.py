@@ -11,7 +11,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from iolab.core.units import KiB
+from iolab.pages.report import header
+from iolab.pages.report.rundata import RunData
 from tests.unit.test_report import DriveEngine, record
 
 
@@ -23,13 +27,17 @@ def _cli(*args: str) -> str:
     return p.stdout
 
 
-def test_a_steady_phase_s_figures_carry_no_other_phase_s_caveat(tmp_path):
+@pytest.fixture(scope="module")
+def run(tmp_path_factory) -> Path:
     engine = DriveEngine()
     # SEQ 1024KiB: the same rate every round (steady); SEQ 128KiB: rising every round (never)
     engine.shape = lambda rnd, call: (
         3_000.0 if engine.workload.streams[0].block_size == 1024 * KiB else 3_000.0 * (1 + rnd)
     )
-    run = record(tmp_path, "throughput", engine)
+    return record(tmp_path_factory.mktemp("runs"), "throughput", engine)
+
+
+def test_a_steady_phase_s_figures_carry_no_other_phase_s_caveat(run):
     doc = json.loads(_cli("show", str(run), "--json"))
     phases = {p["name"]: p["steady"] for p in doc["runs"][0]["phases"]}
     assert phases == {"SEQ 1024KiB": True, "SEQ 128KiB": False}, phases
@@ -40,3 +48,10 @@ def test_a_steady_phase_s_figures_carry_no_other_phase_s_caveat(tmp_path):
     assert re.search(r"SEQ 1024KiB write MB/s [\d,.]+ MB/s", shown), shown
     assert re.search(r"SEQ 128KiB write MB/s [\d,.]+ \[a\] MB/s", shown), shown
     assert "[a] STEADY STATE NOT ACHIEVED (SEQ 128KiB: rounds" in shown, shown
+
+
+def test_the_header_names_the_phase_of_each_round_count(run):
+    # Throughput's header said "Rounds measured 5 / 10": 5 of a 10-round limit, to a reader
+    data = RunData.load(run, run)
+    rounds = dict(header.parameter_items(data))["Rounds measured"]
+    assert rounds == "5 (SEQ 1024KiB), 10 (SEQ 128KiB)", rounds

@@ -273,8 +273,11 @@ def parameter_items(run: RunData) -> list[tuple[str, str]]:
         for k, v in prm.items()
         if k not in shown
     ]
+    # each phase's count named by its phase: Throughput's "5 / 10" read as 5 of a 10-round limit
     rounds = [str(len(ph.rounds)) for ph in run.phases]
-    items.append(("Rounds measured", " / ".join(rounds) if rounds else "0"))
+    if len(rounds) > 1:
+        rounds = [f"{n} ({ph.phase.name})" for n, ph in zip(rounds, run.phases)]
+    items.append(("Rounds measured", ", ".join(rounds) if rounds else "0"))
     return items
 
 
