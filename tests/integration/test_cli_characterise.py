@@ -142,6 +142,9 @@ def test_entropy_shows_only_on_a_compressing_drive(scratch, preset, compressing)
         assert low > 1.3 * high
     else:
         assert abs(low - high) < 0.1 * high
+    # its steady-state preconditioning, shown as the rounds it measured, not "no cell measured"
+    shown = iolab("show", str(s.dir), "--runs-dir", str(s.dir.parent))
+    assert shown.returncode == 0 and "no cell measured" not in shown.stdout, shown.stdout
 
 
 def test_consistency_on_the_simulator_reports_what_it_finds(scratch):

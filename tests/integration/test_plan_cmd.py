@@ -82,6 +82,12 @@ def test_a_quick_copys_note_gives_its_over_provisioning_as_its_pages_header_does
     assert header.endswith(", OP 9.4% for GC (9.7% at full size), 14.8% with the SLC cache"), header
     assert f"the copy's {header.split(', ', 1)[1]}, and tested it whole" in note, note
     assert "over-provisioning" not in note, note
+    # the client profile tests 75 % of the copy: "tested it whole" stood beside "tested 402.7 MB",
+    # and its Active range row called the 0.403 GB tested the copy's size (it is 0.537 GB)
+    (t,) = plan_json("iops", "--quick", "--profile", "client", "-t", "sim:client-nvme-slc", runs=scratch / "c")["tests"]
+    (note,) = [n for n in t["notes"] if n.startswith("--quick simulated a 0.537 GB copy")]
+    assert "tested it whole" not in note and "and tested its first 75 % (0.403 GB)" in note, note
+    assert "--quick simulated a copy of the drive of 0.537 GB" in json.dumps(t), t
 
 
 def test_a_sequence_lists_each_test_in_the_order_run_runs_them(scratch):

@@ -150,6 +150,11 @@ def test_latency_demand_pages_give_the_bisected_maximum_the_key_figure_gives(tmp
         demand = figures[figure.replace("IOPS", "").replace("max sustainable ", "") + "demand at max sustainable"]
         said = {(int(s.replace(",", "")), int(d.replace(",", ""))) for s, d in sources}
         assert said == {(round(figures[figure]), demand)}, (sources, figures)
+    # show and the Run Details page quoted the ramp's own decision, "maximum sustainable IOPS
+    # 63,993", above the key figure's 82,707: every maximum they name is a key figure's
+    shown = flat(iolab("show", str(run)).stdout)
+    named = {int(n.replace(",", "")) for n in re.findall(r"maximum sustainable IOPS ([\d,]+)", shown + page)}
+    assert named <= {round(figures["max sustainable read IOPS"]), round(figures["max sustainable write IOPS"])}, named
 
 
 def test_check_treats_qos_worst_maximum_as_an_extreme_and_its_99_99_as_a_percentile(tmp_path):

@@ -57,8 +57,8 @@ def test_demand_shortfall_fires_after_its_steps_of_unmet_demand_and_names_the_hi
     assert d is not None and d.cell == "8000 demanded" and d.round == 1
     assert d.chosen == {"demand_iops": 2000, "delivered_iops": 1990}
     assert d.outcome.startswith(
-        "delivered 3,100 IOPS at a demand of 8,000 (-61.3 %) for 2 steps: maximum sustainable IOPS 1,990 (delivered at "
-        "a demand of 2,000,"
+        "delivered 3,100 IOPS at a demand of 8,000 (-61.3 %) for 2 steps: highest ramp step met 1,990 (delivered at "
+        "a demand of 2,000, within 2 %)"
     )
 
 

@@ -221,6 +221,19 @@ def test_the_matrix_tables_say_each_figure_is_the_windows_mean_or_maximum():
     assert "mixed: read IOPS, MB/s (average / maximum latency µs), round 2" in one
 
 
+def test_a_matrix_tests_steady_preconditioning_shows_its_iops_not_no_cell_measured():
+    # entropy --quick (rw-matrix, mixed-matrix with precondition=steady): its preconditioning
+    # phase has no queue-depth series, and show said "no cell measured" over the six rounds
+    # and the steady-state table it had measured
+    cell = CellAverage("RND 4KiB W", "0/100", 4096, (2, 3, 4, 5, 6), 36737.0, 0.0, 36737.0, 150.5, 0.0, 150.5,
+                       3463.0, 4628.0, None, None)  # fmt: skip
+    row_ = PhaseRow("precondition", 0, None, None, None, True, 6, "steady")
+    ph = PhaseSummary(row_, (1, 2, 3, 4, 5, 6), (2, 3, 4, 5, 6), True, (), (cell,), ("0/100",), (4096,), ())
+    out = _text(matrix_view, ph)
+    assert "no cell measured" not in out
+    assert "IOPS, mean over the measurement window" in out and "4KiB 36,737" in out
+
+
 def _point(key: str, iops: float, art: float) -> CellAverage:
     return CellAverage(key, "100/0", 4096, (4, 5, 6), iops, iops, 0.0, 0.0, 0.0, 0.0, art, 2 * art, None, None)
 

@@ -108,6 +108,7 @@ def rounds_mean(ph: PhaseSummary | None) -> float | None:
     return sum(r.iops for r in ph.rows) / len(ph.rows) if ph is not None and ph.rows else None
 
 
+RAMP_MET = "highest ramp step met"  # a ramp's own answer where a bisection refines it
 BISECTION = ": bisection"  # suites/bisection.py names its steps '<ramp>: bisection <k>'
 
 
@@ -122,7 +123,7 @@ def refined(phases: Sequence[PhaseSummary], name: str) -> tuple[float | None, st
     ramp's and the bisection's steps together), and the sentence that says so."""
     ph, hs = ramp_phase(phases, name), halves(phases, name)
     halved = [s for h in hs for s, _ in steps(h)]
-    top, verdict = sustainable(ph, "highest ramp step met" if halved else "maximum sustainable IOPS")
+    top, verdict = sustainable(ph, RAMP_MET if halved else "maximum sustainable IOPS")
     decided = [d for d in (ph.decisions if ph else ()) if d["rule"].get("name") == DemandShortfall.name]
     judged = [rule for rule in (step_rule(d) for d in map(bisection_decision, hs) if d is not None) if rule]
     rule = rule_from(decided[-1]["rule"]) if decided else next(iter(judged), None)

@@ -18,12 +18,15 @@ from iolab.figures.consistency import part_text
 from iolab.figures.endurance import steady_random_write
 from iolab.figures.summary import PhaseSummary
 from iolab.pages.runwords import rounds_text
+from iolab.pages.textreport import generic_view
 
 
 def matrix_view(ph: PhaseSummary, console: Console) -> None:
     labels, qds, cells = grid(ph)
     if not cells:
-        console.print("no cell measured")
+        # a phase of no queue-depth series (precondition=steady's rounds): "no cell measured"
+        # over the rounds and steady-state table it measured; its cells as any test's are
+        generic_view(ph, console)
         return
     totals, directions = _reduced(ph)
     t = Table(title=f"{esc(ph.phase.name)}: IOPS (average latency µs){totals}", box=box.SIMPLE)
@@ -99,10 +102,13 @@ def _qos_rounds(ph: PhaseSummary, console: Console) -> None:
         console.print("no round measured")
         return
     worst = max(rows, key=lambda r: r.lat_max_us or 0.0)
+    # the median of the rounds' own averages, taken apart from the IOPS' (no one round's, as
+    # "(median round)" said), of the rounds that measured one: a round without was counted as 0 µs
+    lats = [r.lat_mean_us for r in rows if r.lat_mean_us is not None]
     console.print(
         esc(
             f"{counted(len(rows), 'round')}: median IOPS {num(statistics.median(r.iops for r in rows))}, "
-            f"average latency {num(statistics.median(r.lat_mean_us or 0 for r in rows))} µs (median round), "
+            f"median average latency {num(statistics.median(lats) if lats else None)} µs, "
             f"worst maximum {num(worst.lat_max_us)} µs in round {worst.round}, "
             f"last round 99.99 % {_us(pct_text(rows[-1].p99_99, rows[-1].ios, 99.99))}"
         )

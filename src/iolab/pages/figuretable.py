@@ -12,7 +12,7 @@ from rich.table import Table
 
 from iolab.figures.audit import Audit, kinds_of, marker
 from iolab.figures.summary import PhaseSummary
-from iolab.pages.report.header import Caveat
+from iolab.pages.report.header import Caveat, figure_caveats
 
 
 def render_figures(
@@ -39,17 +39,18 @@ def render_figures(
     if any(marks):
         t.add_column("audit", justify="left", style="red")
     unmeasured = []
-    # a value is marked, an absence ("—") is not: a caveat on a value is none on its absence
-    tag = " [a]" if caveats else ""
-    for k, v, mk in zip(metrics, values, marks):
-        value = k.fmt(v) + (tag if v is not None else "")
+    # a value is marked, an absence ("—") is not: a caveat on a value is none on its absence; a
+    # figure of a named phase carries that phase's caveats alone (header.figure_caveats)
+    carried = [figure_caveats(k.get, caveats) if v is not None else [] for k, v in zip(metrics, values)]
+    for k, v, mk, own in zip(metrics, values, marks, carried):
+        value = k.fmt(v) + (" [a]" if own else "")
         t.add_row(esc(k.name), esc(value), esc(k.unit), k.direction, *([esc(marker(mk))] if any(marks) else []))
         why = k.unmeasured(phases) if v is None else ""
         if why:
             unmeasured.append(f"— {k.name}: not measured, {why}")
     console.print()
     console.print(t)
-    if caveats and any(v is not None for v in values):
+    if any(carried):
         console.print(f"[red]{esc('[a] ' + '; '.join(c.text() for c in caveats))}[/]", soft_wrap=True)
     for line in unmeasured:
         console.print(esc(line), soft_wrap=True)

@@ -140,12 +140,12 @@ def round_values(value: float | None, rounds: Sequence[float | None], rounds_ali
 def _figures(store: RunStore, phases: list[PhaseSummary], figures: Figures | None, audit: Audit) -> list[dict]:
     if figures is None or not phases:
         return []
-    from iolab.pages.report.header import steady_caveats  # the report's pages: only for a run with figures
+    from iolab.pages.report.header import figure_caveats, steady_caveats  # the report's pages: only with figures
     from iolab.pages.report.rundata import RunData
 
     run = RunData(store.dir, manifest_of(store), phases, store.cells(kind="precondition"), store.dir, audit)
     # what every value carries as show's and compare's [a] (the run's steady state not shown)
-    caveats = [c.head for c in steady_caveats(run)]
+    caveats = steady_caveats(run)
     metrics = figures([phases])
     per_round = round_phases(store, phases)
     # whether the rounds' own measurements differ: a figure equal in rounds that measured
@@ -166,8 +166,8 @@ def _figures(store: RunStore, phases: list[PhaseSummary], figures: Figures | Non
         }
         # why a figure has no value, where its getter knows (a percentile of too few IOs): a spec
         # sheet naming it is then told so, not asked whether it meant another figure
-        if value is not None and caveats:
-            entry["caveats"] = caveats
+        if value is not None and (own := figure_caveats(m.get, caveats)):
+            entry["caveats"] = [c.head for c in own]
         why = getattr(m.get, "unmeasured", None)
         if value is None and why is not None and why(phases):
             entry["unmeasured"] = why(phases)

@@ -18,7 +18,7 @@ from typing import Any, Literal
 from iolab.core.errors import IolabError
 from iolab.core.plan import QUICK_CAPACITY, Profile, TestPlan
 from iolab.core.profilewords import PROFILE_SETTINGS, cache_text, percent_text
-from iolab.core.units import KiB, human_bytes, size_option
+from iolab.core.units import KiB, human_bytes, share_text, size_option
 from iolab.core.workload import Stream, Workload
 from iolab.suites.testdef import TestDef
 from iolab.targets import Target, kind_of, parse_target
@@ -135,12 +135,20 @@ def quick_notes(profile: Profile, given: Target, run: Target, keep_cache: bool =
     by = "" if source == "--quick" else f" (the size of {source})"
     hint = "; --capacity-limit SIZE chooses a larger copy" if source == "--quick" else ""
     copy = f"--quick simulated a {run.capacity / 1e9:.3f} GB copy{by} of {given.spec}{sized}"
+    # the client profile's 75 % active range: "tested it whole" stood beside "tested 402.7 MB" of
+    # the copy's 536.9 MB
+    whole = (
+        "it whole"
+        if profile.active_range >= 1
+        else f"its first {share_text(profile.active_range)} ({tested_capacity(profile, run) / 1e9:.3f} GB), the "
+        "active range the drive's run would test"
+    )
     if given.facts.rotational:
         # a disk has no over-provisioning and no fresh-out-of-box state to leave: the copy keeps
         # its platters' geometry over the smaller span (engines/simcopy.scaled_spec: capacity_gb alone)
         return (
             f"{copy}, its zones, seek curve and rotation spread over the copy's span (a random IO seeks as far "
-            f"as on the drive), and tested it whole{hint}",
+            f"as on the drive), and tested {whole}{hint}",
         )
     from iolab.targets.sim_facts import copy_over_provisioning  # lazy: the simulator is an optional native module
 
@@ -148,7 +156,7 @@ def quick_notes(profile: Profile, given: Target, run: Target, keep_cache: bool =
     # its flash, not of the share garbage collection has beside a smaller copy's SLC cache
     op = copy_over_provisioning(run.path, dict(run.options))
     return (
-        f"{copy}, with the drive's geometry ratios and the copy's {op}{kept}, and tested it whole, so the copy "
+        f"{copy}, with the drive's geometry ratios and the copy's {op}{kept}, and tested {whole}, so the copy "
         f"leaves fresh-out-of-box as the drive would{hint}",
     )
 
@@ -193,7 +201,9 @@ def limit_text(profile: Profile, target: Target) -> str:
     if whole and target.copy_of:
         # the limit sized the copy (quick_setup may have replaced --quick's for a larger one)
         of = "" if source == "--quick" else f", the size of {source}"
-        return f", tested whole ({tested / 1e9:.3f} GB): --quick simulated a copy of the drive at this size{of}"
+        # the copy is the limit's size, the range tested its active range of it (client: 75 % of it)
+        size = "at this size" if tested >= target.capacity else f"of {target.capacity / 1e9:.3f} GB"
+        return f", tested whole ({tested / 1e9:.3f} GB): --quick simulated a copy of the drive {size}{of}"
     if whole:
         return f", tested whole ({tested / 1e9:.3f} GB): within the {limit / 1e9:.3f} GB limit of {source}"
     return f", limited to {tested / 1e9:.3f} GB ({source})"

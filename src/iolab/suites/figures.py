@@ -54,6 +54,9 @@ class _Figure:
     said: Callable[[list[PhaseSummary]], str] | None = None
     # why `find` found nothing, where the test knows (every interval cut short by a write budget)
     missing: Callable[[list[PhaseSummary]], str] | None = None
+    # the phase the value is measured in, where the getter names one: its steady-state caveats
+    # are that phase's alone (pages/report/header.figure_caveats)
+    phase: str | None = None
 
     def note(self, phases: list[PhaseSummary]) -> str:
         return self.said(phases) if self.said is not None else ""
@@ -110,7 +113,7 @@ def no_full_interval(ph: PhaseSummary | None) -> str:
 
 
 def from_cell(mix: str, bs: int, attr: str, name: str | None = None) -> Getter:
-    return figure(lambda phases: cell(phases, mix, bs, name), attr)
+    return _Figure(lambda phases: cell(phases, mix, bs, name), attr, phase=name)
 
 
 def peak(name: str, attr: str = "iops") -> Getter:

@@ -320,7 +320,7 @@ def figure_marks(runs: Sequence[RunData], metrics: Sequence[KeyMetric]) -> tuple
     (too few IOs for a percentile), else nothing: a caveat on a value is none on its absence."""
     out = []
     for r in runs:
-        steady = [c.head for c in header.steady_caveats(r)]
+        caveats = header.steady_caveats(r)
         row = []
         for m in metrics:
             if m.get(r.phases) is None:
@@ -330,6 +330,7 @@ def figure_marks(runs: Sequence[RunData], metrics: Sequence[KeyMetric]) -> tuple
             failed = r.audit.marks(kinds_of(m.name, m.unit)) if r.audit is not None else ()
             # a "steady-part" figure of a part that was not steady says so (its getter's caveat)
             own = [c] if (c := m.caveat(r.phases)) else []
+            steady = [c.head for c in header.figure_caveats(m.get, caveats)]
             row.append("; ".join([*steady, *own, *([marker(failed)] if failed else [])]))
         out.append(tuple(row))
     return tuple(out)

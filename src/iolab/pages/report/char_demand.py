@@ -16,6 +16,7 @@ from iolab.core.units import num, pct_text, share_text
 from iolab.figures.compare import cell_percentile
 from iolab.figures.demand import (
     BISECTION,
+    RAMP_MET,
     RAMPS,
     bisection_decision,
     halves,
@@ -169,7 +170,9 @@ def demand_view(ph: PhaseSummary, console: Console) -> None:
             num(c.lat_max_us),
         )
     console.print(t)
-    console.print(escape(halfway_text(ph) if BISECTION in ph.phase.name else sustainable(ph)[1]))
+    # the ramp's own decision, which its bisection refines: the answer is the key figure (the view
+    # sees one phase, so it names the ramp's figure as the report's ramp page does)
+    console.print(escape(halfway_text(ph) if BISECTION in ph.phase.name else sustainable(ph, RAMP_MET)[1]))
 
 
 def _change(delivered: float, demanded: float, tolerance: float | None) -> str:

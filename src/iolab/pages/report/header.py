@@ -273,8 +273,11 @@ def parameter_items(run: RunData) -> list[tuple[str, str]]:
         for k, v in prm.items()
         if k not in shown
     ]
+    # each phase's count named by its phase: Throughput's "5 / 10" read as 5 of a 10-round limit
     rounds = [str(len(ph.rounds)) for ph in run.phases]
-    items.append(("Rounds measured", " / ".join(rounds) if rounds else "0"))
+    if len(rounds) > 1:
+        rounds = [f"{n} ({ph.phase.name})" for n, ph in zip(rounds, run.phases)]
+    items.append(("Rounds measured", ", ".join(rounds) if rounds else "0"))
     return items
 
 
@@ -328,6 +331,9 @@ class Caveat:
     parts: tuple[str, ...]
     why: str = ""
     colon: bool = False  # "HEAD: part; part" (else "HEAD (part; part)")
+    # the phase each part is of, for a steady-state caveat (() for one of the whole run): a figure
+    # that names its phase carries only that phase's (figure_caveats)
+    phases: tuple[str, ...] = ()
 
     def text(self, parts: tuple[str, ...] | None = None) -> str:
         where = "; ".join(self.parts if parts is None else parts)
@@ -358,18 +364,41 @@ def measure_caveats(run: RunData) -> list[Caveat]:
     # a comparison's figure mark and the fleet's say it too): "NOT ACHIEVED" read as a failed window
     refused = [ph for ph in unsteady if ph.not_accepted() is not None]
     if failed := [ph for ph in unsteady if ph not in refused]:
-        out.append(Caveat("STEADY STATE NOT ACHIEVED", tuple(_unsteady_text(ph) for ph in failed)))
+        out.append(_phases_caveat("STEADY STATE NOT ACHIEVED", failed))
     if refused:
-        out.append(Caveat(NOT_ACCEPTED, tuple(_unsteady_text(ph) for ph in refused)))
+        out.append(_phases_caveat(NOT_ACCEPTED, refused))
     if unjudged := run.unjudged():
         # as prominent as a failed one: a window of 3 rounds is no steady state either
         window = SteadyRule.of_profile(run.manifest.profile).window
-        out.append(Caveat(NOT_EVALUATED, tuple(_unjudged_text(name, ph, window) for name, ph in unjudged)))
+        parts = tuple(_unjudged_text(name, ph, window) for name, ph in unjudged)
+        out.append(Caveat(NOT_EVALUATED, parts, phases=tuple(name for name, _ in unjudged)))
     if run.audit is not None and not run.audit.passed:
         names = ", ".join(r.name for r in run.audit.failed)
         touched = ", ".join(run.audit.touched())
         why = "; ".join(f"{r.name}: {r.reason}" for r in run.audit.failed)
         out.append(Caveat(AUDIT_FAILED, (f"{names} (marks: {touched})",), why, colon=True))
+    return out
+
+
+def _phases_caveat(head: str, phases: list[PhaseSummary]) -> Caveat:
+    return Caveat(head, tuple(_unsteady_text(ph) for ph in phases), phases=tuple(ph.phase.name for ph in phases))
+
+
+def figure_caveats(get: object, caveats: Sequence[Caveat]) -> list[Caveat]:
+    """The steady-state caveats a figure carries: every one of the run's, but for a figure whose
+    getter names the phase it is measured in (`phase`: Throughput's SEQ 1024KiB figures), only
+    that phase's. A steady SEQ 1024KiB phase's MB/s were marked "STEADY STATE NOT ACHIEVED"
+    because the SEQ 128KiB phase after it was not steady."""
+    own = getattr(get, "phase", None)
+    if not own:
+        return list(caveats)
+    out = []
+    for c in caveats:
+        if not c.phases:
+            out.append(c)
+        elif own in c.phases:
+            parts = tuple(p for p, ph in zip(c.parts, c.phases) if ph == own)
+            out.append(Caveat(c.head, parts, c.why, c.colon, (own,)))
     return out
 
 

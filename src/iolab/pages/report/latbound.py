@@ -98,7 +98,7 @@ def _percentile_table(run: RunData, row: CellRow, src: str) -> Table:
         (f"{pct:g} % ≤ {given(bound)} µs over the whole phase", said),
         ("IOPS delivered", num(row.iops)),
         ("demanded IOPS", f"{row.workload['rate_iops']:,}"),
-        ("measured time", f"{row.runtime_s:g} s"),
+        ("measured time", f"{num(row.runtime_s)} s"),  # "5.00046 s" beside 4-digit figures
         ("mean latency", f"{num(row.lat_mean_us)} µs"),
         *((f"{p:g} % latency", _us(_pct(row, p), row.ios, p)) for p in PERCENTILE_COLUMNS),
         ("maximum latency", f"{num(row.lat_max_us)} µs"),
