@@ -68,8 +68,7 @@ class Workload:
     zones: tuple[tuple[float, float], ...] = ()
     # (index, count): this workload is leg `index` of the `count` legs of a split round (--paths,
     # --hosts) that open one target at once. Its sequential streams address only their leg's part
-    # of the active range, so those legs stream it once between them (engines/fio_job.py:
-    # _leg_part); a host with a target of its own is alone on it. A leg's, never a cell's: the
+    # of the active range, so those legs stream it once between them (`leg_part`); a host with a target of its own is alone on it. A leg's, never a cell's: the
     # stored record of a cell's workload leaves it out (run/runner.py: workload_record).
     leg: tuple[int, int] = (0, 1)
 
@@ -128,6 +127,24 @@ class Workload:
     @property
     def accesses(self) -> set[str]:
         return {s.access for s in self.streams}
+
+    def leg_part(self, size: int) -> tuple[int, int]:
+        """(offset, bytes) of the `size`-byte active range this leg's sequential streams address:
+        its own contiguous part, in whole largest blocks, instead of every leg re-reading block 0
+        (the drive would serve the second stream from its cache, and a fill would write half the
+        drive twice). A leg alone on its target (no split, a host's own target) has it all."""
+        (leg, legs), max_bs = self.leg, max(s.block_size for s in self.streams if s.access == "seq")
+        span = size // legs // max_bs * max_bs
+        return (leg * span, span) if legs > 1 and span >= max_bs else (0, size)
+
+    def leg_said(self, size: int) -> str:
+        """The leg's part of the range where its sequential streams take one (`leg_part`), else ''."""
+        start, span = self.leg_part(size) if "seq" in self.accesses else (0, size)
+        return (
+            ""
+            if (start, span) == (0, size)
+            else f"part {self.leg[0] + 1} of {self.leg[1]}: {span} B from offset {start}"
+        )
 
     def seed_for(self, tag: str) -> int:
         """The random seed for one run of this workload, tagged by its round and cell.

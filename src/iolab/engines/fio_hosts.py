@@ -210,8 +210,7 @@ class SplitFioEngine:
         }
 
     def here_legs(self) -> dict[str, Target]:
-        """Each host's target when every host is this machine's: the run stores each one's identity
-        and `iolab resume` checks each (a hosts file may give each host its own path, not -t's)."""
+        """Each host's target when every host is this machine's, whose identity resume checks."""
         return dict(self.local_targets) if self.servers is not None and not self._elsewhere() else {}
 
     def wear_snapshot(self, record: dict, phase: str, when: str) -> list[str]:
@@ -331,8 +330,7 @@ class SplitFioEngine:
         self.single.idle(self._here()[0], seconds)  # no IO from iolab to any of them: one wait
 
     def set_write_cache(self, target: Target, enabled: bool) -> str:
-        """A hosts run leaves each host's cache as it is, and records each one's as the host's
-        drive has it (hosttargets.leg_write_cache): the results' condition, as a local run's."""
+        """A hosts run leaves each host's cache as it is and records it (hosttargets.leg_write_cache)."""
         if self.servers is None:  # --paths: one drive of this machine, set as a local run sets it
             return self.single.set_write_cache(self.legs[0].target, enabled)
         why = (
@@ -474,9 +472,8 @@ def legs_job_text(
 
 
 def plan_legs(legs: list[Leg], workload: Workload) -> list[tuple[int, Leg, Workload]]:
-    """(index, leg, its workload) of the legs with IO in a round, each numbered among the running
-    legs that open its target, which share its sequential range (`Workload.leg`, fio_job._leg_part):
-    every path is the one drive, hosts share a path they all open, a host's own target is its own."""
+    """(index, leg, its workload) of the legs with IO in a round, each numbered (`Workload.leg`) among
+    the running legs opening its target: all paths (one drive), or hosts on one path, not a host's own."""
     split = split_workload(workload, [leg.share for leg in legs])
     running = [(i, leg, w) for i, (leg, w) in enumerate(zip(legs, split)) if w is not None]
     opens = [leg.target.path if leg.host else "" for _, leg, _ in running]

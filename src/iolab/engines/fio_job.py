@@ -328,7 +328,7 @@ def _active_size(target: Target, w: Workload) -> int:
 
 
 def _head_comments(target: Target, w: Workload, tag: str, size: int, note: str | None) -> list[str]:
-    part = _leg_said(w, size)
+    part = w.leg_said(size)
     head = [
         # a host's own path (hosts file `target`) is what its fio opens, not the spec's
         f"; iolab round {tag}: {w.label()} on {target.spec}{'' if target.path in target.spec else ' at ' + target.path}",
@@ -440,29 +440,12 @@ def _section_lines(w: Workload, sec: _Section, size: int, flow: int | None) -> t
     return lines, planned
 
 
-def _leg_part(w: Workload, size: int) -> tuple[int, int]:
-    """(offset, bytes) of the active range this leg's sequential streams address. The legs of a
-    split round that open one target (`Workload.leg`: paths to one drive, hosts on one path) each
-    take their own contiguous part, in whole largest blocks, instead of all re-reading block 0: the
-    drive would serve the second stream from its cache, and a fill would write half the drive
-    twice. A leg alone on its target (no split, a host with a target of its own) has it all."""
-    (leg, legs), max_bs = w.leg, max(s.block_size for s in w.streams if s.access == "seq")
-    span = size // legs // max_bs * max_bs
-    return (leg * span, span) if legs > 1 and span >= max_bs else (0, size)
-
-
-def _leg_said(w: Workload, size: int) -> str:
-    """The leg's part of the range where its sequential streams take one (_leg_part), else ''."""
-    start, span = _leg_part(w, size) if "seq" in w.accesses else (0, size)
-    return "" if (start, span) == (0, size) else f"part {w.leg[0] + 1} of {w.leg[1]}: {span} B from offset {start}"
-
-
 def _seq_range(w: Workload, sec: _Section, size: int) -> list[str]:
-    """Where a sequential section streams: its leg's part of the active range (_leg_part), each
-    thread its own slice of that. Random sections keep the whole range on every leg and thread
+    """Where a sequential section streams: its leg's part of the active range (Workload.leg_part),
+    each thread its own slice of that. Random sections keep the whole range on every leg and thread
     (uniform draws, seeded apart)."""
-    start, span = _leg_part(w, size)
-    said = _leg_said(w, size)
+    start, span = w.leg_part(size)
+    said = w.leg_said(size)
     lines = [f"; sequential streams: {said} (the active range shared by the legs opening this target)"] if said else []
     lines += [f"offset={start}"] if start else []
     per_job = span // sec.numjobs // sec.max_bs * sec.max_bs

@@ -136,8 +136,7 @@ def round_prefixes(ph: Phase, from_round: int) -> list[str]:
 
 
 def workload_record(w: Workload) -> dict[str, Any]:
-    """A cell's workload as stored: the whole round's, never a leg's, so without `leg` (each leg's
-    part of a split round is in its job file, TAG.pN.fio, and its figures in the cell's counters)."""
+    """A cell's workload as stored: the round's, never a leg's (each leg's is in its job file)."""
     record = asdict(w)
     del record["leg"]
     return record
