@@ -87,6 +87,14 @@ def test_sim_regress_prints_the_default_presets_beside_the_mechanisms_off_drive(
         r"^default preset, .*flash written per host write (\d+\.\d+)x; CPU per chunk written (\d+\.\d+)x", out, re.M
     )
     assert split and all(float(g) > 0 for g in split.groups()), out
+    # and the default preset with its GC starting at the reserve, as the old build's does: the
+    # same flash work per host write (docs/simulator.md, "Flash written per host write")
+    same = re.search(
+        r"^default preset, op 0\.28, gc_start_pct=0: CPU new/old (\d+\.\d+)x .*flash written per host write (\d+\.\d+)x",
+        out,
+        re.M,
+    )
+    assert same and all(float(g) > 0 for g in same.groups()), out
 
 
 def test_the_simulator_benches_print_each_figure_beside_its_goal(smoked):

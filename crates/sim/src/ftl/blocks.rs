@@ -52,6 +52,12 @@ impl Order {
         }
     }
 
+    /// Bytes held: a count per block, and bucket 0's entries.
+    pub(super) fn memory_bytes(&self) -> usize {
+        self.at.capacity() * std::mem::size_of::<u64>()
+            + self.zeros.capacity() * std::mem::size_of::<(u32, u64)>()
+    }
+
     #[inline(always)]
     fn enter(&mut self, b: u32, v: u32) {
         let n = self.next;

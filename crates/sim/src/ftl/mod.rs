@@ -301,8 +301,10 @@ impl Ftl {
         self.urgent = false;
     }
 
-    /// Bytes held by the mapping structures (for the memory goal).
+    /// Bytes held by the mapping structures and the per-block records, counters and lists
+    /// (for the memory goal).
     pub fn memory_bytes(&self) -> usize {
+        let lists = [&self.fifo, &self.free, &self.slc_free, &self.slc_closed];
         self.l2p.capacity() * 4
             + self.lens.capacity()
             + self.rmap.memory_bytes()
@@ -311,6 +313,9 @@ impl Ftl {
             + self.erases.capacity() * 4
             + self.stamp.capacity() * 8
             + self.bhead.capacity() * 4
+            + self.order.memory_bytes()
+            + lists.iter().map(|l| l.capacity() * 4).sum::<usize>()
+            + self.slc_dead.capacity() * 4
             + self
                 .fronts
                 .iter()
