@@ -284,9 +284,20 @@ def make_images(d: Path) -> dict[str, str]:
 # reserved for a console) and no ioeventfd (under TCG the CPU thread can handle the
 # notification itself) leave ~90 fds in all.
 QUIET_SERIAL = ["-global", "virtio-serial-pci.max_ports=2", "-global", "virtio-serial-pci.ioeventfd=off"]
+# The emulated CPU: vng asks QEMU for `-cpu max`, every feature TCG emulates (AVX2, AES-NI,
+# PCLMUL, VMX): udev then loads the crypto and KVM modules for them, and glibc, fio's libraries
+# and numpy take their AVX2 code paths, each such instruction emulated. Nehalem is x86-64-v2,
+# the venv's numpy's baseline (QEMU takes the last -cpu it is given). `pytest tests/vm`, all 28
+# passed each time (2026-12-02): 349 CPU-s with `-cpu max` at load 4; 296 with Nehalem at load 7-9.
+GUEST_CPU = ["-cpu", "Nehalem"]
 # The guest kernel is the drivers' host here, not what is measured: its speculative-execution
 # mitigations only add work to every system call and context switch of the emulated CPUs.
-KERNEL_ARGS = "nvme_core.multipath=N mitigations=off"  # multipath off: one block device per controller path
+# Nor its crypto self-tests: udev loads the AES-NI and GHASH modules for the CPU QEMU's `-cpu max`
+# describes, and the kernel tests every algorithm they register before the boot goes on, AES-NI
+# and carry-less multiplies emulated instruction by instruction: 14 s and 6 s of a boot's 69 s
+# before the guest script starts (initcall_debug, 2026-12-02). iolab uses no kernel crypto.
+# Multipath off: one block device per controller path.
+KERNEL_ARGS = "nvme_core.multipath=N mitigations=off cryptomgr.notests"
 
 
 # What virtme-ng's guest mounts an empty tmpfs over: a repository below one is not there unless
@@ -322,7 +333,7 @@ def boot(d: Path, cpus: int | None = None, timeout: float = 7200, checks: tuple[
         "--rwdir",
         str(d),
         *repo_share(),
-        "--qemu-opts=" + " ".join(QUIET_SERIAL + qemu_options(d) + python_image(d)),
+        "--qemu-opts=" + " ".join(QUIET_SERIAL + GUEST_CPU + qemu_options(d) + python_image(d)),
         "--exec",
         " ".join([str(py), str(REPO / "tests" / "vm" / "guest.py"), str(out), *checks]),
     ]
