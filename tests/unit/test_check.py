@@ -42,6 +42,8 @@ def record(
         "value": value,
         "round_values": list(rounds),
     }
+    if steady in ("not-reached", "not-evaluated"):  # as outcome's record: a figure of no named phase carries it
+        fig["caveats"] = ["STEADY STATE NOT " + ("ACHIEVED" if steady == "not-reached" else "EVALUATED")]
     return {
         "run_id": run_id,
         "test": test,
