@@ -232,6 +232,24 @@ def test_wsat_s_header_and_histogram_name_only_what_it_ran(tmp_path):
         assert re.search(rf"\(partial, {re.escape(seconds)} s\)", text) and minimum.group(1) != iops, shown
 
 
+def sequence_summary(out: Path, *runs: Path) -> str:
+    """`iolab report --sequence RUNS -o OUT`'s words."""
+    p = iolab("report", "--sequence", *map(str, runs), "-o", str(out))
+    assert p.returncode == 0, p.stdout + p.stderr
+    [html] = out.glob("*.html")
+    return page_text(html)
+
+
+def disagreement(text: str, most: str, more: str, why: str) -> re.Match:
+    """The summary's row of a maximum (`most`, a pattern) below another test's figure (`more`),
+    its ratio checked against the two values printed."""
+    row = re.search(rf"{most} ([\d,]+) {more} ([\d,]+) ([\d.]+)x: {why}", text)
+    assert row, text[text.find("Tests that disagree") :][:1500]
+    low, high, ratio = (float(g.replace(",", "")) for g in row.groups())
+    assert high > 1.1 * low and abs(high / low - ratio) < 0.01, row.group(0)
+    return row
+
+
 def test_a_maximum_below_another_tests_measured_rate_is_said_on_the_sequence_summary(tmp_path):
     # a characterise summary printed "max read IOPS (rounds) 7,800" (Max IOPS, its search ended by
     # a noisy step) beside "max sustainable read IOPS 44,767" (Demand) of one drive, unremarked
@@ -240,19 +258,11 @@ def test_a_maximum_below_another_tests_measured_rate_is_said_on_the_sequence_sum
     # a search of QD1 alone stops far below the rate the demand ramp sustains at its depths
     most = only_run(runs, "max-iops", *quick, "--set", "queue_depths=1", "--set", "thread_counts=1")
     ramp = only_run(runs, "latency-demand", *quick)
-    p = iolab("report", "--sequence", str(most), str(ramp), "-o", str(tmp_path / "seq"))
-    assert p.returncode == 0, p.stdout + p.stderr
-    [html] = (tmp_path / "seq").glob("*.html")
-    text = page_text(html)
+    text = sequence_summary(tmp_path / "seq", most, ramp)
     assert "TESTS DISAGREE: Max IOPS 4 KiB random read IOPS below Demand's" in text, text[:3000]
-    row = re.search(
-        r"Max IOPS: max read IOPS \(rounds\) ([\d,]+) Demand: max sustainable read IOPS ([\d,]+) ([\d.]+)x: "
-        r"its search stops at the first step",
-        text,
+    row = disagreement(
+        text, r"Max IOPS: max read IOPS \(rounds\)", r"Demand: max sustainable read IOPS", "its search stops at"
     )
-    assert row, text[text.find("Tests that disagree") :][:1500]
-    low, high, ratio = (float(g.replace(",", "")) for g in row.groups())
-    assert high > 1.1 * low and abs(high / low - ratio) < 0.01, row.group(0)
     # the figures are the runs' own, as `iolab show` prints them
     assert f"max read IOPS (rounds) │ {row.group(1)} │" in flat(iolab("show", str(most)).stdout)
     assert f"max sustainable read IOPS │ {row.group(2)} │" in flat(iolab("show", str(ramp)).stdout)

@@ -127,6 +127,10 @@ def test_spec_sheet_toml_and_csv_judge_alike(tmp_path):
         f"not judged: quick run; steady state not evaluated ({W} = 34.00 kIOPS; needs ≥ 35 kIOPS)"
     ), held[0].why
     assert spec_cell([_verdict(v) for v in held]) == "0 pass, 1 not measured, 2 not judged"
+    # a figure's own steady-state caveat (specmatch.figures_steady) holds back that figure alone
+    held = judge("d1", figs, units, sheet, steady={"ART": ("steady state not achieved",)})
+    assert [v.verdict for v in held] == ["fail", "not-judged", "not-measured"]
+    assert held[1].why.startswith("not judged: steady state not achieved (ART = "), held[1].why
 
 
 @pytest.mark.parametrize(

@@ -55,3 +55,40 @@ def test_the_header_names_the_phase_of_each_round_count(run):
     data = RunData.load(run, run)
     rounds = dict(header.parameter_items(data))["Rounds measured"]
     assert rounds == "5 (SEQ 1024KiB), 10 (SEQ 128KiB)", rounds
+
+
+def _sheet(path: Path) -> Path:
+    path.write_text(
+        '[sheet]\nmodel = "Example"\n'
+        '[[criterion]]\nname = "big writes"\nfigure = "SEQ 1024KiB write MB/s"\nmin = 1\nunit = "MB/s"\n'
+        '[[criterion]]\nname = "small writes"\nfigure = "SEQ 128KiB write MB/s"\nmin = 1\nunit = "MB/s"\n'
+    )
+    return path
+
+
+def test_a_spec_sheet_judges_a_steady_phase_s_figure_on_its_own_phase(run, tmp_path):
+    """The front page held the steady SEQ 1024KiB figure "not judged: ...; steady state not
+    reached" for the SEQ 128KiB phase: the caveat rule of show's [a] (header.figure_caveats)."""
+    import pypdf
+
+    _cli("report", str(run), "--spec-sheet", str(_sheet(tmp_path / "s.toml")))
+    pdf = next((run / "report").glob("*.pdf"))
+    page = " ".join(pypdf.PdfReader(str(pdf)).pages[0].extract_text().split())
+    # a quick run: neither is judged, but only the unsteady phase's figure for its steady state
+    big = re.search(r"big writes: not judged: (.*?) \(measured", page)
+    small = re.search(r"small writes: not judged: (.*?) \(measured", page)
+    assert big and small and big.group(1).startswith("quick run"), page
+    assert "steady state" not in big.group(1) and "steady state not achieved" in small.group(1), page
+
+
+def test_check_warns_of_the_figures_of_the_unsteady_phase_alone(run, tmp_path):
+    """`iolab check` said "steady state not reached in RUN: its figures may still be drifting" of
+    every figure of a run whose SEQ 1024KiB phase was steady."""
+    engine = DriveEngine()
+    engine.shape = lambda rnd, call: 3_000.0
+    steady = record(tmp_path, "throughput", engine)  # both phases steady: the baseline
+    doc = json.loads(_cli("check", str(run), "--baseline", str(steady), "--json"))
+    [warning] = [w for w in doc["check"]["warnings"] if w.startswith("steady state")]
+    said = warning.split(":")[0]
+    assert "SEQ 128KiB read MB/s" in said and "SEQ 128KiB write MB/s" in said, warning
+    assert "1024KiB" not in said, warning

@@ -17,7 +17,7 @@ from iolab.api.fleet import FleetState, Member, load_state, write_fleet_file
 from iolab.core.errors import Exit, IolabError
 from iolab.core.runfiles import FLEET_FILE
 from iolab.core.safefile import loads_json, read_bytes, read_json
-from iolab.figures.specmatch import run_reasons, unmeasured_figures
+from iolab.figures.specmatch import figures_steady, run_reasons, unmeasured_figures
 from iolab.figures.specsheet import judge, load_spec_sheet
 from iolab.store.durable import room_for
 
@@ -109,8 +109,9 @@ def report(
             if d.state == "complete":
                 units = {n: meta["unit"] for n, meta in d.meta.items()}
                 rec = recs.get(d.name) or {}
+                reasons, steady = run_reasons(rec), figures_steady(rec)
                 verdicts[d.name] = judge(
-                    d.name, d.figures, units, sheet, reasons=run_reasons(rec), unmeasured=unmeasured_figures(rec)
+                    d.name, d.figures, units, sheet, reasons=reasons, unmeasured=unmeasured_figures(rec), steady=steady
                 )
     fleet = {
         "dir": str(state.dir),

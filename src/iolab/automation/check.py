@@ -18,6 +18,7 @@ from iolab.automation.verdict import FAILING, verdict
 from iolab.core.errors import IolabError
 from iolab.core.steady import STEADY_NOT_EVALUATED, STEADY_NOT_REACHED
 from iolab.figures.compare import profile_differences
+from iolab.figures.specmatch import figures_steady
 from iolab.pages.outcome import steady_shortfall
 from iolab.store.manifest import run_key
 
@@ -28,6 +29,18 @@ def not_steady(records: Sequence[dict]) -> list[tuple[str, str]]:
     return [(r["run_id"], why) for r in records if (why := steady_shortfall(r)) is not None]
 
 
+def drifting(record: dict) -> list[str] | None:
+    """The key figures of a run that did not show steady state which may still be drifting: those
+    carrying a steady-state caveat (specmatch.figures_steady, the per-phase rule of show's [a] and
+    a spec sheet's verdicts: a steady SEQ 1024KiB phase's figures are not held back by the SEQ
+    128KiB phase after it); None for all of them (a run that did not complete)."""
+    if record["state"] != "complete":
+        return None
+    return list(figures_steady(record))
+
+
+STEADY_WARNING = "steady state "  # how the steady-state warning begins (check_junit finds it by it)
+
 # how each shortfall reads in the warning: a SteadyState word, or the run's state
 SHORTFALL_WORDS: dict[str, str] = {
     STEADY_NOT_REACHED: "not reached",
@@ -35,17 +48,34 @@ SHORTFALL_WORDS: dict[str, str] = {
 }
 
 
-def steady_warning(unsteady: Sequence[tuple[str, str]], require_steady: bool) -> str:
-    """'steady state not reached in A; never evaluated (too few rounds) in B: ...'."""
+def _which(record: dict, figures: list[str] | None) -> str:
+    """' (its A, B)' when a run holds back some of its measured figures, '' when all of them."""
+    if figures is None or set(figures) >= {f["name"] for f in record["figures"] if f.get("value") is not None}:
+        return ""
+    return f" (its {', '.join(figures)})" if figures else " (none of its key figures: their phases were steady)"
+
+
+def steady_warning(unsteady: Sequence[tuple[str, str]], records: Sequence[dict], require_steady: bool) -> str | None:
+    """'steady state not reached in A; never evaluated (too few rounds) in B: ...', each run with
+    the figures it holds back where not all of them (drifting); a run none of whose figures is
+    held back is said only under --require-steady (which fails it, as show's does). None: nothing
+    to say."""
+    by_id = {r["run_id"]: r for r in records}
     by_why: dict[str, list[str]] = {}
+    any_drifting = False
     for run_id, why in unsteady:
-        by_why.setdefault(SHORTFALL_WORDS.get(why, f"not shown (the run is {why})"), []).append(run_id)
-    return (
-        "steady state "
-        + "; ".join(f"{why} in {', '.join(ids)}" for why, ids in by_why.items())
-        + ": its figures may still be drifting, so a change (or its absence) can be the drift"
-        + (" (--require-steady: failing)" if require_steady else "")
-    )
+        figures = drifting(by_id[run_id])
+        if figures == [] and not require_steady:
+            continue  # every figure of a steady phase: none of them is drifting
+        any_drifting |= figures != []
+        by_why.setdefault(SHORTFALL_WORDS.get(why, f"not shown (the run is {why})"), []).append(
+            run_id + _which(by_id[run_id], figures)
+        )
+    if not by_why:
+        return None
+    said = "; ".join(f"{why} in {', '.join(ids)}" for why, ids in by_why.items())
+    drift = ": its figures may still be drifting, so a change (or its absence) can be the drift" if any_drifting else ""
+    return STEADY_WARNING + said + drift + (" (--require-steady: failing)" if require_steady else "")
 
 
 def differences(baseline: Sequence[dict], candidate: Sequence[dict]) -> list[str]:
@@ -359,7 +389,8 @@ def check(
         figures.append(judged)
     bad = [f["name"] for f in figures if f["verdict"] in FAILING]
     unsteady = not_steady(baseline) + not_steady(candidate)
-    warnings = [steady_warning(unsteady, require_steady)] if unsteady else []
+    said = steady_warning(unsteady, [*baseline, *candidate], require_steady)
+    warnings = [said] if said else []
     warnings += [w for f in figures for w in (partly(baseline, f, "baseline"), partly(candidate, f, "candidate")) if w]
     return {
         "passed": not bad and not (require_steady and unsteady),

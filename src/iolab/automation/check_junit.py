@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from xml.sax.saxutils import escape, quoteattr
 
+from iolab.automation.check import STEADY_WARNING
 from iolab.automation.verdict import FAILING, UNJUDGED, noise_text
 from iolab.core.units import given, num, percent
 
@@ -16,7 +17,10 @@ def junit_xml(result: dict, suite: str = "iolab check") -> str:
     # check.check puts its steady-state warning first, and only when a run was not steady; the
     # others (a side's value of some of its runs) are of one figure each and go to its case: as
     # "steady state" cases they failed a check that passed under --require-steady (exit 0)
-    steady, others = result["warnings"][: bool(result["not_steady"])], result["warnings"][bool(result["not_steady"]) :]
+    # (none when every figure of the unsteady runs is of a steady phase, check.steady_warning)
+    first = result["warnings"][:1] if result["not_steady"] else []
+    n = 1 if first and first[0].startswith(STEADY_WARNING) else 0
+    steady, others = result["warnings"][:n], result["warnings"][n:]
     for f in result["figures"]:
         body = ""
         if f["verdict"] in FAILING:

@@ -434,6 +434,7 @@ def compare(
     from iolab.store.manifest import runs_root
 
     want_json("compare", console, json_out)
+    cli_fleet.refuse_fleets([r for r in run_refs if not r.lower().endswith(".csv")], runs_dir)
     cli_compare.compare(run_refs, out or runs_root() / "compare", force, labels or (), json_out, console, err)
 
 
@@ -448,6 +449,7 @@ def export(
     from iolab.pages.export import export_run, export_stream
     from iolab.store.runstore import RunStore
 
+    cli_fleet.refuse_fleets([run_ref], runs_dir)
     store = RunStore.open(run_ref)
     if out is not None and str(out) == "-":
         # a reader that goes away (`| head`) has what it read; a full disk or a closed standard

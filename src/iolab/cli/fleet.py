@@ -341,6 +341,17 @@ def fleet_path(ref: str, runs_dir: Optional[Path] = None) -> Optional[Path]:
     return fleet_or_run(ref, runs_dir or runs_root())
 
 
+def refuse_fleets(refs: list[str], runs_dir: Optional[Path] = None) -> None:
+    """`iolab compare`, `export`, `audit`, which take runs: a fleet named by its name (or a part of
+    it) is refused as one named by its path is (store/manifest.resolve_run), not taken for a run
+    that is not there."""
+    from iolab.store.manifest import not_a_run
+
+    for ref in refs:
+        if (fleet := fleet_path(ref, runs_dir)) is not None:
+            raise not_a_run(ref, fleet)
+
+
 def show(ref: str, json_out: bool, console: Console) -> int:
     """`iolab show FLEET_DIR`: the fleet's report, as `iolab fleet` prints it."""
     from iolab.api import fleet as api

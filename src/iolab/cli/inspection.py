@@ -162,6 +162,7 @@ def audit(
     from contextlib import nullcontext
 
     from iolab.cli.auto import emit, want_json
+    from iolab.cli.fleet import refuse_fleets
     from iolab.figures.audit import audit as audit_run
     from iolab.figures.audit import stored_audit
     from iolab.pages.textreport import render_audit
@@ -171,6 +172,7 @@ def audit(
     from iolab.store.writer import claim_run
 
     want_json("audit", console, json_out)
+    refuse_fleets(run_refs)  # a fleet by its name, as by its path (resolve_run)
     docs, failed, audited = [], False, []
     for ref in run_refs:
         # --store writes the manifest: claimed first, so no resume or run writes it meanwhile (writer.py)

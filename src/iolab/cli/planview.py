@@ -61,7 +61,9 @@ def plan(
             "run is planned on its own capacity)."
         )
     if args.spec_sheet is not None:
-        read_spec_sheet(args.spec_sheet, test, args.everything)
+        # nothing is run by a plan: the sheet fixed, the plan is asked for again
+        again = f"plan again (`iolab plan {test} ... --spec-sheet {args.spec_sheet}`)"
+        read_spec_sheet(args.spec_sheet, test, args.everything, again=again)
     given = run_target(args.target[0] if args.target else f"sim:{DEFAULT_PRESET}", args.hosts, args.hosts_file)
     legs = legs_for_run(given, args.paths, args.hosts, args.hosts_file)
     split = f"the outstanding IO split over {counted(len(legs[0]), 'leg')} ({legs[1]})" if legs else None

@@ -37,6 +37,9 @@ class Measured:
     unit: str
     audit: tuple[str, ...] = ()  # failed audit invariants that touch this figure
     basis: str = ""  # what a derived figure rests on, shown beside it
+    # the steady-state caveats the figure carries, in words (figure_steady): a steady SEQ 1024KiB
+    # phase's figures are judged though the SEQ 128KiB phase after it was not steady
+    steady: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -51,15 +54,13 @@ class SpecLine:
 
 
 def run_reasons(record: dict) -> list[str]:
-    """Why none of this run's figures may be presented as the drive's (empty: they may)."""
+    """Why none of this run's figures may be presented as the drive's (empty: they may). Steady
+    state is judged per figure (figure_steady): a figure of a steady phase stands."""
     why = []
     if record.get("state") != "complete":
         why.append(f"{record.get('state')} run")
     if (record.get("profile") or {}).get("quick"):
         why.append("quick run")
-    steady = record.get("steady_state")
-    if steady in STEADY_NOT_SHOWN:
-        why.append(f"steady state {steady.replace('-', ' ')}")
     for entry in record.get("noncompliance") or ():
         # every reason the run is not PTS-compliant (1 s cells, no purge, a write cache other
         # than the profile's ...) keeps its figures from standing for the drive, as --quick
@@ -76,6 +77,23 @@ def run_reasons(record: dict) -> list[str]:
     if failed:
         why.append(f"audit failed ({', '.join(failed)})")
     return why
+
+
+def figure_steady(record: dict, name: str) -> tuple[str, ...]:
+    """Why figure `name` is not at steady state, in words ("steady state not achieved"): the
+    caveats its record entry carries (outcome's --json `caveats`, header.figure_caveats: a figure
+    that names its phase carries that phase's alone, as `show` marks it [a]). A figure the record
+    does not list (a DWPD worked out from the run) carries the whole run's steady state."""
+    for f in record.get("figures") or ():
+        if f.get("name") == name:
+            return tuple(str(c).lower() for c in f.get("caveats") or ())
+    steady = record.get("steady_state")
+    return (f"steady state {steady.replace('-', ' ')}",) if steady in STEADY_NOT_SHOWN else ()
+
+
+def figures_steady(record: dict) -> dict[str, tuple[str, ...]]:
+    """figure_steady of each key figure the record lists with a caveat."""
+    return {f["name"]: s for f in record.get("figures") or () if (s := figure_steady(record, f["name"]))}
 
 
 def unmeasured_figures(record: dict) -> dict[str, str]:
@@ -95,7 +113,8 @@ def record_figures(record: dict) -> list[Measured]:
     for f in record.get("figures") or ():
         v = f.get("value")
         if isinstance(v, (int, float)) and not isinstance(v, bool) and v == v and abs(v) != float("inf"):
-            out.append(Measured(f["name"], float(v), f["unit"], tuple(f.get("audit") or ())))
+            steady = figure_steady(record, f["name"])
+            out.append(Measured(f["name"], float(v), f["unit"], tuple(f.get("audit") or ()), steady=steady))
     return out
 
 
@@ -143,7 +162,8 @@ def match(
         if v.value is None:  # judge could not convert the figure to the criterion's unit
             out.append(SpecLine(c, m, None, "no-unit", f"{c.name}: not judged: {v.why}"))
             continue
-        why = list(reasons) + ([f"audit marks it ({', '.join(m.audit)})"] if m.audit and not reasons else [])
+        why = list(reasons) + list(m.steady)
+        why += [f"audit marks it ({', '.join(m.audit)})"] if m.audit and not why else []
         if why:
             unit = f" {c.unit or m.unit}" if c.unit or m.unit else ""
             text = f"{c.name}: not judged: {'; '.join(why)} (measured {num(v.value)}{unit})"
@@ -170,4 +190,14 @@ def tally(lines: Sequence[SpecLine]) -> str:
     return ", ".join(f"{n} {words[k]}" for k, n in counts if n)
 
 
-__all__ = ["Measured", "SpecLine", "match", "record_figures", "run_reasons", "tally", "unmeasured_figures"]
+__all__ = [
+    "Measured",
+    "SpecLine",
+    "figure_steady",
+    "figures_steady",
+    "match",
+    "record_figures",
+    "run_reasons",
+    "tally",
+    "unmeasured_figures",
+]

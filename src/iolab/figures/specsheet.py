@@ -260,6 +260,7 @@ def judge(
     strict_units: bool = True,
     reasons: Sequence[str] = (),
     unmeasured: Mapping[str, str] | None = None,
+    steady: Mapping[str, Sequence[str]] | None = None,
 ) -> list[Verdict]:
     """Each criterion's verdict on one drive (`figures`: its measured key figures; `units`: theirs).
     A criterion whose unit does not apply to its figure is refused (IolabError) unless not
@@ -267,7 +268,9 @@ def judge(
     `reasons` (specmatch.run_reasons: a quick run, steady state not reached, an audit failed)
     make every measured figure "not-judged": it was measured, but not as the drive's, so it
     neither passes nor fails the sheet (the fleet's rule and a single run's front page are one).
-    `unmeasured` (specmatch.unmeasured_figures): the test's figures the run has no value for, and why."""
+    `unmeasured` (specmatch.unmeasured_figures): the test's figures the run has no value for, and why.
+    `steady` (specmatch.figures_steady): each figure's steady-state caveats, which make it alone
+    "not-judged" (a steady phase's figure is judged though another phase of the run was not)."""
     out = []
     for c in sheet.criteria:
         if c.figure not in figures:
@@ -289,10 +292,10 @@ def judge(
         why = f"{c.figure} = {num(v)} {unit}, needs {c.bounds_text(unit) or '-'}" + (
             f" (data sheet: {given(c.claim)})" if c.claim is not None else ""
         )
-        if reasons:
+        if held := [*reasons, *(steady or {}).get(c.figure, ())]:
             # the bound beside the value: a quick qualification run shows how near each drive came
             needs = f"; needs {c.bounds_text(unit)}" if c.bounds_text() else ""
-            why = f"not judged: {'; '.join(reasons)} ({c.figure} = {num(v)} {unit}{needs})"
+            why = f"not judged: {'; '.join(held)} ({c.figure} = {num(v)} {unit}{needs})"
             out.append(Verdict(drive, c, "not-judged", v, why, unit))
             continue
         out.append(Verdict(drive, c, "pass" if ok else "fail", v, why, unit))

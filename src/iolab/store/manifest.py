@@ -287,6 +287,16 @@ def runs_dir_folder(p: Path) -> str | None:
     return RUNS_DIR_FOLDERS[p.name] if any((d / "manifest.json").is_file() for d in beside) else None
 
 
+def not_a_run(ref: str, fleet: Path) -> IolabError:
+    """The refusal of a fleet given to a command that takes runs (by its path here, by its name
+    too in cli/fleet.refuse_fleets)."""
+    return IolabError(
+        f"{ref!r} is a fleet, not a run: `iolab fleet {fleet}` reports it (`--group-by LABEL` compares "
+        "its groups), `iolab show` and `iolab report` take it as it is, and its drives' runs, which this "
+        "command takes, are listed in its report (run_dir)."
+    )
+
+
 def resolve_run(ref: str | Path) -> Path:
     """A run is named by its directory path, by its directory's name under the runs root, or by
     its run id (the manifest's, which a renamed or copied directory keeps: `iolab runs` lists
@@ -308,11 +318,7 @@ def resolve_run(ref: str | Path) -> Path:
         raise ambiguous("run", str(ref), matches, runs_root(), how, lists)
     fleet = fleet_dir(ref)
     if fleet is not None:
-        raise IolabError(
-            f"{ref!r} is a fleet, not a run: `iolab fleet {fleet}` reports it (`--group-by LABEL` compares "
-            "its groups), `iolab show` and `iolab report` take it as it is, and its drives' runs, which this "
-            "command takes, are listed in its report (run_dir)."
-        )
+        raise not_a_run(str(ref), fleet)
     # a name under the runs root counts as much as a path: `iolab runs` lists a directory there
     # that holds results.db but no manifest as a broken run, and `show NAME` said nothing was there
     there = p if p.exists() else q

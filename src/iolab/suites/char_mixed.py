@@ -10,6 +10,7 @@ from iolab.core.plan import Cell, Profile, TestPlan
 from iolab.core.units import KiB
 from iolab.core.workload import Workload
 from iolab.figures.compare import KeyMetric
+from iolab.figures.demand import RATE
 from iolab.pages.chartext import matrix_view
 from iolab.suites import active_fraction, no_input, tested_capacity
 from iolab.suites import characterise_common as cc
@@ -83,6 +84,10 @@ def build(profile: Profile, target: Target) -> TestPlan:
 def key_figures(runs: Runs = ()) -> Metrics:
     return (
         KeyMetric("peak total IOPS", "IOPS", True, peak("mixed")),
+        # all reads and all writes, where `write_pcts` measured them: 4 KiB random rates Max IOPS
+        # and Demand measure too, held against theirs in a sequence's summary (figures/crosscheck.py)
+        KeyMetric("0% W peak IOPS", "IOPS", True, cc.series_peak("mixed", mix_label(0)), rate_of=RATE["read"]),
+        KeyMetric("100% W peak IOPS", "IOPS", True, cc.series_peak("mixed", mix_label(100)), rate_of=RATE["write"]),
         KeyMetric("30% W QD1 average latency", "µs", False, cc.at("mixed", "30% W", 1, "lat_mean_us")),
     )
 

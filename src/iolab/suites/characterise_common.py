@@ -215,3 +215,16 @@ def at(name: str, series: str, qd: int, attr: str) -> Getter:
         return None if c is None else getattr(c, attr)
 
     return get
+
+
+def series_peak(name: str, series: str, attr: str = "iops") -> Getter:
+    """A key figure of a queue-depth matrix: the highest `attr` of the measured cells of `series`
+    (an IO size, a write share) over the queue depths of phase `name`; None when the run
+    measured no cell of it (never one worked out from another series)."""
+
+    def get(phases: list[PhaseSummary]) -> float | None:
+        ph = next((p for p in phases if p.phase.name == name), None)
+        vals = [getattr(c, attr) for (s, _), c in grid(ph)[2].items() if s == series] if ph else []
+        return max(vals) if vals else None
+
+    return get

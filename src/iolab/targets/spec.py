@@ -61,6 +61,8 @@ def _path_hint(text: str) -> str:
         st = os.stat(path)  # the node the path leads to; nothing is opened
     except (OSError, ValueError):
         return f" For a regular file write file:{text}."
+    if stat.S_ISDIR(st.st_mode):
+        return f" {path} is a directory: write {_in_directory(path)}"
     if not stat.S_ISBLK(st.st_mode):
         return f" For a regular file write file:{text}."
     node = os.path.realpath(path)
@@ -74,6 +76,13 @@ def _path_hint(text: str) -> str:
     if same:
         return f" {path} is the block device {node}: write {node}{sep}{query} as the target."
     return f" {path} is a block device: write its node under /dev as the target."
+
+
+def _in_directory(path: str) -> str:
+    """What to write for a directory given as the target (bare, or as file:, which is refused as
+    no regular file): a file in it, which iolab creates (`iolab info` said "write file:DIR")."""
+    inside = os.path.join(os.path.abspath(path), "iolab-test.img")
+    return f"file:{inside}?size=8GiB (a file iolab creates in it) to test the drive it is on."
 
 
 def _split_query(spec: str, text: str, allowed: set[str] | None) -> tuple[str, tuple[tuple[str, str], ...]]:
@@ -206,6 +215,8 @@ def parse_file(spec: str, text: str) -> Target:
         hint = (
             f" To test the device itself write {os.path.realpath(path)} as the target."
             if stat.S_ISBLK(st.st_mode)
+            else f" Write {_in_directory(path)}"
+            if stat.S_ISDIR(st.st_mode)
             else ""
         )
         raise IolabError(f"target {spec!r}: {path} is {what}, not a regular file.{hint}")

@@ -13,6 +13,7 @@ from iolab.core.units import given, num
 from iolab.figures.specmatch import (
     Measured,
     SpecLine,
+    figure_steady,
     match,
     record_figures,
     run_reasons,
@@ -41,7 +42,8 @@ def run_figures(record: dict[str, Any]) -> list[Measured]:
     out = record_figures(record)
     e = record.get("endurance") or {}
     if isinstance(e.get("dwpd"), (int, float)):
-        out.append(Measured("DWPD", float(e["dwpd"]), "", basis=f"WAF {e['waf']:.2f}, {e['short']}"))
+        basis = f"WAF {e['waf']:.2f}, {e['short']}"
+        out.append(Measured("DWPD", float(e["dwpd"]), "", basis=basis, steady=figure_steady(record, "DWPD")))
     return out
 
 
