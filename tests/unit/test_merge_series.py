@@ -1,0 +1,101 @@
+"""A split round's per-second series (engines/merge.merge_series): the legs' rows summed where
+every leg logged a second, and what they leave of each leg's totals as one last row, so that the
+rows hold every leg's IOs and bytes however many rows each leg logged."""
+
+from __future__ import annotations
+
+import pytest
+
+from iolab.core.results import OpStats, RoundResult, SecondSample
+from iolab.engines.merge import merge_series
+
+BLOCK = 4000  # bytes an IO: 1,000 IOPS is 4 MB/s
+
+
+def _ios(rows) -> tuple[float, float]:
+    """(reads, MB) the rows hold: each row's rates × its own length."""
+    ends = [r.t_s for r in rows]
+    spans = [b - a for a, b in zip([0.0, *ends], ends)]
+    return sum(r.read_iops * d for r, d in zip(rows, spans)), sum(r.mbps * d for r, d in zip(rows, spans))
+
+
+def leg(rows, runtime_s: float | None = None, ios: float | None = None, lat_us: float = 100.0) -> RoundResult:
+    """A read leg with these rows; its totals the IOs they hold unless `ios` says otherwise."""
+    n = round(_ios(rows)[0] if ios is None else ios)
+    read = OpStats(n, n * BLOCK, 0.0, 0.0, lat_us, lat_us, lat_us, None)
+    end = runtime_s if runtime_s is not None else rows[-1].t_s
+    return RoundResult(read=read, write=OpStats.idle(), runtime_s=end, series=tuple(rows))
+
+
+def row(t_s: float, iops: float, lat: float | None = 100.0) -> SecondSample:
+    return SecondSample(t_s, iops, 0.0, iops * BLOCK / 1e6, lat)
+
+
+def test_the_legs_partial_last_rows_merge_into_one():
+    """Two paths' rounds ran past their second second by 0.4 and 0.3 s: their rests are one
+    row of 0.4 s, and the merged rows hold what the legs' rows hold. Before, rows were keyed
+    by their rounded end: a rest of 0.3 s replaced its leg's second 2."""
+    a = leg([row(1.0, 1000.0), row(2.0, 1000.0), row(2.4, 500.0, 300.0)])
+    b = leg([row(1.0, 1000.0), row(2.0, 1000.0), row(2.3, 800.0, 300.0)])
+    merged = merge_series([a, b])
+    assert [r.t_s for r in merged] == [1.0, 2.0, 2.4]
+    assert _ios(merged) == pytest.approx((a.read.ios + b.read.ios, (a.read.io_bytes + b.read.io_bytes) / 1e6))
+    assert merged[-1].read_iops == pytest.approx((500 * 0.4 + 800 * 0.3) / 0.4)
+    assert merged[-1].lat_mean_us == pytest.approx(300.0)
+
+
+def test_a_leg_that_logged_no_row_is_in_the_merged_row():
+    """A real two-path SEQ 128KiB round: one path logged its second 1 (1,594 IOPS) and ran on
+    to 1.007 s, the other logged no line (fio's helper found no whole interval gone while it
+    ran) for its 1,771 IOs. The merged series was that one path's row: 1,610 of the cell's
+    3,381 IOs, and `iolab audit` failed series-totals on a sound run. Now no second is one both
+    logged, so the round is one row over its length holding both, at their mean latency."""
+    a = leg([row(1.0, 1594.0), row(1.007, 16 / 0.007, 300.0)], lat_us=280.0)
+    b = leg([], runtime_s=1.002, ios=1771, lat_us=250.0)
+    merged = merge_series([a, b])
+    assert [r.t_s for r in merged] == [1.007]
+    assert _ios(merged) == pytest.approx((3381, 3381 * BLOCK / 1e6))
+    # a's rest is its whole row and tail (its rows' latencies), b's its round's
+    assert merged[0].lat_mean_us == pytest.approx((1594 * 100.0 + 16 * 300.0 + 1771 * 250.0) / 3381)
+
+
+def test_legs_whose_whole_seconds_end_apart_keep_every_legs_rest():
+    """A byte budget split over two paths: one leg logged seconds 1 and 2 and ran to 2.3 s,
+    the other finished its share at 1.9 s. The second both logged is a row; the rest of each
+    (a's second 2 and its tail, b's 0.9 s after second 1) is one row to 2.3 s, its rate the
+    mean over that row: no second 2 is made up for b, none is left without b. Before, the
+    rests were dropped: the series was second 1 alone."""
+    a = leg([row(1.0, 1000.0), row(2.0, 1200.0), row(2.3, 600.0)])
+    b = leg([row(1.0, 900.0), row(1.9, 850.0)])
+    merged = merge_series([a, b])
+    assert [r.t_s for r in merged] == [1.0, 2.3]
+    assert merged[0].read_iops == pytest.approx(1900.0)
+    assert _ios(merged)[0] == pytest.approx(a.read.ios + b.read.ios)
+    assert merged[1].read_iops == pytest.approx((1200 + 600 * 0.3 + 850 * 0.9) / 1.3)
+    # a leg that logged one whole second more: the seconds both logged, then the rest
+    c = leg([row(1.0, 1000.0), row(2.0, 1000.0), row(3.0, 1000.0)])
+    merged = merge_series([a, c])
+    assert [r.t_s for r in merged] == [1.0, 2.0, 3.0]
+    assert _ios(merged)[0] == pytest.approx(a.read.ios + c.read.ios)
+
+
+def test_a_late_log_stamp_never_makes_a_merged_rest_of_negative_rates():
+    """One leg's second 1 was stamped at 1.4 s, the other's rest ended at 1.227 s: the merged
+    rest ran from 1.4 s to 1.227 s and held -4,560 write IOPS (a VM's split over two NVMe
+    controllers failed as 'impossible figures'). No rest row then, and no negative rate."""
+    a = leg([row(1.0, 1000.0), row(1.227, 800.0, 120.0)])
+    b = leg([row(1.4, 1000.0)], runtime_s=1.2)
+    merged = merge_series([a, b])
+    assert all(r.read_iops >= 0 and r.write_iops >= 0 and r.mbps >= 0 for r in merged)
+    assert [r.t_s for r in merged] == [1.4]
+
+
+def test_a_round_under_one_second_is_one_row_of_every_leg_or_none():
+    """A byte-budget round of 0.9 s over two paths, one of which logged a partial row, the other
+    none: one row of both legs' IOs (before, the logging leg's alone). No leg logged a row (fio
+    logs none for a round under a second, fio_parse.whole_round): no row, as for one path."""
+    a = leg([row(0.9, 1000.0)])
+    merged = merge_series([a, leg([], runtime_s=0.88, ios=900)])
+    assert [r.t_s for r in merged] == [0.9]
+    assert _ios(merged)[0] == pytest.approx(1800)
+    assert merge_series([leg([], runtime_s=0.9, ios=900), leg([], runtime_s=0.85, ios=800)]) == ()
