@@ -4,11 +4,15 @@ rows hold every leg's IOs and bytes however many rows each leg logged."""
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import pytest
 
 from iolab.core.results import OpStats, RoundResult, SecondSample
 from iolab.engines.merge import merge_series
 
+FIX = Path(__file__).resolve().parents[1] / "fixtures" / "fio" / "split-legs"
 BLOCK = 4000  # bytes an IO: 1,000 IOPS is 4 MB/s
 
 
@@ -99,3 +103,31 @@ def test_a_round_under_one_second_is_one_row_of_every_leg_or_none():
     assert [r.t_s for r in merged] == [0.9]
     assert _ios(merged)[0] == pytest.approx(1800)
     assert merge_series([leg([], runtime_s=0.9, ios=900), leg([], runtime_s=0.85, ios=800)]) == ()
+
+
+def test_a_recorded_two_path_round_whose_legs_logged_apart_stores_every_io_and_the_audit_derives_it(tmp_path):
+    """A real two-path WIPC round (tests/fixtures/fio/README.md, split-legs): one path logged
+    second 1 and ended at 1.632 s, the other logged seconds 1 and 2 and ended at 2.282 s. Its
+    merged rows held 2,976 of its 8,192 IOs; now they hold them all, within the bound the
+    audit's series-totals check allows, and the audit's raw-figures re-derivation
+    (reread.reseries) gives the same rows from the same files."""
+    from iolab.engines.fio_parse import load_round
+    from iolab.engines.merge import Part, merge
+    from iolab.engines.reread import reread, reseries
+    from iolab.figures.audit_series import Shape, findings
+
+    raw = tmp_path / "raw"
+    shutil.copytree(FIX, raw)
+    legs = [load_round(raw, f"wipc.p{i}") for i in (0, 1)]
+    assert [len(leg.series) for leg in legs] == [2, 3]  # the legs' own rows, as fio logged them
+    merged = merge([Part(f"p{i}", r, 1, 16) for i, r in enumerate(legs)], "fio", legs[0].engine_version)
+    assert [r.t_s for r in merged.series] == [1.003, 2.282]
+    rows = [(r.t_s, r.read_iops, r.write_iops, r.mbps, r.lat_max_us) for r in merged.series]
+    shape = Shape(merged.ios, merged.write.io_bytes, merged.runtime_s, 2, 16, 128 << 10)
+    assert merged.ios == 8192
+    for f in findings(rows, shape):
+        assert not f.short and not f.over, f.text()
+        assert f.rows_sum == pytest.approx(f.total, rel=0.01)
+    got = reread(tmp_path, ["raw/wipc.p0.json", "raw/wipc.p1.json"])
+    names = [f"raw/{p.name}" for p in sorted(raw.iterdir())]
+    assert reseries(tmp_path, names, got) == merged.series
