@@ -131,3 +131,35 @@ def test_a_recorded_two_path_round_whose_legs_logged_apart_stores_every_io_and_t
     got = reread(tmp_path, ["raw/wipc.p0.json", "raw/wipc.p1.json"])
     names = [f"raw/{p.name}" for p in sorted(raw.iterdir())]
     assert reseries(tmp_path, names, got) == merged.series
+
+
+def test_the_audit_holds_a_split_stored_before_to_the_rule_it_was_merged_by(tmp_path):
+    """A run stored before merge_series held every leg's rest has the old rule's rows (second 1
+    alone for the recorded round): raw-figures derives those again from its raw logs, as it
+    derives a cell counted by fio's issued IOs by that rule, rather than failing every split run
+    stored before; rows edited since differ by either rule, and the rows the engine stores now agree."""
+    from types import SimpleNamespace
+
+    from iolab.engines.fio_parse import load_round
+    from iolab.engines.merge_before import merge_series_before
+    from iolab.engines.reread import reread
+    from iolab.figures.audit_rederive import series_finding
+
+    raw = tmp_path / "raw"
+    shutil.copytree(FIX, raw)
+    legs = [load_round(raw, f"wipc.p{i}") for i in (0, 1)]
+    names = [f"raw/{p.name}" for p in sorted(raw.iterdir())]
+    cell = SimpleNamespace(id=7, raw_files=names, read_ios=0, write_ios=8192)
+    got = reread(tmp_path, ["raw/wipc.p0.json", "raw/wipc.p1.json"])
+
+    def stored(series):
+        return [(7, r.t_s, r.read_iops, r.write_iops, r.mbps, r.lat_mean_us, r.lat_max_us) for r in series]
+
+    before = merge_series_before([leg.series for leg in legs])
+    assert len(before) == 1  # the rows it stored: second 1, 2,976 of the 8,192 IOs
+    assert series_finding(tmp_path, cell, got, stored(before)) == (True, None)  # type: ignore[arg-type]
+    assert series_finding(tmp_path, cell, got, stored(merge_series(legs))) == (True, None)  # type: ignore[arg-type]
+    edited = stored(before)
+    edited[0] = (*edited[0][:3], edited[0][3] * 2, *edited[0][4:])
+    found = series_finding(tmp_path, cell, got, edited)  # type: ignore[arg-type]
+    assert found[0] and found[1]  # said against the rule now: "it holds 1 per-second row, its raw logs give 2"
