@@ -83,6 +83,20 @@ def test_legs_whose_whole_seconds_end_apart_keep_every_legs_rest():
     assert _ios(merged)[0] == pytest.approx(a.read.ios + c.read.ios)
 
 
+def test_a_row_stamped_late_is_the_second_it_closes_not_the_next():
+    """A real two-path 3 s round: one path's second 2 was stamped at 2.554 s (fio's helper late),
+    its rest at 3.001 s; the other logged 1.005, 2.042 and 3.023 s. Keyed by its rounded stamp
+    the late row was second 3, the other path's second 2 had no partner and was in no row: the
+    rows held 2,727 of the round's 2,900 IOs and `iolab audit` failed series-totals. It closes
+    second 2 (fio_parse's rule for a log line), so second 2 is a row of both."""
+    a = leg([row(1.015, 797.0), row(2.554, 335.0), row(3.001, 808.7)])
+    b = leg([row(1.005, 371.0), row(2.042, 402.0), row(3.023, 432.5)])
+    merged = merge_series([a, b])
+    assert [r.t_s for r in merged] == [1.015, 2.554, 3.023]
+    assert merged[1].read_iops == pytest.approx(335.0 + 402.0)
+    assert _ios(merged)[0] >= a.read.ios + b.read.ios
+
+
 def test_a_late_log_stamp_never_makes_a_merged_rest_of_negative_rates():
     """One leg's second 1 was stamped at 1.4 s, the other's rest ended at 1.227 s: the merged
     rest ran from 1.4 s to 1.227 s and held -4,560 write IOPS (a VM's split over two NVMe

@@ -9,6 +9,7 @@ split over the parts."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -144,8 +145,8 @@ def part_counters(parts: list[Part]) -> dict[str, float]:
 def merge_series(legs: Sequence[RoundResult]) -> tuple[SecondSample, ...]:
     """The per-second series of legs that ran side by side, from each leg's series and totals.
 
-    A row is a second every leg logged (each leg's whole seconds keyed by their rounded end,
-    stamped with the latest leg's), the legs' rates summed: a leg that started or logged late
+    A row is a second every leg logged (`_seconds`; stamped with the latest leg's), the legs'
+    rates summed: a leg that started or logged late
     never shows up as a dip, and no such row holds fewer than all the legs. What these rows
     leave of each leg's totals (its IOs and bytes less its rates over the merged rows' lengths)
     is one last row, from the last such second to the latest leg's end, each leg's rest a rate
@@ -159,7 +160,7 @@ def merge_series(legs: Sequence[RoundResult]) -> tuple[SecondSample, ...]:
     a line of, fio_parse.whole_round): no series."""
     if not any(r.series for r in legs):
         return ()
-    by_leg = [{round(p.t_s): p for p in _split_tail(r.series)[0]} for r in legs]
+    by_leg = [_seconds(_split_tail(r.series)[0]) for r in legs]
     seconds = sorted(set.intersection(*(set(b) for b in by_leg)))
     out = [_sum_points([b[sec] for b in by_leg], max(b[sec].t_s for b in by_leg)) for sec in seconds]
     rest = _rest(legs, [[b[sec] for sec in seconds] for b in by_leg], out)
@@ -209,6 +210,21 @@ def _leg_rest(r: RoundResult, kept: list[SecondSample]) -> tuple[tuple[float, fl
     if len(known) < len(after) or ios <= 0:
         return rest, None
     return rest, sum(n * m for n, m in known) / ios
+
+
+def _seconds(whole: Sequence[SecondSample]) -> dict[int, SecondSample]:
+    """A leg's whole rows by the second each closes: its stamp's whole second, but at least the
+    one after the row before's (fio_parse._read_log's rule for fio's log lines: fio stamps an
+    interval as it closes it, a millisecond early, or later when its helper thread is late). A
+    row stamped 2.554 s after one at 1.015 s is second 2: keyed by its rounded stamp it was 3,
+    the other leg's second 2 had no partner, and a sound two-path round's rows held 2,727 of
+    its 2,900 IOs."""
+    out: dict[int, SecondSample] = {}
+    last = 0
+    for p in whole:
+        last = max(math.floor(p.t_s), last + 1)
+        out[last] = p
+    return out
 
 
 def _split_tail(s: tuple[SecondSample, ...]) -> tuple[tuple[SecondSample, ...], SecondSample | None]:
