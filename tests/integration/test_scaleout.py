@@ -18,6 +18,8 @@ import pytest
 from iolab.api.runlist import list_runs
 from iolab.engines.hostlist import Host
 from iolab.engines.merge import breakdown
+from iolab.figures.audit_series import Shape, findings
+from iolab.store.bulk import series_rows
 from iolab.store.runstore import RunStore
 
 from .conftest import IOLAB, default_signals, iolab, on_a_terminal
@@ -295,6 +297,17 @@ def test_two_paths_to_one_drive_split_the_queue_depth_and_compare_with_one_path(
         for p in parts:
             per = ios_per_phase.setdefault(c.phase, {})
             per[p.name] = per.get(p.name, 0.0) + p.figures["ios"]
+    # every split cell's per-second rows hold both paths' IOs, the WIPC fill's too (whose paths end
+    # apart: one logged second 1 and ended at 1.6 s, the other logged 2 seconds; merge_series kept
+    # second 1 only); `iolab audit` holds the measured cells' rows to that and to the raw logs
+    stored = series_rows(store)
+    for c in store.cells() + store.cells(kind="precondition"):
+        if rows := [(t, r, w, mb, mx) for _, t, r, w, mb, _, mx in stored.get(c.id, ())]:
+            w = c.workload
+            shape = Shape(c.ios, c.io_bytes or 0, c.runtime_s or 0.0, w["threads"], w["queue_depth"], 0)
+            assert not [f.text() for f in findings(rows, shape) if f.short or f.over], c.cell_key
+    audit = iolab("audit", str(store.dir), timeout=120)
+    assert "FAIL series-totals" not in audit.stdout and "FAIL raw-figures" not in audit.stdout, audit.stdout
 
     cmp = iolab("compare", str(run_dir(one.stdout)), str(store.dir), "--out", str(scratch / "cmp"), timeout=300)
     assert cmp.returncode == 0, cmp.stdout + cmp.stderr

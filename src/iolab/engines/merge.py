@@ -9,11 +9,12 @@ split over the parts."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from iolab.core.errors import EngineError
-from iolab.core.results import RoundResult, SecondSample, partial_row
+from iolab.core.results import RoundResult, SecondSample, partial_row, row_spans
 from iolab.core.workload import Workload
 from iolab.engines.fio_job import _apportion
 from iolab.engines.fio_parse import TAIL_MIN_S, _combine
@@ -88,7 +89,7 @@ def merge(
         read=_combine([r.read for r in results]),
         write=_combine([r.write for r in results]),
         runtime_s=max(r.runtime_s for r in results),
-        series=merge_series([r.series for r in results]),
+        series=merge_series(results),
         counters=part_counters(parts),
         raw_files=raw_files or tuple(f for r in results for f in r.raw_files),
         engine=engine,
@@ -141,41 +142,96 @@ def part_counters(parts: list[Part]) -> dict[str, float]:
     return counters
 
 
-def merge_series(series: list[tuple[SecondSample, ...]]) -> tuple[SecondSample, ...]:
-    """Per-second points summed over parts; a second is kept only when every part logged it
-    (a part that started late would otherwise show up as a dip). The parts' partial last rows
-    (what each did after its last whole second) are one partial row, from the merged last
-    second to the latest part's end, when every part's whole seconds end at that second."""
-    live = [s for s in series if s]
-    if not live:
+def merge_series(legs: Sequence[RoundResult]) -> tuple[SecondSample, ...]:
+    """The per-second series of legs that ran side by side, from each leg's series and totals.
+
+    A row is a second every leg logged (`_seconds`; stamped with the latest leg's), the legs'
+    rates summed: a leg that started or logged late
+    never shows up as a dip, and no such row holds fewer than all the legs. What these rows
+    leave of each leg's totals (its IOs and bytes less its rates over the merged rows' lengths)
+    is one last row, from the last such second to the latest leg's end, each leg's rest a rate
+    over that row's length (`_rest`): a leg's own partial last row, the seconds it logged that
+    another leg did not, or its whole round when it logged no second (fio logs no line for a
+    job whose helper never found a whole interval gone while it ran, fio_parse.whole_round).
+    That row is an average over its length: no leg is given per-second variation it did not
+    log, and the rows hold every leg's IOs and bytes. Before, a leg that logged no row was left
+    out and legs whose whole seconds ended apart lost their rests: a two-path SEQ 128KiB round
+    stored 1,594 of its 3,381 IOs. No leg with a row (a round under a second that no leg logged
+    a line of, fio_parse.whole_round): no series."""
+    if not any(r.series for r in legs):
         return ()
-    split = [_split_tail(s) for s in live]
-    by_part = [{round(p.t_s): p for p in whole} for whole, _ in split]
-    seconds = sorted(set.intersection(*(set(b) for b in by_part)))
-    out = [_sum_points([b[sec] for b in by_part], max(b[sec].t_s for b in by_part)) for sec in seconds]
-    tails = [(whole[-1].t_s if whole else 0.0, tail) for whole, tail in split if tail is not None]
-    last = {round(whole[-1].t_s) if whole else 0 for whole, _ in split}
-    if tails and last == {seconds[-1] if seconds else 0}:
-        start, end = (out[-1].t_s if out else 0.0), max(t.t_s for _, t in tails)
-        # A part's late log stamp can put the merged last second after every tail's end (fio
-        # stamped one second 1.4 s, another part's tail ended at 1.227 s): no tail row then,
-        # rather than one of negative rates; the rows under-count that rest, as fio's own do.
-        if end - start >= TAIL_MIN_S:
-            # each part's tail in IOs and bytes, as rates over the merged tail's length
-            scaled = [_rescaled(t, (t.t_s - t0) / (end - start), end) for t0, t in tails]
-            out.append(_sum_points(scaled, end))
-    return tuple(out)
+    by_leg = [_seconds(_split_tail(r.series)[0]) for r in legs]
+    seconds = sorted(set.intersection(*(set(b) for b in by_leg)))
+    out = [_sum_points([b[sec] for b in by_leg], max(b[sec].t_s for b in by_leg)) for sec in seconds]
+    rest = _rest(legs, [[b[sec] for sec in seconds] for b in by_leg], out)
+    return (*out, rest) if rest else tuple(out)
+
+
+def _rest(legs: Sequence[RoundResult], kept: list[list[SecondSample]], out: list[SecondSample]) -> SecondSample | None:
+    """The legs' IOs and bytes the merged rows `out` do not hold (`kept`: each leg's rows in
+    them), as one row to the latest leg's end (`_leg_rest`: each leg's part). Its mean latency
+    is IO-weighted over the legs whose rest has one, as the merged seconds' is over their legs.
+    None, as fio_parse.tail_row: less than TAIL_MIN_S to go (a leg's late log stamp put the
+    merged last second after every leg's end: the rows under-count that rest, as fio's own do)
+    or under half an IO left."""
+    start = out[-1].t_s if out else 0.0
+    end = max(max(r.runtime_s for r in legs), max((r.series[-1].t_s for r in legs if r.series), default=0.0))
+    span = end - start
+    if span < TAIL_MIN_S:
+        return None
+    rests = [_leg_rest(r, rows) for r, rows in zip(legs, kept)]
+    reads, writes, size = (sum(x[i] for x, _ in rests) for i in range(3))
+    if reads + writes < 0.5:
+        return None
+    lat = [(x[0] + x[1], m) for x, m in rests if m is not None and x[0] + x[1] > 0]
+    ios = sum(n for n, _ in lat)
+    mean = sum(n * m for n, m in lat) / ios if ios > 0 else None
+    return SecondSample(end, reads / span, writes / span, size / span / 1e6, mean)
+
+
+def _leg_rest(r: RoundResult, kept: list[SecondSample]) -> tuple[tuple[float, float, float], float | None]:
+    """What a leg did besides its rows `kept` in the merged ones: (read IOs, write IOs, bytes),
+    its totals less those rows' rates over their own lengths (never below 0), and its mean
+    latency: its other rows', IO-weighted (None when one has none), its round's when it
+    logged no row."""
+    rows = list(zip(r.series, row_spans([p.t_s for p in r.series])))
+    merged = {id(p) for p in kept}
+    held = [(p, d) for p, d in rows if id(p) in merged]
+    rest = (
+        max(0.0, r.read.ios - sum(p.read_iops * d for p, d in held)),
+        max(0.0, r.write.ios - sum(p.write_iops * d for p, d in held)),
+        max(0.0, r.read.io_bytes + r.write.io_bytes - sum(p.mbps * 1e6 * d for p, d in held)),
+    )
+    if not rows:
+        return rest, r.lat_mean_us
+    after = [((p.read_iops + p.write_iops) * d, p.lat_mean_us) for p, d in rows if id(p) not in merged]
+    known = [(n, m) for n, m in after if m is not None]
+    ios = sum(n for n, _ in known)
+    if len(known) < len(after) or ios <= 0:
+        return rest, None
+    return rest, sum(n * m for n, m in known) / ios
+
+
+def _seconds(whole: Sequence[SecondSample]) -> dict[int, SecondSample]:
+    """A leg's whole rows by the second each closes: its stamp's whole second, but at least the
+    one after the row before's (fio_parse._read_log's rule for fio's log lines: fio stamps an
+    interval as it closes it, a millisecond early, or later when its helper thread is late). A
+    row stamped 2.554 s after one at 1.015 s is second 2: keyed by its rounded stamp it was 3,
+    the other leg's second 2 had no partner, and a sound two-path round's rows held 2,727 of
+    its 2,900 IOs."""
+    out: dict[int, SecondSample] = {}
+    last = 0
+    for p in whole:
+        last = max(math.floor(p.t_s), last + 1)
+        out[last] = p
+    return out
 
 
 def _split_tail(s: tuple[SecondSample, ...]) -> tuple[tuple[SecondSample, ...], SecondSample | None]:
-    """A part's whole seconds and its partial last row (None when its last row is whole)."""
-    if partial_row(s[-1].t_s - (s[-2].t_s if len(s) > 1 else 0.0)):
+    """A leg's whole seconds and its partial last row (None when its last row is whole)."""
+    if s and partial_row(s[-1].t_s - (s[-2].t_s if len(s) > 1 else 0.0)):
         return s[:-1], s[-1]
     return s, None
-
-
-def _rescaled(p: SecondSample, share: float, t_s: float) -> SecondSample:
-    return SecondSample(t_s, p.read_iops * share, p.write_iops * share, p.mbps * share, p.lat_mean_us)
 
 
 def _sum_points(pts: list[SecondSample], t_s: float) -> SecondSample:

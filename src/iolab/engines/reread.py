@@ -146,20 +146,23 @@ def _counted(result: RoundResult, report: dict[str, Any]) -> RoundResult:
 
 
 def reseries(
-    run_dir: Path, raw_files: Sequence[str], got: Reread, as_issued: bool = False
+    run_dir: Path, raw_files: Sequence[str], got: Reread, as_issued: bool = False, merged_before: bool = False
 ) -> tuple[SecondSample, ...] | None:
     """The per-second series a cell's raw output gives, as the engine made it when the cell was
     stored: the simulator's from its JSON; fio's from the per-second logs among `raw_files` (the
     cell's, as stored), each JSON's own (a split round's part's) with that report as the totals
     its partial last row is taken from (fio_parse.load_round's), a split's parts merged as
     engines/merge merged them. `as_issued`: the cell's counts were fio's issued IOs (the rule
-    before), which its last row was then made with. None: a fio client's report (its hosts' logs
-    are told apart by the endpoints the run used, which it does not keep)."""
+    before), which its last row was then made with. `merged_before`: a split's parts merged by the
+    rule before merge_series held every leg's rest (merge_before), which runs stored then were.
+    None: a fio client's report (its hosts' logs are told apart by the endpoints the run used,
+    which it does not keep)."""
     if not got.reports:
         return got.result.series
     if any(not isinstance(report.get("jobs"), list) for _, report in got.reports):
         return None
     from iolab.engines.merge import merge_series  # here: merge loads the job writer
+    from iolab.engines.merge_before import merge_series_before
 
     fio2 = got.result.engine_version.startswith("fio-2.")
     names = [str(n).rpartition("/")[2] for n in raw_files]  # not a Path each: ~20 files a cell
@@ -174,8 +177,11 @@ def reseries(
         hists = [] if fio2 else fio_hist.files(raw_dir, tag, names)
         maxima = fio_hist.maxima(hists, LOG_INTERVAL_MS)
         logs = log_files(raw_dir, tag, names)
-        parts.append(parse_fio_logs(logs, lat_per_us=1.0 if fio2 else 1000.0, maxima=maxima, totals=totals))
-    return parts[0] if len(parts) == 1 else merge_series(parts)
+        series = parse_fio_logs(logs, lat_per_us=1.0 if fio2 else 1000.0, maxima=maxima, totals=totals)
+        parts.append(replace(totals, series=series))
+    if len(parts) == 1:
+        return parts[0].series
+    return merge_series_before([p.series for p in parts]) if merged_before else merge_series(parts)
 
 
 # A leg's figures the runner gave, not the engine: how the round's workload was split.

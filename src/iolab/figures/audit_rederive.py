@@ -125,10 +125,15 @@ def series_finding(
     its raw output is gone)."""
     if stored is None:
         return False, None
+    names, as_issued = [str(n) for n in c.raw_files or ()], got.counted_as_issued(c.read_ios, c.write_ios)
     try:
-        series = reseries(
-            run_dir, [str(n) for n in c.raw_files or ()], got, got.counted_as_issued(c.read_ios, c.write_ios)
-        )
+        series = reseries(run_dir, names, got, as_issued)
+        differs = None if series is None else _series_differs(stored, _rows(c, got, series))
+        if differs and len(got.reports) > 1:
+            # a split stored before merge_series held every leg's rest: held to the rule it was made by
+            before = reseries(run_dir, names, got, as_issued, merged_before=True)
+            if before is not None and not _series_differs(stored, _rows(c, got, before)):
+                return True, None
     except FileNotFoundError:
         return False, None  # a log not kept (a copy made without them): no series to derive again
     except (EngineError, OSError) as e:
@@ -139,7 +144,12 @@ def series_finding(
         # the round as one row (fio_parse.whole_round: its logs held no line), which runs stored
         # before such rows were kept have none of: the row adds nothing the cell's totals lack
         return True, None
-    return True, _series_differs(stored, series_rows(c.id, replace(got.result, series=series)))
+    return True, differs
+
+
+def _rows(c: CellRow, got: Reread, series: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+    """The rows a cell would store with this series."""
+    return series_rows(c.id, replace(got.result, series=series))
 
 
 def legs_differ(c: CellRow, got: Reread) -> list[str]:
