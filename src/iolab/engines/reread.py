@@ -21,6 +21,7 @@ from typing import Any
 
 from iolab.core.errors import EngineError
 from iolab.core.results import RoundResult, json_objects
+from iolab.core.safefile import read_output
 from iolab.engines.fio_parse import fio_result
 
 # The engines whose raw output these parsers read, by the version each records (manifest.json's
@@ -39,7 +40,7 @@ def reads(engine_version: str) -> bool:
 def _final(path: Path) -> dict[str, Any]:
     """A raw file's final report (EngineError: none)."""
     try:
-        text = path.read_text(errors="replace")
+        text = read_output(path)
     except OSError as e:
         raise EngineError(f"raw output {path} cannot be read ({e.strerror or e})") from None
     try:
