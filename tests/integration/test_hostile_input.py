@@ -323,6 +323,22 @@ def test_a_fifo_manifest_is_refused_not_waited_on(a_run, scratch, line):
     assert "manifest.json: is a FIFO (named pipe), not a regular file" in err
 
 
+def test_a_fifo_raw_output_is_called_so_not_waited_on(a_run, scratch):
+    """A cell's raw engine output replaced by a FIFO hung `iolab show` and `iolab audit` in open()
+    (the audit reads again an output no longer as its cell stored it)."""
+    runs = scratch / "runs"
+    shutil.copytree(a_run, runs / "fifo-raw")
+    raw = sorted((runs / "fifo-raw" / "raw").glob("*-r01-*.json"))[0]
+    raw.unlink()
+    os.mkfifo(raw)
+    p = iolab("audit", "fifo-raw", "--runs-dir", str(runs), timeout=60)
+    assert p.returncode == 8 and "Traceback" not in p.stderr, p.stdout + p.stderr
+    assert f"raw output raw/{raw.name} is unreadable (a FIFO (named pipe), not a regular file)" in p.stdout, p.stdout
+    p = iolab("show", "fifo-raw", "--runs-dir", str(runs), timeout=60)
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    assert "audit: " in p.stdout and "1 failed" in p.stdout, p.stdout
+
+
 def test_runs_and_history_list_a_fifo_manifests_run_as_broken(a_run, scratch):
     runs, run = fifo_run(a_run, scratch)
     p = iolab("runs", "--runs-dir", str(runs), "--json", timeout=60)

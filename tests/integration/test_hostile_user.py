@@ -5,12 +5,15 @@ figure (docs/automation.md, Exit codes)."""
 from __future__ import annotations
 
 import hashlib
+import json
+import os
+import shutil
 import sqlite3
 from pathlib import Path
 
 import pytest
 
-from .conftest import iolab, quick_sim_run
+from .conftest import fake_fio, iolab, quick_sim_run
 
 
 def refused(p, code: int) -> str:
@@ -289,3 +292,45 @@ def test_a_trace_command_never_writes_over_its_own_input(tmp_path):
         text = refused(p, 3)
         assert f"Refusing to write the {what} '{args[-1]}': it is {read}, which this command reads" in text, text
     assert {p: digest(p) for p in kept} == kept
+
+
+def qos_with_a_fio_that_then_runs(scratch: Path, runs: Path, target: Path, after: str):
+    """`iolab run qos` on a 16 MiB file with a fio that runs the first step (the preconditioning)
+    and then the shell command `after`, once."""
+    body = (
+        f'{shutil.which("fio")} "$@"; rc=$?\n[ -e {scratch}/acted ] || {{ touch {scratch}/acted; {after}; }}\nexit $rc'
+    )
+    fake = fake_fio(scratch, body)
+    return iolab(
+        *("run", "qos", "--quick", "--cell-time", "200ms", "--set", "rounds=1", "-q", "--no-report"),
+        *("-t", f"file:{target}?size=16MiB", "--runs-dir", str(runs)),
+        env={"PATH": f"{fake.parent}:{os.environ['PATH']}"},
+    )
+
+
+def test_a_target_replaced_during_a_run_is_not_written(scratch, tmp_path):
+    """fio and the purge open a file target by its path for each cell: a file replaced under its
+    name during the run by a symbolic link to someone's data had that data overwritten by the
+    rest of the run, which ended exit 0. Now each cell and purge checks the target is the one the
+    run's safety checks passed (the identity it stored), and the run stops, exit 3."""
+    target, victim = scratch / "swapped.img", scratch / "someones.dat"
+    victim.write_bytes(b"not a test's data\n" * 100_000)
+    before = digest(victim)
+    runs = tmp_path / "runs"
+    p = qos_with_a_fio_that_then_runs(scratch, runs, target, f"rm {target}; ln -s {victim} {target}")
+    text = refused(p, 3)
+    assert digest(victim) == before
+    assert f"the target file:{target}?size=16MiB changed during the run (inode was " in text, text
+    assert f"path was '{target}', now '{victim}'" in text and "stopped before cell write_rounds-r01-" in text, text
+    (run,) = runs.iterdir()
+    shown = json.loads(iolab("show", str(run), "--json").stdout)["runs"][0]
+    assert shown["state"] == "failed", shown
+
+
+def test_a_target_truncated_during_a_run_is_not_measured(scratch, tmp_path):
+    """A file target truncated during the run was grown again by fio's next step, which then read
+    holes, not the data the preconditioning wrote: the run stored their figures, exit 0."""
+    target = scratch / "truncated.img"
+    p = qos_with_a_fio_that_then_runs(scratch, tmp_path / "runs", target, f"truncate -s 1M {target}")
+    text = refused(p, 3)
+    assert "changed during the run (size was 16777216, now 1048576)" in text, text

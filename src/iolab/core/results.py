@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from iolab.core.errors import EngineError
+from iolab.core.safefile import read_output
 from iolab.core.units import measurable, percentile_min_ios  # noqa: F401 (percentile_min_ios: read with the rule)
 
 # An interval that ended this fraction or more before its planned length is partial (engines
@@ -375,7 +376,7 @@ def output_damage(path: Path, stored: tuple[int, int] | None = None) -> str | No
     list lost a job is valid JSON the cell's figures were not computed from, told by its final
     report's IO counts."""
     try:
-        text = path.read_text(errors="replace")
+        text = read_output(path)
     except FileNotFoundError:
         return "missing"
     except OSError as e:

@@ -29,6 +29,9 @@ CAPS = {
     # a composite or replay TOML: `iolab trace analyze` writes a step of replay per capture step, up
     # to --max-steps (100,000), and a 2.5 h trace in 1 s steps already made one over 4 MiB
     "workload": 256 * MiB,
+    # an engine's raw output in a run directory: fio's final json+ report is ~60 KiB, its log files
+    # a line a second (a 24 h cell: a few MiB)
+    "raw": 1024 * MiB,
 }
 EDITED = ("config", "workload")  # kinds a user writes or edits by hand
 
@@ -103,6 +106,19 @@ def read_text(path: str | Path, what: str, kind: str) -> str:
         return data.decode("utf-8-sig" if kind in EDITED else "utf-8")
     except UnicodeDecodeError as e:
         raise IolabError(f"{what} {path}: not a text file (byte {e.start + 1} is not UTF-8).") from None
+
+
+def read_output(path: str | Path) -> str:
+    """An engine's raw output in a run directory as text (undecodable bytes replaced). A FIFO
+    there hung `iolab show` in open(). OSError as the system gives it; a special file or one over
+    the cap is an OSError too, naming what it is, for the callers that say a raw file is unreadable."""
+    mode = os.stat(path).st_mode
+    if not stat.S_ISREG(mode):
+        raise OSError(f"{_kind(mode)}, not a regular file")
+    try:
+        return read_bytes(path, "raw output", "raw").decode(errors="replace")
+    except IolabError:  # made special since the stat, or over the cap
+        raise OSError(f"not a regular file of at most {CAPS['raw'] // MiB:,} MiB") from None
 
 
 def read_config(path: str | Path, what: str) -> str:

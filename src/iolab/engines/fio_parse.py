@@ -25,6 +25,7 @@ from iolab.core.results import (
     json_objects,
     partial_row,
 )
+from iolab.core.safefile import read_output
 from iolab.engines import fio_hist
 
 _LOG_RE = re.compile(r"_(iops|bw|lat|clat|slat)\.(\d+)\.log$")
@@ -423,9 +424,11 @@ def load_round(raw_dir: Path, tag: str, *, require_bins: bool = True) -> RoundRe
     files listed relative to the run directory (raw_dir's parent)."""
     json_path = raw_dir / f"{tag}.json"
     try:
-        text = json_path.read_text(errors="replace")
+        text = read_output(json_path)
     except FileNotFoundError:
         raise EngineError(f"fio output {json_path} does not exist: fio did not write a report.") from None
+    except OSError as e:
+        raise EngineError(f"fio output {json_path} cannot be read ({e.strerror or e}).") from None
     result = parse_fio_json(text, str(json_path), require_bins=require_bins)
     names = fio_hist.tagged(raw_dir, tag)  # one listing of the (large) raw directory for both
     logs = log_files(raw_dir, tag, names)

@@ -22,6 +22,7 @@ from typing import Any
 
 from iolab.core.errors import EngineError
 from iolab.core.results import LOG_INTERVAL_MS, RoundResult, SecondSample, held_ios, json_objects
+from iolab.core.safefile import read_output
 from iolab.engines import fio_hist
 from iolab.engines.fio_parse import fio_result, log_files, parse_fio_logs
 
@@ -41,7 +42,7 @@ def reads(engine_version: str) -> bool:
 def _final(path: Path) -> dict[str, Any]:
     """A raw file's final report (EngineError: none)."""
     try:
-        text = path.read_text(errors="replace")
+        text = read_output(path)
     except OSError as e:
         raise EngineError(f"raw output {path} cannot be read ({e.strerror or e})") from None
     try:

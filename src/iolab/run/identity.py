@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from iolab.core.errors import IolabError
+from iolab.core.errors import IolabError, RefusedError
 from iolab.store.manifest import Manifest
 from iolab.targets import Target
 
@@ -135,6 +135,35 @@ def measured_spec(m: Manifest) -> str:
         return spec
     raw, sep, query = spec[len("file:") :].partition("?")
     return spec if os.path.isabs(raw) else f"file:{path}{sep}{query}"
+
+
+def check_unchanged(m: Manifest, target: Target, legs: dict[str, Target], before: str) -> None:
+    """Refuse to write on when a target of this machine is no longer the one the run's safety checks
+    passed and whose identity it stored at its start: fio and the purge open the target by its path
+    for each cell, so a file replaced under its name (by a symbolic link to someone's data, say), a
+    loop device attached to another file, or a file truncated, would be written or measured in its
+    place. A hosts run's targets are read on their hosts: each one of this machine's is checked."""
+    stored = m.target.get("identity")
+    pairs = [("", stored, target)] if stored and stored.get("kind") != "hosts" else []
+    pairs += [
+        (f"{name}: ", ident, legs[name]) for name, ident in m.target.get("leg_identities", {}).items() if name in legs
+    ]
+    diff = [f"{who}{d}" for who, ident, t in pairs for d in differences(ident, _as_now(ident, t))]
+    if diff:
+        raise RefusedError(
+            f"run {m.run_id}: the target {target.spec} changed during the run ({'; '.join(diff)}): stopped before "
+            f"{before}, so nothing but the target the run's safety checks passed is written. The rounds before are "
+            "kept; nothing overrides this check. Start a new run on the target."
+        )
+
+
+def _as_now(stored: dict, target: Target) -> dict:
+    """The target's identity now, a file's size as stored while it still holds the tested range: a
+    file purge without hole punching empties the file and allocates the tested capacity again."""
+    now = target_identity(target)
+    if now.get("kind") == "file" and now.get("size", -1) >= target.capacity and "size" in stored:
+        now["size"] = stored["size"]
+    return now
 
 
 # -- what `iolab resume` refuses --------------------------------------------------------------

@@ -27,7 +27,7 @@ from iolab.figures.audit import audit
 from iolab.figures.phaseend import Spent, after_round, settle, written_since_purge
 from iolab.figures.simpower import CellRaw, kept_raw, model_document
 from iolab.run.budget import Interval, drained, is_partial, latest, next_round_s, stored_drains, within_budget
-from iolab.run.identity import target_identity
+from iolab.run.identity import check_unchanged, target_identity
 from iolab.run.live import LiveFile
 from iolab.run.redecide import kept_build
 from iolab.run.runstart import RunOptions, phase_summary
@@ -86,8 +86,7 @@ class NoProgress:
 
 @dataclass(frozen=True)
 class StartAt:
-    """Where a resumed run continues (`iolab resume`): plan phase `phase` at round `round`
-    (0: the phase from its purge), with what that phase's stored rounds hold."""
+    """Where a resumed run continues: phase `phase` at round `round` (0: from its purge)."""
 
     phase: int
     round: int
@@ -99,8 +98,7 @@ class StartAt:
 
 
 def build_deferred(store: RunStore, plan: TestPlan, ph: Deferred) -> tuple[Phase | None, Decision]:
-    """Build a deferred phase from the stored results of the phases before it (None: it decided
-    there is nothing to measure)."""
+    """Build a deferred phase from the stored results before it (None: nothing to measure)."""
     before = plan.phases[: plan.phases.index(ph)]
     samples = {p.name: [sample_of_row(r) for r in store.cells(p.name)] for p in before}
     built, decision = ph.build(samples)
@@ -387,6 +385,7 @@ class Runner:
     def purge(self, phase: Phase) -> None:
         method = self.options.purge_method
         self.progress.note(f"{phase.name}: purge ({method})")
+        check_unchanged(manifest_of(self.store), self.target, here_legs(self.engine), f"the purge of {phase.name}")
         outcome = self.engine.purge(self.target, method)
         self.store.record_purge(phase.name, outcome.method, outcome.ok, outcome.detail)
         m = manifest_of(self.store)
@@ -418,6 +417,7 @@ class Runner:
             note = f"{tag}: {counted(strays, 'raw file')} of an attempt never stored, set aside in raw/interrupted-*/"
             self.progress.note(note)
             manifest_of(self.store).notes.append(note)
+        check_unchanged(manifest_of(self.store), self.target, here_legs(self.engine), f"cell {tag}")
         result = self.engine.run(
             self.target,
             cell.workload,

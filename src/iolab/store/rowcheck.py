@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from iolab.core.errors import IolabError
+from iolab.core.safefile import read_output
 from iolab.store.manifest import Manifest
 from iolab.store.roundcheck import round_gaps
 
@@ -202,9 +203,9 @@ def _logged(run_dir: Path, name: str) -> bool:
     if Path(name).is_absolute() or ".." in Path(name).parts:
         return False
     try:
-        data = path.read_bytes()
+        data = read_output(path)
         # fio's output names no series: not parsed (a short fio cell's JSON is read on every open)
-        doc = json.loads(data) if b'"series"' in data else None
+        doc = json.loads(data) if '"series"' in data else None
     except (OSError, ValueError):
         return False
     return isinstance(doc, dict) and isinstance(doc.get("series"), list) and bool(doc["series"])
