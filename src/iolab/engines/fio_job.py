@@ -456,8 +456,9 @@ def _seq_range(w: Workload, sec: _Section, size: int) -> list[str]:
 
 def _checked(lines: list[str]) -> list[str]:
     """The job file's lines, refused if one could start another line or section in fio's eyes,
-    or hold a value fio would read differently (whatever the caller checked before)."""
-    for line in lines:
+    or hold a value fio would read differently (whatever the caller checked before). Options
+    first: a path the header's comment also names is refused as the option it is."""
+    for line in sorted(lines, key=lambda x: x.startswith(";")):
         if line.startswith(";"):
             check_text(line, "fio job comment")
         elif line and not (line.startswith("[") and line.endswith("]")):
