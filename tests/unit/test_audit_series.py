@@ -17,7 +17,9 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from iolab.cli.app import app
 from iolab.core.results import RoundResult
 from iolab.engines.fio_parse import load_round
 from iolab.figures.audit_series import Row, Shape, findings
@@ -147,3 +149,33 @@ def test_the_audit_passes_a_cell_whose_rows_are_stamped_late(iops_run, tmp_path)
     r = recorded(tmp_path, "late1100", stamp_ms=1308)
     assert results(with_cell(iops_run, tmp_path / "good", r))["series-totals"] == "pass"
     assert results(with_cell(iops_run, tmp_path / "bad", r, scale=2))["series-totals"] == "fail"
+
+
+def audited(run: Path) -> tuple[int, str]:
+    got = CliRunner().invoke(app, ["audit", str(run)], env={"COLUMNS": "400"})
+    return got.exit_code, got.output
+
+
+def test_a_preconditioning_cell_whose_rows_hold_too_few_ios_fails_the_audit(iops_run, tmp_path):  # noqa: F811
+    """Before: series-totals checked the measurements' rows only, and its line counted those; a
+    real WIPC cell whose rows held 2,976 of its 8,192 IOs passed `iolab audit`. Now every shown
+    cell with per-second rows is checked, preconditioning too, and the line counts them all."""
+    db = sqlite3.connect(iops_run / "results.db")
+    [(pre, name)] = db.execute(
+        "SELECT id, phase || ' round ' || round || ' ' || cell_key FROM cells WHERE kind='precondition'"
+    )
+    [(with_rows,)] = db.execute(
+        "SELECT COUNT(*) FROM cells c LEFT JOIN rounds r ON r.phase=c.phase AND r.round=c.round WHERE c.runtime_s > 0"
+        " AND (c.kind='precondition' OR (c.kind='measure' AND r.complete=1)) AND c.id IN (SELECT cell_id FROM series)"
+    ).fetchall()
+    db.close()
+    code, said = audited(iops_run)
+    assert code == 0 and f"ok   series-totals: {with_rows} cells with per-second rows checked" in said, said
+    # the preconditioning cell's rows cut to 30 % of its IOs: 70 % of them in no row
+    cut = planted(
+        iops_run,
+        tmp_path,
+        f"UPDATE series SET read_iops=read_iops*0.3, write_iops=write_iops*0.3, mbps=mbps*0.3 WHERE cell_id={pre}",
+    )
+    code, said = audited(cut)
+    assert code == 8 and f"FAIL series-totals: {name}: the per-second rows add up to" in said, said

@@ -195,13 +195,16 @@ def waf_floor(v: RunView) -> Outcome:
 
 
 def series_totals(v: RunView) -> Outcome:
-    """The bound, and why it is what fio's logs can leave out, is audit_series.py's."""
-    failures, checked, worst, short = [], 0, 0.0, 0
-    for c in v.cells:
+    """Every shown cell with per-second rows, measurements and preconditioning (a fill or WIPC
+    cell stores its rows as a measurement does, and the pages plot them). The bound, and why it
+    is what fio's logs can leave out, is audit_series.py's."""
+    failures, checked, worst, short, measured = [], 0, 0.0, 0, 0
+    for c in v.cells + v.store.cells(kind="precondition"):
         rows = v.series.get(c.id)
         if not rows or not c.runtime_s:
             continue
         checked += 1
+        measured += c.kind == "measure"
         w = c.workload or {}
         largest = max((int(s.get("block_size", 0)) for s in _streams(c)), default=0)
         shape = Shape(
@@ -213,7 +216,8 @@ def series_totals(v: RunView) -> Outcome:
             worst = max(worst, abs(f.rows_sum - f.total) / f.total)
             if f.short or f.over:
                 failures.append(f"{cell_name(c)}: {f.text()}")
-    numbers = {"worst_difference": worst, "rows_short_of_the_totals": short}
+    # store/rowcheck.py weighs the measurements with rows against latency-runtime's count of them
+    numbers = {"worst_difference": worst, "rows_short_of_the_totals": short, "measurement_cells": measured}
     return _outcome(failures, checked, "cells with per-second rows", numbers, one="cell with per-second rows")
 
 

@@ -153,10 +153,10 @@ def _series_by_audit(db: sqlite3.Connection, manifest: Manifest) -> list[str] | 
     if manifest.state != "complete":
         return None
     audited = {i.get("name"): i for i in (manifest.audit or {}).get("invariants") or () if isinstance(i, dict)}
-    # the same cells: those with a runtime (latency_runtime's), those of them with rows (series_totals')
-    cells, with_rows = (
-        ((audited.get(n) or {}).get("numbers") or {}).get("checked") for n in ("latency-runtime", "series-totals")
-    )
+    # the same cells: those with a runtime (latency_runtime's), those of them with rows (series_totals'
+    # measurements; an audit stored before it checked preconditioning too counted only those)
+    runtime, rows_of = (((audited.get(n) or {}).get("numbers") or {}) for n in ("latency-runtime", "series-totals"))
+    cells, with_rows = runtime.get("checked"), rows_of.get("measurement_cells", rows_of.get("checked"))
     if not (isinstance(cells, int) and isinstance(with_rows, int)):
         return None
     rows = db.execute(_SERIES_CELLS).fetchall()
