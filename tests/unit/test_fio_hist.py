@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from iolab.core.errors import EngineError
@@ -46,3 +48,29 @@ def test_a_damaged_line_fails_loudly(tmp_path):
     p.write_text("1001, 1, 4096, 0, 3\n")
     with pytest.raises(EngineError, match="line 1"):
         fio_hist.maxima([p], 1000)
+
+
+def test_a_fifo_as_a_log_is_called_so_not_waited_on(tmp_path):
+    """A FIFO planted as a round's log hung resume (load_round) and the audit (reread.reseries)
+    in open(): it is refused before it is opened; a missing log stays FileNotFoundError (the
+    audit's "a log not kept")."""
+    logs = [tmp_path / f"c_{k}.1.log" for k in ("iops", "bw", "lat")]
+    for log in logs[:2]:
+        log.write_text("1000, 1000, 1, 4096, 0\n")
+    os.mkfifo(logs[2])
+    os.mkfifo(tmp_path / "c_clat_hist.1.log")
+    fifo = r"cannot be read \(a FIFO \(named pipe\), not a regular file\)"
+    with pytest.raises(EngineError, match=rf"^fio log {tmp_path}/c_lat\.1\.log {fifo}"):
+        parse_fio_logs(logs)
+    with pytest.raises(EngineError, match=rf"^fio histogram log {tmp_path}/c_clat_hist\.1\.log {fifo}"):
+        fio_hist.maxima(fio_hist.files(tmp_path, "c"), 1000)
+    with pytest.raises(FileNotFoundError):
+        fio_hist.maxima([tmp_path / "d_clat_hist.1.log"], 1000)
+
+
+def test_a_log_line_too_long_for_any_log_is_refused(tmp_path):
+    """A log is read a line at a time (one can run to GBs): a file without line ends is not read whole."""
+    log = tmp_path / "c_clat_hist.1.log"
+    log.write_bytes(b"1" * (2 << 20))
+    with pytest.raises(EngineError, match="a line longer than 1 MiB"):
+        fio_hist.maxima([log], 1000)

@@ -108,3 +108,35 @@ def test_an_ftl_erase_is_a_superblock_of_physical_erases(tmp_path):
 def test_hdd_has_no_model(tmp_path):
     raw = Rounds(tmp_path, "sim:sas-15k-hdd?capacity_gb=1").run(rnd(100, 0.2))
     assert drive_model(raw["drive"]) is None
+
+
+def test_a_fifo_as_a_cells_raw_output_is_refused_not_waited_on(tmp_path):
+    """A cell the run did not keep in memory (one stored before a resume) is modelled from its raw
+    JSON: a FIFO planted there hung the run's end in open(). It is an IolabError naming the cell."""
+    import os
+    import threading
+    from types import SimpleNamespace
+
+    from iolab.core.errors import IolabError
+    from iolab.figures.simpower import model_cells
+
+    (tmp_path / "raw").mkdir()
+    os.mkfifo(tmp_path / "raw" / "main-r01-c00.json")
+    cell = SimpleNamespace(raw_files=["raw/main-r01-c00.json"], cell_key="100/0 4KiB", phase="main")
+    got: list[BaseException] = []
+
+    def model() -> None:
+        try:
+            model_cells(tmp_path, [cell])
+        except BaseException as e:  # noqa: BLE001 - handed to the test's thread
+            got.append(e)
+
+    t = threading.Thread(target=model, daemon=True)
+    t.start()
+    t.join(60)
+    if t.is_alive():  # blocked in open(): a writer lets it go, then the test fails
+        os.close(os.open(tmp_path / "raw" / "main-r01-c00.json", os.O_WRONLY | os.O_NONBLOCK))
+        t.join()
+        pytest.fail("model_cells waited on a FIFO")
+    assert len(got) == 1 and isinstance(got[0], IolabError), got
+    assert "'100/0 4KiB' of phase main" in str(got[0]) and "a FIFO (named pipe), not a regular file" in str(got[0])

@@ -14,8 +14,10 @@ from __future__ import annotations
 import json
 import os
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from iolab.core.errors import IolabError
 
@@ -69,17 +71,27 @@ def check_regular(path: str | Path, what: str) -> os.stat_result:
     return st
 
 
+def _open_regular(p: Path, what: str) -> int:
+    """A descriptor open for reading on regular file `p`; IolabError for any other kind."""
+    _refuse_special(p, os.stat(p).st_mode, what)
+    # O_NONBLOCK: had a FIFO been put there since the stat, the open still returns at once.
+    fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    try:
+        _refuse_special(p, os.fstat(fd).st_mode, what)
+    except IolabError:
+        os.close(fd)
+        raise
+    return fd
+
+
 def read_bytes(path: str | Path, what: str, kind: str) -> bytes:
     """The whole of a regular file of at most CAPS[kind] bytes. OSError as the system gives it
     (a missing file stays FileNotFoundError for callers that expect one); IolabError for a
     special file or one over the cap."""
     p = Path(path)
     cap = CAPS[kind]
-    _refuse_special(p, os.stat(p).st_mode, what)
-    # O_NONBLOCK: had a FIFO been put there since the stat, the open still returns at once.
-    fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    fd = _open_regular(p, what)
     try:
-        _refuse_special(p, os.fstat(fd).st_mode, what)
         chunks, got = [], 0
         while got <= cap:
             chunk = os.read(fd, min(cap + 1 - got, 1 << 20))
@@ -119,6 +131,36 @@ def read_output(path: str | Path) -> str:
         return read_bytes(path, "raw output", "raw").decode(errors="replace")
     except IolabError:  # made special since the stat, or over the cap
         raise OSError(f"not a regular file of at most {CAPS['raw'] // MiB:,} MiB") from None
+
+
+# The longest line of an engine's log iolab reads: fio's widest, a histogram log's 1,856 bin
+# counts, is tens of KiB; a file with none ends in a long line that is not a log.
+LINE_CAP = 1 * MiB
+
+
+@contextmanager
+def output_lines(path: str | Path) -> Iterator[Iterator[str]]:
+    """An engine's raw log in a run directory, line by line (text, undecodable bytes replaced),
+    checked as read_output checks a file. Line by line: a long cell's histogram logs run to GBs
+    (a line of ~10 KiB a second per job and direction), and only a line at a time is held. OSError
+    as read_output's, and for a line over LINE_CAP, raised where the lines are read."""
+    p = Path(path)
+    mode = os.stat(p).st_mode
+    if not stat.S_ISREG(mode):
+        raise OSError(f"{_kind(mode)}, not a regular file")
+    try:
+        fd = _open_regular(p, "raw output")
+    except IolabError:  # made special since the stat
+        raise OSError("not a regular file") from None
+    with os.fdopen(fd, "rb") as fh:
+        yield _lines(fh)
+
+
+def _lines(fh: IO[bytes]) -> Iterator[str]:
+    while line := fh.readline(LINE_CAP + 1):
+        if len(line) > LINE_CAP:
+            raise OSError(f"a line longer than {LINE_CAP // MiB} MiB, not a log an engine wrote")
+        yield line.decode(errors="replace")
 
 
 def read_config(path: str | Path, what: str) -> str:

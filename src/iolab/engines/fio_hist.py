@@ -12,10 +12,12 @@ import csv
 import os
 import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from iolab.core.errors import EngineError
+from iolab.core.safefile import output_lines
 
 HIST_RE = re.compile(r"_clat_hist\.(\d+)\.log$")
 PLAT_BITS, PLAT_VAL, PLAT_NR = 6, 64, 1856  # fio stat.h, log_hist_coarseness=0
@@ -47,14 +49,29 @@ def files(raw_dir: Path, tag: str, names: Iterable[str] | None = None) -> list[P
     return matching(raw_dir, tagged(raw_dir, tag) if names is None else names, tag, HIST_RE)
 
 
+@contextmanager
+def log_lines(path: Path, what: str) -> Iterator[Iterator[str]]:
+    """A fio log's lines (safefile.output_lines), read during a run, by resume recovering a cell
+    and by the audit deriving its per-second rows again: a FIFO planted as a log hung them in
+    open(). A log that cannot be read is an EngineError naming it; a missing one stays
+    FileNotFoundError (the audit's "a log not kept")."""
+    try:
+        with output_lines(path) as lines:
+            yield lines
+    except FileNotFoundError:
+        raise
+    except OSError as e:
+        raise EngineError(f"{what} {path} cannot be read ({e.strerror or e}).") from None
+
+
 def maxima(paths: Iterable[Path], interval_ms: int) -> dict[int, float]:
     """Interval bucket (as parse_fio_logs numbers them) → the largest latency (µs) any job
     completed in it, in either direction."""
     out: dict[int, float] = {}
     for path in paths:
         last: dict[int, int] = defaultdict(int)
-        with open(path, newline="") as fh:
-            for lineno, row in enumerate(csv.reader(fh, skipinitialspace=True), 1):
+        with log_lines(path, "fio histogram log") as lines:
+            for lineno, row in enumerate(csv.reader(lines, skipinitialspace=True), 1):
                 if not row:
                     continue
                 try:

@@ -268,8 +268,8 @@ def _read_log(path: Path, kind: str, job: int, interval_ms: int) -> _LogFile:
     """
     points: dict[tuple[int, int], tuple[int, float]] = {}
     last: dict[int, int] = defaultdict(int)
-    with open(path, newline="") as fh:
-        for lineno, row in enumerate(csv.reader(fh, skipinitialspace=True), 1):
+    with fio_hist.log_lines(path, "fio log") as lines:
+        for lineno, row in enumerate(csv.reader(lines, skipinitialspace=True), 1):
             if not row:
                 continue
             try:

@@ -21,7 +21,6 @@ the drive it ran on), never from its host workload alone:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -29,6 +28,7 @@ from typing import Any
 
 from iolab.core.cellschema import CellRow
 from iolab.core.errors import IolabError
+from iolab.core.safefile import loads_json, read_output
 from iolab.figures.power import CellPower, summarise
 
 SOURCE = "simulator power model (UNVERIFIED parameters)"
@@ -191,7 +191,15 @@ def energy_parts(w: CellWork, m: DriveModel) -> dict[str, float]:
 def _raw_of(run_dir: Path, cell: CellRow) -> dict:
     if not cell.raw_files:
         raise IolabError(f"cell {cell.cell_key!r} of phase {cell.phase} has no raw simulator output to model.")
-    return json.loads((run_dir / cell.raw_files[0]).read_text())
+    path = run_dir / cell.raw_files[0]
+    try:
+        text = read_output(path)  # a FIFO planted there hung the report of a resumed run in open()
+    except OSError as e:
+        raise IolabError(
+            f"cell {cell.cell_key!r} of phase {cell.phase}: its raw simulator output {path} cannot be read "
+            f"({e.strerror or e}), so its power cannot be modelled."
+        ) from None
+    return loads_json(text, f"raw simulator output {path}")
 
 
 def model_cells(
