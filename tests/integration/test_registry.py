@@ -131,8 +131,8 @@ def test_a_registered_test_appears_in_run_show_report_compare_export_and_fio_job
     assert decision["cell"] == "400000 IOPS demanded" and decision["chosen"]["demand_iops"] == 100000
     outcome = decision["outcome"]
     assert re.match(
-        r"delivered [\d,]+ IOPS at a demand of 400,000 \(-7\d\.\d %\) for 2 steps: maximum "
-        r"sustainable IOPS [\d,]+ \(delivered at a demand of 100,000,",
+        r"delivered [\d,]+ IOPS at a demand of 400,000 \(-7\d\.\d %\) for 2 steps: highest "
+        r"ramp step met [\d,]+ \(delivered at a demand of 100,000,",
         outcome,
     ), outcome
 
