@@ -353,3 +353,22 @@ def test_a_cells_ios_are_the_ios_its_latencies_count_not_those_issued_after_the_
     path = FIX / "rate_ramp_inflight.json"
     assert output_damage(path, (1001, 0)) is None and output_damage(path, (1000, 0)) is None
     assert (output_damage(path, (999, 0)) or "").startswith("not the cell's result")
+
+
+def test_the_audit_derives_a_series_with_the_empty_logs_the_run_did_not_list(tmp_path):
+    # a run lists only non-empty raw files; a job that logged no line leaves no second every job
+    # covers, so the run stored no per-second row of that round (or the round as one row). The
+    # audit's derivation from the listed logs alone made a row of job 1's IOs, and a fresh run on
+    # a loop device failed its own raw-figures check ("its per-second row at 1.001 s …").
+    from iolab.engines.reread import empty_logs
+
+    listed = [
+        write_log(tmp_path / "t_iops.1.log", [(1000, 100, 0)]),
+        write_log(tmp_path / "t_bw.1.log", [(1000, 400, 0)]),
+    ]
+    for kind in ("iops", "bw"):
+        (tmp_path / f"t_{kind}.2.log").write_text("")
+    found = empty_logs(tmp_path, "t", listed)
+    assert sorted(p.name for p in found) == ["t_bw.2.log", "t_iops.2.log"]
+    assert parse_fio_logs(listed) and parse_fio_logs([*listed, *found]) == ()
+    assert empty_logs(tmp_path, "u", []) == []

@@ -178,11 +178,36 @@ def reseries(
         hists = [] if fio2 else fio_hist.files(raw_dir, tag, names)
         maxima = fio_hist.maxima(hists, LOG_INTERVAL_MS)
         logs = log_files(raw_dir, tag, names)
-        series = parse_fio_logs(logs, lat_per_us=1.0 if fio2 else 1000.0, maxima=maxima, totals=totals)
+        series = parse_fio_logs(
+            [*logs, *empty_logs(raw_dir, tag, logs)],
+            lat_per_us=1.0 if fio2 else 1000.0,
+            maxima=maxima,
+            totals=totals,
+        )
         parts.append(replace(totals, series=series))
     if len(parts) == 1:
         return parts[0].series
     return merge_series_before([p.series for p in parts]) if merged_before else merge_series(parts)
+
+
+def empty_logs(raw_dir: Path, tag: str, listed: Sequence[Path]) -> list[Path]:
+    """The round's iops and bw logs a job wrote empty, which its cell does not list (a run lists
+    only non-empty raw files) but the series was made with: a job that logged no line leaves no
+    second every job covers (fio_parse.parse_fio_logs), so the round is one row, where the other
+    jobs' logs alone would give rows of their IOs only. fio numbers a round's logs from 1 on."""
+    have, out, n = set(listed), [], 1
+    while True:
+        seen = False
+        for kind in ("iops", "bw"):
+            p = raw_dir / f"{tag}_{kind}.{n}.log"
+            if p in have:
+                seen = True
+            elif p.is_file():
+                seen = True
+                out += [p] if p.stat().st_size == 0 else []
+        if not seen:
+            return out
+        n += 1
 
 
 # A leg's figures the runner gave, not the engine: how the round's workload was split.
